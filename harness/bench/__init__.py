@@ -1,0 +1,1 @@
+"""Benchmarks: figures printed side by side from one run, never asserted."""

@@ -1,0 +1,59 @@
+"""What a QEMU build offers, as detected from the binary.
+
+Neutral ground: the QEMU side fills a :class:`BuildProfile` from QMP
+(``query-version``, ``query-machines``, ``device-list-properties``) and the
+model reads it to mirror that build.  Nothing here is typed by a user or
+assumed from a version number alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+Version = tuple[int, int, int]
+
+
+def parse_version(text: str) -> Version:
+    """``"10.0.13"`` or ``"7.2.0 (Debian ...)"`` -> ``(10, 0, 13)``."""
+    m = re.match(r"\s*(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if not m:
+        raise ValueError(f"not a QEMU version: {text!r}")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+
+
+@dataclass(frozen=True)
+class BuildProfile:
+    """Capabilities of one QEMU build, as far as the SD devices are concerned.
+
+    ``sd_card_properties`` and ``sdhci_properties`` map each property name
+    reported by ``device-list-properties`` to its default value as text
+    (``None`` when QEMU reports no default).
+    """
+
+    version: Version
+    machine_types: tuple[str, ...] = ()
+    sd_card_properties: Mapping[str, str | None] = field(default_factory=dict)
+    sdhci_properties: Mapping[str, str | None] = field(default_factory=dict)
+    has_qtest_accel: bool = True
+    #: Free-form version text from ``query-version`` (``package`` field).
+    package: str = ""
+
+    @property
+    def has_erase_blocks_as_zero(self) -> bool:
+        """The hw/sd performance series (seed 000) is present."""
+        return "erase-blocks-as-zero" in self.sd_card_properties
+
+    def property_default(self, device: str, name: str) -> str | None:
+        props = self.sd_card_properties if device == "sd-card" else self.sdhci_properties
+        return props.get(name)
+
+
+#: A profile for the model when no build is mirrored: the newest behaviour
+#: the model knows, with the seed series present.
+NEWEST = BuildProfile(
+    version=(11, 1, 0),
+    sd_card_properties={"spec_version": "3", "erase-blocks-as-zero": "true"},
+    sdhci_properties={"sd-spec-version": "2"},
+)

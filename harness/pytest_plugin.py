@@ -1,0 +1,89 @@
+"""pytest plugin: run tests against each selected QEMU build.
+
+Options:
+
+* ``--qemu NAME|PATH`` (repeatable): an installed build (``7.2``, ``10.0``,
+  ``11.1``) or a binary.  Default: ``$QTEST_QEMU_BINARY`` if set, as in
+  QEMU's own qtests, else every installed build.
+* ``--machine TYPE`` (repeatable): machine types for tests that take the
+  ``machine`` fixture (default ``q35`` and ``pc``).
+
+Fixtures: ``qemu_build`` (parametrised over the builds, ids are build names)
+and ``machine`` (parametrised over machine types).  A test that needs a
+capability the build lacks is skipped with the reason, never silently.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.qemu import builds as _builds
+
+_STASH_BUILDS = pytest.StashKey[list[_builds.QemuBuild]]()
+_STASH_ERROR = pytest.StashKey[str]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("sdqtest", "QEMU SD/SDHCI cross-check")
+    g.addoption(
+        "--qemu", action="append", default=None, metavar="NAME|PATH",
+        help="QEMU build to test (repeatable; default: $QTEST_QEMU_BINARY or all installed)",
+    )
+    g.addoption(
+        "--machine", action="append", default=None, metavar="TYPE",
+        help="machine type for machine-parametrised tests (repeatable; default q35 and pc)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "qemu: needs a real QEMU build")
+    try:
+        found = _builds.selected(config.getoption("qemu"))
+    except _builds.BuildError as e:
+        if config.getoption("qemu"):
+            raise pytest.UsageError(str(e)) from e
+        found = []
+        config.stash[_STASH_ERROR] = str(e)
+    config.stash[_STASH_BUILDS] = found
+
+
+def selected_builds(config: pytest.Config) -> list[_builds.QemuBuild]:
+    return config.stash.get(_STASH_BUILDS, [])
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    found = selected_builds(config)
+    if not found:
+        why = config.stash.get(_STASH_ERROR, "none installed; run 'sdqtest qemu install'")
+        return [f"sdqtest: no QEMU build ({why})"]
+    return [
+        f"sdqtest: QEMU {b.name} = {b.version} {b.package} ({b.binary}), "
+        f"qtest accel: {'yes' if b.has_qtest_accel else 'no'}"
+        for b in found
+    ]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    config = metafunc.config
+    if "qemu_build" in metafunc.fixturenames:
+        found = selected_builds(config)
+        if found:
+            metafunc.parametrize(
+                "qemu_build", found, ids=[f"qemu-{b.name}" for b in found], scope="session"
+            )
+        else:
+            metafunc.parametrize(
+                "qemu_build",
+                [pytest.param(None, marks=pytest.mark.skip(
+                    reason="no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH"))],
+                ids=["no-qemu"],
+            )
+    if "machine" in metafunc.fixturenames:
+        machines = config.getoption("machine") or ["q35", "pc"]
+        metafunc.parametrize("machine", machines, scope="session")
+
+
+def require_clock(build: _builds.QemuBuild) -> None:
+    """Skip (with the reason) a test that needs virtual time on ``build``."""
+    if not build.has_qtest_accel:
+        pytest.skip(f"QEMU {build.name} has no qtest accelerator: virtual time cannot move")

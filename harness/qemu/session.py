@@ -1,0 +1,378 @@
+"""One QEMU process under qtest, with QMP, that never outlives the harness.
+
+``QemuSession`` is a context manager.  QEMU runs with ``-accel qtest`` (or,
+for a build without the qtest accelerator, ``-accel tcg -S``: registers and
+memory work, virtual time does not move), ``-nodefaults -display none``, and
+its qtest and QMP channels on unix sockets inside a private 0700 directory
+where the harness listens and QEMU connects, as QEMU's own libqtest does.
+
+No path leaves QEMU running: the context exit, ``close()``, an atexit hook,
+SIGTERM/SIGHUP handlers that turn into ``SystemExit``, and, should the
+harness be killed outright, ``PR_SET_PDEATHSIG`` in the child.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from qemu.qmp.legacy import QEMUMonitorProtocol
+
+from harness.qemu.qtest import QtestClient
+from harness.target import ClockUnavailable
+
+
+class QemuError(Exception):
+    """Base of the errors about a QEMU process."""
+
+
+class QemuLaunchError(QemuError):
+    """QEMU could not be started or refused its command line."""
+
+
+class QemuDied(QemuError):
+    """QEMU exited or was killed while the session was using it."""
+
+    def __init__(
+        self,
+        returncode: int | None,
+        stderr: str,
+        qtest_log: Sequence[str],
+        argv: Sequence[str],
+    ) -> None:
+        self.returncode = returncode
+        self.signal = -returncode if returncode is not None and returncode < 0 else None
+        self.stderr = stderr
+        self.assertion = find_assertion(stderr)
+        self.qtest_log = list(qtest_log)
+        self.argv = list(argv)
+        if self.signal is not None:
+            how = f"killed by {signal.Signals(self.signal).name}"
+        else:
+            how = f"exited with status {returncode}"
+        text = f"QEMU {how}"
+        if self.assertion:
+            text += f": {self.assertion}"
+        elif stderr.strip():
+            text += f": {stderr.strip().splitlines()[-1]}"
+        if self.qtest_log:
+            text += f" (after {len(self.qtest_log)} qtest commands, last: {self.qtest_log[-1]!r})"
+        super().__init__(text)
+
+
+_ASSERT_RE = re.compile(r"(assertion|Assertion|ERROR:|Aborted|core dumped)")
+
+
+def find_assertion(stderr: str) -> str | None:
+    """The first assertion/abort line of QEMU's stderr, if any."""
+    for line in stderr.splitlines():
+        if _ASSERT_RE.search(line):
+            return line.strip()
+    return None
+
+
+# -- never leave a QEMU behind -------------------------------------------------
+
+_live: weakref.WeakSet[QemuSession] = weakref.WeakSet()
+_live_lock = threading.Lock()
+_PR_SET_PDEATHSIG = 1
+
+
+def _set_pdeathsig() -> None:  # runs in the child before exec
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except OSError:
+        pass
+
+
+def _kill_all_live() -> None:
+    with _live_lock:
+        sessions = list(_live)
+    for s in sessions:
+        s.kill()
+
+
+atexit.register(_kill_all_live)
+
+
+def _raise_system_exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+def install_signal_handlers() -> None:
+    """Turn SIGTERM and SIGHUP into ``SystemExit`` so context managers run.
+
+    Only from the main thread, and only where the default action is set
+    (pytest and others may have installed their own).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) in (signal.SIG_DFL, None):
+            signal.signal(sig, _raise_system_exit)
+
+
+# -- the session -----------------------------------------------------------------
+
+
+class QemuSession:
+    """A QEMU process with a qtest client and a QMP monitor.
+
+    ``accel`` is ``"qtest"``, ``"tcg"`` (``-accel tcg -S``: no virtual time)
+    or ``"auto"`` (qtest, falling back to tcg when the build lacks it).
+    """
+
+    def __init__(
+        self,
+        binary: str | os.PathLike[str],
+        *,
+        machine: str = "q35",
+        args: Sequence[str] = (),
+        accel: str = "auto",
+        memory: str = "128M",
+        timeout: float = 10.0,
+        launch_timeout: float = 20.0,
+    ) -> None:
+        self.binary = str(binary)
+        self.machine = machine
+        self.extra_args = list(args)
+        self.accel_request = accel
+        self.memory = memory
+        self.timeout = timeout
+        self.launch_timeout = launch_timeout
+        self.accel = ""
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.qtest: QtestClient
+        self.qmp: QEMUMonitorProtocol
+        self.dir: Path | None = None
+        self.argv: list[str] = []
+        self._stderr_file: Any = None
+        self._listener: socket.socket | None = None
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def __enter__(self) -> QemuSession:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def start(self) -> None:
+        if not os.path.isfile(self.binary) or not os.access(self.binary, os.X_OK):
+            raise QemuLaunchError(
+                f"QEMU binary {self.binary} does not exist or is not executable "
+                "(install builds with 'sdqtest qemu install' or pass --qemu PATH)"
+            )
+        order = {"auto": ["qtest", "tcg"], "qtest": ["qtest"], "tcg": ["tcg"]}.get(
+            self.accel_request
+        )
+        if order is None:
+            raise ValueError(f"accel must be auto, qtest or tcg, not {self.accel_request!r}")
+        for i, accel in enumerate(order):
+            try:
+                self._launch(accel)
+                self.accel = accel
+                return
+            except QemuLaunchError as e:
+                self._teardown()
+                last = i == len(order) - 1
+                if last or not _no_such_accel(str(e)):
+                    raise
+
+    def _launch(self, accel: str) -> None:
+        try:
+            self.dir = Path(tempfile.mkdtemp(prefix="sdqtest-"))
+        except OSError as e:
+            raise QemuLaunchError(
+                f"cannot create a private socket directory under {tempfile.gettempdir()}: "
+                f"{e.strerror}; set TMPDIR to a writable directory"
+            ) from e
+        qtest_path = self.dir / "qtest.sock"
+        qmp_path = self.dir / "qmp.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(qtest_path))
+        listener.listen(1)
+        self._listener = listener
+        self.qmp = QEMUMonitorProtocol(str(qmp_path), server=True)
+        accel_args = ["-accel", "qtest"] if accel == "qtest" else ["-accel", "tcg", "-S"]
+        self.argv = [
+            self.binary,
+            "-machine", self.machine,
+            *accel_args,
+            "-nodefaults",
+            "-display", "none",
+            "-m", self.memory,
+            "-qtest", f"unix:{qtest_path}",
+            "-qtest-log", "/dev/null",
+            "-chardev", f"socket,path={qmp_path},id=qmp",
+            "-mon", "chardev=qmp,mode=control",
+            *self.extra_args,
+        ]
+        self._stderr_file = open(self.dir / "stderr.log", "w+b")  # noqa: SIM115
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._stderr_file,
+                preexec_fn=_set_pdeathsig,
+                close_fds=True,
+            )
+        except OSError as e:
+            raise QemuLaunchError(f"cannot run {self.binary}: {e.strerror}") from e
+        with _live_lock:
+            _live.add(self)
+        deadline = time.monotonic() + self.launch_timeout
+        listener.settimeout(0.05)
+        conn: socket.socket | None = None
+        while conn is None:
+            try:
+                conn, _ = listener.accept()
+            except (TimeoutError, BlockingIOError):
+                if self.proc.poll() is not None:
+                    raise QemuLaunchError(self._launch_failure()) from None
+                if time.monotonic() > deadline:
+                    raise QemuLaunchError(
+                        f"QEMU did not connect to qtest within {self.launch_timeout:g} s"
+                    ) from None
+        listener.close()
+        self._listener = None
+        self.qtest = QtestClient(
+            conn,
+            timeout=self.timeout,
+            on_eof=self._stream_ended,
+            on_timeout=self.kill,
+        )
+        try:
+            self.qmp.accept(timeout=max(1.0, deadline - time.monotonic()))
+        except Exception as e:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(2)
+            if self.proc.poll() is not None:
+                raise QemuLaunchError(self._launch_failure()) from e
+            raise QemuLaunchError(f"QEMU's QMP monitor did not answer: {e}") from e
+        self.qmp.settimeout(self.timeout)
+
+    def _launch_failure(self) -> str:
+        """QEMU's own error, first line and hints, without the binary prefix."""
+        lines = [ln.strip() for ln in self.stderr().splitlines() if ln.strip()]
+        if not lines:
+            return f"QEMU exited at start with status {self.proc and self.proc.returncode}"
+        text = " ".join(ln.removeprefix(self.binary + ": ") for ln in lines[:4])
+        return f"QEMU refused to start: {text}"
+
+    def stderr(self) -> str:
+        if self.dir is None:
+            return ""
+        try:
+            return (self.dir / "stderr.log").read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def check_alive(self) -> None:
+        """Raise :class:`QemuDied` if the process has exited."""
+        if self.proc is not None and self.proc.poll() is not None:
+            trace = self.qtest.trace if hasattr(self, "qtest") else []
+            raise QemuDied(self.proc.returncode, self.stderr(), trace, self.argv)
+
+    def _stream_ended(self) -> None:
+        """The qtest stream closed: QEMU is exiting; report how it ended."""
+        if self.proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
+        self.check_alive()
+
+    def kill(self) -> None:
+        """Kill the process at once (no QMP), and reap it."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
+
+    def close(self) -> None:
+        """Ask QEMU to quit, then escalate; always reap and clean up."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(Exception):
+                self.qmp.settimeout(2.0)
+                self.qmp.cmd("quit")
+            try:
+                self.proc.wait(3)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(2)
+                except subprocess.TimeoutExpired:
+                    self.kill()
+        self._teardown()
+
+    def _teardown(self) -> None:
+        self.kill()
+        with contextlib.suppress(Exception):
+            self.qmp.close()
+        if hasattr(self, "qtest"):
+            with contextlib.suppress(OSError):
+                self.qtest._sock.close()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        if self._stderr_file is not None:
+            self._stderr_file.close()
+            self._stderr_file = None
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+        with _live_lock:
+            _live.discard(self)
+
+    # -- conveniences ------------------------------------------------------------
+
+    @property
+    def has_clock(self) -> bool:
+        return self.accel == "qtest"
+
+    def clock_step(self, ns: int | None = None) -> int:
+        if not self.has_clock:
+            raise ClockUnavailable(
+                f"{self.binary} has no qtest accelerator: virtual time cannot move "
+                "(install a build with 'sdqtest qemu install')"
+            )
+        return self.qtest.clock_step(ns)
+
+    def qmp_cmd(self, name: str, **args: Any) -> Any:
+        """Run a QMP command; a QMP error raises :class:`QemuError`."""
+        try:
+            reply = self.qmp.cmd_raw(name, args or None)
+        except Exception as e:
+            self.check_alive()
+            raise QemuError(f"QMP {name} failed: {e}") from e
+        if "error" in reply:
+            raise QemuError(f"QMP {name}: {reply['error'].get('desc', reply['error'])}")
+        return reply["return"]
+
+
+def _no_such_accel(message: str) -> bool:
+    m = message.lower()
+    return "accel" in m and ("invalid" in m or "not" in m or "unknown" in m)

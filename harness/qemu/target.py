@@ -1,0 +1,193 @@
+"""``QemuTarget``: the Target interface over a real QEMU with sdhci-pci.
+
+QEMU is started with ``-device sdhci-pci -device sd-card`` on a ``q35`` or
+``pc`` machine; the target finds the controller on PCI bus 0, maps its BAR0,
+turns on memory decoding and bus mastering, routes INTx to an IOAPIC input
+and intercepts that input, so that :meth:`irq_level` is the level of the
+controller's interrupt line as QEMU drives it.
+
+The card image is never written: the target works on a private sparse copy
+(or, for a read-only card, on the image opened read-only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.qemu import pci
+from harness.qemu.qtest import fmt_mmio_read, fmt_mmio_write, parse_int
+from harness.qemu.session import QemuError, QemuSession
+
+#: Where BAR0 goes: inside the PCI hole of both pc and q35, above q35's MMCONFIG.
+DEFAULT_BAR0 = 0xE000_0000
+#: Largest chunk moved in one b64read/b64write line.
+_CHUNK = 1 << 16
+
+
+class QemuTargetError(QemuError):
+    """The machine QEMU built is not one the target can drive."""
+
+
+def copy_image(src: Path, dst_dir: Path) -> Path:
+    """A private, sparse copy of ``src`` in ``dst_dir`` (reflink when possible)."""
+    dst = dst_dir / ("card" + (src.suffix or ".img"))
+    try:
+        subprocess.run(
+            ["cp", "--sparse=always", "--reflink=auto", str(src), str(dst)],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+    except subprocess.CalledProcessError as e:
+        raise QemuTargetError(
+            f"cannot copy the card image {src}: {e.stderr.decode(errors='replace').strip()}"
+        ) from e
+    return dst
+
+
+class QemuTarget:
+    """Target over a QEMU process (see :class:`harness.target.Target`)."""
+
+    def __init__(
+        self,
+        binary: str | Path,
+        *,
+        image: str | Path | None = None,
+        image_format: str = "raw",
+        readonly: bool = False,
+        machine: str = "q35",
+        sd_card: Mapping[str, Any] | None = None,
+        sdhci: Mapping[str, Any] | None = None,
+        extra_args: Sequence[str] = (),
+        accel: str = "auto",
+        timeout: float = 10.0,
+        bar0: int = DEFAULT_BAR0,
+        memory: str = "128M",
+        name: str | None = None,
+    ) -> None:
+        self.name = name or f"qemu:{Path(binary).name}"
+        self.bar0 = bar0
+        self.readonly = readonly
+        self._workdir = Path(tempfile.mkdtemp(prefix="sdqtest-card-"))
+        self.image: Path | None = None
+        self.source_image = Path(image) if image is not None else None
+        try:
+            args = list(extra_args)
+            card_opts = [f"{k}={_qemu_value(v)}" for k, v in (sd_card or {}).items()]
+            if self.source_image is not None:
+                if not self.source_image.is_file():
+                    raise QemuTargetError(f"card image {self.source_image} does not exist")
+                if readonly:
+                    self.image = self.source_image.resolve()
+                else:
+                    self.image = copy_image(self.source_image, self._workdir)
+                ro = ",readonly=on" if readonly else ""
+                args += ["-drive", f"if=none,id=sdcard,file={self.image},format={image_format}{ro}"]
+                card_opts.insert(0, "drive=sdcard")
+            host_opts = [f"{k}={_qemu_value(v)}" for k, v in (sdhci or {}).items()]
+            args += ["-device", ",".join(["sdhci-pci", "id=sdhci", *host_opts])]
+            args += ["-device", ",".join(["sd-card", "id=card", *card_opts])]
+            self.session = QemuSession(
+                binary, machine=machine, args=args, accel=accel, timeout=timeout, memory=memory
+            )
+            self.session.start()
+            self.qtest = self.session.qtest
+            self._setup_pci()
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup_pci(self) -> None:
+        cfg = pci.PciConfig(self.qtest)
+        functions = cfg.scan_bus0()
+        dev = pci.find(functions, pci.SDHCI_PCI_IDS)
+        if dev is None:
+            raise QemuTargetError(
+                "no sdhci-pci (1b36:0007) on PCI bus 0; found: "
+                + ", ".join(str(f) for f in functions)
+            )
+        self.pci_function = dev
+        self.pci = cfg
+        cfg.write(0, dev.devfn, pci.BAR0, 4, self.bar0)
+        command = cfg.read(0, dev.devfn, pci.COMMAND, 2)
+        cfg.write(
+            0, dev.devfn, pci.COMMAND, 2, command | pci.COMMAND_MEMORY | pci.COMMAND_MASTER
+        )
+        pin = cfg.read(0, dev.devfn, pci.INTERRUPT_PIN, 1)
+        self.irq_line = pci.intx_route(cfg, functions, dev, pin or 1)
+        self.qtest.irq_intercept_in("ioapic")
+
+    # -- Target --------------------------------------------------------------
+
+    def read(self, offset: int, size: int) -> int:
+        return self.qtest.mmio_read(size, self.bar0 + offset)
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        self.qtest.mmio_write(size, self.bar0 + offset, value)
+
+    def read_many(self, accesses: Sequence[tuple[int, int]]) -> list[int]:
+        """Pipelined register reads: ``[(offset, size), ...]`` -> values."""
+        answers = self.qtest.pipeline(
+            fmt_mmio_read(size, self.bar0 + off) for off, size in accesses
+        )
+        return [parse_int(a) for a in answers]
+
+    def write_many(self, accesses: Sequence[tuple[int, int, int]]) -> None:
+        """Pipelined register writes: ``[(offset, size, value), ...]``."""
+        self.qtest.pipeline(
+            fmt_mmio_write(size, self.bar0 + off, value) for off, size, value in accesses
+        )
+
+    def mem_read(self, addr: int, length: int) -> bytes:
+        out = bytearray()
+        for pos in range(0, length, _CHUNK):
+            out += self.qtest.b64read(addr + pos, min(_CHUNK, length - pos))
+        return bytes(out)
+
+    def mem_write(self, addr: int, data: bytes) -> None:
+        for pos in range(0, len(data), _CHUNK):
+            self.qtest.b64write(addr + pos, data[pos : pos + _CHUNK])
+
+    def clock_step(self, ns: int | None = None) -> int:
+        return self.session.clock_step(ns)
+
+    def irq_level(self) -> bool:
+        return self.qtest.irq_levels.get(self.irq_line, False)
+
+    def image_read(self, offset: int, length: int) -> bytes:
+        if self.image is None:
+            return b""
+        with open(self.image, "rb") as f:
+            f.seek(offset)
+            return f.read(length)
+
+    def qom_get(self, path: str, prop: str) -> Any:
+        return self.session.qmp_cmd("qom-get", path=path, property=prop)
+
+    @property
+    def trace(self) -> list[str]:
+        """Every qtest command sent so far, replayable with ``-qtest stdio``."""
+        return list(self.qtest.trace)
+
+    def close(self) -> None:
+        with contextlib.suppress(AttributeError):
+            self.session.close()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def __enter__(self) -> QemuTarget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _qemu_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    return str(v)

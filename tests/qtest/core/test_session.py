@@ -1,0 +1,144 @@
+"""QEMU process lifecycle: start, death, hangs, bad input, no leftovers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.qemu.builds import QemuBuild
+from harness.qemu.qtest import QtestTimeout
+from harness.qemu.session import QemuDied, QemuLaunchError, QemuSession
+from harness.qemu.target import QemuTarget, QemuTargetError
+from harness.target import ClockUnavailable
+
+pytestmark = pytest.mark.qemu
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie counts as gone
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split()[2] != "Z"
+
+
+def test_session_starts_answers_and_cleans_up(qemu_build: QemuBuild) -> None:
+    with QemuSession(qemu_build.binary) as s:
+        assert s.qtest.endianness() == "little"
+        assert s.qmp_cmd("query-status")["status"] in ("running", "prelaunch", "paused")
+        pid = s.proc.pid  # type: ignore[union-attr]
+        sockdir = s.dir
+        assert sockdir is not None and (sockdir.stat().st_mode & 0o777) == 0o700
+    assert not _alive(pid)
+    assert not sockdir.exists()
+
+
+def test_accelerator_matches_probe(qemu_build: QemuBuild) -> None:
+    with QemuSession(qemu_build.binary) as s:
+        assert s.has_clock == qemu_build.has_qtest_accel
+        if s.has_clock:
+            t0 = s.clock_step(0)
+            assert s.clock_step(1000) == t0 + 1000
+        else:
+            with pytest.raises(ClockUnavailable):
+                s.clock_step(1000)
+
+
+def test_qemu_killed_mid_test_is_reported(qemu_build: QemuBuild) -> None:
+    with QemuSession(qemu_build.binary) as s:
+        s.qtest.endianness()
+        os.kill(s.proc.pid, signal.SIGKILL)  # type: ignore[union-attr]
+        with pytest.raises(QemuDied) as ei:
+            s.qtest.endianness()
+        assert ei.value.signal == signal.SIGKILL
+        assert ei.value.qtest_log[-1] == "endianness"
+
+
+def test_qemu_assertion_text_is_captured(qemu_build: QemuBuild) -> None:
+    # "read ADDR 0" trips g_assert(len) in QEMU's qtest.c; our client would
+    # refuse it, so send the raw bytes to show what a crash report carries.
+    with QemuSession(qemu_build.binary) as s:
+        s.qtest.trace.append("read 0x0 0x0")
+        s.qtest._sendall(b"read 0x0 0x0\n")
+        with pytest.raises(QemuDied) as ei:
+            s.qtest._read_answer()
+        assert ei.value.signal == signal.SIGABRT
+        assert ei.value.assertion and "len" in ei.value.assertion
+
+
+def test_hung_qemu_times_out_and_is_killed(qemu_build: QemuBuild) -> None:
+    with QemuSession(qemu_build.binary, timeout=1.0) as s:
+        pid = s.proc.pid  # type: ignore[union-attr]
+        os.kill(pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        with pytest.raises(QtestTimeout):
+            s.qtest.endianness()
+        assert time.monotonic() - t0 < 5
+        assert not _alive(pid)
+
+
+def test_missing_binary(tmp_path: Path) -> None:
+    with pytest.raises(QemuLaunchError, match="does not exist"):
+        QemuSession(tmp_path / "nope").start()
+
+
+def test_unknown_machine_type(qemu_build: QemuBuild) -> None:
+    with pytest.raises(QemuLaunchError, match="machine"):
+        QemuSession(qemu_build.binary, machine="pc-q35-0.1").start()
+
+
+def test_bad_image_size_is_refused_and_image_untouched(
+    qemu_build: QemuBuild, tmp_path: Path
+) -> None:
+    img = tmp_path / "odd.img"
+    img.write_bytes(b"\xa5" * (3 * 1024 * 1024))  # 3 MiB: not a power of two
+    before = img.read_bytes()
+    with pytest.raises(QemuLaunchError, match="(?i)sd card size|power of 2"):
+        QemuTarget(qemu_build.binary, image=img)
+    assert img.read_bytes() == before
+
+
+def test_missing_image(qemu_build: QemuBuild, tmp_path: Path) -> None:
+    with pytest.raises(QemuTargetError, match="does not exist"):
+        QemuTarget(qemu_build.binary, image=tmp_path / "missing.img")
+
+
+def test_binary_without_sdhci_pci(qemu_build: QemuBuild, tmp_path: Path) -> None:
+    # A machine with no PCI bus cannot hold sdhci-pci: QEMU refuses the device.
+    with pytest.raises(QemuLaunchError):
+        QemuTarget(qemu_build.binary, machine="none")
+
+
+def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Path) -> None:
+    """SIGTERM and SIGINT of a harness process, and SIGKILL of it: no QEMU survives."""
+    script = tmp_path / "victim.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys, time
+        from harness.qemu.session import QemuSession, install_signal_handlers
+        install_signal_handlers()
+        with QemuSession({str(qemu_build.binary)!r}) as s:
+            print(s.proc.pid, flush=True)
+            time.sleep(60)
+    """))
+    root = Path(__file__).resolve().parents[3]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
+        p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env)
+        assert p.stdout is not None
+        qemu_pid = int(p.stdout.readline())
+        assert _alive(qemu_pid)
+        p.send_signal(sig)
+        p.wait(10)
+        deadline = time.monotonic() + 5
+        while _alive(qemu_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(qemu_pid), f"QEMU survived {sig.name} of the harness"
