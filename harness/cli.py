@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TextIO
 
 from harness.qemu.session import QemuError, install_signal_handlers
 
@@ -80,12 +81,107 @@ def cmd_bench_qtest(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_table(head: Sequence[str], rows: Sequence[Sequence[str]], file: object = None) -> None:
+def cmd_check(args: argparse.Namespace) -> int:
+    """The main job: scenario library and compat matrix, model vs QEMU."""
+    from pathlib import Path
+
+    from harness.check import compat_matrix, report, runner, scenario
+    from harness.qemu.builds import QemuBuild
+
+    if args.list:
+        for sc in scenario.all_scenarios().values():
+            print(f"{sc.group:12} {sc.name:40} {sc.doc}")
+        return 0
+    try:
+        selected = list(scenario.select(args.group, args.scenario))
+    except KeyError as e:
+        raise UserError(str(e.args[0])) from e
+    builds = [b for b in _builds(args.qemu) if isinstance(b, QemuBuild)]
+    report_dir = Path(args.report_dir)
+    results: list[runner.Result] = []
+    total = len(builds) * len(selected) * len(args.machine or ["q35"])
+    done = 0
+    for b in builds:
+        machines = args.machine or ["q35"]
+        for m in machines:
+            for sc in selected:
+                done += 1
+                _progress(f"[{done}/{total}] {b.name} {m} {sc.name}")
+                results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir))
+    _progress("")
+    compat_bad = 0
+    if not args.scenario and (not args.group or "compat" in args.group) and not args.strict:
+        for cellv in compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}")):
+            res = runner.Result(cellv.build, f"compat {cellv.machine} {cellv.prop}",
+                                "compat-matrix", cellv.machine,
+                                runner.AGREE if cellv.ok else runner.DIVERGE)
+            if not cellv.ok:
+                compat_bad += 1
+                res.reason = (f"{cellv.machine}: sd-card {cellv.prop} is {cellv.actual!r} in "
+                              f"QEMU, the model's compat table says {cellv.expected!r}")
+            results.append(res)
+        _progress("")
+    if args.strict:
+        print("strict mode: the model follows the SD specifications; every divergence "
+              "below is a spec deviation of the build (a finding)\n")
+    report.print_report(results, sys.stdout, verbose=args.verbose)
+    if args.json:
+        report.write_json(results, Path(args.json), [
+            {"name": b.name, "binary": str(b.binary), "version": b.version,
+             "package": b.package, "qtest_accel": b.has_qtest_accel}
+            for b in builds if isinstance(b, QemuBuild)])
+        print(f"JSON report: {args.json}")
+    statuses = {r.status for r in results}
+    if statuses & {runner.DIVERGE, runner.FAIL, runner.ERROR}:
+        return 1
+    if runner.CRASH in statuses:
+        return 3
+    if results and statuses == {runner.SKIP}:
+        return 4
+    return 0
+
+
+def cmd_compat(args: argparse.Namespace) -> int:
+    from harness.check import compat_matrix
+    from harness.qemu.builds import QemuBuild
+
+    builds = [b for b in _builds(args.qemu) if isinstance(b, QemuBuild)]
+    cells = compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}"))
+    _progress("")
+    props = sorted({c.prop for c in cells})
+    rows = []
+    by = {(c.build, c.machine, c.prop): c for c in cells}
+    for b in builds:
+        for m in compat_matrix.machines_of(b):
+            row = [b.name, m]
+            for p in props:
+                c = by.get((b.name, m, p))
+                if c is None:
+                    row.append("(no property)")
+                else:
+                    row.append(f"{c.actual}" + ("" if c.ok else f" != model {c.expected}"))
+            rows.append(row)
+    print_table(["build", "machine", *(f"sd-card {p}" for p in props)], rows)
+    bad = [c for c in cells if not c.ok]
+    print(f"\n{len(cells) - len(bad)} of {len(cells)} properties match the model's compat table")
+    return 1 if bad else 0
+
+
+def _progress(text: str) -> None:
+    """One self-erasing status line on a terminal; nothing otherwise."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K" + text[:100])
+        sys.stderr.flush()
+
+
+def print_table(
+    head: Sequence[str], rows: Sequence[Sequence[str]], file: TextIO | None = None
+) -> None:
     out = file or sys.stdout
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     for r in [head, ["-" * w for w in widths], *rows]:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(),
-              file=out)  # type: ignore[call-overload]
+              file=out)
 
 
 # -- parser ----------------------------------------------------------------------------
@@ -114,6 +210,26 @@ def build_parser() -> argparse.ArgumentParser:
     ql = qsub.add_parser("list", help="list builds and what each offers")
     qemu_opt(ql)
     ql.set_defaults(func=cmd_qemu_list)
+
+    c = sub.add_parser("check", help="the main job: cross-check model and QEMU")
+    qemu_opt(c)
+    c.add_argument("--machine", action="append", metavar="TYPE",
+                   help="machine type (repeatable; default q35)")
+    c.add_argument("--group", action="append", help="scenario group (repeatable)")
+    c.add_argument("--scenario", action="append", metavar="NAME",
+                   help="one scenario by name (repeatable)")
+    c.add_argument("--strict", action="store_true",
+                   help="model follows the SD specs: list each spec deviation as a finding")
+    c.add_argument("--json", metavar="FILE", help="write every result as JSON")
+    c.add_argument("--report-dir", default="reports", metavar="DIR",
+                   help="where reproducers of divergences go (default: ./reports)")
+    c.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    c.add_argument("-v", "--verbose", action="store_true")
+    c.set_defaults(func=cmd_check)
+
+    cm = sub.add_parser("compat", help="print the machine-compat matrix (QEMU vs model)")
+    qemu_opt(cm)
+    cm.set_defaults(func=cmd_compat)
 
     b = sub.add_parser("bench", help="benchmarks (figures, never pass/fail)")
     bsub = b.add_subparsers(dest="bench_command", required=True)

@@ -45,8 +45,11 @@ class Target(Protocol):
         ...
 
     def clock_step(self, ns: int | None = None) -> int:
-        """Advance virtual time by ``ns`` (or to the next timer deadline when
-        ``None``) and return the new virtual time in nanoseconds."""
+        """Advance virtual time by ``ns`` > 0 (or to the next timer deadline
+        when ``None``) and return the new virtual time in nanoseconds.
+
+        QEMU 10.0 and 11.1 (not 7.2) refuse a step that does not advance time
+        ("could not advance time"), so a step of 0 is not portable."""
         ...
 
     def irq_level(self) -> bool:

@@ -266,6 +266,8 @@ def fmt_clock_step(ns: int | None = None) -> str:
     if ns is None:
         return "clock_step"
     _check_int("ns", ns, 63)
+    if ns == 0:
+        raise ValueError("clock_step 0 does not advance time (newer QEMU answers FAIL)")
     return f"clock_step {ns}"
 
 

@@ -170,6 +170,31 @@ class QemuTarget:
     def qom_get(self, path: str, prop: str) -> Any:
         return self.session.qmp_cmd("qom-get", path=path, property=prop)
 
+    def replay_argv(self) -> list[str]:
+        """The QEMU command line that replays :attr:`trace` from stdin.
+
+        Same machine and devices, ``-qtest stdio`` instead of the sockets,
+        and the card image opened with ``snapshot=on`` so a replay never
+        writes it.
+        """
+        argv = list(self.session.argv)
+        out: list[str] = []
+        skip = 0
+        for i, a in enumerate(argv):
+            if skip:
+                skip -= 1
+                continue
+            if a in ("-qtest", "-qtest-log", "-chardev", "-mon"):
+                skip = 1
+                continue
+            if a == "-drive" and self.image is not None and i + 1 < len(argv):
+                src = self.source_image.resolve() if self.source_image else self.image
+                out += ["-drive", argv[i + 1].replace(str(self.image), str(src)) + ",snapshot=on"]
+                skip = 1
+                continue
+            out.append(a)
+        return out[:1] + ["-qtest", "stdio"] + out[1:]
+
     @property
     def trace(self) -> list[str]:
         """Every qtest command sent so far, replayable with ``-qtest stdio``."""

@@ -1,0 +1,218 @@
+"""Run one operation sequence on the model and on QEMU at once.
+
+``LockstepTarget`` is itself a Target: a scenario (usually through the host
+driver) runs once against it, and every operation goes to both targets.
+After each operation the results and the interrupt levels are compared.  A
+difference that no quirk explains stops the scenario with a
+:class:`Divergence` naming the first differing step.  When they agree, or a
+quirk explains the difference, the scenario goes on with QEMU's answer.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.check.quirks import Quirk, QuirkSet
+from harness.spec import sdhci
+from harness.target import Target
+
+
+@dataclass(frozen=True)
+class Step:
+    """One operation and what each side answered."""
+
+    index: int
+    op: str
+    args: tuple[Any, ...]
+    model: Any
+    qemu: Any
+    irq_model: bool
+    irq_qemu: bool
+
+    def describe(self) -> str:
+        """``write CMDREG@0x0e/2 <- 0x111a`` style, with both answers if they differ."""
+        if self.op in ("read", "write"):
+            offset, size = self.args[0], self.args[1]
+            names = "+".join(r.name for r in sdhci.registers_in(offset, size)) or "(hole)"
+            where = f"{names}@{offset:#04x}/{size}"
+            if self.op == "write":
+                text = f"write {where} <- {self.args[2]:#x}"
+            else:
+                text = f"read  {where} -> {_fmt(self.qemu)}"
+                if self.model != self.qemu:
+                    text += f" (model {_fmt(self.model)})"
+        elif self.op in ("mem_read", "image_read"):
+            text = f"{self.op} {self.args[0]:#x}+{self.args[1]:#x}"
+            if self.model != self.qemu:
+                text += " (contents differ)"
+        elif self.op == "mem_write":
+            text = f"mem_write {self.args[0]:#x}+{len(self.args[1]):#x}"
+        else:
+            text = f"{self.op} {' '.join(_fmt(a) for a in self.args)} -> {_fmt(self.qemu)}"
+        irq = "" if self.irq_model == self.irq_qemu else (
+            f" [IRQ model={int(self.irq_model)} qemu={int(self.irq_qemu)}]")
+        return f"#{self.index:<5} {text}{irq}"
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, int):
+        return f"{v:#x}"
+    if isinstance(v, bytes):
+        return f"<{len(v)} bytes>"
+    return repr(v)
+
+
+@dataclass
+class Divergence(Exception):
+    """The first step where model and QEMU disagree, with its context."""
+
+    step: Step
+    kind: str                      #: "result" or "irq" or "image"
+    history: list[Step]
+    fields: list[str] = field(default_factory=list)
+    scenario: str = ""
+    trace_file: str = ""
+
+    def __post_init__(self) -> None:
+        super().__init__(self.summary())
+
+    def summary(self) -> str:
+        where = f" in {self.scenario}" if self.scenario else ""
+        what = self.step.describe().split(None, 1)[1]
+        return f"divergence{where} at step {self.step.index}: {what}"
+
+    def render(self) -> str:
+        lines = [self.summary()]
+        if self.kind == "irq":
+            lines.append(
+                f"  interrupt line after the step: model {int(self.step.irq_model)}, "
+                f"QEMU {int(self.step.irq_qemu)}"
+            )
+        lines += [f"  {f}" for f in self.fields]
+        if self.history:
+            lines.append("  operations leading to it:")
+            lines += [f"    {s.describe()}" for s in self.history]
+        if self.trace_file:
+            lines.append(f"  replay on QEMU: {self.trace_file}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "step": self.step.index,
+            "kind": self.kind,
+            "operation": self.step.describe(),
+            "fields": self.fields,
+            "history": [s.describe() for s in self.history],
+            "trace": self.trace_file,
+        }
+
+
+def decode_difference(step: Step) -> list[str]:
+    """Which named register fields differ between the model's and QEMU's value."""
+    out: list[str] = []
+    if step.op == "read" and isinstance(step.model, int) and isinstance(step.qemu, int):
+        offset, size = step.args[0], step.args[1]
+        for reg in sdhci.registers_in(offset, size):
+            shift = 8 * (reg.offset - offset)
+            width_mask = (1 << (8 * reg.width)) - 1
+            if shift >= 0:
+                m, q = (step.model >> shift) & width_mask, (step.qemu >> shift) & width_mask
+            else:  # access starts inside the register
+                m, q = (step.model << -shift) & width_mask, (step.qemu << -shift) & width_mask
+            if m == q:
+                continue
+            out.append(f"{reg.name}: model {reg.describe(m)}")
+            out.append(f"{' ' * len(reg.name)}  QEMU  {reg.describe(q)}")
+            for name, a, b in reg.diff(m, q):
+                out.append(f"    {name}: model {a:#x}, QEMU {b:#x}")
+    elif isinstance(step.model, bytes) and isinstance(step.qemu, bytes):
+        for i, (a, b) in enumerate(zip(step.model, step.qemu, strict=False)):
+            if a != b:
+                out.append(f"first differing byte at +{i:#x}: model {a:#04x}, QEMU {b:#04x}")
+                break
+        else:
+            out.append(f"lengths differ: model {len(step.model)}, QEMU {len(step.qemu)}")
+    return out
+
+
+class LockstepTarget:
+    """A Target that drives ``model`` and ``qemu`` together and compares them."""
+
+    def __init__(
+        self,
+        model: Target,
+        qemu: Target,
+        *,
+        quirks: QuirkSet | None = None,
+        history: int = 40,
+    ) -> None:
+        self.name = f"lockstep({model.name}, {qemu.name})"
+        self.model = model
+        self.qemu = qemu
+        self.quirks = quirks or QuirkSet(())
+        self.applied: list[tuple[Quirk, Step]] = []
+        self._history: deque[Step] = deque(maxlen=history)
+        self.count = 0
+        self.mem_regions: list[tuple[int, int]] = []
+
+    def _do(self, op: str, *args: Any, compare: bool = True) -> Any:
+        m = getattr(self.model, op)(*args)
+        q = getattr(self.qemu, op)(*args)
+        step = Step(self.count, op, args, m, q, self.model.irq_level(), self.qemu.irq_level())
+        self.count += 1
+        if compare and m != q:
+            self._differs(step, "result")
+        if step.irq_model != step.irq_qemu:
+            self._differs(step, "irq")
+        self._history.append(step)
+        return q
+
+    def _differs(self, step: Step, kind: str) -> None:
+        quirk = self.quirks.explain(step, kind)
+        if quirk is not None:
+            self.applied.append((quirk, step))
+            return
+        raise Divergence(step, kind, list(self._history), decode_difference(step))
+
+    # -- Target ------------------------------------------------------------------
+
+    def read(self, offset: int, size: int) -> int:
+        return int(self._do("read", offset, size))
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        self._do("write", offset, size, value)
+
+    def mem_read(self, addr: int, length: int) -> bytes:
+        self.mem_regions.append((addr, length))
+        return bytes(self._do("mem_read", addr, length))
+
+    def mem_write(self, addr: int, data: bytes) -> None:
+        self.mem_regions.append((addr, len(data)))
+        self._do("mem_write", addr, data)
+
+    def clock_step(self, ns: int | None = None) -> int:
+        # Stepping to "the next deadline" depends on every timer of the
+        # machine, which the model does not have: only explicit steps compare.
+        return int(self._do("clock_step", ns, compare=ns is not None))
+
+    def irq_level(self) -> bool:
+        m, q = self.model.irq_level(), self.qemu.irq_level()
+        if m != q:
+            step = Step(self.count, "irq_level", (), m, q, m, q)
+            self._differs(step, "irq")
+        return q
+
+    def image_read(self, offset: int, length: int) -> bytes:
+        return bytes(self._do("image_read", offset, length))
+
+    def close(self) -> None:
+        self.model.close()
+        self.qemu.close()
+
+    def history(self) -> list[Step]:
+        return list(self._history)

@@ -1,0 +1,98 @@
+"""The check's report: a build x group table, the divergences, the quirks."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+from harness.check import runner
+from harness.check.quirks import Quirk, to_json
+from harness.check.runner import Result
+
+_ORDER = (runner.DIVERGE, runner.CRASH, runner.ERROR, runner.FAIL, runner.QUIRK, runner.SKIP,
+          runner.AGREE)
+
+
+def cell(results: list[Result]) -> str:
+    """``12 agree`` or ``10 agree, 1 DIVERGE, 1 skipped``."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in results:
+        counts[r.status] += 1
+    parts = []
+    for st in reversed(_ORDER):
+        if counts.get(st):
+            label = st.upper() if st in (runner.DIVERGE, runner.CRASH, runner.ERROR,
+                                         runner.FAIL) else st
+            parts.append(f"{counts[st]} {label}")
+    return ", ".join(parts)
+
+
+def table(results: list[Result]) -> tuple[list[str], list[list[str]]]:
+    builds = list(dict.fromkeys(r.build for r in results))
+    groups = list(dict.fromkeys(r.group for r in results))
+    by: dict[tuple[str, str], list[Result]] = defaultdict(list)
+    for r in results:
+        by[(r.group, r.build)].append(r)
+    rows = [[g] + [cell(by[(g, b)]) or "-" for b in builds] for g in groups]
+    return ["group"] + builds, rows
+
+
+def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -> None:
+    from harness.cli import print_table
+
+    head, rows = table(results)
+    print_table(head, rows, out)
+    bad = [r for r in results if not r.ok]
+    if bad:
+        print(file=out)
+    for r in bad:
+        print(f"[{r.build} {r.machine}] {r.scenario}: {r.status.upper()}", file=out)
+        if r.divergence is not None:
+            for line in r.divergence.render().splitlines()[1:]:
+                print(f"  {line}", file=out)
+        else:
+            print(f"  {r.reason}", file=out)
+        if verbose:
+            for n in r.notes:
+                print(f"  {n}", file=out)
+    applied = _unique(q for r in results for q in r.quirks)
+    stale = _unique(q for r in results for q in r.stale)
+    if applied:
+        print("\nquirks applied (known differences, with reasons):", file=out)
+        for q in applied:
+            print(f"  {q.key} [{q.builds}]: {q.what} -- {q.why} ({q.change})", file=out)
+    if stale:
+        print("\nquirks that no longer occur (stale: remove or narrow them):", file=out)
+        for q in stale:
+            print(f"  {q.key} [{q.builds}]: {q.what}", file=out)
+    skipped = [r for r in results if r.status == runner.SKIP]
+    if skipped and verbose:
+        print("\nskipped:", file=out)
+        for r in skipped:
+            print(f"  [{r.build} {r.machine}] {r.scenario}: {r.reason}", file=out)
+    n_bad = len(bad)
+    print(
+        f"\n{len(results) - n_bad - len(skipped)} agreed, {n_bad} unexplained, "
+        f"{len(skipped)} skipped (with reasons; --verbose lists them)",
+        file=out,
+    )
+
+
+def _unique(qs: Iterable[Quirk]) -> list[Quirk]:
+    seen: dict[str, Quirk] = {}
+    for q in qs:
+        seen.setdefault(q.key, q)
+    return list(seen.values())
+
+
+def write_json(results: list[Result], path: Path, builds: list[dict[str, Any]]) -> None:
+    data = {
+        "builds": builds,
+        "results": [r.to_json() for r in results],
+        "quirks_applied": [to_json(q) for q in _unique(q for r in results for q in r.quirks)],
+        "quirks_stale": [to_json(q) for q in _unique(q for r in results for q in r.stale)],
+    }
+    path.write_text(json.dumps(data, indent=1))

@@ -1,0 +1,161 @@
+"""Run scenarios on a QEMU build and on the model mirroring it, in lockstep."""
+
+from __future__ import annotations
+
+import shlex
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import images
+from harness.check.lockstep import Divergence, LockstepTarget
+from harness.check.quirks import QUIRKS, Quirk, QuirkSet
+from harness.check.scenario import Context, Scenario, ScenarioFailed
+from harness.model.target import ModelTarget
+from harness.qemu.builds import QemuBuild
+from harness.qemu.session import QemuDied, QemuError
+from harness.qemu.target import QemuTarget
+
+#: Largest image span compared byte for byte at the end of a scenario.
+_IMAGE_COMPARE_LIMIT = 64 << 20
+_CHUNK = 1 << 20
+
+AGREE, DIVERGE, QUIRK, SKIP, FAIL, CRASH, ERROR = (
+    "agree", "diverge", "quirk", "skipped", "fail", "crash", "error")
+
+
+@dataclass
+class Result:
+    build: str
+    scenario: str
+    group: str
+    machine: str
+    status: str
+    reason: str = ""
+    divergence: Divergence | None = None
+    quirks: list[Quirk] = field(default_factory=list)
+    stale: list[Quirk] = field(default_factory=list)
+    steps: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (AGREE, QUIRK, SKIP)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "build": self.build,
+            "scenario": self.scenario,
+            "group": self.group,
+            "machine": self.machine,
+            "status": self.status,
+            "reason": self.reason,
+            "divergence": self.divergence.to_json() if self.divergence else None,
+            "quirks": [q.key for q in self.quirks],
+            "stale_quirks": [q.key for q in self.stale],
+            "steps": self.steps,
+            "seconds": round(self.seconds, 3),
+            "notes": self.notes,
+        }
+
+
+def compare_images(t: LockstepTarget, qemu: QemuTarget, source: Path) -> None:
+    """Compare the card contents where either side may have data: every
+    allocated extent of QEMU's copy and of the source image."""
+    spans = images.data_extents(source)
+    if qemu.image is not None:
+        spans += images.data_extents(qemu.image)
+    budget = _IMAGE_COMPARE_LIMIT
+    for off, length in sorted(set(spans)):
+        for pos in range(off, off + length, _CHUNK):
+            n = min(_CHUNK, off + length - pos, budget)
+            if n <= 0:
+                return
+            t.image_read(pos, n)
+            budget -= n
+
+
+def write_reproducer(d: Divergence, qemu: QemuTarget, out_dir: Path, stem: str) -> Path:
+    """``STEM.qtest`` (the commands) and ``STEM.sh`` (QEMU replaying them)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trace = out_dir / f"{stem}.qtest"
+    trace.write_text("\n".join(qemu.trace) + "\n")
+    script = out_dir / f"{stem}.sh"
+    argv = qemu.replay_argv()
+    argv[0] = '"${QEMU:-' + argv[0] + '}"'
+    script.write_text(
+        "#!/bin/sh\n"
+        f"# Replays sdqtest scenario {d.scenario} on QEMU; divergence at step {d.step.index}:\n"
+        f"#   {d.step.describe()}\n"
+        "# The last answers QEMU prints are the ones the model disagreed with.\n"
+        f"exec {' '.join(argv[:1] + [shlex.quote(a) for a in argv[1:]])} "
+        f"< {shlex.quote(str(trace))}\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+def run(
+    build: QemuBuild,
+    sc: Scenario,
+    machine: str = "q35",
+    *,
+    strict: bool = False,
+    report_dir: Path | None = None,
+    quirks: tuple[Quirk, ...] = QUIRKS,
+) -> Result:
+    """Run one scenario on ``build`` and on the model, in lockstep."""
+    t0 = time.monotonic()
+    res = Result(build.name, sc.name, sc.group, machine, AGREE)
+    why = sc.skip_reason(build.profile, build.has_qtest_accel)
+    if why is None and machine not in build.machines and machine not in build.aliases:
+        why = f"this build has no machine type {machine}"
+    if why:
+        res.status, res.reason = SKIP, why
+        return res
+    image = images.ensure(sc.image)
+    ctx = Context(build.profile, machine, sc.image, sc.params)
+    qset = QuirkSet(quirks, build.profile, sc.name)
+    qemu: QemuTarget | None = None
+    lock: LockstepTarget | None = None
+    try:
+        qemu = QemuTarget(build.binary, image=image, machine=machine, sd_card=sc.sd_card,
+                          sdhci=sc.sdhci, name=build.name)
+        model = ModelTarget(image=image, profile=build.profile, machine=machine, strict=strict,
+                            sd_card=sc.sd_card, sdhci=sc.sdhci)
+        lock = LockstepTarget(model, qemu, quirks=qset)
+        sc.fn(lock, ctx)
+        compare_images(lock, qemu, image)
+    except Divergence as d:
+        d.scenario = sc.name
+        res.status, res.divergence = DIVERGE, d
+        res.reason = d.summary()
+        if qemu is not None and report_dir is not None:
+            stem = f"{build.name}-{machine}-{sc.name}".replace("/", "_")
+            d.trace_file = str(write_reproducer(d, qemu, report_dir, stem))
+    except ScenarioFailed as e:
+        res.status, res.reason = FAIL, str(e)
+    except QemuDied as e:
+        res.status, res.reason = CRASH, str(e)
+    except QemuError as e:
+        res.status, res.reason = ERROR, str(e)
+    except Exception as e:  # a harness or model bug: report it, keep going
+        res.status = ERROR
+        res.reason = f"{type(e).__name__}: {e}"
+        res.notes.append(traceback.format_exc())
+    finally:
+        if lock is not None:
+            res.steps = lock.count
+            res.quirks = [q for q, _ in lock.applied]
+        if qemu is not None:
+            qemu.close()
+    if res.status == AGREE and res.quirks:
+        res.status = QUIRK
+    if res.status in (AGREE, QUIRK):
+        res.stale = [q for q in qset.expected_here() if q.key not in qset.used and q.scenarios]
+    res.notes += ctx.notes
+    res.seconds = time.monotonic() - t0
+    return res
