@@ -167,6 +167,43 @@ def cmd_compat(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay a qtest trace on each build; crash or not; model diff if it can."""
+    from pathlib import Path
+
+    from harness.check import replay
+    from harness.qemu.builds import QemuBuild
+
+    path = Path(args.trace)
+    if not path.is_file():
+        raise UserError(f"trace {path} does not exist")
+    trace = replay.read_trace(path)
+    extra = args.qemu_args.split() if args.qemu_args else (
+        replay.command_line_of(path) or list(replay.DEFAULT_ARGS))
+    rc = 0
+    for b in _builds(args.qemu):
+        assert isinstance(b, QemuBuild)
+        res = replay.replay_qemu(b.binary, trace, args.machine, extra, timeout=args.timeout)
+        print(f"{b.name}: {res.summary()}")
+        if res.crashed:
+            rc = 1
+            print("  last output:\n    " + "\n    ".join(res.output_tail.splitlines()[-8:]))
+            continue
+        if args.no_model:
+            continue
+        replay.replay_model(res, b.profile, args.machine)
+        if res.model_diffs:
+            rc = 1
+            print(f"  model disagrees on {len(res.model_diffs)} reads:")
+            for line in res.model_diffs[:20]:
+                print(f"    {line}")
+        elif res.model_checked:
+            print("  model agrees on every register and memory read")
+        else:
+            print(f"  model not run: {res.model_reason}")
+    return rc
+
+
 def _progress(text: str) -> None:
     """One self-erasing status line on a terminal; nothing otherwise."""
     if sys.stderr.isatty():
@@ -230,6 +267,16 @@ def build_parser() -> argparse.ArgumentParser:
     cm = sub.add_parser("compat", help="print the machine-compat matrix (QEMU vs model)")
     qemu_opt(cm)
     cm.set_defaults(func=cmd_compat)
+
+    r = sub.add_parser("replay", help="replay a qtest trace on QEMU (and the model)")
+    r.add_argument("trace", help="qtest commands, one per line (-qtest stdio format)")
+    qemu_opt(r)
+    r.add_argument("--machine", default="q35")
+    r.add_argument("--qemu-args", help="devices and options instead of the defaults "
+                   "(default: from TRACE.sh beside the trace, else sdhci-pci + sd-card)")
+    r.add_argument("--timeout", type=float, default=10.0, help="seconds per command")
+    r.add_argument("--no-model", action="store_true", help="do not run the model")
+    r.set_defaults(func=cmd_replay)
 
     b = sub.add_parser("bench", help="benchmarks (figures, never pass/fail)")
     bsub = b.add_subparsers(dest="bench_command", required=True)

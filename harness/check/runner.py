@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,24 @@ class Result:
             "seconds": round(self.seconds, 3),
             "notes": self.notes,
         }
+
+
+#: QEMU property name -> ModelTarget keyword, per device.
+_SDHCI_OPTIONS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
+                  "maxcurr": "maxcurr", "uhs": "uhs_mode"}
+_CARD_OPTIONS = {"spec_version": "spec_version", "erase-blocks-as-zero": "erase_blocks_as_zero"}
+
+
+def model_options(sd_card: Mapping[str, Any], sdhci: Mapping[str, Any]) -> dict[str, Any]:
+    """The ModelTarget keywords that mirror QEMU ``-device`` properties."""
+    out: dict[str, Any] = {}
+    for props, names, dev in ((sd_card, _CARD_OPTIONS, "sd-card"),
+                              (sdhci, _SDHCI_OPTIONS, "sdhci-pci")):
+        for k, v in props.items():
+            if k not in names:
+                raise ValueError(f"the model has no {dev} property {k!r}")
+            out[names[k]] = v
+    return out
 
 
 def compare_images(t: LockstepTarget, qemu: QemuTarget, source: Path) -> None:
@@ -125,7 +144,7 @@ def run(
         qemu = QemuTarget(build.binary, image=image, machine=machine, sd_card=sc.sd_card,
                           sdhci=sc.sdhci, name=build.name)
         model = ModelTarget(image=image, profile=build.profile, machine=machine, strict=strict,
-                            sd_card=sc.sd_card, sdhci=sc.sdhci)
+                            **model_options(sc.sd_card, sc.sdhci))
         lock = LockstepTarget(model, qemu, quirks=qset)
         sc.fn(lock, ctx)
         compare_images(lock, qemu, image)

@@ -1,0 +1,87 @@
+"""Every SD command and application command in every card state.
+
+For each state of the card-identification and data-transfer modes that a
+host can reach without data (idle, ready, identification, stand-by,
+transfer), the card is brought there from CMD0 and then sent each command
+index 0..63 (and, after CMD55, each ACMD index).  Legal or illegal, what the
+card answers and what the controller makes of it must agree (SD Physical
+Layer Simplified Specification 4.8, "Card State Transition Table").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.check.scenario import Context, scenario
+from harness.driver import host as D
+from harness.driver.host import HostDriver
+from harness.spec import sd as S
+from harness.spec.sd import Resp
+from harness.target import Target
+
+
+def _to_idle(d: HostDriver) -> None:
+    d.cmd(D.GO_IDLE_STATE, 0)
+
+
+def _to_ready(d: HostDriver) -> None:
+    _to_idle(d)
+    d.cmd(D.SEND_IF_COND, D.CMD8_VHS_27_36 | D.CMD8_CHECK_PATTERN)
+    for _ in range(100):
+        r = d.acmd(D.ACMD_SD_SEND_OP_COND, D.HOST_OCR_33V | S.ACMD41_HCS, rca=0)
+        if r.r1 & S.OCR_BUSY:
+            return
+        d.step(1_000_000)
+
+
+def _to_ident(d: HostDriver) -> None:
+    _to_ready(d)
+    d.cmd(D.ALL_SEND_CID, 0)
+
+
+def _to_stby(d: HostDriver) -> None:
+    _to_ident(d)
+    d.card.rca = d.cmd(D.SEND_RELATIVE_ADDR, 0).r1 >> 16
+
+
+def _to_tran(d: HostDriver) -> None:
+    _to_stby(d)
+    d.select()
+
+
+_STATES: dict[str, Callable[[HostDriver], None]] = {
+    "idle": _to_idle, "ready": _to_ready, "ident": _to_ident, "stby": _to_stby,
+    "tran": _to_tran,
+}
+
+
+def _resp(index: int, app: bool) -> Resp:
+    table = S.SD_APP_COMMANDS if app else S.SD_COMMANDS
+    c = table.get(index)
+    return c.resp if c is not None and c.resp is not None else Resp.R1
+
+
+def _args(d: HostDriver, index: int) -> int:
+    # The card's RCA where the command addresses a card, 0 otherwise.
+    return d.card.rca << 16 if index in (7, 9, 10, 13, 15, 55) else 0
+
+
+for _state, _reach in _STATES.items():
+
+    def _make(reach: Callable[[HostDriver], None], app: bool) -> Callable[[Target, Context],
+                                                                            None]:
+        def run(t: Target, ctx: Context) -> None:
+            d = HostDriver(t, recover=False)
+            d.setup()
+            for index in range(64):
+                reach(d)
+                if app:
+                    d.cmd(D.APP_CMD, d.card.rca << 16)
+                d.command(index, _args(d, index), _resp(index, app))
+                d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
+                d.reset(0x02 | 0x04)  # CMD and DAT line reset after each probe
+        return run
+
+    for _app in (False, True):
+        _name = f"{'acmd' if _app else 'cmd'}-all-in-{_state}"
+        scenario(_name, "commands", needs_clock=True)(_make(_reach, _app))

@@ -1,0 +1,169 @@
+"""Block reads and writes by PIO, SDMA and ADMA2 (SD Host Controller 3.7.2).
+
+Counts, block sizes (odd ones too), misaligned guest buffers, SDMA buffer
+boundaries, ADMA2 chains with link, nop and int descriptors, Auto CMD12,
+CMD23, stop at block gap, and transfer-size invariance: the same data moved
+with 1-, 2- and 4-byte data port accesses.  Data read is checked against the
+image's pattern, data written against what was written.
+"""
+
+from __future__ import annotations
+
+from harness.check.scenario import Context, scenario
+from harness.driver.adma import Adma2Desc, AdmaOptions
+from harness.driver.host import Stop
+from harness.driver.results import Mode
+from harness.scenarios.common import expect_bytes, expect_pattern, ready, test_data
+from harness.spec import sdhci as H
+from harness.target import Target
+
+MODES = (Mode.PIO, Mode.SDMA, Mode.ADMA2)
+
+
+def _rw_scenario(mode: Mode, count: int) -> None:
+    @scenario(f"{mode.value}-read-{count}", "data", needs_clock=True)
+    def _read(t: Target, ctx: Context) -> None:
+        d = ready(t)
+        r = d.read_blocks(5, count, mode=mode)
+        expect_pattern(ctx, r.data, 5, f"{mode.value} read of {count} blocks")
+
+    @scenario(f"{mode.value}-write-{count}", "data", needs_clock=True)
+    def _write(t: Target, ctx: Context) -> None:
+        d = ready(t)
+        data = test_data(512 * count, count)
+        d.write_blocks(9, data, mode=mode)
+        back = d.read_blocks(9, count, mode=Mode.PIO)
+        ctx.expect(back.data == data, "data read back differs from data written")
+        t.image_read(9 * 512, 512 * count)
+
+
+for _mode in MODES:
+    for _count in (1, 2, 7, 32):
+        _rw_scenario(_mode, _count)
+
+
+@scenario("pio-odd-block-sizes", "data", needs_clock=True)
+def _odd_sizes(t: Target, ctx: Context) -> None:
+    """CMD16 block lengths 1..512, odd ones too, on an SDSC card (PLS 4.3.2:
+    an SDSC card may allow partial-block reads; byte addressing)."""
+    d = ready(t)
+    for bs in (1, 2, 3, 7, 64, 100, 257, 511, 512):
+        d.set_blocklen(bs)
+        r = d.read_blocks(3, 1, block_size=bs)
+        if r.ok:
+            expect_bytes(ctx, r.data, 3 * bs, f"{bs}-byte block read")
+    d.set_blocklen(512)
+
+
+@scenario("dma-misaligned-buffers", "data", needs_clock=True)
+def _misaligned(t: Target, ctx: Context) -> None:
+    """SDMA and ADMA2 to guest buffers at odd addresses."""
+    d = ready(t)
+    for mode in (Mode.SDMA, Mode.ADMA2):
+        for skew in (1, 3, 0x7FF):
+            buf = d.dma_base + 0x10000 + skew
+            r = d.read_blocks(2, 3, mode=mode, buffer=buf)
+            expect_pattern(ctx, r.data, 2, f"{mode.value} read to {buf:#x}")
+            t.mem_read(buf - 16, 3 * 512 + 32)
+
+
+@scenario("sdma-boundaries", "data", needs_clock=True)
+def _sdma_boundaries(t: Target, ctx: Context) -> None:
+    """SDMA with every buffer boundary from 4 KiB, crossed by the transfer:
+    the DMA interrupt stops it and a new SDMASYSAD resumes (2.2.1, 2.2.2)."""
+    d = ready(t)
+    for shift in range(0, 4):
+        boundary = 4096 << shift
+        buf = d.dma_base + boundary - 512  # first boundary after one block
+        r = d.read_blocks(0, (boundary // 512) + 2, mode=Mode.SDMA, buffer=buf,
+                          sdma_boundary=boundary)
+        expect_pattern(ctx, r.data, 0, f"SDMA across a {boundary}-byte boundary")
+        data = test_data(3 * 512, shift)
+        d.write_blocks(40, data, mode=Mode.SDMA, buffer=buf, sdma_boundary=boundary)
+
+
+@scenario("adma2-chains", "data", needs_clock=True)
+def _adma_chains(t: Target, ctx: Context) -> None:
+    """ADMA2 descriptor tables with short segments, gaps, link and nop
+    descriptors and an interrupt descriptor (SD Host Controller 1.13)."""
+    d = ready(t)
+    variants = [
+        AdmaOptions(max_segment=512),
+        AdmaOptions(max_segment=100, segment_gap=12),
+        AdmaOptions(max_segment=1024, link_every=2),
+        AdmaOptions(max_segment=512, nop_every=1),
+        AdmaOptions(max_segment=4096, interrupt="last"),
+        AdmaOptions(max_segment=700, interrupt="all", end="nop"),
+        AdmaOptions(max_segment=65536, end="none"),
+    ]
+    for i, opts in enumerate(variants):
+        r = d.read_blocks(16 + i, 8, mode=Mode.ADMA2, adma=opts)
+        expect_pattern(ctx, r.data, 16 + i, f"ADMA2 read with {opts}")
+        data = test_data(4 * 512, 100 + i)
+        d.write_blocks(64 + 4 * i, data, mode=Mode.ADMA2, adma=opts)
+
+
+@scenario("adma2-malformed", "data", needs_clock=True)
+def _adma_bad(t: Target, ctx: Context) -> None:
+    """A descriptor without the valid bit, and a chain that ends before the
+    transfer does: ADMA error, ADMAERR state, and recovery by reset (1.13.5)."""
+    d = ready(t)
+    buf = d.dma_base + 0x20000
+    bad = [Adma2Desc.tran(buf, 1024), Adma2Desc.nop(valid=False)]
+    d.read_blocks(0, 4, mode=Mode.ADMA2, buffer=buf,
+                  adma=AdmaOptions(descriptors=bad, segments=[(buf, 1024)]))
+    t.read(H.ADMAERR.offset, 1)
+    t.read(H.ADMASYSADDR.offset, 4)
+    d.reset(H.SWRST_CMD | H.SWRST_DAT)
+    short = [Adma2Desc.tran(buf, 1024, end=True)]
+    d.read_blocks(0, 4, mode=Mode.ADMA2, buffer=buf,
+                  adma=AdmaOptions(descriptors=short, segments=[(buf, 1024)]))
+    t.read(H.ADMAERR.offset, 1)
+    d.reset(H.SWRST_CMD | H.SWRST_DAT)
+    r = d.read_blocks(1, 1, mode=Mode.ADMA2)
+    expect_pattern(ctx, r.data, 1, "ADMA2 read after recovery")
+
+
+@scenario("stop-commands", "data", needs_clock=True)
+def _stops(t: Target, ctx: Context) -> None:
+    """Multi-block with Auto CMD12, with CMD12 sent by the host, with CMD23
+    (pre-defined count) and open-ended with CMD12 (PLS 4.3.3, 4.3.4)."""
+    d = ready(t)
+    stops: tuple[Stop, ...] = ("auto12", "cmd12", "cmd23")
+    for stop in stops:
+        for mode in MODES:
+            r = d.read_blocks(30, 5, mode=mode, stop=stop)
+            expect_pattern(ctx, r.data, 30, f"{mode.value} read, stop by {stop}")
+            d.write_blocks(50, test_data(3 * 512, 7), mode=mode, stop=stop)
+    d.send_num_wr_blocks()
+
+
+@scenario("pio-access-sizes", "data", needs_clock=True)
+def _split(t: Target, ctx: Context) -> None:
+    """Transfer-size invariance: the same blocks read and written through
+    the data port in 1-, 2- and 4-byte accesses give identical data."""
+    d = ready(t)
+    seen = []
+    for access in (1, 2, 4):
+        r = d.read_blocks(11, 3, pio_access=access)
+        seen.append(r.data)
+        data = test_data(2 * 512, access)
+        d.write_blocks(20 + 2 * access, data, pio_access=access)
+        back = d.read_blocks(20 + 2 * access, 2, pio_access=4 if access != 4 else 1)
+        ctx.expect(back.data == data, f"{access}-byte writes read back differently")
+    ctx.expect(seen[0] == seen[1] == seen[2], "reads differ by access size")
+    expect_pattern(ctx, seen[0], 11, "PIO read")
+
+
+@scenario("stop-at-block-gap", "data", needs_clock=True)
+def _block_gap(t: Target, ctx: Context) -> None:
+    """Stop At Block Gap Request set before a multi-block PIO read, then
+    Continue Request (2.2.12); status and PRNSTS at each step."""
+    d = ready(t)
+    t.write(H.BLKGAP.offset, 1, H.BLKGAP_STOP)
+    d.read_blocks(0, 4)
+    t.read(H.NORINTSTS.offset, 2)
+    t.read(H.PRNSTS.offset, 4)
+    t.write(H.BLKGAP.offset, 1, H.BLKGAP_CONTINUE)
+    t.read(H.PRNSTS.offset, 4)
+    t.read(H.NORINTSTS.offset, 2)

@@ -1,0 +1,84 @@
+"""Card registers and functions: CID/CSD/SCR/SD status, CMD6, lock/unlock,
+tuning, ACMD22, CMD56 (PLS 4.3.7, 4.3.10, 4.10.2, 5)."""
+
+from __future__ import annotations
+
+from harness.check.scenario import Context, scenario
+from harness.driver import host as D
+from harness.driver.results import Mode
+from harness.scenarios.common import ready, test_data
+from harness.spec.sd import Resp
+from harness.target import Target
+
+SEND_TUNING_BLOCK = 19
+GEN_CMD = 56
+
+
+@scenario("card-registers", "card", needs_clock=True)
+def card_registers(t: Target, ctx: Context) -> None:
+    """Initialise, then read OCR, CID, CSD (CMD9/CMD10 in stand-by), SCR
+    (ACMD51) and SD status (ACMD13); every response and byte compared."""
+    d = ready(t)
+    d.read_scr()
+    d.read_sd_status()
+    d.deselect()
+    d.send_cid()
+    d.send_csd()
+    d.select()
+    d.send_status()
+
+
+@scenario("switch-function", "card", needs_clock=True)
+def _switch(t: Target, ctx: Context) -> None:
+    """CMD6 mode 0 (check) and mode 1 (switch) for each function group,
+    including unsupported functions (PLS 4.3.10)."""
+    d = ready(t)
+    d.switch_function(0)
+    for group, fn in ((1, 1), (1, 0), (2, 1), (1, 5), (3, 1), (4, 2)):
+        d.switch_function(0, {group: fn})
+        d.switch_function(1, {group: fn})
+        d.send_status()
+    d.switch_function(1, {1: 0}, data_mode=Mode.SDMA)
+
+
+@scenario("lock-unlock", "card", needs_clock=True)
+def _lock(t: Target, ctx: Context) -> None:
+    """Set a password, lock, what a locked card refuses, unlock with a wrong
+    then the right password, clear it, force erase (PLS 4.3.7)."""
+    d = ready(t)
+    pw = b"sdqtest"
+    d.lock_unlock(d.lock_block(D.LOCK_SET_PWD, pw))
+    d.send_status()
+    d.lock_unlock(d.lock_block(D.LOCK_LOCK, pw))
+    d.send_status()
+    d.read_blocks(0, 1)                       # refused while locked
+    d.send_status()
+    d.write_blocks(0, test_data(512, 3))      # refused while locked
+    d.send_status()
+    d.lock_unlock(d.lock_block(0, b"wrong!"))  # unlock, wrong password
+    d.send_status()
+    d.lock_unlock(d.lock_block(0, pw))         # unlock
+    d.send_status()
+    d.read_blocks(0, 1)
+    d.lock_unlock(d.lock_block(D.LOCK_CLR_PWD, pw))
+    d.send_status()
+    d.lock_unlock(d.lock_block(D.LOCK_SET_PWD | D.LOCK_LOCK, pw))
+    d.send_status()
+    d.lock_unlock(d.lock_block(D.LOCK_ERASE))  # force erase
+    d.send_status()
+    d.read_blocks(0, 2)
+
+
+@scenario("tuning-and-gen-cmd", "card", needs_clock=True, sdhci={"sd-spec-version": 3})
+def _tuning(t: Target, ctx: Context) -> None:
+    """CMD19 tuning block (64 bytes, 4-bit bus), CMD56 GEN_CMD read and
+    write, ACMD22 after a multi-block write."""
+    d = ready(t)
+    d._read_data(SEND_TUNING_BLOCK, 0, 64)
+    d.send_status()
+    d.write_blocks(70, test_data(3 * 512, 9))
+    d.send_num_wr_blocks()
+    d._read_data(GEN_CMD, 1, 512)
+    d.send_status()
+    d.command(GEN_CMD, 0, Resp.R1)
+    d.send_status()
