@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from harness.qemu.session import QemuError, install_signal_handlers
 
@@ -99,15 +99,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     builds = [b for b in _builds(args.qemu) if isinstance(b, QemuBuild)]
     report_dir = Path(args.report_dir)
     results: list[runner.Result] = []
-    total = len(builds) * len(selected) * len(args.machine or ["q35"])
-    done = 0
-    for b in builds:
-        machines = args.machine or ["q35"]
-        for m in machines:
-            for sc in selected:
-                done += 1
-                _progress(f"[{done}/{total}] {b.name} {m} {sc.name}")
-                results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir))
+    plan = [(b, m, sc) for b in builds for sc in selected
+            for m in (args.machine or _default_machines(b, sc))]
+    for done, (b, m, sc) in enumerate(plan, 1):
+        _progress(f"[{done}/{len(plan)}] {b.name} {m} {sc.name}")
+        results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir))
     _progress("")
     compat_bad = 0
     if not args.scenario and (not args.group or "compat" in args.group) and not args.strict:
@@ -139,6 +135,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     if results and statuses == {runner.SKIP}:
         return 4
     return 0
+
+
+def _default_machines(build: Any, sc: Any) -> list[str]:
+    """q35; for the compat group, each boundary machine type the build offers
+    (either side of a compat change) and its newest q35."""
+    if sc.group != "compat":
+        return ["q35"]
+    from harness.scenarios.compat import BOUNDARIES
+
+    q35 = build.versioned_machines("q35")
+    wanted = [f"pc-q35-{v}" for v in BOUNDARIES] + q35[-1:]
+    return list(dict.fromkeys(m for m in wanted if m in q35))
 
 
 def cmd_compat(args: argparse.Namespace) -> int:
@@ -285,7 +293,22 @@ def build_parser() -> argparse.ArgumentParser:
     bq.add_argument("--ops", type=int, default=3000)
     bq.add_argument("--repeats", type=int, default=5)
     bq.set_defaults(func=cmd_bench_qtest)
+    for module in ("harness.bench.cli", "harness.bisect.cli"):
+        _add_optional(module, bsub if module.startswith("harness.bench") else sub)
     return p
+
+
+def _add_optional(module: str, subparsers: Any) -> None:
+    """Subcommands that live beside their code (bench parts, bisect)."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:
+            raise
+        return
+    mod.add_parsers(subparsers)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -181,6 +181,8 @@ def command_line_of(trace_path: Path) -> list[str] | None:
     for line in sh.read_text().splitlines():
         if line.startswith("exec "):
             words = shlex.split(line[5:].split(" < ")[0])
+            if words[0] == "timeout":
+                words = words[4:]
             out, skip = [], 0
             for i, w in enumerate(words[1:]):
                 if skip:

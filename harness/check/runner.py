@@ -109,8 +109,11 @@ def write_reproducer(d: Divergence, qemu: QemuTarget, out_dir: Path, stem: str) 
         "#!/bin/sh\n"
         f"# Replays sdqtest scenario {d.scenario} on QEMU; divergence at step {d.step.index}:\n"
         f"#   {d.step.describe()}\n"
-        "# The last answers QEMU prints are the ones the model disagreed with.\n"
-        f"exec {' '.join(argv[:1] + [shlex.quote(a) for a in argv[1:]])} "
+        "# QEMU prints one answer per command; the last one is what the model\n"
+        "# disagreed with.  QEMU does not exit at the end of its qtest input,\n"
+        "# so it is stopped after REPLAY_SECONDS (default 3).\n"
+        f"exec timeout -k 1 \"${{REPLAY_SECONDS:-3}}\" "
+        f"{' '.join(argv[:1] + [shlex.quote(a) for a in argv[1:]])} "
         f"< {shlex.quote(str(trace))}\n"
     )
     script.chmod(0o755)

@@ -192,11 +192,27 @@ def selected(specs: list[str] | None = None) -> list[QemuBuild]:
     """The builds to use: ``specs`` if given, else ``$QTEST_QEMU_BINARY``,
     else every installed build."""
     if specs:
-        return [resolve(s) for s in specs]
-    env = os.environ.get("QTEST_QEMU_BINARY")
-    if env:
-        return [probe(env, "QTEST_QEMU_BINARY")]
-    return [probe(path, name) for name, path in sorted(installed().items(), key=_version_key)]
+        found = [resolve(s) for s in specs]
+    elif os.environ.get("QTEST_QEMU_BINARY"):
+        found = [probe(os.environ["QTEST_QEMU_BINARY"])]
+    else:
+        found = [probe(p, n) for n, p in sorted(installed().items(), key=_version_key)]
+    return _unique_names(found)
+
+
+def _unique_names(found: list[QemuBuild]) -> list[QemuBuild]:
+    """Builds given by path are named by their version (``11.1.3``); two of
+    the same version get ``-2``, ``-3``... so reports and test ids stay short."""
+    out: list[QemuBuild] = []
+    seen: set[str] = set()
+    for b in found:
+        name = b.version if b.name == str(b.binary) else b.name
+        base, n = name, 2
+        while name in seen:
+            name, n = f"{base}-{n}", n + 1
+        seen.add(name)
+        out.append(b if name == b.name else _renamed(b, name))
+    return out
 
 
 def _version_key(item: tuple[str, Path]) -> tuple[int, ...]:
