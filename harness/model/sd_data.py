@@ -1,0 +1,308 @@
+"""The card's data paths: erase, lock/unlock, and the byte-wise data transfer.
+
+Functions on :class:`~harness.model.sdcard.SDCard` split out of that module
+to keep it readable; the card's methods call them.  "PLS" is the SD Physical
+Layer Simplified Specification.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.spec import sd as S
+from harness.spec.sd import CardState
+
+if TYPE_CHECKING:
+    from harness.model.sdcard import SDCard
+
+BLOCK = 512
+INVALID_ADDRESS = 0xFFFFFFFF
+CSD_COPY, CSD_PERM_WP, CSD_TMP_WP = 0x40, 0x20, 0x10
+
+
+def _blockers(card: SDCard) -> int:
+    """Status bits that stop the data path (QEMU: ADDRESS_ERROR, WP_VIOLATION;
+    strict mode adds OUT_OF_RANGE, which it reports instead of ADDRESS_ERROR)."""
+    extra = 0 if card._q("sd.out-of-range-as-address-error") else S.OUT_OF_RANGE
+    return S.ADDRESS_ERROR | S.WP_VIOLATION | extra
+
+
+def erase(card: SDCard) -> None:
+    """Erase [start, end] inclusive; SDSC skips protected groups and sets
+    WP_ERASE_SKIP (PLS 4.3.5).  Erased data reads 0xFF, or 0x00 with
+    erase-blocks-as-zero (the erase series)."""
+    if INVALID_ADDRESS in (card.erase_start, card.erase_end):
+        card.card_status |= S.ERASE_SEQ_ERROR
+        card.erase_start = card.erase_end = INVALID_ADDRESS
+        return
+    start, end = card.erase_start, card.erase_end
+    sdsc = not card.high_capacity
+    if not sdsc:
+        start <<= 9
+        end <<= 9
+    qemu_range = card._q("sd.erase-range")
+    if not qemu_range and sdsc:
+        start &= ~(BLOCK - 1)
+        end &= ~(BLOCK - 1)
+    bad = (start > card.size or end > card.size) if qemu_range else (
+        start >= card.size or end >= card.size)
+    card.erase_start = card.erase_end = INVALID_ADDRESS
+    if bad:
+        card.card_status |= S.OUT_OF_RANGE
+        return
+    if card._q("sd.csd-copy-bit-on-write"):
+        card._csd[14] |= CSD_COPY
+    if end < start:
+        return
+    count = (end - start) // BLOCK + 1
+    shift = card.wp_group_shift
+    k = 0
+    while k < count:
+        addr = start + k * BLOCK
+        if sdsc:
+            group = addr >> shift
+            k_last = min(count - 1, (((group + 1) << shift) - 1 - start) // BLOCK)
+            if group in card.wp_groups:
+                card.card_status |= S.WP_ERASE_SKIP
+                k = k_last + 1
+                continue
+        else:
+            k_last = count - 1
+        first = addr
+        stop = start + k_last * BLOCK + BLOCK
+        if stop > card.size:  # the final 512-byte step past the end is dropped
+            stop -= BLOCK
+        if card.store is not None and stop > first:
+            card.store.fill(first, stop - first, card.erase_value)
+        k = k_last + 1
+
+
+def lock_command(card: SDCard) -> None:
+    """Apply a lock/unlock data block (PLS 4.3.7.1-4.3.7.3)."""
+    d = card._buf
+    erase, lock = bool(d[0] & 0x08), bool(d[0] & 0x04)
+    clr_pwd, set_pwd = bool(d[0] & 0x02), bool(d[0] & 0x01)
+    pwd_len = d[1] if card.blk_len > 1 else 0
+    cur = len(card.pwd)
+    if erase:
+        if (not card.locked or card.blk_len > 1 or set_pwd or clr_pwd or lock
+                or card.readonly or card._csd[14] & CSD_PERM_WP):
+            card.card_status |= S.LOCK_UNLOCK_FAILED
+            return
+        card.wp_groups.clear()
+        card._csd[14] &= ~CSD_TMP_WP
+        card.card_status &= ~S.CARD_IS_LOCKED
+        card.pwd = b""
+        if not card._q("sd.force-erase-keeps-data") and card.store is not None:
+            card.store.fill(0, card.size, card.erase_value)
+        return
+    if not card._q("sd.lock-pwd-len"):
+        _lock_strict(card, lock, clr_pwd, set_pwd, pwd_len)
+        return
+    if card.blk_len < 2 + pwd_len or pwd_len <= cur or pwd_len > cur + 16:
+        card.card_status |= S.LOCK_UNLOCK_FAILED
+        return
+    if cur and bytes(d[2:2 + cur]) != card.pwd:
+        card.card_status |= S.LOCK_UNLOCK_FAILED
+        return
+    new_len = pwd_len - cur
+    locked = card.locked
+    if ((new_len and not set_pwd) or (clr_pwd and (set_pwd or lock))
+            or (lock and not cur and not set_pwd)
+            or (not set_pwd and not clr_pwd and ((locked and lock)
+                                                 or (not locked and not lock)))):
+        card.card_status |= S.LOCK_UNLOCK_FAILED
+        return
+    if set_pwd:
+        card.pwd = bytes(d[2 + cur:2 + cur + new_len])
+    if clr_pwd:
+        card.pwd = b""
+    if lock:
+        card.card_status |= S.CARD_IS_LOCKED
+    else:
+        card.card_status &= ~S.CARD_IS_LOCKED
+
+
+def _lock_strict(card: SDCard, lock: bool, clr_pwd: bool, set_pwd: bool, pwd_len: int) -> None:
+    """PLS 4.3.7.1-4.3.7.2: set (old+new), clear, lock and unlock by password."""
+    d = card._buf
+    cur = len(card.pwd)
+    fail = card.blk_len < 2 + pwd_len or bytes(d[2:2 + cur]) != card.pwd
+    if set_pwd:
+        new_len = pwd_len - cur
+        fail = fail or clr_pwd or not 1 <= new_len <= 16
+        if not fail:
+            card.pwd = bytes(d[2 + cur:2 + pwd_len])
+    else:
+        fail = fail or pwd_len != cur or not cur
+        if not fail and clr_pwd:
+            fail = lock
+            if not fail:
+                card.pwd = b""
+        elif not fail:
+            fail = lock == card.locked
+    if fail:
+        card.card_status |= S.LOCK_UNLOCK_FAILED
+        return
+    if lock:
+        card.card_status |= S.CARD_IS_LOCKED
+    else:
+        card.card_status &= ~S.CARD_IS_LOCKED
+
+
+def write_byte(card: SDCard, value: int) -> None:
+    """One data byte from the host (QEMU ``sd_write_byte``)."""
+    if card.fatal is not None or not card._inserted or card.state != CardState.RCV:
+        return
+    if card.card_status & _blockers(card):
+        return
+    value &= 0xFF
+    cc = card.current_cmd
+    if cc == 25:
+        write_multiple_byte(card, value)
+        return
+    if card.legacy:
+        limit = {24: card.blk_len, 26: 16, 27: 16, 42: card.blk_len, 56: card.blk_len}
+        if cc not in limit:
+            return
+        put(card, value)
+        if card._data_offset < limit[cc]:
+            return
+    else:
+        if cc not in (24, 27, 42, 56):
+            if card._q("sd.command-during-transfer"):
+                card.fatal = f"QEMU aborts: data byte while the last command is CMD{cc}"
+            return
+        put(card, value)
+        if card._data_offset < card._data_size:
+            return
+    card.state = CardState.TRAN
+    if cc == 24:
+        commit(card, card._data_start, card._data_offset)
+    elif cc == 26:
+        program_cid(card)
+    elif cc == 27:
+        program_csd(card)
+    elif cc == 42:
+        lock_command(card)
+
+
+def write_multiple_byte(card: SDCard, value: int) -> None:
+    n = card._xfer_len()
+    if card._data_offset == 0:
+        if not card._range_ok(card._data_start, n):
+            return
+        if card.size <= S.SDSC_MAX and card._wp_addr(card._data_start):
+            card.card_status |= S.WP_VIOLATION
+            return
+    put(card, value)
+    if card._data_offset >= n:
+        commit(card, card._data_start, card._data_offset)
+        card._data_start += n
+        card._data_offset = 0
+        if card.multi_blk_cnt:
+            card.multi_blk_cnt -= 1
+            if card.multi_blk_cnt == 0:
+                card.state = CardState.TRAN
+
+
+def program_cid(card: SDCard) -> None:
+    if bytes(card._buf[:16]) != bytes(card._cid):
+        card.card_status |= S.CSD_OVERWRITE
+
+
+def program_csd(card: SDCard) -> None:
+    """CMD27 data (PLS 5.3): only byte 14 bits 7:2 and the CRC are writable;
+    OTP bits (COPY, PERM_WRITE_PROTECT) cannot be cleared."""
+    mask = bytes(14) + b"\xfc\xfe"
+    new = card._buf[:16]
+    for i in range(16):
+        if (card._csd[i] | mask[i]) != (new[i] | mask[i]):
+            card.card_status |= S.CSD_OVERWRITE
+    if card._csd[14] & ~new[14] & (CSD_COPY | CSD_PERM_WP):
+        card.card_status |= S.CSD_OVERWRITE
+    if not card.card_status & S.CSD_OVERWRITE:
+        for i in range(16):
+            card._csd[i] = (card._csd[i] | mask[i]) & new[i]
+
+
+def commit(card: SDCard, addr: int, length: int) -> None:
+    """Program a received block (PLS 4.3.4) unless the write is refused."""
+    blocked = card._write_blocked and not card._q("sd.wp-write-proceeds")
+    if card.store is not None and not blocked:
+        card.store.write(addr, bytes(card._buf[:length]))
+    card.blk_written += 1
+    if card._q("sd.csd-copy-bit-on-write"):
+        card._csd[14] |= CSD_COPY
+
+
+def put(card: SDCard, value: int) -> None:
+    if card._data_offset < BLOCK:
+        card._buf[card._data_offset] = value
+    card._data_offset += 1
+
+
+def get(card: SDCard, src: bytes | bytearray) -> int:
+    off = card._data_offset
+    card._data_offset += 1
+    return src[off] if off < len(src) else 0
+
+
+def read_byte(card: SDCard) -> int:
+    """One data byte to the host (QEMU ``sd_read_byte``); 0x00 when the
+    card has nothing to send."""
+    if card.fatal is not None or not card._inserted or card.state != CardState.DATA:
+        return 0
+    if card.card_status & _blockers(card):
+        return 0
+    io_len = BLOCK if card.high_capacity else card.blk_len
+    cc = card.current_cmd
+    if cc == 18:
+        return read_multiple_byte(card, io_len)
+    if card.legacy:
+        return legacy_read(card, cc, io_len)
+    if cc not in (6, 8, 9, 10, 13, 17, 19, 22, 30, 51, 56):
+        return 0
+    ret = get(card, card._buf)
+    if card._data_offset >= card._data_size:
+        card.state = CardState.TRAN
+    return ret
+
+
+def legacy_read(card: SDCard, cc: int, io_len: int) -> int:
+    if cc == 19:
+        if card._data_offset >= 63:
+            card.state = CardState.TRAN
+        return get(card, S.TUNING_BLOCK_4BIT)
+    if cc == 17 and card._data_offset == 0:
+        card._load(card._data_start, io_len)
+    if cc == 56 and card._data_offset == 0:
+        card._buf[:card.blk_len] = b"\xec" * card.blk_len
+    sources: dict[int, tuple[bytes | bytearray, int]] = {
+        6: (card._buf, 64), 13: (card._sd_status, 64), 17: (card._buf, io_len),
+        22: (card._buf, 4), 30: (card._buf, 4), 51: (card._scr, 8),
+        56: (card._buf, card.blk_len),
+    }
+    if cc not in sources:
+        return 0
+    src, end = sources[cc]
+    ret = get(card, src)
+    if card._data_offset >= end:
+        card.state = CardState.TRAN
+    return ret
+
+
+def read_multiple_byte(card: SDCard, io_len: int) -> int:
+    if card._data_offset == 0:
+        if not card._range_ok(card._data_start, io_len):
+            return 0
+        card._load(card._data_start, io_len)
+    ret = get(card, card._buf)
+    if card._data_offset >= io_len:
+        card._data_start += io_len
+        card._data_offset = 0
+        if card.multi_blk_cnt:
+            card.multi_blk_cnt -= 1
+            if card.multi_blk_cnt == 0:
+                card.state = CardState.TRAN
+    return ret

@@ -1,0 +1,62 @@
+"""The sparse copy-on-write block store."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from harness.model.blockstore import BlockStore
+
+
+def test_no_file_reads_zero() -> None:
+    bs = BlockStore(size=1 << 20)
+    assert bs.read(0, 16) == bytes(16)
+    assert bs.read((1 << 20) - 4, 8) == bytes(8)
+
+
+def test_image_is_never_written(tmp_path: Path) -> None:
+    img = tmp_path / "card.img"
+    img.write_bytes(bytes(range(256)) * 8)
+    bs = BlockStore(img)
+    assert bs.size == 2048
+    assert bs.read(1, 3) == bytes([1, 2, 3])
+    assert bs.write(510, b"\xaa\xbb\xcc\xdd")
+    assert bs.read(508, 8) == bytes([252, 253, 0xAA, 0xBB, 0xCC, 0xDD, 2, 3])
+    assert img.read_bytes() == bytes(range(256)) * 8
+    bs.close()
+
+
+def test_write_past_end_is_refused_whole() -> None:
+    bs = BlockStore(size=1024)
+    assert not bs.write(1000, b"\x01" * 100)
+    assert bs.read(1000, 24) == bytes(24)
+    assert bs.written_blocks == 0
+
+
+def test_fill_then_write_then_fill() -> None:
+    bs = BlockStore(size=1 << 20)
+    bs.write(4096, b"\x55" * 512)
+    assert bs.fill(100, 10000, 0xFF)
+    assert bs.read(99, 2) == b"\x00\xff"
+    assert bs.read(10099, 2) == b"\xff\x00"
+    assert bs.read(4096, 512) == b"\xff" * 512
+    bs.write(2048, b"\x11")
+    assert bs.read(2047, 3) == b"\xff\x11\xff"
+    bs.fill(0, 1 << 20, 0x00)
+    assert bs.read(2048, 1) == b"\x00"
+    assert bs.written_blocks == 0
+    assert bs.fill_ranges() == [(0, 2048, 0)]
+
+
+def test_large_sparse_card_is_cheap() -> None:
+    size = 64 << 30
+    bs = BlockStore(size=size)
+    for i in range(100):
+        bs.write(i * (1 << 28), b"\x01" * 512)
+    t = time.perf_counter()
+    bs.fill(0, size, 0xFF)
+    bs.fill(512, size - 1024, 0x00)
+    assert time.perf_counter() - t < 0.5
+    assert bs.read(0, 1) == b"\xff" and bs.read(512, 1) == b"\x00"
+    assert bs.read(size - 512, 1) == b"\xff"
+    assert len(bs.fill_ranges()) == 3
