@@ -1,0 +1,613 @@
+"""The SDHCI controller model: sdhci-pci as QEMU implements it.
+
+Registers follow ``harness.spec.sdhci``; behaviour follows QEMU's
+``hw/sd/sdhci.c`` as observed (the model is written from the SD Host
+Controller Simplified Specification 3.00 and those observations).  Where
+QEMU departs from the specification the model follows QEMU, or the
+specification in strict mode; see ``sdhci_deviations``.  Version
+differences are selected by ``profile.version``:
+
+* before 10.0: SDMA raises DMA Interrupt only when it stops at a buffer
+  boundary; an SDMA started by an SDMASYSAD write takes the multi-block path
+  whenever Multi Block Select is set (``SDMA_REWORK``).
+
+ADMA runs at most five descriptors per step and continues 100 ns later on
+the shared VirtualClock, or earlier when any register access runs the
+pending step first, as QEMU's transfer timer does.  Two model-only devices
+keep Python fast without changing what a guest sees: a chain that only
+repeats Nop/Link descriptors is parked (re-armed on the same 100 ns grid by
+a guest memory write, or run by a register access), and more than
+``step_budget`` timer steps without guest interaction stop the transfer and
+set ``hung`` (QEMU would keep spinning).
+
+Accesses: :meth:`SDHCI.read` / :meth:`SDHCI.write` take what QEMU's
+MemoryRegionOps receive: 1, 2 or 4 bytes, naturally aligned, offsets within
+the 256-byte window.  Larger or misaligned guest accesses are split by the
+memory core before they get here (see ``harness.model.target``).
+"""
+
+from __future__ import annotations
+
+from harness.model.clock import VirtualClock
+from harness.model.memory import GuestMemory
+from harness.model.sdhci_dma import SdhciDma
+from harness.model.sdhci_state import (
+    GAP_READ,
+    GAP_WRITE,
+    INSERTION_DELAY_NS,
+    NOT_STOPPED,
+    U8,
+    U16,
+    U32,
+    U64,
+    SDBusCard,
+    SDHCIConfigError,
+)
+from harness.profile import NEWEST, BuildProfile
+from harness.spec import sdhci as H
+
+__all__ = ["SDHCI", "SDHCIConfigError", "SDBusCard"]
+
+_TRANSFER_BITS = H.PRNSTS_READ_ACTIVE | H.PRNSTS_WRITE_ACTIVE
+
+# Bits the specification reserves, kept by QEMU ("sdhci.reserved-bits-writable").
+_CMDREG_RSVD = 0xC004
+_PWRCON_RSVD = 0xF0
+_WAKCON_RSVD = 0xF8
+_TIMEOUTCON_RSVD = 0xF0
+_CLKCON_RSVD_V2 = 0x00F8
+_CLKCON_RSVD_V3 = 0x0018
+_HOSTCTL2_RSVD = 0x3F00
+_INTEN_RSVD = 0x8000
+
+
+class SDHCI(SdhciDma):
+    """sdhci-pci: the controller, its buffer and its interrupt line.
+
+    ``card`` is the SD card on the controller's bus (``None``: empty bus),
+    ``memory`` what its DMA reaches.  ``sd_spec_version``, ``capareg``,
+    ``maxcurr`` and ``uhs_mode`` are the device properties (defaults from
+    ``profile.sdhci_properties``, else QEMU's); bad values raise
+    :class:`SDHCIConfigError` as realize fails in QEMU.
+    """
+
+    def __init__(self, clock: VirtualClock, card: SDBusCard | None, memory: GuestMemory, *,
+                 profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
+                 capareg: int | str | None = None, maxcurr: int | str | None = None,
+                 uhs_mode: int | str | None = None, strict: bool = False) -> None:
+        super().__init__(clock, card, memory, profile=profile, sd_spec_version=sd_spec_version,
+                         capareg=capareg, maxcurr=maxcurr, uhs_mode=uhs_mode, strict=strict)
+        self.reset()
+
+    # -- resets and card events (2.2.16; QEMU's set_inserted/set_readonly) --
+
+    def reset(self) -> None:
+        """Power-on reset and Software Reset For All: timers stopped, every
+        register but capabilities/version cleared, card state re-sampled."""
+        if self._insert_timer is not None:
+            self._insert_timer.cancel()
+            self._insert_timer = None
+        self.cancel_transfer_timer()
+        self._clear_registers()
+        self.set_inserted(self.card_inserted())
+        self.set_readonly(self.card_readonly())
+
+    def set_inserted(self, level: bool) -> None:
+        """The card was inserted (``level``) or removed.
+
+        An insertion while Card Removal is still pending is reported one
+        second later, once the guest has acknowledged the removal.
+        """
+        if self.norintsts & H.NIS_CARDREM and level:
+            self._arm_insert_timer()
+            return
+        if level:
+            self.prnsts = H.PRNSTS_CARD_PRESENT
+            self.set_nis(H.NIS_CARDINS)
+        else:
+            self.prnsts = H.PRNSTS_NO_CARD
+            self.pwrcon &= ~H.PWRCON_POWER_ON
+            self.clkcon &= ~H.CLKCON_SDCLK_EN
+            self.set_nis(H.NIS_CARDREM)
+        self.update_irq()
+
+    def _arm_insert_timer(self) -> None:
+        if self._insert_timer is not None:
+            self._insert_timer.cancel()
+        self._insert_timer = self.clock.schedule(INSERTION_DELAY_NS, self._insertion_timer)
+
+    def _insertion_timer(self) -> None:
+        self._insert_timer = None
+        if self.norintsts & H.NIS_CARDREM:
+            self._arm_insert_timer()
+            return
+        self.prnsts = H.PRNSTS_CARD_PRESENT
+        self.set_nis(H.NIS_CARDINS)
+        self.update_irq()
+
+    def set_readonly(self, level: bool) -> None:
+        """Write Protect Switch Pin Level: 1 when the card is writable."""
+        if level:
+            self.prnsts &= ~H.PRNSTS_WRITEPROTECT
+        else:
+            self.prnsts |= H.PRNSTS_WRITEPROTECT
+
+    def card_changed(self) -> None:
+        """The card's medium changed: report insertion/removal, then the
+        write-protect state of an inserted card."""
+        inserted = self.card_inserted()
+        self.set_inserted(inserted)
+        if inserted:
+            self.set_readonly(self.card_readonly())
+
+    def _software_reset(self, value: int) -> None:
+        if self.qemu("sdhci.swrst-single-bit"):
+            if value == H.SWRST_ALL:
+                self.reset()
+            elif value == H.SWRST_CMD:
+                self._reset_cmd()
+            elif value == H.SWRST_DAT:
+                self._reset_dat()
+            return
+        if value & H.SWRST_ALL:
+            self.reset()
+            return
+        if value & H.SWRST_CMD:
+            self._reset_cmd()
+        if value & H.SWRST_DAT:
+            self._reset_dat()
+
+    def _reset_cmd(self) -> None:
+        self.prnsts &= ~H.PRNSTS_CMDINHIBIT
+        self.norintsts &= ~H.NIS_CMDCMPL
+
+    def _reset_dat(self) -> None:
+        self.data_count = 0
+        self.prnsts &= ~(H.PRNSTS_BUFWRRDY | H.PRNSTS_BUFRDRDY | _TRANSFER_BITS
+                         | H.PRNSTS_DATINHIBIT | H.PRNSTS_DATLINEACTIVE)
+        self.blkgap &= ~(H.BLKGAP_STOP | H.BLKGAP_CONTINUE)
+        self.stopped_state = NOT_STOPPED
+        self.sdma_paused = False
+        self.norintsts &= ~(H.NIS_WBUFRDY | H.NIS_RBUFRDY | H.NIS_DMAINT | H.NIS_TRNSCMPL
+                            | H.NIS_BLKGAP)
+        if not self.qemu("sdhci.dat-reset-keeps-adma"):
+            self.cancel_transfer_timer()
+            self.adma1_length = None
+
+    # -- commands (2.2.6, 1.5) ----------------------------------------------
+
+    def can_issue_command(self) -> bool:
+        """SD clock on, and no DAT-line command while the DAT line is busy or
+        stopped at a block gap (abort commands excepted for R1b)."""
+        clk = H.CLKCON_INTCLK_EN | H.CLKCON_INTCLK_STABLE | H.CLKCON_SDCLK_EN
+        if self.clkcon & clk != clk:
+            return False
+        if self.prnsts & H.PRNSTS_DATINHIBIT or self.stopped_state:
+            if self.cmdreg & H.CMD_DATA_PRESENT:
+                return False
+            if ((self.cmdreg & 3) == H.RSP_48_BUSY
+                    and (self.cmdreg & H.CMD_TYPE_ABORT) != H.CMD_TYPE_ABORT):
+                return False
+        return True
+
+    def send_command(self) -> None:
+        """Issue CMDREG/ARGUMENT to the card, store the response, raise
+        Command Complete (or Command Timeout), start the data phase."""
+        if self.qemu("sdhci.errintsts-cleared-by-cmd"):
+            self.errintsts = 0
+            self.acmd12errsts = 0
+        resp = self.card_command(self.cmdreg >> 8, self.argument)
+        timeout = False
+        rsp_type = self.cmdreg & 3
+        if rsp_type:
+            if len(resp) == 4:
+                self.rspreg = [int.from_bytes(resp, "big"), 0, 0, 0]
+            elif len(resp) == 16:
+                self.rspreg = [int.from_bytes(resp[11:15], "big"),
+                               int.from_bytes(resp[7:11], "big"),
+                               int.from_bytes(resp[3:7], "big"),
+                               int.from_bytes(resp[0:3], "big")]
+            else:
+                timeout = True
+                self.raise_error(H.EIS_CMDTOUT)
+            if rsp_type == H.RSP_48_BUSY and (
+                    not timeout or self.qemu("sdhci.cmd-timeout-cmdcmpl")):
+                self.set_nis(H.NIS_TRNSCMPL)
+        if not timeout or self.qemu("sdhci.cmd-timeout-cmdcmpl"):
+            self.set_nis(H.NIS_CMDCMPL)
+        self.update_irq()
+        if not timeout and self.block_size and self.cmdreg & H.CMD_DATA_PRESENT:
+            self.data_count = 0
+            self.data_transfer()
+
+    # -- data phase dispatch ------------------------------------------------
+
+    def data_transfer(self) -> None:
+        """Start/continue the transfer per DMA Enable and DMA Select (1.7)."""
+        if self.trnmod & H.TRNMOD_DMA:
+            kind = self.hostctl1 & H.HOSTCTL_DMA_MASK
+            cap = self.capareg
+            if kind == H.HOSTCTL_DMA_SDMA:
+                self.sdma_transfer()
+            elif kind == H.HOSTCTL_DMA_ADMA1:
+                if cap & H.CAPAB.mask("ADMA1"):
+                    self.do_adma()
+            elif kind == H.HOSTCTL_DMA_ADMA2_32:
+                if cap & H.CAPAB.mask("ADMA2"):
+                    self.do_adma()
+            elif cap & H.CAPAB.mask("ADMA2") and cap & H.CAPAB.mask("BUS64BIT"):
+                self.do_adma()
+            return
+        if self.trnmod & H.TRNMOD_READ and self.card_data_ready():
+            self.prnsts |= (H.PRNSTS_READ_ACTIVE | H.PRNSTS_DATINHIBIT
+                            | H.PRNSTS_DATLINEACTIVE)
+            self.read_block_from_card()
+        elif self.trnmod & H.TRNMOD_READ and not self.qemu("sdhci.pio-read-not-ready"):
+            self.raise_error(H.EIS_DATTOUT)
+            self.update_irq()
+        else:
+            self.prnsts |= (H.PRNSTS_WRITE_ACTIVE | H.PRNSTS_DATLINEACTIVE
+                            | H.PRNSTS_BUFWRRDY | H.PRNSTS_DATINHIBIT)
+            self.write_block_to_card()
+
+    # -- PIO (1.7.1, 2.2.8) -------------------------------------------------
+
+    def _multi(self) -> bool:
+        return bool(self.trnmod & H.TRNMOD_MULTI)
+
+    def _cnt_en(self) -> bool:
+        return bool(self.trnmod & H.TRNMOD_BLKCNT_EN)
+
+    def read_block_from_card(self) -> None:
+        """Fill the buffer with one block and raise Buffer Read Ready."""
+        if self._multi() and self._cnt_en() and self.blkcnt == 0:
+            return
+        tuning = H.HOSTCTL2.field("EXECTUNING")
+        if tuning.get(self.hostctl2):
+            self.hostctl2 = tuning.put(self.hostctl2, 0) | H.HOSTCTL2.mask("SMPLCLKSEL")
+            self.prnsts &= ~(H.PRNSTS_DATLINEACTIVE | H.PRNSTS_READ_ACTIVE
+                             | H.PRNSTS_DATINHIBIT)
+            self.update_irq()
+            return
+        bs = self.block_size
+        self.fifo[:bs] = self.card_read(bs)
+        self.prnsts |= H.PRNSTS_BUFRDRDY
+        self.set_nis(H.NIS_RBUFRDY)
+        if not self._multi() or self.blkcnt == 1:
+            self.prnsts &= ~H.PRNSTS_DATLINEACTIVE
+        if self.stopped_state == GAP_READ and self._multi() and self.blkcnt != 1:
+            self.prnsts &= ~H.PRNSTS_DATLINEACTIVE
+            self.set_nis(H.NIS_BLKGAP)
+        self.update_irq()
+
+    def read_dataport(self, size: int) -> int:
+        """Take ``size`` bytes from the buffer; the last byte of a block ends
+        the access and fetches the next block (or ends the transfer)."""
+        if not self.prnsts & H.PRNSTS_BUFRDRDY:
+            return 0
+        value = 0
+        for i in range(size):
+            if self.data_count >= self.buf_maxsz:
+                self.hung = "buffer index past the controller's buffer (QEMU asserts)"
+                return value
+            value |= self.fifo[self.data_count] << (8 * i)
+            self.data_count += 1
+            if self.data_count >= self.block_size:
+                self.prnsts &= ~H.PRNSTS_BUFRDRDY
+                self.data_count = 0
+                if self._cnt_en():
+                    self.blkcnt = (self.blkcnt - 1) & U16
+                if (not self._multi() or (self._cnt_en() and self.blkcnt == 0)
+                        or (self.stopped_state == GAP_READ
+                            and not self.prnsts & H.PRNSTS_DATLINEACTIVE)):
+                    self.end_transfer()
+                else:
+                    self.read_block_from_card()
+                break
+        return value
+
+    def write_block_to_card(self) -> None:
+        """Send the buffered block to the card, or signal Buffer Write Ready
+        when the buffer is (still) free."""
+        if self.prnsts & H.PRNSTS_BUFWRRDY:
+            self.set_nis(H.NIS_WBUFRDY)
+            self.update_irq()
+            return
+        if self._cnt_en():
+            if self.blkcnt == 0:
+                return
+            self.blkcnt -= 1
+        self.card_write(bytes(self.fifo[:self.block_size]))
+        self.prnsts |= H.PRNSTS_BUFWRRDY
+        if not self._multi() or (self._cnt_en() and self.blkcnt == 0):
+            self.end_transfer()
+        else:
+            self.set_nis(H.NIS_WBUFRDY)
+        if self.stopped_state == GAP_WRITE and self._multi() and self.blkcnt > 0:
+            self.prnsts &= ~H.PRNSTS_WRITE_ACTIVE
+            self.set_nis(H.NIS_BLKGAP)
+            self.end_transfer()
+        self.update_irq()
+
+    def write_dataport(self, value: int, size: int) -> None:
+        """Put ``size`` bytes into the buffer; a full block goes to the card."""
+        if not self.prnsts & H.PRNSTS_BUFWRRDY:
+            return
+        for _ in range(size):
+            if self.data_count >= self.buf_maxsz:
+                self.hung = "buffer index past the controller's buffer (QEMU asserts)"
+                return
+            self.fifo[self.data_count] = value & 0xFF
+            self.data_count += 1
+            value >>= 8
+            if self.data_count >= self.block_size:
+                self.data_count = 0
+                self.prnsts &= ~H.PRNSTS_BUFWRRDY
+                if self.prnsts & H.PRNSTS_WRITE_ACTIVE:
+                    self.write_block_to_card()
+
+    def _bdata_sequential(self, byte: int) -> bool:
+        """The Buffer Data Port must be accessed at the byte that comes next."""
+        return (self.data_count & 3) == byte
+
+    # -- block gap (2.2.12) -------------------------------------------------
+
+    def _blkgap_write(self, value: int) -> None:
+        if value & H.BLKGAP_STOP and self.blkgap & H.BLKGAP_STOP:
+            return
+        self.blkgap = value & H.BLKGAP_STOP
+        if not self.qemu("sdhci.blkgap-rw-bits"):
+            self.blkgap |= value & 0x0C
+        if (value & H.BLKGAP_CONTINUE and self.stopped_state
+                and not self.blkgap & H.BLKGAP_STOP):
+            if self.stopped_state == GAP_READ:
+                self.prnsts |= H.PRNSTS_DATLINEACTIVE | H.PRNSTS_READ_ACTIVE
+                self.read_block_from_card()
+            else:
+                self.prnsts |= H.PRNSTS_DATLINEACTIVE | H.PRNSTS_WRITE_ACTIVE
+                self.write_block_to_card()
+            self.stopped_state = NOT_STOPPED
+        elif not self.stopped_state and value & H.BLKGAP_STOP:
+            if self.prnsts & H.PRNSTS_READ_ACTIVE:
+                self.stopped_state = GAP_READ
+            elif self.prnsts & H.PRNSTS_WRITE_ACTIVE:
+                self.stopped_state = GAP_WRITE
+
+    # -- MMIO ---------------------------------------------------------------
+
+    def read(self, offset: int, size: int) -> int:
+        """A 1/2/4-byte aligned read inside the register window."""
+        self.timer_steps = 0
+        self.resume_pending_transfer()
+        base = offset & ~3
+        if base == H.BDATA.offset:
+            if self._bdata_sequential(offset - base):
+                return self.read_dataport(size)
+            return 0
+        word = self._read_word(base)
+        return (word >> ((offset & 3) * 8)) & ((1 << (size * 8)) - 1)
+
+    def _read_word(self, base: int) -> int:
+        if base == 0x00:
+            return self.sdmasysad
+        if base == 0x04:
+            return self.blksize | self.blkcnt << 16
+        if base == 0x08:
+            return self.argument
+        if base == 0x0C:
+            return self.trnmod | self.cmdreg << 16
+        if 0x10 <= base <= 0x1C:
+            return self.rspreg[(base - 0x10) >> 2]
+        if base == 0x24:
+            prn = self.prnsts & ~0x01F00000
+            return prn | self.dat_lines() << 20 | int(self.cmd_line()) << 24
+        if base == 0x28:
+            return self.hostctl1 | self.pwrcon << 8 | self.blkgap << 16 | self.wakcon << 24
+        if base == 0x2C:
+            return self.clkcon | self.timeoutcon << 16
+        if base == 0x30:
+            return self.norintsts | self.errintsts << 16
+        if base == 0x34:
+            return self.norintstsen | self.errintstsen << 16
+        if base == 0x38:
+            return self.norintsigen | self.errintsigen << 16
+        if base == 0x3C:
+            return self.acmd12errsts | self.hostctl2 << 16
+        if base == 0x40:
+            return self.capareg & U32
+        if base == 0x44:
+            return self.capareg >> 32
+        if base == 0x48:
+            return self.maxcurr & U32
+        if base == 0x4C:
+            return self.maxcurr >> 32
+        if base == 0x54:
+            return self.admaerr
+        if base == 0x58:
+            return self.admasysaddr & U32
+        if base == 0x5C:
+            return self.admasysaddr >> 32
+        if base == 0xFC:
+            return self.hcver << 16 | int(self.slotint())
+        return 0
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        """A 1/2/4-byte aligned write inside the register window."""
+        shift = 8 * (offset & 3)
+        width = (1 << (size * 8)) - 1
+        mask = ~(width << shift) & U32
+        value = ((value & width) << shift) & U32
+        self.timer_steps = 0
+        self.resume_pending_transfer()
+        base = offset & ~3
+        handler = self._writers.get(base)
+        if handler is not None:
+            handler(self, offset, shift, mask, value, size)
+
+    @staticmethod
+    def _mw(reg: int, mask: int, value: int, width: int) -> int:
+        """Keep the bits of ``reg`` under ``mask``, OR in ``value``, truncate."""
+        return ((reg & mask) | value) & width
+
+    def _w_sysad(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        if self.transferring() and self.qemu("sdhci.sdma-sysad-ignored-while-active"):
+            return
+        self.sdmasysad = self._mw(self.sdmasysad, mask, value, U32)
+        if (not mask & 0xFF000000 and self.blkcnt and self.block_size
+                and self.hostctl1 & H.HOSTCTL_DMA_MASK == H.HOSTCTL_DMA_SDMA):
+            if self.qemu("sdhci.sdma-sysad-starts-transfer") or self.sdma_paused:
+                self.sdma_paused = False
+                self.sdma_transfer(from_sysad=True)
+
+    def _w_blksize(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        if self.transferring():
+            return
+        old = self.blksize
+        self.blksize = self._mw(self.blksize, mask, value & 0x7FFF, U16)
+        self.blkcnt = self._mw(self.blkcnt, mask >> 16, value >> 16, U16)
+        if self.block_size > self.buf_maxsz:
+            self.blksize = (self.blksize & ~H.BLKSIZE_SIZE_MASK) | self.buf_maxsz
+        if old != self.blksize:
+            self.data_count = 0
+
+    def _w_argument(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        self.argument = self._mw(self.argument, mask, value, U32)
+
+    def _w_trnmod(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        if not self.capareg & H.CAPAB.mask("SDMA"):
+            value &= ~H.TRNMOD_DMA
+        if self.prnsts & H.PRNSTS_DATINHIBIT:
+            if self.qemu("sdhci.trnmod-inhibit-or"):
+                mask |= 0xFFFF
+            else:
+                mask |= 0xFFFF
+                value &= ~0xFFFF
+        self.trnmod = self._mw(self.trnmod, mask, value & 0x0037, U16)
+        cmd = value >> 16
+        if not self.qemu("sdhci.reserved-bits-writable"):
+            cmd &= ~_CMDREG_RSVD
+        self.cmdreg = self._mw(self.cmdreg, mask >> 16, cmd, U16)
+        if mask & 0xFF000000 or not self.can_issue_command():
+            return
+        self.send_command()
+
+    def _w_bdata(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        if self._bdata_sequential(offset - H.BDATA.offset):
+            self.write_dataport(value >> shift, size)
+
+    def _w_hostctl(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        if not mask & 0x00FF0000:
+            self._blkgap_write((value >> 16) & U8)
+        self.hostctl1 = self._mw(self.hostctl1, mask, value, U8)
+        pwr = (value >> 8) & U8
+        wak = (value >> 24) & U8
+        if not self.qemu("sdhci.reserved-bits-writable"):
+            pwr &= ~_PWRCON_RSVD
+            wak &= ~_WAKCON_RSVD
+        self.pwrcon = self._mw(self.pwrcon, mask >> 8, pwr, U8)
+        self.wakcon = self._mw(self.wakcon, mask >> 24, wak, U8)
+        volt = (self.pwrcon >> 1) & 7
+        if (not self.prnsts & H.PRNSTS_CARDINSERTED or volt < 5
+                or not self.capareg & (1 << (31 - volt))):
+            self.pwrcon &= ~H.PWRCON_POWER_ON
+
+    def _w_clkcon(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        if not mask & 0xFF000000:
+            self._software_reset((value >> 24) & U8)
+        clk = value & U16
+        tmo = (value >> 16) & U8
+        if not self.qemu("sdhci.reserved-bits-writable"):
+            clk &= ~(_CLKCON_RSVD_V3 if self.sd_spec_version >= 3 else _CLKCON_RSVD_V2)
+            tmo &= ~_TIMEOUTCON_RSVD
+        self.clkcon = self._mw(self.clkcon, mask, clk, U16)
+        self.timeoutcon = self._mw(self.timeoutcon, mask >> 16, tmo, U8)
+        if self.clkcon & H.CLKCON_INTCLK_EN:
+            self.clkcon |= H.CLKCON_INTCLK_STABLE
+        else:
+            self.clkcon &= ~H.CLKCON_INTCLK_STABLE
+
+    def _sync_errint(self) -> None:
+        if self.errintsts:
+            self.norintsts |= H.NIS_ERRINT
+        else:
+            self.norintsts &= ~H.NIS_ERRINT
+
+    def _w_norintsts(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        if self.norintstsen & H.NIS_CARDINT:
+            value &= ~H.NIS_CARDINT
+        self.norintsts &= (mask | ~value) & U16
+        self.errintsts &= ((mask >> 16) | ~(value >> 16)) & U16
+        self._sync_errint()
+        self.update_irq()
+
+    def _w_norintstsen(self, offset: int, shift: int, mask: int, value: int,
+                       size: int) -> None:
+        if not self.qemu("sdhci.reserved-bits-writable"):
+            value &= ~_INTEN_RSVD
+        self.norintstsen = self._mw(self.norintstsen, mask, value & U16, U16)
+        self.errintstsen = self._mw(self.errintstsen, mask >> 16, value >> 16, U16)
+        self.norintsts &= self.norintstsen
+        self.errintsts &= self.errintstsen
+        self._sync_errint()
+        self.update_irq()
+
+    def _w_norintsigen(self, offset: int, shift: int, mask: int, value: int,
+                       size: int) -> None:
+        if not self.qemu("sdhci.reserved-bits-writable"):
+            value &= ~_INTEN_RSVD
+        self.norintsigen = self._mw(self.norintsigen, mask, value & U16, U16)
+        self.errintsigen = self._mw(self.errintsigen, mask >> 16, value >> 16, U16)
+        self.update_irq()
+
+    def _w_acmd12(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        if self.qemu("sdhci.acmd12errsts-writable"):
+            self.acmd12errsts = self._mw(self.acmd12errsts, mask, value & U16, U16)
+        uhs = self.uhs_mode >= 1
+        if not uhs and not self.qemu("sdhci.hostctl2-needs-uhs"):
+            uhs = self.sd_spec_version >= 3
+        if not uhs:
+            return
+        hc2 = value >> 16
+        if not self.qemu("sdhci.reserved-bits-writable"):
+            hc2 &= ~_HOSTCTL2_RSVD
+        self.hostctl2 = self._mw(self.hostctl2, mask >> 16, hc2, U16)
+        set_voltage = getattr(self.card, "set_voltage", None)
+        if callable(set_voltage):
+            set_voltage(1800 if H.HOSTCTL2.field("V18EN").get(self.hostctl2) else 3300)
+
+    def _w_feaer(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        self.acmd12errsts = (self.acmd12errsts | value) & U16
+        self.errintsts |= (value >> 16) & self.errintstsen
+        if self.acmd12errsts:
+            self.errintsts |= H.EIS_ACMDERR
+        if self.errintsts:
+            self.norintsts |= H.NIS_ERRINT
+        self.update_irq()
+
+    def _w_admaerr(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        if self.qemu("sdhci.admaerr-writable"):
+            self.admaerr = self._mw(self.admaerr, mask, value, U8)
+
+    def _w_adma_lo(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        self.admasysaddr = (self.admasysaddr & (0xFFFFFFFF00000000 | mask)) | value
+
+    def _w_adma_hi(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
+        self.admasysaddr = ((self.admasysaddr & (0xFFFFFFFF | (mask << 32))) | (value << 32)) & U64
+
+    _writers = {
+        0x00: _w_sysad,
+        0x04: _w_blksize,
+        0x08: _w_argument,
+        0x0C: _w_trnmod,
+        0x20: _w_bdata,
+        0x28: _w_hostctl,
+        0x2C: _w_clkcon,
+        0x30: _w_norintsts,
+        0x34: _w_norintstsen,
+        0x38: _w_norintsigen,
+        0x3C: _w_acmd12,
+        0x50: _w_feaer,
+        0x54: _w_admaerr,
+        0x58: _w_adma_lo,
+        0x5C: _w_adma_hi,
+    }

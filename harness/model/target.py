@@ -1,0 +1,143 @@
+"""``ModelTarget``: the golden model behind the Target interface.
+
+Wires one :class:`~harness.model.clock.VirtualClock`, an SD card, the
+sdhci-pci controller and sparse guest memory together, and turns Target
+accesses into what QEMU's memory core hands the device:
+
+* an access is split as ``flatview_read/write_continue`` splits it: pieces
+  of at most 4 bytes (sdhci's ``valid.max_access_size``), each no larger
+  than the alignment of its address, little endian; so a quadword becomes
+  two longwords and a misaligned longword becomes byte/word pieces;
+* a piece outside the 256-byte register window lands on whatever follows the
+  BAR; nothing is mapped there in the harness's layout, so it behaves as
+  QEMU's unassigned memory: reads 0, writes are dropped.  No exception.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.model.clock import VirtualClock
+from harness.model.memory import GuestMemory
+from harness.model.sdhci import SDHCI, SDBusCard
+from harness.profile import NEWEST, BuildProfile
+from harness.spec.sdhci import REGISTER_WINDOW
+from harness.target import TargetError
+
+_SIZES = (1, 2, 4, 8)
+
+
+def split_access(offset: int, size: int) -> list[tuple[int, int]]:
+    """``(offset, size)`` pieces QEMU's memory core issues for one access
+    to a region with 1..4 byte aligned accesses (``memory_access_size``)."""
+    out: list[tuple[int, int]] = []
+    while size > 0:
+        n = min(size, 4)
+        align = offset & -offset if offset else 1 << 30
+        n = min(n, align)
+        n = 1 << (n.bit_length() - 1)
+        out.append((offset, n))
+        offset += n
+        size -= n
+    return out
+
+
+class ModelTarget:
+    """The model as a :class:`harness.target.Target`.
+
+    ``image``/``size`` and ``card_options`` (``spec_version``,
+    ``erase_blocks_as_zero``, ``readonly``) go to the SD card; ``card``
+    replaces it with any object offering the SD-bus operations.
+    ``sd_spec_version``, ``capareg``, ``maxcurr`` and ``uhs_mode`` are
+    sdhci-pci's properties; ``ram_size`` the machine's RAM.  ``strict``
+    makes card and controller follow the specifications where QEMU deviates.
+    """
+
+    name: str = "model"
+
+    def __init__(self, image: str | Path | None = None, size: int | None = None, *,
+                 profile: BuildProfile = NEWEST, machine: str | None = None,
+                 strict: bool = False, sd_spec_version: int | str | None = None,
+                 capareg: int | str | None = None, maxcurr: int | str | None = None,
+                 uhs_mode: int | str | None = None, ram_size: int = 128 << 20,
+                 card: SDBusCard | None = None, **card_options: Any) -> None:
+        self.profile = profile
+        self.machine = machine
+        self.strict = strict
+        self.clock = VirtualClock()
+        self.memory = GuestMemory(ram_size, machine)
+        if card is None:
+            from harness.model.sdcard import SDCard
+
+            card = SDCard(self.clock, image, size, profile=profile, machine=machine,
+                          strict=strict, **card_options)
+        self.card: SDBusCard = card
+        self.sdhci = SDHCI(self.clock, card, self.memory, profile=profile,
+                           sd_spec_version=sd_spec_version, capareg=capareg,
+                           maxcurr=maxcurr, uhs_mode=uhs_mode, strict=strict)
+
+    # -- registers ------------------------------------------------------------
+
+    @staticmethod
+    def _check(size: int) -> None:
+        if size not in _SIZES:
+            raise TargetError(f"access size must be 1, 2, 4 or 8, not {size}")
+
+    def read(self, offset: int, size: int) -> int:
+        self._check(size)
+        value = 0
+        for off, n in split_access(offset, size):
+            if 0 <= off < REGISTER_WINDOW:
+                piece = self.sdhci.read(off, n)
+            else:
+                piece = 0
+            value |= piece << (8 * (off - offset))
+        return value
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        self._check(size)
+        value &= (1 << (8 * size)) - 1
+        for off, n in split_access(offset, size):
+            if 0 <= off < REGISTER_WINDOW:
+                piece = (value >> (8 * (off - offset))) & ((1 << (8 * n)) - 1)
+                self.sdhci.write(off, n, piece)
+
+    # -- memory, time, interrupt ------------------------------------------------
+
+    def mem_read(self, addr: int, length: int) -> bytes:
+        data, _ok = self.memory.read(addr, length)
+        return data
+
+    def mem_write(self, addr: int, data: bytes) -> None:
+        self.memory.write(addr, bytes(data))
+        self.sdhci.unpark_adma()
+
+    def clock_step(self, ns: int | None = None) -> int:
+        self.sdhci.timer_steps = 0
+        return self.clock.step(ns)
+
+    def irq_level(self) -> bool:
+        return self.sdhci.irq_level()
+
+    def image_read(self, offset: int, length: int) -> bytes:
+        reader = getattr(self.card, "image_read", None)
+        if reader is None:
+            return bytes(length)
+        return bytes(reader(offset, length))
+
+    def close(self) -> None:
+        """Nothing to release: the model holds no processes or files."""
+
+    # -- beyond the Target interface ----------------------------------------------
+
+    def set_card_inserted(self, inserted: bool) -> None:
+        """Insert or eject the card's medium (QEMU: blockdev change/eject);
+        the controller sees a card change event."""
+        setattr(self.card, "inserted", inserted)  # noqa: B010 (read-only in SDBusCard)
+        self.sdhci.card_changed()
+
+    @property
+    def hung(self) -> str | None:
+        """Why QEMU would hang or abort at this point, if it would."""
+        return self.sdhci.hung or getattr(self.card, "fatal", None)
