@@ -46,6 +46,10 @@ from harness.model.sdhci_state import (
 from harness.profile import NEWEST, BuildProfile
 from harness.spec import sdhci as H
 
+#: First QEMU version seen with HOSTCTL2 bit 12 writable without UHS: 11.1.3
+#: has it, 10.2.2 does not; no source of 11.0 was at hand, so 11.0 is assumed.
+HOSTCTL2_V4EN_ALWAYS = (11, 0, 0)
+
 __all__ = ["SDHCI", "SDHCIConfigError", "SDBusCard"]
 
 _TRANSFER_BITS = H.PRNSTS_READ_ACTIVE | H.PRNSTS_WRITE_ACTIVE
@@ -566,6 +570,13 @@ class SDHCI(SdhciDma):
         if not uhs and not self.qemu("sdhci.hostctl2-needs-uhs"):
             uhs = self.sd_spec_version >= 3
         if not uhs:
+            if self.profile.version >= HOSTCTL2_V4EN_ALWAYS:
+                # Observed on QEMU 11.1.3 (not in 10.2.2): without UHS,
+                # HOSTCTL2 bit 12 (Host Version 4 Enable, SDHC 4.10) alone
+                # is writable; every other bit still ignores writes.
+                v4 = H.HOSTCTL2_V4EN
+                self.hostctl2 = (self.hostctl2 & ~(v4 & ~(mask >> 16))) | (
+                    (value >> 16) & v4 & ~(mask >> 16))
             return
         hc2 = value >> 16
         if not self.qemu("sdhci.reserved-bits-writable"):

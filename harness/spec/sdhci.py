@@ -209,6 +209,7 @@ HOSTCTL2 = Register("HOSTCTL2", 0x3E, 2, (
     Field("DRVSTR", 4, 2, RW, "Driver Strength Select (v3)"),
     Field("EXECTUNING", 6, 1, RW, "Execute Tuning (v3)"),
     Field("SMPLCLKSEL", 7, 1, RW, "Sampling Clock Select (v3)"),
+    Field("V4EN", 12, 1, RW, "Host Version 4 Enable (v4.10)"),
     Field("ASYNCINTEN", 14, 1, RW, "Asynchronous Interrupt Enable (v3)"),
     Field("PRESETEN", 15, 1, RW, "Preset Value Enable (v3)"),
 ), "Host Control 2 (2.2.24, v3)")
@@ -400,6 +401,9 @@ CLKCON_INTCLK_STABLE = 0x0002
 CLKCON_SDCLK_EN = 0x0004
 
 # SWRST (2.2.16)
+#: HOSTCTL2 Host Version 4 Enable (SDHC 4.10, 2.2.24).
+HOSTCTL2_V4EN = HOSTCTL2.mask("V4EN")
+
 SWRST_ALL = 0x01
 SWRST_CMD = 0x02
 SWRST_DAT = 0x04
