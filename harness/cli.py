@@ -98,6 +98,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UserError(str(e.args[0])) from e
     builds = [b for b in _builds(args.qemu) if isinstance(b, QemuBuild)]
     report_dir = Path(args.report_dir)
+    if args.strict:
+        return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir)
     results: list[runner.Result] = []
     plan = [(b, m, sc) for b in builds for sc in selected
             for m in (args.machine or _default_machines(b, sc))]
@@ -105,21 +107,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         _progress(f"[{done}/{len(plan)}] {b.name} {m} {sc.name}")
         results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir))
     _progress("")
-    compat_bad = 0
-    if not args.scenario and (not args.group or "compat" in args.group) and not args.strict:
+    if not args.scenario and (not args.group or "compat" in args.group):
         for cellv in compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}")):
             res = runner.Result(cellv.build, f"compat {cellv.machine} {cellv.prop}",
                                 "compat-matrix", cellv.machine,
                                 runner.AGREE if cellv.ok else runner.DIVERGE)
             if not cellv.ok:
-                compat_bad += 1
                 res.reason = (f"{cellv.machine}: sd-card {cellv.prop} is {cellv.actual!r} in "
                               f"QEMU, the model's compat table says {cellv.expected!r}")
             results.append(res)
         _progress("")
-    if args.strict:
-        print("strict mode: the model follows the SD specifications; every divergence "
-              "below is a spec deviation of the build (a finding)\n")
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if args.json:
         report.write_json(results, Path(args.json), [
@@ -135,6 +132,41 @@ def cmd_check(args: argparse.Namespace) -> int:
     if results and statuses == {runner.SKIP}:
         return 4
     return 0
+
+
+def _check_strict(builds: list[Any], selected: list[Any], machine: str,
+                  report_dir: Any) -> int:
+    """Findings: each deviation from the SD specifications a build shows."""
+    from harness.check import strict
+
+    print("strict mode: the model follows the SD specifications; each finding is a "
+          "place where QEMU does not\n")
+    total = 0
+    for b in builds:
+        rep = strict.findings_for(b, selected, machine, report_dir, progress=_progress)
+        _progress("")
+        print(f"== QEMU {b.name} ({b.version}): {len(rep.findings)} spec deviations found "
+              f"by {len(rep.results)} scenarios")
+        for f in rep.findings:
+            d = f.deviation
+            print(f"- {d.key} [{d.spec}]\n    spec: {d.rule}\n    QEMU: {d.qemu}\n"
+                  f"    first seen in {f.scenario}: {f.step}\n    reproducer: {f.reproducer}")
+        for r in rep.unexplained:
+            print(f"- unexplained strict divergence in {r.scenario}: {r.reason}")
+            if r.divergence and r.divergence.trace_file:
+                print(f"    reproducer: {r.divergence.trace_file}")
+        errors = [r for r in rep.results if r.status in (runner_error(), "crash")]
+        for r in errors:
+            print(f"- {r.scenario}: {r.status}: {r.reason}")
+        total += len(rep.findings) + len(rep.unexplained) + len(errors)
+        print()
+    return 1 if total else 0
+
+
+def runner_error() -> str:
+    from harness.check import runner
+
+    return runner.ERROR
 
 
 def _default_machines(build: Any, sc: Any) -> list[str]:

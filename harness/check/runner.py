@@ -14,6 +14,7 @@ from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
 from harness.check.scenario import Context, Scenario
+from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.qemu.builds import QemuBuild
 from harness.qemu.session import QemuDied, QemuError
@@ -42,6 +43,8 @@ class Result:
     seconds: float = 0.0
     #: Spec expectations QEMU did not meet while model and QEMU agreed.
     spec_misses: list[str] = field(default_factory=list)
+    #: Deviation keys the model consulted during the run.
+    consulted: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -128,7 +131,7 @@ def run(
     sc: Scenario,
     machine: str = "q35",
     *,
-    strict: bool = False,
+    strict: Strictness = False,
     report_dir: Path | None = None,
     quirks: tuple[Quirk, ...] = QUIRKS,
 ) -> Result:
@@ -145,6 +148,7 @@ def run(
     ctx = Context(build.profile, machine, sc.image, sc.params)
     qset = QuirkSet(quirks, build.profile, sc.name)
     qemu: QemuTarget | None = None
+    model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     try:
         qemu = QemuTarget(build.binary, image=image, machine=machine, sd_card=sc.sd_card,
@@ -175,6 +179,8 @@ def run(
             res.quirks = [q for q, _ in lock.applied]
         if qemu is not None:
             qemu.close()
+        if model is not None:
+            res.consulted = model.deviations_consulted()
     if res.status == AGREE and res.quirks:
         res.status = QUIRK
     if res.status in (AGREE, QUIRK):

@@ -22,20 +22,34 @@ class Deviation:
     qemu: str         #: what QEMU does instead, in our words
 
 
+#: ``False``: follow QEMU everywhere; ``True``: the specification
+#: everywhere; a set of keys: the specification for those deviations only
+#: (keys of the other device's list are ignored), which is how a strict
+#: check attributes a divergence to one deviation.
+Strictness = bool | frozenset[str]
+
+
 class Deviations:
     """A set of deviations and the mode that says which side to follow."""
 
-    def __init__(self, items: tuple[Deviation, ...], strict: bool = False) -> None:
+    def __init__(self, items: tuple[Deviation, ...], strict: Strictness = False) -> None:
         self.items = {d.key: d for d in items}
         if len(self.items) != len(items):
             raise ValueError("duplicate deviation key")
-        self.strict = strict
+        if isinstance(strict, bool):
+            self.spec_keys = frozenset(self.items) if strict else frozenset()
+        else:
+            self.spec_keys = frozenset(k for k in strict if k in self.items)
+        self.strict = bool(self.spec_keys)
+        #: Every key the model asked about: the deviations a run exercised.
+        self.consulted: set[str] = set()
 
     def qemu(self, key: str) -> bool:
         """True when the model should follow QEMU for deviation ``key``."""
         if key not in self.items:
             raise KeyError(f"unknown deviation {key!r}")
-        return not self.strict
+        self.consulted.add(key)
+        return key not in self.spec_keys
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.items.values())

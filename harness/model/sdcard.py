@@ -22,7 +22,7 @@ from harness.model import sd_data
 from harness.model.blockstore import BlockStore
 from harness.model.clock import TimerHandle, VirtualClock
 from harness.model.compat import defaults_for
-from harness.model.deviations import Deviations
+from harness.model.deviations import Deviations, Strictness
 from harness.model.sd_commands import (
     ACMD_ROWS,
     CMD_ROWS,
@@ -116,7 +116,7 @@ class SDCard:
     def __init__(self, clock: VirtualClock, image: str | Path | None = None,
                  size: int | None = None, *, spec_version: int | None = None,
                  erase_blocks_as_zero: bool | None = None, profile: BuildProfile = NEWEST,
-                 machine: str | None = None, strict: bool = False,
+                 machine: str | None = None, strict: Strictness = False,
                  readonly: bool = False) -> None:
         self.clock = clock
         self.profile = profile

@@ -29,6 +29,7 @@ memory core before they get here (see ``harness.model.target``).
 from __future__ import annotations
 
 from harness.model.clock import VirtualClock
+from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
 from harness.model.sdhci_dma import SdhciDma
 from harness.model.sdhci_state import (
@@ -78,7 +79,7 @@ class SDHCI(SdhciDma):
     def __init__(self, clock: VirtualClock, card: SDBusCard | None, memory: GuestMemory, *,
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
-                 uhs_mode: int | str | None = None, strict: bool = False) -> None:
+                 uhs_mode: int | str | None = None, strict: Strictness = False) -> None:
         super().__init__(clock, card, memory, profile=profile, sd_spec_version=sd_spec_version,
                          capareg=capareg, maxcurr=maxcurr, uhs_mode=uhs_mode, strict=strict)
         self.reset()

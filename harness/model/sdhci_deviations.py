@@ -8,7 +8,7 @@ QEMU, in strict mode as the specification says.
 
 from __future__ import annotations
 
-from harness.model.deviations import Deviation, Deviations
+from harness.model.deviations import Deviation, Deviations, Strictness
 
 SDHCI_DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
@@ -136,6 +136,6 @@ SDHCI_DEVIATIONS: tuple[Deviation, ...] = (
 )
 
 
-def sdhci_deviations(strict: bool = False) -> Deviations:
+def sdhci_deviations(strict: Strictness = False) -> Deviations:
     """The sdhci deviation set in QEMU (default) or strict mode."""
     return Deviations(SDHCI_DEVIATIONS, strict)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from harness.model.clock import TimerHandle, VirtualClock
-from harness.model.deviations import Deviations
+from harness.model.deviations import Deviations, Strictness
 from harness.model.memory import GuestMemory
 from harness.model.sdhci_deviations import sdhci_deviations
 from harness.profile import NEWEST, BuildProfile, Version
@@ -93,7 +93,7 @@ class SdhciState:
     def __init__(self, clock: VirtualClock, card: SDBusCard | None, memory: GuestMemory, *,
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
-                 uhs_mode: int | str | None = None, strict: bool = False) -> None:
+                 uhs_mode: int | str | None = None, strict: Strictness = False) -> None:
         props = profile.sdhci_properties
         self.clock = clock
         self.card = card

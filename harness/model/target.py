@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model.clock import VirtualClock
+from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
 from harness.model.sdhci import SDHCI, SDBusCard
@@ -60,7 +61,7 @@ class ModelTarget:
 
     def __init__(self, image: str | Path | None = None, size: int | None = None, *,
                  profile: BuildProfile = NEWEST, machine: str | None = None,
-                 strict: bool = False, sd_spec_version: int | str | None = None,
+                 strict: Strictness = False, sd_spec_version: int | str | None = None,
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
                  uhs_mode: int | str | None = None, ram_size: int = 128 << 20,
                  card: SDBusCard | None = None, **card_options: Any) -> None:
@@ -130,6 +131,14 @@ class ModelTarget:
         """Nothing to release: the model holds no processes or files."""
 
     # -- beyond the Target interface ----------------------------------------------
+
+    def deviations_consulted(self) -> set[str]:
+        """Keys of every deviation the card and controller models consulted."""
+        out = set(self.sdhci.deviations.consulted)
+        dev = getattr(self.card, "dev", None)
+        if dev is not None:
+            out |= dev.consulted
+        return out
 
     def reconcile(self, op: str, args: tuple[Any, ...], model_value: Any,
                   qemu_value: Any) -> bool:
