@@ -337,7 +337,7 @@ def _add_optional(module: str, subparsers: Any) -> None:
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as e:
-        if e.name != module:
+        if not e.name or not module.startswith(e.name):
             raise
         return
     mod.add_parsers(subparsers)
