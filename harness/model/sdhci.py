@@ -571,10 +571,11 @@ class SDHCI(SdhciDma):
         if not uhs and not self.qemu("sdhci.hostctl2-needs-uhs"):
             uhs = self.sd_spec_version >= 3
         if not uhs:
-            if self.profile.version >= HOSTCTL2_V4EN_ALWAYS:
+            if (self.profile.version >= HOSTCTL2_V4EN_ALWAYS
+                    and self.qemu("sdhci.reserved-bits-writable")):
                 # Observed on QEMU 11.1.3 (not in 10.2.2): without UHS,
-                # HOSTCTL2 bit 12 (Host Version 4 Enable, SDHC 4.10) alone
-                # is writable; every other bit still ignores writes.
+                # HOSTCTL2 bit 12 (Host Version 4 Enable in SDHC 4.10,
+                # reserved in 3.00) alone is writable; other bits ignore it.
                 v4 = H.HOSTCTL2_V4EN
                 self.hostctl2 = (self.hostctl2 & ~(v4 & ~(mask >> 16))) | (
                     (value >> 16) & v4 & ~(mask >> 16))
