@@ -21,25 +21,19 @@ from harness.spec.fields import Register
 from harness.spec.sd import Resp
 from harness.target import Target
 
-# Facts missing from harness.spec.sd, to be moved there (PLS 4.3.13, 4.3.7,
-# 4.3.10, 4.7.4).  Kept here only so the driver can run meanwhile.
-#: CMD8 argument: VHS = 1 (2.7-3.6 V) in bits 11:8, check pattern 0xAA.
-CMD8_VHS_27_36 = 0x100  # TODO(spec/sd.py)
-CMD8_CHECK_PATTERN = 0xAA  # TODO(spec/sd.py)
-#: ACMD6 argument: bus width code (PLS 4.7.4, Table 4-32).
-ACMD6_BUS_WIDTH = {1: 0, 4: 2}  # TODO(spec/sd.py)
-#: CMD42 lock card data structure, byte 0 flags (PLS 4.3.7, Table 4-12).
-LOCK_SET_PWD = 0x01  # TODO(spec/sd.py)
-LOCK_CLR_PWD = 0x02  # TODO(spec/sd.py)
-LOCK_LOCK = 0x04  # TODO(spec/sd.py)
-LOCK_ERASE = 0x08  # TODO(spec/sd.py)
+# Names from the card spec used by callers of the driver too.
+CMD8_VHS_27_36 = S.CMD8_VHS_27_36
+CMD8_CHECK_PATTERN = S.CMD8_CHECK_PATTERN
+ACMD6_BUS_WIDTH = S.ACMD6_BUS_WIDTH
+LOCK_SET_PWD, LOCK_CLR_PWD, LOCK_LOCK, LOCK_ERASE = (
+    S.LOCK_SET_PWD, S.LOCK_CLR_PWD, S.LOCK_LOCK, S.LOCK_ERASE)
 #: Data block lengths (PLS 4.3.10 CMD6 status, 4.10.2 SD status, 5.6 SCR,
 #: 4.3.14 CMD30 and ACMD22).
 SWITCH_STATUS_BYTES = S.SWITCH_STATUS.width
 SD_STATUS_BYTES = S.SD_STATUS.width
 SCR_BYTES = S.SCR.width
-WRITE_PROT_BYTES = 4  # TODO(spec/sd.py)
-NUM_WR_BLOCKS_BYTES = 4  # TODO(spec/sd.py)
+WRITE_PROT_BYTES = S.WRITE_PROT_BYTES
+NUM_WR_BLOCKS_BYTES = S.NUM_WR_BLOCKS_BYTES
 
 #: ACMD41 voltage window the host offers at 3.3 V: 3.2-3.4 V (PLS 5.1).
 HOST_OCR_33V = S.OCR.mask("VDD_32_33", "VDD_33_34")

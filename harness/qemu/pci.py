@@ -10,24 +10,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.qemu.qtest import QtestClient
+from harness.spec.pci import (
+    BAR0,
+    COMMAND,
+    COMMAND_ENABLED,
+    COMMAND_MASTER,
+    COMMAND_MEMORY,
+    HEADER_TYPE,
+    INTERRUPT_PIN,
+    REVISION_ID,
+    SDHCI_PCI,
+    VENDOR_ID,
+)
+
+__all__ = ["BAR0", "COMMAND", "COMMAND_ENABLED", "COMMAND_MASTER", "COMMAND_MEMORY",
+           "INTERRUPT_PIN", "PciConfig", "PciFunction", "SDHCI_PCI_IDS", "find", "intx_route"]
 
 CONFIG_ADDRESS = 0xCF8
 CONFIG_DATA = 0xCFC
+CLASS_REVISION = REVISION_ID  # the dword holding revision and class code
 
-# Configuration header offsets (PCI Local Bus Specification 3.0, 6.1).
-VENDOR_ID = 0x00
-DEVICE_ID = 0x02
-COMMAND = 0x04
-CLASS_REVISION = 0x08
-HEADER_TYPE = 0x0E
-BAR0 = 0x10
-INTERRUPT_LINE = 0x3C
-INTERRUPT_PIN = 0x3D
-
-COMMAND_MEMORY = 1 << 1
-COMMAND_MASTER = 1 << 2
-
-SDHCI_PCI_IDS = (0x1B36, 0x0007)  # Red Hat / QEMU "generic SDHCI"
+SDHCI_PCI_IDS = (SDHCI_PCI.vendor_id, SDHCI_PCI.device_id)
 
 # PIIX3 (pc machine types): PIRQ[A-D] route control registers, function 0.
 PIIX_PIRQRC = 0x60

@@ -116,9 +116,7 @@ class QemuTarget:
         self.pci = cfg
         cfg.write(0, dev.devfn, pci.BAR0, 4, self.bar0)
         command = cfg.read(0, dev.devfn, pci.COMMAND, 2)
-        cfg.write(
-            0, dev.devfn, pci.COMMAND, 2, command | pci.COMMAND_MEMORY | pci.COMMAND_MASTER
-        )
+        cfg.write(0, dev.devfn, pci.COMMAND, 2, command | pci.COMMAND_ENABLED)
         pin = cfg.read(0, dev.devfn, pci.INTERRUPT_PIN, 1)
         self.irq_line = pci.intx_route(cfg, functions, dev, pin or 1)
         self.qtest.irq_intercept_in("ioapic")

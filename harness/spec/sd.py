@@ -530,6 +530,25 @@ def register_value(data: bytes) -> int:
 
 #: Capacity classes by size (PLS 3.3): SDSC up to 2 GiB, SDHC up to 32 GiB,
 #: SDXC up to 2 TiB, SDUC above.
+
+# -- command arguments and data blocks, as the spec defines them -------------
+
+#: CMD8 SEND_IF_COND argument (PLS 4.3.13): VHS 0001b (2.7-3.6 V) in bits
+#: 11:8 and a check pattern the card echoes in R7.
+CMD8_VHS_27_36 = 0x100
+CMD8_CHECK_PATTERN = 0xAA
+#: ACMD6 SET_BUS_WIDTH argument bits 1:0 by bus width (PLS 4.7.4).
+ACMD6_BUS_WIDTH = {1: 0, 4: 2}
+#: CMD42 lock card data structure, byte 0 flags (PLS 4.3.7, Table 4-12).
+LOCK_SET_PWD = 0x01
+LOCK_CLR_PWD = 0x02
+LOCK_LOCK = 0x04
+LOCK_ERASE = 0x08
+#: Data block lengths of CMD30 SEND_WRITE_PROT (32 protection bits) and
+#: ACMD22 SEND_NUM_WR_BLOCKS (a 32-bit count), PLS 4.3.5 and 4.3.14.
+WRITE_PROT_BYTES = 4
+NUM_WR_BLOCKS_BYTES = 4
+
 SDSC_MAX = 2 << 30
 SDHC_MAX = 32 << 30
 SDXC_MAX = 2 << 40

@@ -10,6 +10,7 @@ from harness.qemu import pci
 from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
 from harness.spec import sdhci
+from harness.spec.pci import SDHCI_PCI
 
 pytestmark = pytest.mark.qemu
 
@@ -20,18 +21,21 @@ def test_sdhci_pci_found_and_configured(
     with QemuTarget(qemu_build.binary, image=card_image, machine=machine) as t:
         dev = t.pci_function
         # QEMU's PCI ids for "generic SDHCI" (docs/specs/pci-ids.rst) and the
-        # PCI class for an SD host controller with a standard register set.
-        assert (dev.vendor, dev.device) == (0x1B36, 0x0007)
-        assert dev.class_code == 0x080501
+        # PCI class for an SD host controller with a standard register set
+        # (08h/05h, prog-if 01h): the model's identity, spelled out here.
+        ident = SDHCI_PCI
+        assert (dev.vendor, dev.device) == (ident.vendor_id, ident.device_id) == (0x1B36, 7)
+        assert dev.class_code == ident.class_code == 0x080501
         assert dev.bus == 0
         cmd = t.pci.read(0, dev.devfn, pci.COMMAND, 2)
         assert cmd & (pci.COMMAND_MEMORY | pci.COMMAND_MASTER) == 0x6
-        assert t.pci.read(0, dev.devfn, pci.INTERRUPT_PIN, 1) == 1  # INTA
+        assert t.pci.read(0, dev.devfn, pci.INTERRUPT_PIN, 1) == ident.interrupt_pin == 1
         # BAR0 is a 32-bit memory BAR of 256 bytes: writing all-ones reads
         # back the size mask (PCI 3.0, 6.2.5.1).
         t.pci.write(0, dev.devfn, pci.BAR0, 4, 0xFFFFFFFF)
-        size_mask = t.pci.read(0, dev.devfn, pci.BAR0, 4) & ~0xF
-        assert (~size_mask & 0xFFFFFFFF) + 1 == sdhci.REGISTER_WINDOW
+        bar = t.pci.read(0, dev.devfn, pci.BAR0, 4)
+        assert bar == ident.bar0_mask  # 32-bit, non-prefetchable memory BAR
+        assert (~(bar & ~0xF) & 0xFFFFFFFF) + 1 == sdhci.REGISTER_WINDOW
         t.pci.write(0, dev.devfn, pci.BAR0, 4, t.bar0)
         assert t.read(sdhci.HCVER.offset, 2) & 0xFF in (0x01, 0x02)
 

@@ -1,4 +1,4 @@
-"""sdhci-pci's PCI configuration space, as data.
+"""PCI configuration space facts, and sdhci-pci's, as data.
 
 What a driver sees of the function before touching BAR0: IDs, class code
 (PCI Code and ID Assignment: 08h base system peripheral, 05h SD host

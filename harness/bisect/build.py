@@ -1,0 +1,568 @@
+"""From a checked-out commit to a ``qemu-system-x86_64``, built outside the tree.
+
+Two kinds of builder, both first-class:
+
+* :class:`QemuTreeBuilder` for a real QEMU source tree: ``configure`` with
+  flags chosen from that commit's ``configure --help`` (they change across
+  QEMU's history), then ``ninja qemu-system-x86_64``, incremental in one build
+  directory per tree under the sdqtest cache.  ccache is used when installed
+  (meson picks it up by itself).
+* :class:`RecipeBuilder`: a shell command (``--build-cmd``, or an executable
+  ``sdqtest-build`` at the tree's root) run at the tree's root with
+  ``SDQTEST_SRC``, ``SDQTEST_BUILD_DIR`` and ``SDQTEST_COMMIT`` set.  It exits
+  0 and prints the binary's path as its last line of standard output (a path
+  relative to the build directory, or nothing for
+  ``$SDQTEST_BUILD_DIR/qemu-system-x86_64``); any other status is a build
+  failure, which a bisect skips.
+
+:class:`PrebuiltBuilder` (``--binary``) builds nothing.  A build that fails
+is *skipped* by the bisect (exit 125), never marked bad.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Protocol
+
+from harness.bisect import proc
+from harness.paths import cache_dir
+
+BINARY = "qemu-system-x86_64"
+RECIPE = "sdqtest-build"
+#: Firmware QEMU needs to start a pc/q35 machine under qtest with -nodefaults.
+_FIRMWARE = ("bios-256k.bin", "bios.bin", "kvmvapic.bin", "linuxboot_dma.bin")
+#: Where Debian's packages put firmware, for trees without pc-bios blobs.
+_HOST_FIRMWARE = (Path("/usr/share/seabios"), Path("/usr/lib/ipxe/qemu"), Path("/usr/share/qemu"))
+
+
+def bisect_root() -> Path:
+    """Everything the bisect helper keeps: build directories, logs, tools."""
+    return cache_dir() / "bisect"
+
+
+def tree_dir(src: Path) -> Path:
+    """This tree's folder in the cache: ``<name>-<hash of its path>``."""
+    real = src.resolve()
+    digest = hashlib.sha256(str(real).encode()).hexdigest()[:10]
+    return bisect_root() / f"{real.name or 'root'}-{digest}"
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A prerequisite that is not there, and how to get it."""
+
+    what: str
+    apt: str = ""
+    hint: str = ""
+
+
+def format_missing(missing: list[Missing]) -> str:
+    """One message naming every missing prerequisite and the install command."""
+    lines = ["missing prerequisites for building QEMU:"]
+    lines += [f"  - {m.what}" + (f" ({m.hint})" if m.hint else "") for m in missing]
+    apt = sorted({m.apt for m in missing if m.apt})
+    if apt:
+        lines.append("install them with:")
+        lines.append("  apt-get install -y --no-install-recommends " + " ".join(apt))
+    return "\n".join(lines)
+
+
+@dataclass
+class BuildResult:
+    """A build's outcome: the binary, or why there is none."""
+
+    ok: bool
+    binary: Path | None = None
+    message: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+class Builder(Protocol):
+    """Turns the commit checked out in ``src`` into a QEMU binary."""
+
+    name: str
+
+    def prerequisites(self, src: Path) -> list[Missing]:
+        """What the machine lacks for building at all (checked before the first build)."""
+        ...
+
+    def build(self, src: Path, commit: str, log: IO[str], timeout: float) -> BuildResult:
+        """Build; never raises for an ordinary build failure."""
+        ...
+
+
+# -- prebuilt ---------------------------------------------------------------------------
+
+
+@dataclass
+class PrebuiltBuilder:
+    """``--binary PATH``: nothing to build."""
+
+    binary: Path
+    name: str = "prebuilt"
+
+    def prerequisites(self, src: Path) -> list[Missing]:
+        if not os.access(self.binary, os.X_OK):
+            return [Missing(f"{self.binary} (not an executable file)")]
+        return []
+
+    def build(self, src: Path, commit: str, log: IO[str], timeout: float) -> BuildResult:
+        log.write(f"using the prebuilt binary {self.binary}\n")
+        return BuildResult(True, self.binary.absolute(), "prebuilt")
+
+
+# -- recipes ----------------------------------------------------------------------------
+
+
+@dataclass
+class RecipeBuilder:
+    """A shell command that builds and prints the binary's path (see the module doc)."""
+
+    command: str
+    build_dir: Path
+    name: str = "recipe"
+
+    def prerequisites(self, src: Path) -> list[Missing]:
+        try:
+            words = shlex.split(self.command)
+        except ValueError as e:
+            return [Missing(f"a valid --build-cmd ({e})")]
+        if not words:
+            return [Missing("a non-empty --build-cmd")]
+        exe = words[0]
+        if os.sep in exe:
+            path = Path(exe) if Path(exe).is_absolute() else src / exe
+            if not os.access(path, os.X_OK):
+                return [Missing(f"{exe} (build command not executable in {src})")]
+        elif shutil.which(exe) is None and not _shell_word(exe):
+            return [Missing(f"{exe} (build command not found on PATH)")]
+        return []
+
+    def build(self, src: Path, commit: str, log: IO[str], timeout: float) -> BuildResult:
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        env.update(
+            SDQTEST_SRC=str(src), SDQTEST_BUILD_DIR=str(self.build_dir), SDQTEST_COMMIT=commit
+        )
+        with tempfile.TemporaryFile("w+b") as out:
+            ran = proc.run(["/bin/sh", "-c", self.command], log=log, timeout=timeout,
+                           cwd=src, env=env, stdout=out)
+            out.seek(0)
+            stdout = out.read().decode(errors="replace")
+        log.write(stdout)
+        if ran.timed_out:
+            return BuildResult(False, message=f"build timed out after {timeout:g} s")
+        if ran.returncode != 0:
+            return BuildResult(False, message=f"build command exited with status {ran.returncode}")
+        lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
+        binary = Path(lines[-1]) if lines else Path(BINARY)
+        if not binary.is_absolute():
+            binary = self.build_dir / binary
+        if not (binary.is_file() and os.access(binary, os.X_OK)):
+            return BuildResult(False, message=f"build command produced no executable {binary}")
+        return BuildResult(True, binary, f"built in {ran.seconds:.1f} s")
+
+
+def _shell_word(word: str) -> bool:
+    """Shell syntax or builtins that ``which`` cannot find (``cd``, ``VAR=x``, ...)."""
+    return "=" in word or word in {"cd", "exec", "set", "export", "test", "[", "true", ":"}
+
+
+def recipe_in_tree(src: Path) -> Path | None:
+    """The tree's own ``sdqtest-build`` script, if the checked-out commit has one."""
+    path = src / RECIPE
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+# -- real QEMU trees --------------------------------------------------------------------
+
+
+#: meson version installed into the helper's own venv when the tree does not bundle one.
+MESON_NEW = "1.9.0"
+#: for trees that ask for meson < 1.1 (QEMU before 8.1): what Debian builds 7.2 with.
+MESON_OLD = "1.0.1"
+
+
+def configure_options(help_text: str) -> set[str]:
+    """Feature names this ``configure`` takes as ``--enable-X``/``--disable-X``.
+
+    Older QEMUs list ``--disable-docs`` and friends one by one; since meson
+    took over, most come as a table of feature names under "Optional
+    features, enabled with --enable-FEATURE and disabled with --disable-FEATURE".
+    """
+    found = set(re.findall(r"--(?:enable|disable)-([a-z0-9][a-z0-9_-]*)", help_text))
+    table = help_text.split("Optional features, enabled with --enable-FEATURE", 1)
+    if len(table) == 2:
+        found |= set(re.findall(r"^  ([a-z0-9][a-z0-9_-]*)(?:\s{2,}|$)", table[1], re.M))
+    return found
+
+
+#: Features turned off when this ``configure`` knows them: faster, fewer dependencies.
+_OFF = ("docs", "werror", "download", "fdt", "tools", "guest-agent", "user", "linux-user",
+        "bsd-user")
+
+
+def configure_flags(help_text: str, src: Path) -> list[str]:
+    """``configure`` flags for an x86_64 system emulator with sdhci-pci, fast to build.
+
+    Only what this commit's ``configure --help`` mentions is used.  Default
+    *devices* stay on (``--without-default-devices`` drops q35, i440fx and
+    SDHCI_PCI).
+    """
+    known = configure_options(help_text)
+    flags = ["--target-list=x86_64-softmmu"]
+    if re.search(r"--without-default-features(?![\w-])", help_text):
+        flags.append("--without-default-features")
+    flags += [f"--disable-{f}" for f in _OFF if f in known]
+    if not (src / "pc-bios" / "bios-256k.bin").is_file() and "install-blobs" in known:
+        flags.append("--disable-install-blobs")
+    return flags
+
+
+def _meson_min(src: Path) -> tuple[int, ...] | None:
+    try:
+        text = (src / "meson.build").read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"meson_version\s*:\s*'>=\s*([\d.]+)'", text)
+    return tuple(int(x) for x in m.group(1).split(".") if x) if m else None
+
+
+def _bundles_meson(src: Path) -> bool:
+    """Whether the tree carries its own meson (a wheel, or an initialised submodule)."""
+    wheels = src / "python" / "wheels"
+    return any(wheels.glob("meson-*.whl")) or (src / "meson" / "meson.py").is_file()
+
+
+@dataclass
+class QemuTreeBuilder:
+    """configure + ninja in ``build_dir`` (see the module doc)."""
+
+    build_dir: Path
+    tools_dir: Path = field(default_factory=lambda: bisect_root() / "tools")
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    name: str = "configure+ninja"
+
+    # -- prerequisites -----------------------------------------------------------
+
+    def prerequisites(self, src: Path) -> list[Missing]:
+        missing: list[Missing] = []
+        if not (src / "configure").is_file():
+            missing.append(Missing(f"{src}/configure (not a QEMU source tree; for another "
+                                   "build system give --build-cmd or an sdqtest-build script)"))
+            return missing
+        if not (src / "meson.build").is_file():
+            missing.append(Missing("a meson-based QEMU (5.2 or later) at both ends of the "
+                                   "range, or --build-cmd for older trees"))
+        tools = {"cc": "gcc", "ninja": "ninja-build", "pkg-config": "pkg-config",
+                 "make": "make", "git": "git"}
+        for exe, pkg in tools.items():
+            if shutil.which(exe) is None:
+                missing.append(Missing(f"{exe} (command)", pkg))
+        if shutil.which("cc") is not None and not Path("/usr/include/stdio.h").is_file():
+            missing.append(Missing("C library headers", "libc6-dev"))
+        if shutil.which("pkg-config") is not None:
+            for mod, pkg in (("glib-2.0", "libglib2.0-dev"), ("pixman-1", "libpixman-1-dev"),
+                             ("zlib", "zlib1g-dev")):
+                r = proc.capture(["pkg-config", "--exists", mod], timeout=30)
+                if r.returncode != 0:
+                    missing.append(Missing(f"{mod} (pkg-config module)", pkg))
+        if not _bundles_meson(src):
+            if self._meson_python(src) is None:
+                r = proc.capture([sys.executable, "-c", "import venv, ensurepip"], timeout=30)
+                if r.returncode != 0:
+                    missing.append(Missing("Python's venv module (for a private meson)",
+                                           "python3-venv"))
+        if not (src / "pc-bios" / "bios-256k.bin").is_file() and self._host_bios() is None:
+            missing.append(Missing("bios-256k.bin (the tree has no pc-bios blobs)", "seabios"))
+        return missing
+
+    def advice(self, src: Path) -> list[str]:
+        """Hints that are not prerequisites (shown once before the first build)."""
+        if self._ccache_dir() is not None:
+            return ["ccache found: the compiler runs through it"]
+        return ["ccache not installed: rebuilds after a configure are slower "
+                "(apt-get install ccache)"]
+
+    def _ccache_dir(self) -> Path | None:
+        """A directory whose ``cc``/``gcc`` are ccache, to put first on PATH.
+
+        QEMU's configure names the compiler in meson's machine file, which
+        turns meson's own ccache detection off; ccache's masquerade
+        directory (Debian's ``/usr/lib/ccache``, else one made here) works
+        whatever names the compiler.
+        """
+        exe = shutil.which("ccache")
+        if exe is None:
+            return None
+        debian = Path("/usr/lib/ccache")
+        if (debian / "cc").exists():
+            return debian
+        own = self.tools_dir / "ccache-bin"
+        with contextlib.suppress(OSError):
+            own.mkdir(parents=True, exist_ok=True)
+            for name in ("cc", "gcc", "c++", "g++"):
+                link = own / name
+                if not link.is_symlink():
+                    link.symlink_to(exe)
+            return own
+        return None
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        d = self._ccache_dir()
+        if d is not None:
+            env["PATH"] = f"{d}{os.pathsep}{env.get('PATH', '')}"
+        return env
+
+    def _host_bios(self) -> Path | None:
+        for d in _HOST_FIRMWARE:
+            if (d / "bios-256k.bin").is_file():
+                return d
+        return None
+
+    def _meson_version_for(self, src: Path) -> str:
+        need = _meson_min(src) or (1, 5)
+        return MESON_OLD if need < (1, 1) else MESON_NEW
+
+    def _meson_venv(self, src: Path) -> Path:
+        return self.tools_dir / f"meson-{self._meson_version_for(src)}"
+
+    def _meson_python(self, src: Path) -> Path | None:
+        venv = self._meson_venv(src)
+        return venv / "bin" / "python3" if (venv / ".complete").is_file() else None
+
+    def ensure_meson(self, src: Path, log: IO[str], timeout: float = 600) -> Path:
+        """A venv with the meson this tree wants (the tree bundles none); created once."""
+        py = self._meson_python(src)
+        if py is not None:
+            return py
+        venv = self._meson_venv(src)
+        version = self._meson_version_for(src)
+        shutil.rmtree(venv, ignore_errors=True)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        log.write(f"creating a venv with meson {version} in {venv}\n")
+        cmds: list[list[str | os.PathLike[str]]] = [
+            [sys.executable, "-m", "venv", venv],
+            [venv / "bin" / "python3", "-m", "pip", "install", "-q",
+             "--disable-pip-version-check", f"meson=={version}", "pycotap"],
+        ]
+        for cmd in cmds:
+            ran = proc.run(cmd, log=log, timeout=timeout)
+            if ran.returncode != 0:
+                shutil.rmtree(venv, ignore_errors=True)
+                raise BuildSetupError(
+                    f"cannot install meson {version} into {venv} (see the log); by hand: "
+                    f"python3 -m venv {venv} && {venv}/bin/pip install meson=={version} pycotap"
+                )
+        (venv / ".complete").write_text(version + "\n")
+        return venv / "bin" / "python3"
+
+    # -- building ----------------------------------------------------------------------
+
+    def _help(self, src: Path, log: IO[str]) -> str:
+        with tempfile.TemporaryDirectory(prefix="sdqtest-configure-help-") as tmp:
+            r = proc.capture([src / "configure", "--help"], cwd=tmp, timeout=120)
+        if r.returncode != 0:
+            log.write(f"configure --help exited with {r.returncode}; using minimal flags\n")
+        return r.stdout + r.stderr
+
+    def _stamp(self) -> Path:
+        return self.build_dir / ".sdqtest-configure.json"
+
+    def build(self, src: Path, commit: str, log: IO[str], timeout: float) -> BuildResult:
+        before = _untracked(src)
+        try:
+            return self._build(src, commit, log, timeout)
+        finally:
+            _tidy(src, before, log)
+
+    def _build(self, src: Path, commit: str, log: IO[str], timeout: float) -> BuildResult:
+        import time
+
+        deadline = time.monotonic() + timeout
+        if not (src / "configure").is_file() or not (src / "meson.build").is_file():
+            return BuildResult(False, message="no configure/meson.build at this commit "
+                               "(not a meson-based QEMU)")
+        flags = configure_flags(self._help(src, log), src)
+        if not _bundles_meson(src):
+            try:
+                py = self.ensure_meson(src, log)
+            except BuildSetupError as e:
+                return BuildResult(False, message=str(e))
+            flags.append(f"--python={py}")
+        want = {"flags": flags, "configure": _digest(src / "configure"), "src": str(src)}
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        notes: list[str] = []
+        configured = False
+        if _read_json(self._stamp()) != want or not (self.build_dir / "build.ninja").is_file():
+            ok = self._configure(src, flags, log, deadline)
+            if not ok:
+                return BuildResult(False, message="configure failed (see the log)")
+            configured = True
+            self._stamp().write_text(json.dumps(want))
+        ok = self._ninja(log, deadline)
+        if not ok and not configured:
+            notes.append("incremental build failed; configured afresh and retried")
+            self._stamp().unlink(missing_ok=True)
+            if not self._configure(src, flags, log, deadline):
+                return BuildResult(False, message="configure failed (see the log)", notes=notes)
+            self._stamp().write_text(json.dumps(want))
+            ok = self._ninja(log, deadline)
+        if not ok:
+            return BuildResult(False, message="ninja failed (see the log)", notes=notes)
+        binary = self.build_dir / BINARY
+        if not binary.is_file():
+            return BuildResult(False, message=f"ninja made no {binary}", notes=notes)
+        notes += self._firmware(src, log)
+        return BuildResult(True, binary, "built", notes)
+
+    def _configure(self, src: Path, flags: list[str], log: IO[str], deadline: float) -> bool:
+        import time
+
+        log.write(f"configuring {src} in {self.build_dir}\n")
+        left = max(1.0, deadline - time.monotonic())
+        ran = proc.run([src / "configure", *flags], log=log, timeout=left, cwd=self.build_dir,
+                       env=self._env())
+        return ran.returncode == 0
+
+    def _ninja(self, log: IO[str], deadline: float) -> bool:
+        import time
+
+        left = max(1.0, deadline - time.monotonic())
+        ran = proc.run(["ninja", "-C", self.build_dir, f"-j{self.jobs}", BINARY],
+                       log=log, timeout=left, env=self._env())
+        return ran.returncode == 0
+
+    def _firmware(self, src: Path, log: IO[str]) -> list[str]:
+        """Make the build directory's binary find BIOS files.
+
+        QEMU run from a build directory looks under ``<build>/qemu-bundle/<datadir>``
+        (7.0 and later) or ``<build>/pc-bios`` (before); building only the
+        binary fills neither.  Links go to the tree's ``pc-bios`` files, else
+        to the host's (Debian's ``seabios``).
+        """
+        sources = [src / "pc-bios"] + [d for d in _HOST_FIRMWARE if d.is_dir()]
+        prefix = "/usr/local"
+        m = re.search(r"--prefix=(\S+)", _read_text(self.build_dir / "config.log"))
+        if m:
+            prefix = m.group(1)
+        targets = [self.build_dir / "qemu-bundle" / prefix.lstrip("/") / "share" / "qemu",
+                   self.build_dir / "pc-bios"]
+        linked = 0
+        for target in targets:
+            target.mkdir(parents=True, exist_ok=True)
+            for name in _FIRMWARE:
+                dst = target / name
+                if dst.exists():
+                    continue
+                for d in sources:
+                    if (d / name).is_file():
+                        if dst.is_symlink():
+                            dst.unlink()
+                        dst.symlink_to(d / name)
+                        linked += 1
+                        break
+        if linked:
+            log.write(f"linked {linked} firmware files into {self.build_dir}\n")
+        return []
+
+
+#: What meson leaves in a source tree even for an out-of-tree build.
+_TREE_LITTER = ("subprojects/.wraplock",)
+
+
+def _untracked(src: Path) -> set[str] | None:
+    """Untracked, not ignored files of the tree (None if git cannot say)."""
+    r = proc.capture(["git", "-C", str(src), "ls-files", "--others", "--exclude-standard"],
+                     timeout=120)
+    return set(r.stdout.splitlines()) if r.returncode == 0 else None
+
+
+def _tidy(src: Path, before: set[str] | None, log: IO[str]) -> None:
+    """Remove the files meson drops into the tree; name any other new one in the log."""
+    if before is None:
+        return
+    after = _untracked(src) or set()
+    for name in sorted(after - before):
+        if name in _TREE_LITTER:
+            (src / name).unlink(missing_ok=True)
+            log.write(f"removed {name}, which the build left in the source tree\n")
+        else:
+            log.write(f"warning: the build left {name} in the source tree\n")
+
+
+class BuildSetupError(Exception):
+    """The helper could not set up what a build needs (e.g. its private meson)."""
+
+
+def _digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+# -- choosing ----------------------------------------------------------------------------
+
+
+@dataclass
+class AutoBuilder:
+    """The tree's ``sdqtest-build`` recipe at commits that have one, else configure+ninja."""
+
+    build_dir: Path
+    name: str = "auto"
+
+    def _pick(self, src: Path) -> Builder:
+        recipe = recipe_in_tree(src)
+        if recipe is not None:
+            return RecipeBuilder(f"./{RECIPE}", self.build_dir, name=RECIPE)
+        return QemuTreeBuilder(self.build_dir)
+
+    def describe(self, src: Path) -> str:
+        return self._pick(src).name
+
+    def advice(self, src: Path) -> list[str]:
+        picked = self._pick(src)
+        return picked.advice(src) if isinstance(picked, QemuTreeBuilder) else []
+
+    def prerequisites(self, src: Path) -> list[Missing]:
+        return self._pick(src).prerequisites(src)
+
+    def build(self, src: Path, commit: str, log: IO[str], timeout: float) -> BuildResult:
+        return self._pick(src).build(src, commit, log, timeout)
+
+
+def make_builder(src: Path, *, build_cmd: str | None, binary: Path | None,
+                 build_dir: Path | None = None) -> Builder:
+    """The builder the command-line options ask for."""
+    bdir = build_dir or tree_dir(src) / "build"
+    if binary is not None:
+        return PrebuiltBuilder(binary)
+    if build_cmd:
+        return RecipeBuilder(build_cmd, bdir)
+    return AutoBuilder(bdir)
