@@ -9,8 +9,10 @@ patterned ends on disk.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import paths
@@ -41,6 +43,15 @@ class Recipe:
     pattern: str = "all"
     ends: int = 0
     kind: str = ""
+    files: dict[str, str] = field(default_factory=dict)
+    pattern_files: dict[str, int] = field(default_factory=dict)
+
+    def file_contents(self) -> dict[str, bytes]:
+        """The files a ``fat32`` recipe puts on the card, by path."""
+        out = {k: v.encode() for k, v in self.files.items()}
+        for k, n in self.pattern_files.items():
+            out[k] = b"".join(pattern_block(i) for i in range((n + BLOCK - 1) // BLOCK))[:n]
+        return out
 
     def expected(self, offset: int, length: int) -> bytes:
         """What the generated image holds at ``offset`` (whole blocks or not)."""
@@ -78,31 +89,92 @@ def _write_pattern(f: object, start_block: int, end_block: int) -> None:
         f.write(data)  # type: ignore[attr-defined]
 
 
-def ensure(name: str) -> Path:
-    """Path of the generated image for recipe ``name``, building it if needed.
+def _tool(cmd: str, package: str) -> str:
+    path = shutil.which(cmd) or (f"/usr/sbin/{cmd}" if os.path.exists(f"/usr/sbin/{cmd}")
+                                 else None)
+    if path is None:
+        raise ImageError(f"{cmd} not found: install Debian's {package} "
+                         f"(apt-get install {package}; 'sdqtest qemu install' does it as root)")
+    return path
 
-    The file is built under a temporary name and renamed, so a half-built
-    image is never used; it is made read-only to keep checks honest.
-    """
-    r = recipe(name)
-    if r.format != "raw":
-        raise ImageError(f"recipe {name}: only raw images can be generated here")
-    out = paths.images_dir() / f"{name}.img"
-    if out.is_file() and out.stat().st_size == r.size:
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".tmp{os.getpid()}")
+
+def _run(argv: list[str], what: str, env: dict[str, str] | None = None) -> None:
+    try:
+        subprocess.run(argv, check=True, capture_output=True, timeout=300, env=env)
+    except subprocess.CalledProcessError as e:
+        raise ImageError(f"{what} failed: {e.stderr.decode(errors='replace').strip()}") from e
+
+
+def _build_raw(r: Recipe, tmp: Path) -> None:
     with open(tmp, "wb") as f:
         f.truncate(r.size)
         if r.pattern == "all":
             _write_pattern(f, 0, r.size // BLOCK)
-        else:
+        elif r.pattern == "ends":
             _write_pattern(f, 0, r.ends // BLOCK)
             f.seek(r.size - r.ends)
             _write_pattern(f, (r.size - r.ends) // BLOCK, r.size // BLOCK)
+    if r.pattern == "fat32":
+        _build_fat32(r, tmp)
+
+
+def _build_fat32(r: Recipe, img: Path) -> None:
+    """mkfs.fat over the whole card, then the recipe's files with mcopy;
+    fixed volume id and timestamps so the image is the same every time."""
+    mkfs, mcopy, mmd = (_tool("mkfs.fat", "dosfstools"), _tool("mcopy", "mtools"),
+                        _tool("mmd", "mtools"))
+    _run([mkfs, "-F", "32", "-s", "1", "-S", "512", "-n", "SDQTEST", "-i", "5D0A7E57",
+          "--invariant", str(img)], "mkfs.fat")
+    stage = img.parent / f"{img.name}.files"
+    shutil.rmtree(stage, ignore_errors=True)
+    env = dict(os.environ, MTOOLS_SKIP_CHECK="1", SOURCE_DATE_EPOCH="1700000000")
+    try:
+        for rel, data in sorted(r.file_contents().items()):
+            p = stage / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+            os.utime(p, (1_700_000_000, 1_700_000_000))
+        for d in sorted({str(Path(rel).parent) for rel in r.file_contents()} - {"."}):
+            _run([mmd, "-i", str(img), f"::/{d}"], "mmd", env)
+        for rel in sorted(r.file_contents()):
+            _run([mcopy, "-m", "-i", str(img), str(stage / rel), f"::/{rel}"], "mcopy", env)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def ensure(name: str) -> Path:
+    """Path of the generated image for recipe ``name``, building it if needed.
+
+    The file is built under a temporary name and renamed, so a half-built
+    image is never used; it is made read-only to keep checks honest.  A
+    qcow2 recipe also leaves its raw twin (:func:`raw_twin`) for the model.
+    """
+    r = recipe(name)
+    if r.format not in ("raw", "qcow2"):
+        raise ImageError(f"recipe {name}: format {r.format!r} is not raw or qcow2")
+    out = paths.images_dir() / f"{name}.{'img' if r.format == 'raw' else 'qcow2'}"
+    raw = raw_twin(name) if r.format == "qcow2" else out
+    if out.is_file() and raw.is_file() and raw.stat().st_size == r.size:
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = raw.with_suffix(f".tmp{os.getpid()}")
+    _build_raw(r, tmp)
     tmp.chmod(0o444)
-    tmp.replace(out)
+    tmp.replace(raw)
+    if r.format == "qcow2":
+        qimg = _tool("qemu-img", "qemu-utils")
+        tmpq = out.with_suffix(f".tmp{os.getpid()}")
+        _run([qimg, "convert", "-f", "raw", "-O", "qcow2", str(raw), str(tmpq)], "qemu-img")
+        tmpq.chmod(0o444)
+        tmpq.replace(out)
     return out
+
+
+def raw_twin(name: str) -> Path:
+    """The raw image a recipe's content lives in (the image itself for raw)."""
+    r = recipe(name)
+    suffix = "img" if r.format == "raw" else "raw.img"
+    return paths.images_dir() / f"{name}.{suffix}"
 
 
 def data_extents(path: Path) -> list[tuple[int, int]]:

@@ -91,8 +91,10 @@ def compare_images(t: LockstepTarget, qemu: QemuTarget, source: Path) -> None:
     """Compare the card contents where either side may have data: every
     allocated extent of QEMU's copy and of the source image."""
     spans = images.data_extents(source)
-    if qemu.image is not None:
+    if qemu.image is not None and qemu.image_format == "raw":
         spans += images.data_extents(qemu.image)
+    elif qemu.image is not None:  # a container: its file offsets are not the card's
+        spans = [(0, min(source.stat().st_size, _IMAGE_COMPARE_LIMIT))]
     budget = _IMAGE_COMPARE_LIMIT
     for off, length in sorted(set(spans)):
         for pos in range(off, off + length, _CHUNK):
@@ -145,19 +147,21 @@ def run(
         res.status, res.reason = SKIP, why
         return res
     image = images.ensure(sc.image)
+    recipe = images.recipe(sc.image)
     ctx = Context(build.profile, machine, sc.image, sc.params)
     qset = QuirkSet(quirks, build.profile, sc.name)
     qemu: QemuTarget | None = None
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     try:
-        qemu = QemuTarget(build.binary, image=image, machine=machine, sd_card=sc.sd_card,
-                          sdhci=sc.sdhci, name=build.name)
-        model = ModelTarget(image=image, profile=build.profile, machine=machine, strict=strict,
+        qemu = QemuTarget(build.binary, image=image, image_format=recipe.format,
+                          machine=machine, sd_card=sc.sd_card, sdhci=sc.sdhci, name=build.name)
+        model = ModelTarget(image=images.raw_twin(sc.image), profile=build.profile,
+                            machine=machine, strict=strict,
                             **model_options(sc.sd_card, sc.sdhci))
         lock = LockstepTarget(model, qemu, quirks=qset)
         sc.fn(lock, ctx)
-        compare_images(lock, qemu, image)
+        compare_images(lock, qemu, images.raw_twin(sc.image))
     except Divergence as d:
         d.scenario = sc.name
         res.status, res.divergence = DIVERGE, d

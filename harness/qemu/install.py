@@ -743,6 +743,28 @@ def _install_one(build: Build, mirror: str, log: Log) -> InstalledBuild:
     return result
 
 
+#: Host tools the image recipes and benchmarks use (qcow2 images, FAT32).
+TOOL_PACKAGES = ("qemu-utils", "dosfstools", "mtools")
+
+
+def ensure_tools(log: Log = print) -> list[str]:
+    """Install :data:`TOOL_PACKAGES` that are missing (as root); return what
+    is still missing (not root), so callers can say what to run."""
+    missing = _missing_packages(TOOL_PACKAGES)
+    if not missing or os.geteuid() != 0:
+        return missing
+    with _lock():
+        host_log = qemu_dir() / "host-setup.log"
+        host_log.parent.mkdir(parents=True, exist_ok=True)
+        if not any(APT_LISTS.glob("*_dists_bookworm_main_binary-*_Packages*")):
+            _apt_update(log, host_log)
+        with _step(log, f"apt-get install {' '.join(missing)}"):
+            _run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+                 what="apt-get install", logfile=host_log,
+                 timeout=TIMEOUTS["apt-install"], fix="run `apt-get update` and rerun")
+    return _missing_packages(TOOL_PACKAGES)
+
+
 def install(names: Sequence[str], *, log: Log = print) -> list[InstalledBuild]:
     """Install the named builds (``all`` for every one); idempotent, fast when done."""
     wanted = resolve_names(names)
@@ -764,6 +786,10 @@ def install(names: Sequence[str], *, log: Log = print) -> list[InstalledBuild]:
                     again = _install_one(BUILDS[name], mirror, log)
                     log(f"QEMU {name}: done in {time.monotonic() - start:.0f} s")
                 done[name] = again
+    still = ensure_tools(log)
+    if still:
+        log(f"note: image tools missing ({' '.join(still)}); as root: "
+            f"apt-get install {' '.join(still)}")
     return [b for b in done.values() if b is not None]
 
 

@@ -51,6 +51,27 @@ def copy_image(src: Path, dst_dir: Path) -> Path:
     return dst
 
 
+def read_container(path: Path, fmt: str, offset: int, length: int) -> bytes:
+    """Guest-visible bytes of a qcow2 (or other) image, through ``qemu-io``
+    (Debian's qemu-utils), sharing the image with the running QEMU."""
+    qemu_io = shutil.which("qemu-io")
+    if qemu_io is None:
+        raise QemuTargetError("qemu-io not found: apt-get install qemu-utils")
+    out = bytearray()
+    step = 4 << 20
+    for pos in range(offset, offset + length, step):
+        n = min(step, offset + length - pos)
+        text = subprocess.run(
+            [qemu_io, "-U", "-r", "-f", fmt, "-c", f"read -v {pos} {n}", str(path)],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout
+        for line in text.splitlines():
+            head, sep, rest = line.partition(":  ")
+            if sep and len(head) == 8:
+                out += bytes.fromhex(rest[:48].strip())
+    return bytes(out)
+
+
 class QemuTarget:
     """Target over a QEMU process (see :class:`harness.target.Target`)."""
 
@@ -76,6 +97,7 @@ class QemuTarget:
         self.readonly = readonly
         self._workdir = Path(tempfile.mkdtemp(prefix="sdqtest-card-"))
         self.image: Path | None = None
+        self.image_format = image_format
         self.source_image = Path(image) if image is not None else None
         try:
             args = list(extra_args)
@@ -88,7 +110,12 @@ class QemuTarget:
                 else:
                     self.image = copy_image(self.source_image, self._workdir)
                 ro = ",readonly=on" if readonly else ""
-                args += ["-drive", f"if=none,id=sdcard,file={self.image},format={image_format}{ro}"]
+                # Not raw: writethrough, so the container's metadata is on
+                # disk after every request and image_read sees what the
+                # guest wrote.
+                wt = "" if image_format == "raw" else ",cache=writethrough"
+                args += ["-drive",
+                         f"if=none,id=sdcard,file={self.image},format={image_format}{ro}{wt}"]
                 card_opts.insert(0, "drive=sdcard")
             host_opts = [f"{k}={_qemu_value(v)}" for k, v in (sdhci or {}).items()]
             args += ["-device", ",".join(["sdhci-pci", "id=sdhci", *host_opts])]
@@ -161,6 +188,8 @@ class QemuTarget:
     def image_read(self, offset: int, length: int) -> bytes:
         if self.image is None:
             return b""
+        if self.image_format != "raw":
+            return read_container(self.image, self.image_format, offset, length)
         with open(self.image, "rb") as f:
             f.seek(offset)
             return f.read(length)

@@ -9,6 +9,7 @@ from harness.scenarios import (  # noqa: F401
     compat,
     data,
     erase,
+    images,
     interrupts,
     misc,
     registers,
