@@ -96,8 +96,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         selected = list(scenario.select(args.group, args.scenario))
     except KeyError as e:
         raise UserError(str(e.args[0])) from e
+    from harness.check import inputs
+
     builds = [b for b in _builds(args.qemu) if isinstance(b, QemuBuild)]
     report_dir = Path(args.report_dir)
+    try:
+        for b in builds:
+            inputs.check_build(b)
+            for m in args.machine or []:
+                inputs.check_machine(b, m)
+        user_image = inputs.user_image(args.image, builds) if args.image else None
+    except inputs.InputError as e:
+        raise UserError(str(e)) from e
     if args.strict:
         return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir)
     results: list[runner.Result] = []
@@ -105,7 +115,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             for m in (args.machine or _default_machines(b, sc))]
     for done, (b, m, sc) in enumerate(plan, 1):
         _progress(f"[{done}/{len(plan)}] {b.name} {m} {sc.name}")
-        results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir))
+        results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir,
+                                  image=user_image))
     _progress("")
     if not args.scenario and (not args.group or "compat" in args.group):
         for cellv in compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}")):
@@ -295,6 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--group", action="append", help="scenario group (repeatable)")
     c.add_argument("--scenario", action="append", metavar="NAME",
                    help="one scenario by name (repeatable)")
+    c.add_argument("--image", metavar="PATH",
+                   help="run the scenarios on this card image (raw or qcow2; never written) "
+                   "instead of the generated ones")
     c.add_argument("--strict", action="store_true",
                    help="model follows the SD specs: list each spec deviation as a finding")
     c.add_argument("--json", metavar="FILE", help="write every result as JSON")

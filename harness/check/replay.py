@@ -85,7 +85,7 @@ def replay_qemu(binary: Path, trace: list[str], machine: str, args: list[str],
             idx = child.expect([_ANSWER, pexpect.EOF, pexpect.TIMEOUT])
             if idx != 0:
                 break
-            res.answers.append((line, child.after.strip()))
+            res.answers.append((line, str(child.after).strip()))
             res.answered += 1
         else:
             child.sendeof()

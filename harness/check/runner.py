@@ -69,6 +69,16 @@ class Result:
         }
 
 
+@dataclass(frozen=True)
+class UserImage:
+    """A card image the user gave: QEMU opens ``path`` as ``format`` (on a
+    private copy); the model reads ``raw`` (the same file when raw)."""
+
+    path: Path
+    format: str
+    raw: Path
+
+
 #: QEMU property name -> ModelTarget keyword, per device.
 _SDHCI_OPTIONS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
                   "maxcurr": "maxcurr", "uhs": "uhs_mode"}
@@ -136,8 +146,12 @@ def run(
     strict: Strictness = False,
     report_dir: Path | None = None,
     quirks: tuple[Quirk, ...] = QUIRKS,
+    image: UserImage | None = None,
 ) -> Result:
-    """Run one scenario on ``build`` and on the model, in lockstep."""
+    """Run one scenario on ``build`` and on the model, in lockstep.
+
+    ``image`` replaces the scenario's recipe image with a user's card image
+    (never written: QEMU gets a copy, the model a copy-on-write view)."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.has_qtest_accel)
@@ -146,22 +160,25 @@ def run(
     if why:
         res.status, res.reason = SKIP, why
         return res
-    image = images.ensure(sc.image)
-    recipe = images.recipe(sc.image)
-    ctx = Context(build.profile, machine, sc.image, sc.params)
+    if image is None:
+        qemu_image, fmt = images.ensure(sc.image), images.recipe(sc.image).format
+        model_image = images.raw_twin(sc.image)
+    else:
+        qemu_image, fmt, model_image = image.path, image.format, image.raw
+    ctx = Context(build.profile, machine, sc.image if image is None else "", sc.params)
     qset = QuirkSet(quirks, build.profile, sc.name)
     qemu: QemuTarget | None = None
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     try:
-        qemu = QemuTarget(build.binary, image=image, image_format=recipe.format,
+        qemu = QemuTarget(build.binary, image=qemu_image, image_format=fmt,
                           machine=machine, sd_card=sc.sd_card, sdhci=sc.sdhci, name=build.name)
-        model = ModelTarget(image=images.raw_twin(sc.image), profile=build.profile,
+        model = ModelTarget(image=model_image, profile=build.profile,
                             machine=machine, strict=strict,
                             **model_options(sc.sd_card, sc.sdhci))
         lock = LockstepTarget(model, qemu, quirks=qset)
         sc.fn(lock, ctx)
-        compare_images(lock, qemu, images.raw_twin(sc.image))
+        compare_images(lock, qemu, model_image)
     except Divergence as d:
         d.scenario = sc.name
         res.status, res.divergence = DIVERGE, d

@@ -202,13 +202,19 @@ class QemuSession:
                     raise
 
     def _launch(self, accel: str) -> None:
+        # TMPDIR is honoured as given: Python would fall back to /tmp silently.
+        base = os.environ.get("TMPDIR") or tempfile.gettempdir()
         try:
-            self.dir = Path(tempfile.mkdtemp(prefix="sdqtest-"))
+            self.dir = Path(tempfile.mkdtemp(prefix="sdqtest-", dir=base))
         except OSError as e:
             raise QemuLaunchError(
-                f"cannot create a private socket directory under {tempfile.gettempdir()}: "
+                f"cannot create a private socket directory under {base}: "
                 f"{e.strerror}; set TMPDIR to a writable directory"
             ) from e
+        if len(str(self.dir)) > 90:  # sun_path holds 108 bytes
+            raise QemuLaunchError(
+                f"socket directory {self.dir} is too long for a unix socket path; "
+                "set TMPDIR to a shorter directory")
         qtest_path = self.dir / "qtest.sock"
         qmp_path = self.dir / "qmp.sock"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
