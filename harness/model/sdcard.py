@@ -898,8 +898,61 @@ class SDCard:
         return sd_data.read_byte(self)
 
     def write_data(self, data: bytes) -> None:
-        for b in data:
-            self.write_byte(b)
+        """The same as :meth:`write_byte` for each byte, but the bytes inside
+        a CMD24/CMD25 block (neither its first nor its last) are copied in
+        one slice: nothing can change between them."""
+        i = 0
+        while i < len(data):
+            n = self._span(len(data) - i, receiving=True)
+            if n:
+                off = self._data_offset
+                self._buf[off:off + n] = data[i:i + n]
+                self._data_offset += n
+                i += n
+            else:
+                sd_data.write_byte(self, data[i])
+                i += 1
 
     def read_data(self, length: int) -> bytes:
-        return bytes(self.read_byte() for _ in range(length))
+        """The same as :meth:`read_byte` ``length`` times, with the bytes
+        inside a CMD17/CMD18 block (neither its first nor its last) sliced
+        from the block buffer."""
+        out = bytearray()
+        while len(out) < length:
+            n = self._span(length - len(out), receiving=False)
+            if n:
+                off = self._data_offset
+                chunk = self._buf[off:off + n]
+                out += chunk + bytes(n - len(chunk))
+                self._data_offset += n
+            else:
+                out.append(sd_data.read_byte(self))
+        return bytes(out)
+
+    def _span(self, want: int, *, receiving: bool) -> int:
+        """How many data bytes from here on a block transfer moves without a
+        state change: 0 at a block's first or last byte, or for any other
+        command, where the byte-wise path decides."""
+        state = CardState.RCV if receiving else CardState.DATA
+        if (self.fatal is not None or not self._inserted or self.state != state
+                or self._data_offset == 0
+                or self.card_status & sd_data._blockers(self)):
+            return 0
+        cc = self.current_cmd
+        if receiving:
+            if cc == 25:
+                end = self._xfer_len()
+            elif cc == 24:
+                end = self.blk_len if self.legacy else self._data_size
+            else:
+                return 0
+            end = min(end, BLOCK)
+        else:
+            io_len = BLOCK if self.high_capacity else self.blk_len
+            if cc == 18:
+                end = io_len
+            elif cc == 17:
+                end = io_len if self.legacy else self._data_size
+            else:
+                return 0
+        return max(0, min(want, end - self._data_offset - 1))

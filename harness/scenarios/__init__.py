@@ -12,6 +12,7 @@ from harness.scenarios import (  # noqa: F401
     images,
     interrupts,
     misc,
+    mmc_test,
     registers,
     sizes,
 )
