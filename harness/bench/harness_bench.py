@@ -183,15 +183,22 @@ def scenarios_per_second(b: QemuBuild, repeats: int, groups: Sequence[str],
 
     scs = list(scenario.select(list(groups)))
     rates: list[float] = []
+    notes: list[str] = []
     statuses: dict[str, int] = {}
     for rep in range(repeats):
         if progress is not None:
             progress.step(b.name, f"scenarios {','.join(groups)} {rep + 1}/{repeats}")
         t0 = time.perf_counter()
         for sc in scs:
-            r = runner.run(b, sc, "q35")
+            try:
+                status = runner.run(b, sc, "q35").status
+            except Exception as e:  # the runner's own bug: count it, keep measuring
+                status = "runner error"
+                if rep == 0:
+                    notes.append(f"{b.name}: scenario {sc.name}: runner raised "
+                                 f"{type(e).__name__}: {e}")
             if rep == 0:
-                statuses[r.status] = statuses.get(r.status, 0) + 1
+                statuses[status] = statuses.get(status, 0) + 1
         rates.append(len(scs) / (time.perf_counter() - t0))
     med = statistics.median(rates)
     extra = {"scenarios": len(scs), "statuses": ", ".join(f"{v} {k}" for k, v in
@@ -201,7 +208,7 @@ def scenarios_per_second(b: QemuBuild, repeats: int, groups: Sequence[str],
     fig = Figure("cross-check scenarios per second", b.name,
                  {"groups": "+".join(groups), "qemu reuse": "without"}, "scenarios/s", rates,
                  True, extra)
-    return [fig], []
+    return [fig], notes
 
 
 def run(builds: Sequence[QemuBuild], *, repeats: int = 3, quick: bool = False,

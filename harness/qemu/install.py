@@ -743,14 +743,22 @@ def _install_one(build: Build, mirror: str, log: Log) -> InstalledBuild:
     return result
 
 
-#: Host tools the image recipes and benchmarks use (qcow2 images, FAT32).
-TOOL_PACKAGES = ("qemu-utils", "dosfstools", "mtools")
+#: Host tools the image recipes and benchmarks use (qcow2 images, FAT32):
+#: command -> the Debian package that has it.
+TOOLS = {"qemu-img": "qemu-utils", "qemu-io": "qemu-utils", "mkfs.fat": "dosfstools",
+         "mcopy": "mtools"}
+
+
+def _missing_tools() -> list[str]:
+    search = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+    return sorted({pkg for cmd, pkg in TOOLS.items() if shutil.which(cmd, path=search) is None})
 
 
 def ensure_tools(log: Log = print) -> list[str]:
-    """Install :data:`TOOL_PACKAGES` that are missing (as root); return what
-    is still missing (not root), so callers can say what to run."""
-    missing = _missing_packages(TOOL_PACKAGES)
+    """Install the packages of missing :data:`TOOLS` (as root); return the
+    packages still missing (not root), so callers can say what to run.
+    Runs nothing when every tool is there."""
+    missing = _missing_tools()
     if not missing or os.geteuid() != 0:
         return missing
     with _lock():
@@ -762,7 +770,7 @@ def ensure_tools(log: Log = print) -> list[str]:
             _run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
                  what="apt-get install", logfile=host_log,
                  timeout=TIMEOUTS["apt-install"], fix="run `apt-get update` and rerun")
-    return _missing_packages(TOOL_PACKAGES)
+    return _missing_tools()
 
 
 def install(names: Sequence[str], *, log: Log = print) -> list[InstalledBuild]:
