@@ -255,11 +255,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return rc
 
 
+_last_plain = [0.0]
+
+
 def _progress(text: str) -> None:
-    """One self-erasing status line on a terminal; nothing otherwise."""
+    """One self-erasing status line on a terminal; elsewhere (CI logs) a
+    plain line at most every 30 seconds."""
+    import time
+
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K" + text[:100])
         sys.stderr.flush()
+    elif text and time.monotonic() - _last_plain[0] >= 30:
+        _last_plain[0] = time.monotonic()
+        print(f"sdqtest: {text}", file=sys.stderr, flush=True)
 
 
 def print_table(
