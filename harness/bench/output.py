@@ -203,6 +203,8 @@ def print_run(run: Run, file: TextIO | None = None) -> None:
 
 
 def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
     if isinstance(v, float):
         return fmt_value(v)
     return str(v)
