@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.check.quirks import Quirk, QuirkSet
-from harness.spec import sdhci
+from harness.spec import sd, sdhci
 from harness.target import Target
 
 
@@ -30,6 +30,9 @@ class Step:
     qemu: Any
     irq_model: bool
     irq_qemu: bool
+    #: What the step means, when the lockstep target can tell (the command
+    #: a CMDREG write issues).
+    note: str = ""
 
     def describe(self) -> str:
         """``write CMDREG@0x0e/2 <- 0x111a`` style, with both answers if they differ."""
@@ -53,7 +56,8 @@ class Step:
             text = f"{self.op} {' '.join(_fmt(a) for a in self.args)} -> {_fmt(self.qemu)}"
         irq = "" if self.irq_model == self.irq_qemu else (
             f" [IRQ model={int(self.irq_model)} qemu={int(self.irq_qemu)}]")
-        return f"#{self.index:<5} {text}{irq}"
+        note = f"  ({self.note})" if self.note else ""
+        return f"#{self.index:<5} {text}{irq}{note}"
 
 
 def _fmt(v: Any) -> str:
@@ -160,11 +164,28 @@ class LockstepTarget:
         self._history: deque[Step] = deque(maxlen=history)
         self.count = 0
         self.mem_regions: list[tuple[int, int]] = []
+        self._after_cmd55 = False
+
+    def _issued(self, op: str, args: tuple[Any, ...]) -> str:
+        """``CMD17 READ_SINGLE_BLOCK`` when ``op`` writes the command byte of
+        CMDREG (SDHC 2.2.6: the write to its upper byte issues the command)."""
+        if op != "write":
+            return ""
+        offset, size, value = args
+        top = sdhci.CMDREG.offset + 1
+        if not offset <= top < offset + size:
+            return ""
+        index = (value >> (8 * (top - offset))) & 0x3F
+        name = sd.command_name(index, app=self._after_cmd55)
+        self._after_cmd55 = index == 55 and not self._after_cmd55
+        return name
 
     def _do(self, op: str, *args: Any, compare: bool = True) -> Any:
+        note = self._issued(op, args)
         m = getattr(self.model, op)(*args)
         q = getattr(self.qemu, op)(*args)
-        step = Step(self.count, op, args, m, q, self.model.irq_level(), self.qemu.irq_level())
+        step = Step(self.count, op, args, m, q, self.model.irq_level(), self.qemu.irq_level(),
+                    note)
         self.count += 1
         if compare and m != q:
             self._differs(step, "result")
