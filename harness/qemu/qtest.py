@@ -21,6 +21,7 @@ import re
 import socket
 import struct
 from collections.abc import Callable, Iterable
+from typing import NoReturn
 
 _SIZES = {1: "b", 2: "w", 4: "l", 8: "q"}
 _IRQ_RE = re.compile(rb"^IRQ (raise|lower) (\d+)$")
@@ -104,7 +105,7 @@ class QtestClient:
             self._eof()
             raise QtestClosed("QEMU closed the qtest stream") from e
 
-    def _timed_out(self, e: BaseException) -> None:
+    def _timed_out(self, e: BaseException) -> NoReturn:
         if self._on_timeout is not None:
             self._on_timeout()
         self.closed = True
@@ -117,22 +118,26 @@ class QtestClient:
         if self._on_eof is not None:
             self._on_eof()
 
+    def _recv(self, size: int) -> bytes:
+        """One recv; end of stream and time-outs become our exceptions."""
+        try:
+            chunk = self._sock.recv(size)
+        except (TimeoutError, BlockingIOError) as e:
+            self._timed_out(e)
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            self._eof()
+            raise QtestClosed("QEMU closed the qtest stream")
+        return chunk
+
     def _readline(self) -> bytes:
         buf = self._buf
         if not buf:
             # Fast path: the usual answer arrives alone, in one piece.  A
             # small recv: CPython allocates the whole size for each call.
-            try:
-                chunk = self._sock.recv(1024)
-            except (TimeoutError, BlockingIOError) as e:
-                self._timed_out(e)
-            except ConnectionResetError:
-                chunk = b""
-            if not chunk:
-                self._eof()
-                raise QtestClosed("QEMU closed the qtest stream")
-            nl = chunk.find(b"\n")
-            if nl == len(chunk) - 1:
+            chunk = self._recv(1024)
+            if chunk.find(b"\n") == len(chunk) - 1:
                 return chunk[:-1]
             buf += chunk
         while True:
@@ -141,16 +146,7 @@ class QtestClient:
                 line = bytes(buf[:nl])
                 del buf[: nl + 1]
                 return line
-            try:
-                chunk = self._sock.recv(65536)
-            except (TimeoutError, BlockingIOError) as e:
-                self._timed_out(e)
-            except ConnectionResetError:
-                chunk = b""
-            if not chunk:
-                self._eof()
-                raise QtestClosed("QEMU closed the qtest stream")
-            buf += chunk
+            buf += self._recv(65536)
 
     def _read_answer(self) -> str:
         """Read lines until the next command answer, handling IRQ lines."""
