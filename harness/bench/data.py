@@ -28,7 +28,7 @@ from typing import Any
 from harness.bench.output import Figure, Run, build_identity
 from harness.bench.progress import Progress
 from harness.driver.host import HostDriver
-from harness.driver.results import CommandResult, Mode, Transfer
+from harness.driver.results import Mode, Transfer
 from harness.qemu.builds import QemuBuild
 from harness.qemu.qtest import QtestClient
 from harness.qemu.target import QemuTarget
@@ -144,42 +144,21 @@ class BenchDriver(HostDriver):
     """HostDriver whose PIO moves each block's Buffer Data Port accesses in one
     pipelined qtest write (same register accesses, same order)."""
 
-    def _pio(self, res: CommandResult, t: Transfer) -> None:
+    def _pio_block(self, t: Transfer, b: int, out: bytearray, src: bytes) -> None:
         target = self.target
         if (not isinstance(target, QemuTarget) or t.pio_access != 4 or t.block_size % 4
                 or t.pio_full_tail):
-            super()._pio(res, t)
+            super()._pio_block(t, b, out, src)
             return
-        bit = H.NIS_RBUFRDY if t.read else H.NIS_WBUFRDY
-        name = "rbufrdy" if t.read else "wbufrdy"
-        enable = H.PRNSTS_BUFRDRDY if t.read else H.PRNSTS_BUFWRRDY
-        out = bytearray()
-        src = t.data or b""
         bs = t.block_size
         port = H.BDATA.offset
-        for b in range(t.block_count):
-            o = self.wait_status(f"{name}[{b}]", bit, res)
-            if not o.ok or o.errintsts:
-                res.data = bytes(out) if t.read else None
-                return
-            self.clear_status(bit)
-            _, ok = self.wait_prnsts(enable)
-            if not ok:
-                res.timeout = f"{'bufrdrdy' if t.read else 'bufwrrdy'}[{b}]"
-                res.data = bytes(out) if t.read else None
-                return
-            if t.read:
-                values = target.read_many([(port, 4)] * (bs // 4))
-                out += b"".join(v.to_bytes(4, "little") for v in values)
-            else:
-                blk = src[b * bs:(b + 1) * bs]
-                target.write_many([(port, 4, int.from_bytes(blk[i:i + 4], "little"))
-                                   for i in range(0, bs, 4)])
         if t.read:
-            res.data = bytes(out)
-        o = self.wait_status("trnscmpl", H.NIS_TRNSCMPL, res)
-        if o.ok and not o.errintsts:
-            self.clear_status(H.NIS_TRNSCMPL)
+            values = target.read_many([(port, 4)] * (bs // 4))
+            out += b"".join(v.to_bytes(4, "little") for v in values)
+        else:
+            blk = src[b * bs:(b + 1) * bs]
+            target.write_many([(port, 4, int.from_bytes(blk[i:i + 4], "little"))
+                               for i in range(0, bs, 4)])
 
 
 # -- the image ------------------------------------------------------------------------

@@ -473,24 +473,29 @@ class Controller:
                 res.timeout = f"{'bufrdrdy' if t.read else 'bufwrrdy'}[{b}]"
                 res.data = bytes(out) if t.read else None
                 return
-            pos = 0
-            bs = t.block_size
-            while pos < bs:
-                size = self._pio_chunk(pos, bs - pos, t.pio_access, t.pio_full_tail)
-                take = min(size, bs - pos)
-                off = H.BDATA.offset + (pos % 4 if size < 4 else 0)
-                if t.read:
-                    v = self.target.read(off, size)
-                    out += v.to_bytes(size, "little")[:take]
-                else:
-                    chunk = src[b * bs + pos:b * bs + pos + take].ljust(size, b"\0")
-                    self.target.write(off, size, int.from_bytes(chunk, "little"))
-                pos += take
+            self._pio_block(t, b, out, src)
         if t.read:
             res.data = bytes(out)
         o = self.wait_status("trnscmpl", H.NIS_TRNSCMPL, res)
         if o.ok and not o.errintsts:
             self.clear_status(H.NIS_TRNSCMPL)
+
+    def _pio_block(self, t: Transfer, b: int, out: bytearray, src: bytes) -> None:
+        """Move block ``b`` through the Buffer Data Port in ``t.pio_access``
+        accesses (reads are appended to ``out``, writes taken from ``src``)."""
+        pos = 0
+        bs = t.block_size
+        while pos < bs:
+            size = self._pio_chunk(pos, bs - pos, t.pio_access, t.pio_full_tail)
+            take = min(size, bs - pos)
+            off = H.BDATA.offset + (pos % 4 if size < 4 else 0)
+            if t.read:
+                v = self.target.read(off, size)
+                out += v.to_bytes(size, "little")[:take]
+            else:
+                chunk = src[b * bs + pos:b * bs + pos + take].ljust(size, b"\0")
+                self.target.write(off, size, int.from_bytes(chunk, "little"))
+            pos += take
 
     def _sdma(self, res: CommandResult, t: Transfer) -> None:
         """SDMA (3.7.2.3): at each DMA Interrupt write the next boundary's
