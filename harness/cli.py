@@ -148,7 +148,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _check_strict(builds: list[Any], selected: list[Any], machine: str,
                   report_dir: Any) -> int:
     """Findings: each deviation from the SD specifications a build shows."""
-    from harness.check import strict
+    from harness.check import runner, strict
 
     print("strict mode: the model follows the SD specifications; each finding is a "
           "place where QEMU does not\n")
@@ -166,18 +166,12 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
             print(f"- unexplained strict divergence in {r.scenario}: {r.reason}")
             if r.divergence and r.divergence.trace_file:
                 print(f"    reproducer: {r.divergence.trace_file}")
-        errors = [r for r in rep.results if r.status in (runner_error(), "crash")]
+        errors = [r for r in rep.results if r.status in (runner.ERROR, runner.CRASH)]
         for r in errors:
             print(f"- {r.scenario}: {r.status}: {r.reason}")
         total += len(rep.findings) + len(rep.unexplained) + len(errors)
         print()
     return 1 if total else 0
-
-
-def runner_error() -> str:
-    from harness.check import runner
-
-    return runner.ERROR
 
 
 def _default_machines(build: Any, sc: Any) -> list[str]:
@@ -348,22 +342,13 @@ def build_parser() -> argparse.ArgumentParser:
     bq.add_argument("--ops", type=int, default=3000)
     bq.add_argument("--repeats", type=int, default=5)
     bq.set_defaults(func=cmd_bench_qtest)
-    for module in ("harness.bench.cli", "harness.bisect.cli"):
-        _add_optional(module, bsub if module.startswith("harness.bench") else sub)
+    # Subcommands that live beside their code: the bench parts, bisect.
+    from harness.bench import cli as bench_cli
+    from harness.bisect import cli as bisect_cli
+
+    bench_cli.add_parsers(bsub)
+    bisect_cli.add_parsers(sub)
     return p
-
-
-def _add_optional(module: str, subparsers: Any) -> None:
-    """Subcommands that live beside their code (bench parts, bisect)."""
-    import importlib
-
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        if not e.name or not module.startswith(e.name):
-            raise
-        return
-    mod.add_parsers(subparsers)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
