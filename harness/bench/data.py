@@ -29,10 +29,10 @@ from harness.bench.output import Figure, Run, build_identity
 from harness.bench.progress import Progress
 from harness.driver.host import HostDriver
 from harness.driver.results import Mode, Transfer
+from harness.hwdefs import sdhci as H
 from harness.qemu.builds import QemuBuild
 from harness.qemu.qtest import QtestClient
 from harness.qemu.target import QemuTarget
-from harness.spec import sdhci as H
 
 KIB = 1024
 MIB = 1 << 20

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.check.quirks import Quirk, QuirkSet
-from harness.spec import sd, sdhci
+from harness.hwdefs import sd, sdhci
 from harness.target import Target
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from harness.spec import sdhci as H
+from harness.hwdefs import sdhci as H
 
 #: Largest length one ADMA2 descriptor carries; encoded as 0 (1.13.4).
 ADMA2_MAX_LENGTH = 65536

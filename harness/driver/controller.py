@@ -19,9 +19,9 @@ from harness.driver.results import (
     Observation,
     Transfer,
 )
-from harness.spec import sdhci as H
-from harness.spec.fields import Register
-from harness.spec.sd import Resp
+from harness.hwdefs import sdhci as H
+from harness.hwdefs.fields import Register
+from harness.hwdefs.sd import Resp
 from harness.target import ClockUnavailable, Target
 
 #: Normal interrupt statuses the driver enables by default (2.2.19): all

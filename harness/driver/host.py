@@ -15,10 +15,10 @@ from typing import Literal
 from harness.driver.adma import AdmaOptions
 from harness.driver.controller import CMD_LINE_ERRORS, Controller
 from harness.driver.results import CommandResult, DriverError, Mode, Transfer
-from harness.spec import sd as S
-from harness.spec import sdhci as H
-from harness.spec.fields import Register
-from harness.spec.sd import Resp
+from harness.hwdefs import sd as S
+from harness.hwdefs import sdhci as H
+from harness.hwdefs.fields import Register
+from harness.hwdefs.sd import Resp
 from harness.target import Target
 
 # Names from the card spec used by callers of the driver too.

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from harness.driver.adma import AdmaOptions
-from harness.spec import sdhci as H
-from harness.spec.sd import Resp
+from harness.hwdefs import sdhci as H
+from harness.hwdefs.sd import Resp
 
 #: CMDREG encoding of each response type (SD Host Controller 2.2.6, table
 #: "Relation between parameters and the name of response type"):

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from harness.hwdefs.sd import CmdType, Resp
 from harness.profile import Version
-from harness.spec.sd import CmdType, Resp
 
 
 class Support(Enum):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.spec import sd as S
-from harness.spec.sd import CardState
+from harness.hwdefs import sd as S
+from harness.hwdefs.sd import CardState
 
 if TYPE_CHECKING:
     from harness.model.sdcard import SDCard

@@ -6,8 +6,8 @@ field by field from the SD Physical Layer Simplified Specification (PLS).
 
 from __future__ import annotations
 
-from harness.spec.fields import Register
-from harness.spec.sd import CID, CSD_V1, CSD_V2, SCR, SDSC_MAX, SWITCH_STATUS, crc7
+from harness.hwdefs.fields import Register
+from harness.hwdefs.sd import CID, CSD_V1, CSD_V2, SCR, SDSC_MAX, SWITCH_STATUS, crc7
 
 #: QEMU's fake identity (PLS 5.2 fields).
 CID_MID = 0xAA

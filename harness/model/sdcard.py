@@ -18,6 +18,8 @@ from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
+from harness.hwdefs import sd as S
+from harness.hwdefs.sd import CardState
 from harness.model import sd_data
 from harness.model.blockstore import BlockStore
 from harness.model.clock import TimerHandle, VirtualClock
@@ -40,8 +42,6 @@ from harness.model.sd_registers import (
     build_switch_status,
 )
 from harness.profile import NEWEST, BuildProfile
-from harness.spec import sd as S
-from harness.spec.sd import CardState
 
 __all__ = ["SDCard", "Rsp", "CardState", "check_image_size", "check_spec_version"]
 

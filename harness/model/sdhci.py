@@ -1,6 +1,6 @@
 """The SDHCI controller model: sdhci-pci as QEMU implements it.
 
-Registers follow ``harness.spec.sdhci``; behaviour follows QEMU's
+Registers follow ``harness.hwdefs.sdhci``; behaviour follows QEMU's
 ``hw/sd/sdhci.c`` as observed (the model is written from the SD Host
 Controller Simplified Specification 3.00 and those observations).  Where
 QEMU departs from the specification the model follows QEMU, or the
@@ -28,6 +28,7 @@ memory core before they get here (see ``harness.model.target``).
 
 from __future__ import annotations
 
+from harness.hwdefs import sdhci as H
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -45,7 +46,6 @@ from harness.model.sdhci_state import (
     SDHCIConfigError,
 )
 from harness.profile import NEWEST, BuildProfile
-from harness.spec import sdhci as H
 
 #: First QEMU version seen with HOSTCTL2 bit 12 writable without UHS: 11.1.3
 #: has it, 10.2.2 does not; no source of 11.0 was at hand, so 11.0 is assumed.

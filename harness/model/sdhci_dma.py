@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.hwdefs import sdhci as H
 from harness.model.sdhci_state import (
     ADMA_DESCS_PER_STEP,
     TRANSFER_DELAY_NS,
@@ -18,7 +19,6 @@ from harness.model.sdhci_state import (
     U64,
     SdhciState,
 )
-from harness.spec import sdhci as H
 
 
 @dataclass

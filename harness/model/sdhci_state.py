@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from harness.hwdefs import sdhci as H
 from harness.model.clock import TimerHandle, VirtualClock
 from harness.model.deviations import Deviations, Strictness
 from harness.model.memory import GuestMemory
 from harness.model.sdhci_deviations import sdhci_deviations
 from harness.profile import NEWEST, BuildProfile, Version
-from harness.spec import sdhci as H
 
 U8, U16, U32, U64 = 0xFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.hwdefs import sdhci as H
+from harness.hwdefs.sdhci import REGISTER_WINDOW
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
 from harness.model.sdhci import SDHCI, SDBusCard
 from harness.profile import NEWEST, BuildProfile
-from harness.spec import sdhci as H
-from harness.spec.sdhci import REGISTER_WINDOW
 from harness.target import TargetError
 
 _SIZES = (1, 2, 4, 8)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.qemu.qtest import QtestClient
-from harness.spec.pci import (
+from harness.hwdefs.pci import (
     BAR0,
     COMMAND,
     COMMAND_ENABLED,
@@ -22,6 +21,7 @@ from harness.spec.pci import (
     SDHCI_PCI,
     VENDOR_ID,
 )
+from harness.qemu.qtest import QtestClient
 
 __all__ = ["BAR0", "COMMAND", "COMMAND_ENABLED", "COMMAND_MASTER", "COMMAND_MEMORY",
            "INTERRUPT_PIN", "PciConfig", "PciFunction", "SDHCI_PCI_IDS", "find", "intx_route"]

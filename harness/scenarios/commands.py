@@ -15,8 +15,8 @@ from collections.abc import Callable
 from harness.check.scenario import Context, scenario
 from harness.driver import host as D
 from harness.driver.host import HostDriver
-from harness.spec import sd as S
-from harness.spec.sd import Resp
+from harness.hwdefs import sd as S
+from harness.hwdefs.sd import Resp
 from harness.target import Target
 
 

@@ -13,8 +13,8 @@ from harness.check.scenario import Context, scenario
 from harness.driver.adma import Adma2Desc, AdmaOptions
 from harness.driver.host import Stop
 from harness.driver.results import Mode
+from harness.hwdefs import sdhci as H
 from harness.scenarios.common import expect_bytes, expect_pattern, ready, test_data
-from harness.spec import sdhci as H
 from harness.target import Target
 
 MODES = (Mode.PIO, Mode.SDMA, Mode.ADMA2)

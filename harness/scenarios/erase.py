@@ -12,8 +12,8 @@ from __future__ import annotations
 from harness.check.scenario import Context, has_property, scenario
 from harness.driver import host as D
 from harness.driver.host import HostDriver
+from harness.hwdefs import sd as S
 from harness.scenarios.common import ready, test_data
-from harness.spec import sd as S
 from harness.target import Target
 
 SET_WRITE_PROT = 28

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from harness.check.scenario import Context, scenario
 from harness.driver.results import Mode
+from harness.hwdefs import sdhci as H
 from harness.scenarios.common import ready
-from harness.spec import sdhci as H
 from harness.target import Target
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from harness.check.scenario import Context, scenario
 from harness.driver import host as D
 from harness.driver.results import Mode
+from harness.hwdefs.sd import Resp
 from harness.scenarios.common import ready, test_data
-from harness.spec.sd import Resp
 from harness.target import Target
 
 SEND_TUNING_BLOCK = 19

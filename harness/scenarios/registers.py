@@ -8,7 +8,7 @@ a plain register poke; the lockstep target compares every answer.
 from __future__ import annotations
 
 from harness.check.scenario import Context, scenario
-from harness.spec import sdhci as H
+from harness.hwdefs import sdhci as H
 from harness.target import Target
 
 #: Registers whose writes start or stop something; poked separately.

@@ -9,8 +9,8 @@ import pytest
 
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.check.quirks import Quirk, QuirkSet, read_of
+from harness.hwdefs import sdhci as H
 from harness.profile import BuildProfile
-from harness.spec import sdhci as H
 
 
 class Fake:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.hwdefs import sdhci
+from harness.hwdefs.pci import SDHCI_PCI
 from harness.qemu import pci
 from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
-from harness.spec import sdhci
-from harness.spec.pci import SDHCI_PCI
 
 pytestmark = pytest.mark.qemu
 

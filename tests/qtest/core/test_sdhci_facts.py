@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.hwdefs import sdhci
 from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
-from harness.spec import sdhci
 
 pytestmark = pytest.mark.qemu
 

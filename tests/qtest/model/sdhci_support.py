@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 
+from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
-from harness.spec import sdhci as H
 
 HAVE_SDCARD = importlib.util.find_spec("harness.model.sdcard") is not None
 

@@ -21,8 +21,8 @@ from harness.driver import (
     Transfer,
     plan_adma2,
 )
-from harness.spec import sdhci as H
-from harness.spec.sd import Resp
+from harness.hwdefs import sdhci as H
+from harness.hwdefs.sd import Resp
 from harness.target import Target
 
 Hook = Callable[[int, int, int], None]

@@ -24,10 +24,10 @@ from harness.driver import (
     first_difference,
 )
 from harness.driver.host import LOCK_CLR_PWD, LOCK_LOCK, LOCK_SET_PWD, Stop
+from harness.hwdefs import sd as S
+from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
-from harness.spec import sd as S
-from harness.spec import sdhci as H
 
 IMAGE_SIZE = 4 << 20  # SDSC, a power of two as QEMU requires
 DMA = 0x0100_0000

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from harness.hwdefs import sd as S
 from harness.model.clock import VirtualClock
 from harness.model.sdcard import CardState, SDCard
 from harness.profile import BuildProfile
-from harness.spec import sd as S
 
 P72 = BuildProfile((7, 2, 0), (), {"spec_version": "2"})
 P100 = BuildProfile((10, 0, 13), (), {"spec_version": "3"})

@@ -6,10 +6,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from harness.hwdefs import sd as S
 from harness.model.clock import VirtualClock
 from harness.model.sdcard import CardState, SDCard
 from harness.profile import BuildProfile
-from harness.spec import sd as S
 
 PROFILES = (
     BuildProfile((7, 2, 0), (), {"spec_version": "2"}),

@@ -1,9 +1,9 @@
-"""Spec facts (harness.spec.sd) and the card's command table, no QEMU needed."""
+"""Spec facts (harness.hwdefs.sd) and the card's command table, no QEMU needed."""
 
 from __future__ import annotations
 
+from harness.hwdefs import sd as S
 from harness.model.sd_commands import ACMD_ROWS, CMD_ROWS, Support
-from harness.spec import sd as S
 
 
 def test_crc7_known_vectors() -> None:

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
-from harness.spec import sdhci as H
 from tests.qtest.model.sdhci_support import HAVE_SDCARD, StubCard, power_up
 
 OLD = BuildProfile(version=(7, 2, 0), sdhci_properties={"sd-spec-version": "2"})

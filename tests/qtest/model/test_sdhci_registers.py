@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
+from harness.hwdefs import sdhci as H
+from harness.hwdefs.pci import SDHCI_PCI
 from harness.model.memory import GuestMemory
 from harness.model.sdhci import SDHCIConfigError
 from harness.model.target import ModelTarget, split_access
 from harness.profile import BuildProfile
-from harness.spec import sdhci as H
-from harness.spec.pci import SDHCI_PCI
 from harness.target import Target, TargetError
 from tests.qtest.model.sdhci_support import (
     HAVE_SDCARD,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
-from harness.spec import sdhci as H
 from tests.qtest.model.sdhci_support import (
     HAVE_SDCARD,
     StubCard,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
-from harness.spec.fields import Access, Field, Register
+from harness.hwdefs.fields import Access, Field, Register
 
 # --------------------------------------------------------------------------
 # Card states (PLS 4.1, Table 4-42 "CURRENT_STATE")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.spec.sdhci import REGISTER_WINDOW
+from harness.hwdefs.sdhci import REGISTER_WINDOW
 
 # Configuration header offsets (PCI Local Bus Specification 3.0, 6.1).
 VENDOR_ID = 0x00

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 
-from harness.spec.fields import Access, Field, Register
+from harness.hwdefs.fields import Access, Field, Register
 
 RO, RW, RW1C, WO, RSVD, ROC = (
     Access.RO, Access.RW, Access.RW1C, Access.WO, Access.RSVD, Access.ROC,
