@@ -55,8 +55,8 @@ def cmd_qemu_list(args: argparse.Namespace) -> int:
         rows.append(
             [
                 b.name,
-                b.version + (f" ({b.package})" if b.package else ""),
-                "yes" if b.has_qtest_accel else "NO",
+                b.version + (f" ({b.profile.package})" if b.profile.package else ""),
+                "yes" if b.profile.has_qtest_accel else "NO",
                 f"{q35[0][7:]}..{q35[-1][7:]}" if q35 else "-",
                 f"{pc[0][10:]}..{pc[-1][10:]}" if pc else "-",
                 "yes" if b.has_sdhci_pci else "NO",
@@ -132,7 +132,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         report.write_json(results, Path(args.json), [
             {"name": b.name, "binary": str(b.binary), "version": b.version,
-             "package": b.package, "qtest_accel": b.has_qtest_accel}
+             "package": b.profile.package, "qtest_accel": b.profile.has_qtest_accel}
             for b in builds if isinstance(b, QemuBuild)])
         print(f"JSON report: {args.json}")
     statuses = {r.status for r in results}
@@ -223,12 +223,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UserError(f"trace {path} does not exist")
     trace = replay.read_trace(path)
-    extra = args.qemu_args.split() if args.qemu_args else (
-        replay.command_line_of(path) or list(replay.DEFAULT_ARGS))
+    try:
+        machine = replay.replay_machine(path, args.machine)
+    except replay.ReplayError as e:
+        raise UserError(str(e)) from e
+    extra = args.qemu_args.split() if args.qemu_args else None
     rc = 0
     for b in _builds(args.qemu):
         assert isinstance(b, QemuBuild)
-        res = replay.replay_qemu(b.binary, trace, args.machine, extra, timeout=args.timeout)
+        res = replay.replay_qemu(b.binary, trace, machine, extra, timeout=args.timeout)
         print(f"{b.name}: {res.summary()}")
         if res.crashed:
             rc = 1
@@ -236,7 +239,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             continue
         if args.no_model:
             continue
-        replay.replay_model(res, b.profile, args.machine)
+        replay.replay_model(res, b.profile, machine)
         if res.model_diffs:
             rc = 1
             print(f"  model disagrees on {len(res.model_diffs)} reads:")
@@ -328,9 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("replay", help="replay a qtest trace on QEMU (and the model)")
     r.add_argument("trace", help="qtest commands, one per line (-qtest stdio format)")
     qemu_opt(r)
-    r.add_argument("--machine", default="q35")
-    r.add_argument("--qemu-args", help="devices and options instead of the defaults "
-                   "(default: from TRACE.sh beside the trace, else sdhci-pci + sd-card)")
+    r.add_argument("--machine", help="machine type (default: the one recorded in the "
+                   "trace's header, else q35)")
+    r.add_argument("--qemu-args", help="devices and options instead of the trace's "
+                   "(default: from the trace's header, else sdhci-pci + sd-card)")
     r.add_argument("--timeout", type=float, default=10.0, help="seconds per command")
     r.add_argument("--no-model", action="store_true", help="do not run the model")
     r.set_defaults(func=cmd_replay)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 Version = tuple[int, int, int]
 
@@ -48,6 +49,22 @@ class BuildProfile:
     def property_default(self, device: str, name: str) -> str | None:
         props = self.sd_card_properties if device == "sd-card" else self.sdhci_properties
         return props.get(name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": list(self.version), "machine_types": list(self.machine_types),
+                "sd_card_properties": dict(self.sd_card_properties),
+                "sdhci_properties": dict(self.sdhci_properties),
+                "has_qtest_accel": self.has_qtest_accel, "package": self.package}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> BuildProfile:
+        major, minor, micro = (int(x) for x in d["version"])
+        return cls(version=(major, minor, micro),
+                   machine_types=tuple(d.get("machine_types", ())),
+                   sd_card_properties=dict(d.get("sd_card_properties", {})),
+                   sdhci_properties=dict(d.get("sdhci_properties", {})),
+                   has_qtest_accel=bool(d.get("has_qtest_accel", True)),
+                   package=str(d.get("package", "")))
 
 
 #: A profile for the model when no build is mirrored: the newest behaviour

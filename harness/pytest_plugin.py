@@ -57,8 +57,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         why = config.stash.get(_STASH_ERROR, "none installed; run 'sdqtest qemu install'")
         return [f"sdqtest: no QEMU build ({why})"]
     return [
-        f"sdqtest: QEMU {b.name} = {b.version} {b.package} ({b.binary}), "
-        f"qtest accel: {'yes' if b.has_qtest_accel else 'no'}"
+        f"sdqtest: QEMU {b.name} = {b.version} {b.profile.package} ({b.binary}), "
+        f"qtest accel: {'yes' if b.profile.has_qtest_accel else 'no'}"
         for b in found
     ]
 
@@ -85,5 +85,5 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def require_clock(build: _builds.QemuBuild) -> None:
     """Skip (with the reason) a test that needs virtual time on ``build``."""
-    if not build.has_qtest_accel:
+    if not build.profile.has_qtest_accel:
         pytest.skip(f"QEMU {build.name} has no qtest accelerator: virtual time cannot move")

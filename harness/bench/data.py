@@ -30,6 +30,7 @@ from harness.bench.progress import Progress
 from harness.driver.host import HostDriver
 from harness.driver.results import Mode, Transfer
 from harness.hwdefs import sdhci as H
+from harness.machine import CardImage, Machine
 from harness.qemu.builds import QemuBuild
 from harness.qemu.qtest import QtestClient
 from harness.qemu.target import QemuTarget
@@ -272,7 +273,8 @@ def bench_build(build: QemuBuild, image: Path, content: bytes,
                 progress: Progress | None = None) -> dict[tuple[str, str, int], Cell]:
     """Every cell on one build, ``repeats`` interleaved rounds, one QEMU process."""
     out: dict[tuple[str, str, int], Cell] = {c: Cell() for c in cells}
-    with QemuTarget(build.binary, image=image, name=build.name, timeout=60) as t:
+    with QemuTarget(build.binary, Machine(image=CardImage(image)), name=build.name,
+                    timeout=60) as t:
         d = BenchDriver(t)
         d.setup()
         info = d.init_card()

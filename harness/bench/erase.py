@@ -26,6 +26,7 @@ from typing import Any
 from harness.bench.output import Figure, Run, build_identity
 from harness.bench.progress import Progress
 from harness.driver.host import HostDriver
+from harness.machine import CardImage, Machine
 from harness.qemu.builds import QemuBuild
 from harness.qemu.qtest import QtestClosed, QtestTimeout
 from harness.qemu.session import QemuError
@@ -127,8 +128,8 @@ def erase_once(build: QemuBuild, image: Path, fmt: str, case: Case, zero: bool |
                limit: float, mark: bytes) -> Outcome:
     """One erase on a fresh QEMU (a fresh copy of ``image``)."""
     props: dict[str, Any] = {} if zero is None else {PROPERTY: zero}
-    with QemuTarget(build.binary, image=image, image_format=fmt, sd_card=props,
-                    name=build.name, timeout=limit) as t:
+    machine = Machine(card=props, image=CardImage(image, format=fmt))
+    with QemuTarget(build.binary, machine, name=build.name, timeout=limit) as t:
         assert t.image is not None
         d = HostDriver(t)
         d.setup()

@@ -27,6 +27,7 @@ from harness.bench.output import Figure, Run, build_identity
 from harness.bench.progress import Progress
 from harness.driver.host import HostDriver
 from harness.driver.results import Mode
+from harness.machine import CardImage, Machine
 from harness.model.target import ModelTarget
 from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
@@ -83,8 +84,9 @@ def model_vs_qemu(b: QemuBuild, image: Path, content: bytes, repeats: int, quick
     ops = {"register read (HCVER)": _Pair(), "SD command (CMD13)": _Pair(),
            "128 KiB ADMA2 read": _Pair()}
     notes: list[str] = []
-    with QemuTarget(b.binary, image=image, name=b.name, timeout=60) as q:
-        m = ModelTarget(image=image, profile=b.profile, machine="q35")
+    machine = Machine(image=CardImage(image))
+    with QemuTarget(b.binary, machine, name=b.name, timeout=60) as q:
+        m = ModelTarget(machine, profile=b.profile)
         dq, dm = _driver(q), _driver(m)
         for t, d in ((q, dq), (m, dm)):  # warm-up, not measured
             _per_op(partial(t.read, HCVER, 2), 50)
@@ -135,7 +137,7 @@ def model_erase(b: QemuBuild, repeats: int, progress: Progress | None) -> list[F
         for rep in range(repeats):
             if progress is not None:
                 progress.step(b.name, f"model erase {name} {rep + 1}/{repeats}")
-            m = ModelTarget(size=64 * GIB, profile=b.profile, machine="q35")
+            m = ModelTarget(Machine(), size=64 * GIB, profile=b.profile)
             d = _driver(m)
             d.write_blocks(0, bytes([0x5A]) * 512)
             last = length // 512 - 1

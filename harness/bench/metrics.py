@@ -41,12 +41,13 @@ def register(metric: Metric) -> Metric:
 
 def launch_ms(binary: Path, samples: int = 5) -> float:
     """Median milliseconds from spawning QEMU (q35) to its first qtest answer."""
+    from harness.machine import Machine
     from harness.qemu.session import QemuSession
 
     times = []
     for _ in range(samples):
         t0 = time.perf_counter()
-        with QemuSession(binary, machine="q35") as s:
+        with QemuSession(binary, Machine.bare("q35")) as s:
             s.qtest.endianness()
             times.append((time.perf_counter() - t0) * 1000)
     return statistics.median(times)
@@ -54,13 +55,14 @@ def launch_ms(binary: Path, samples: int = 5) -> float:
 
 def qtest_ops(binary: Path, seconds: float = 0.3, samples: int = 5) -> float:
     """Median synchronous qtest register reads (HCVER) per second."""
+    from harness.machine import CardImage, Machine
     from harness.qemu.target import QemuTarget
 
     with tempfile.TemporaryDirectory(prefix="sdqtest-metric-") as tmp:
         image = Path(tmp) / "card.img"
         with open(image, "wb") as f:
             f.truncate(1 << 20)
-        with QemuTarget(binary, image=image) as t:
+        with QemuTarget(binary, Machine(image=CardImage(image))) as t:
             for _ in range(100):
                 t.read(0xFE, 2)
             rates = []

@@ -118,7 +118,7 @@ def host_info() -> dict[str, Any]:
 
 def build_identity(build: Any) -> dict[str, Any]:
     """Name, version string, package, path and sha256 of a QemuBuild."""
-    return {"name": build.name, "version": build.version, "package": build.package,
+    return {"name": build.name, "version": build.version, "package": build.profile.package,
             "binary": str(build.binary), "sha256": build.digest(),
             "erase_blocks_as_zero": bool(build.has_erase_blocks_as_zero)}
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.bench.stats import Summary, summarize
+from harness.machine import Machine
 from harness.qemu.qtest import fmt_mmio_read
 from harness.qemu.session import QemuSession
 from harness.qemu.target import QemuTarget
@@ -83,7 +84,7 @@ def _pipelined(target: QemuTarget, n: int, depth: int = 256) -> float:
 def launch_time(binary: Path) -> float:
     """Milliseconds from spawning QEMU to its first qtest answer."""
     t0 = time.perf_counter()
-    with QemuSession(binary, machine="q35") as s:
+    with QemuSession(binary, Machine.bare("q35")) as s:
         s.qtest.endianness()
         return (time.perf_counter() - t0) * 1000
 

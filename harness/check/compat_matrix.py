@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.machine import CARD_ID, Machine
 from harness.model import compat
 from harness.qemu.builds import QemuBuild
 from harness.qemu.session import QemuError, QemuSession
 
-CARD_PATH = "/machine/peripheral/card"
+CARD_PATH = f"/machine/peripheral/{CARD_ID}"
 
 #: The sd-card properties the compat tables can change, by QEMU name.
 CARD_PROPERTIES = ("spec_version", "erase-blocks-as-zero")
@@ -49,28 +50,16 @@ def machines_of(build: QemuBuild) -> list[str]:
 
 def check_machine(build: QemuBuild, machine: str) -> list[Cell]:
     expected = compat.defaults_for(machine, build.profile)
-    props = [p for p in CARD_PROPERTIES if p in build.sd_card_properties]
+    props = [p for p in CARD_PROPERTIES if p in build.profile.sd_card_properties]
     cells = []
-    with QemuSession(
-        build.binary, machine=machine, accel="auto",
-        args=["-device", "sdhci-pci,id=sdhci", "-device", "sd-card,id=card"],
-    ) as s:
+    with QemuSession(build.binary, Machine(type=machine), accel="auto") as s:
         for p in props:
             try:
                 actual: Any = s.qmp_cmd("qom-get", path=CARD_PATH, property=p)
             except QemuError as e:
                 actual = f"error: {e}"
-            cells.append(Cell(build.name, machine, p, expected.get(_model_key(p, expected)),
-                              actual))
+            cells.append(Cell(build.name, machine, p, expected.get(p), actual))
     return cells
-
-
-def _model_key(prop: str, expected: dict[str, Any]) -> str:
-    """The model's table may name properties with ``_`` or ``-``."""
-    for k in (prop, prop.replace("-", "_"), prop.replace("_", "-")):
-        if k in expected:
-            return k
-    return prop
 
 
 def matrix(

@@ -32,7 +32,7 @@ def check_build(build: QemuBuild) -> None:
 
 
 def check_machine(build: QemuBuild, machine: str) -> None:
-    if machine in build.machines or machine in build.aliases:
+    if build.offers(machine):
         return
     try:
         resolve_machine(machine, build.profile)

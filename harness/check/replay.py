@@ -9,35 +9,37 @@ When the trace touches nothing but the sdhci-pci function (its PCI config
 space, its BAR, guest RAM and the clock), the same register and memory
 operations run on the model too, and every register read QEMU answered is
 compared with the model's answer.
+
+Our reproducers carry the machine they were recorded on in their header, a
+``# machine: {JSON}`` comment line (see :mod:`harness.machine`): machine
+type, RAM, device properties and card image (opened with ``snapshot=on``,
+never written).  A trace without one replays on :data:`DEFAULT_MACHINE`.
 """
 
 from __future__ import annotations
 
 import base64
 import re
-import shlex
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pexpect
 
+from harness.machine import CardImage, Machine
 from harness.profile import BuildProfile
+from harness.qemu.argv import qemu_argv
 
-#: Default devices when the trace brings no command line of its own: the
-#: controller and a card on QEMU's null block driver (no image needed).
-DEFAULT_ARGS = (
-    "-m", "128M",
-    "-device", "sdhci-pci,id=sdhci",
-    "-device", "sd-card,id=card,drive=sdcard",
-    "-drive", "if=none,id=sdcard,file=null-co://,format=raw,size=16M",
-)
+#: The machine of a trace without a header: q35, the controller and a card
+#: on QEMU's null block driver (no image needed).
+DEFAULT_MACHINE = Machine(image=CardImage.null(16 << 20))
+
+_HEADER = "# machine: "
 
 _ANSWER = re.compile(r"^(OK|FAIL|ERR)\b.*$", re.M)
 _SDHCI_IDS = 0x0007_1B36
 _REG = re.compile(r"^(read|write)([bwlq]) (0x[0-9a-fA-F]+|\d+)(?: (0x[0-9a-fA-F]+|\d+))?$")
 _SIZES = {"b": 1, "w": 2, "l": 4, "q": 8}
-_RAM = 128 << 20
 
 
 @dataclass
@@ -71,10 +73,50 @@ def read_trace(path: Path) -> list[str]:
     return out
 
 
-def replay_qemu(binary: Path, trace: list[str], machine: str, args: list[str],
-                timeout: float = 10.0) -> ReplayResult:
-    argv = [str(binary), "-machine", machine, "-accel", "qtest", "-nodefaults",
-            "-display", "none", "-qtest", "stdio", "-qtest-log", "none", *args]
+def reproducer_header(machine: Machine, what: str = "") -> str:
+    """The comment lines that start a reproducer trace: ``what`` and the
+    machine it was recorded on."""
+    lines = [f"# {ln}" for ln in what.splitlines()] if what else []
+    return "".join(f"{ln}\n" for ln in [*lines, _HEADER + machine.dumps()])
+
+
+class ReplayError(ValueError):
+    """A trace's header cannot be used."""
+
+
+def machine_of(trace_path: Path) -> Machine | None:
+    """The machine a reproducer's header records, or None without one."""
+    for raw in trace_path.read_text().splitlines():
+        line = raw.strip()
+        if line.startswith(_HEADER):
+            try:
+                return Machine.loads(line[len(_HEADER):])
+            except (ValueError, TypeError, KeyError) as e:
+                raise ReplayError(f"{trace_path}: bad machine header: {e}") from e
+        if line and not line.startswith("#"):
+            return None
+    return None
+
+
+def replay_machine(trace_path: Path, machine_type: str | None = None) -> Machine:
+    """The machine to replay ``trace_path`` on: its header's, else the
+    default; ``machine_type`` overrides the type.  A recorded card image
+    that is gone raises :class:`ReplayError`."""
+    m = machine_of(trace_path) or DEFAULT_MACHINE
+    if machine_type is not None:
+        m = m.replace(type=machine_type)
+    if m.image is not None and m.image.path is not None and not m.image.path.is_file():
+        raise ReplayError(f"the card image {m.image.path} recorded in {trace_path} does not "
+                          "exist; pass --qemu-args to replay on other devices")
+    return m
+
+
+def replay_qemu(binary: Path, trace: list[str], machine: Machine,
+                args: list[str] | None = None, timeout: float = 10.0) -> ReplayResult:
+    """Feed ``trace`` to QEMU building ``machine`` (the card image opened
+    with ``snapshot=on``); ``args`` replaces the machine's devices."""
+    argv = qemu_argv(binary, machine, qtest="stdio", qtest_log="none", snapshot=True,
+                     devices=args)
     res = ReplayResult(lines=len(trace))
     child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", timeout=timeout,
                           echo=False, codec_errors="replace")
@@ -101,14 +143,19 @@ def replay_qemu(binary: Path, trace: list[str], machine: str, args: list[str],
     return res
 
 
-def replay_model(res: ReplayResult, profile: BuildProfile, machine: str) -> None:
-    """Run the trace's sdhci-pci operations on the model; compare reads."""
+def replay_model(res: ReplayResult, profile: BuildProfile, machine: Machine) -> None:
+    """Run the trace's sdhci-pci operations on the model of ``machine``;
+    compare reads."""
     from harness.model.target import ModelTarget
 
     bar: int | None = None
     cf8 = 0
     sdhci_devfn: int | None = None
-    model = ModelTarget(size=16 << 20, profile=profile, machine=machine)
+    try:
+        model = ModelTarget(machine, profile=profile)
+    except ValueError as e:
+        res.model_reason = f"the model cannot mirror this machine: {e}"
+        return
     try:
         for line, answer in res.answers:
             words = line.split()
@@ -144,7 +191,7 @@ def replay_model(res: ReplayResult, profile: BuildProfile, machine: str) -> None
                 continue
             if words[0] in ("write", "b64write", "read", "b64read", "memset"):
                 addr, length = int(words[1], 0), int(words[2], 0)
-                if addr + length > _RAM:
+                if addr + length > machine.ram:
                     res.model_reason = f"trace touches memory outside RAM: {line!r}"
                     return
                 if words[0] == "write":
@@ -171,30 +218,3 @@ def replay_model(res: ReplayResult, profile: BuildProfile, machine: str) -> None
             res.model_reason = "trace never maps the sdhci-pci BAR"
     finally:
         model.close()
-
-
-def command_line_of(trace_path: Path) -> list[str] | None:
-    """Devices from our own reproducer script beside the trace (``X.sh``)."""
-    sh = trace_path.with_suffix(".sh")
-    if not sh.is_file():
-        return None
-    for line in sh.read_text().splitlines():
-        if line.startswith("exec "):
-            words = shlex.split(line[5:].split(" < ")[0])
-            if words[0] == "timeout":
-                words = words[4:]
-            out, skip = [], 0
-            for i, w in enumerate(words[1:]):
-                if skip:
-                    skip -= 1
-                    continue
-                if w in ("-machine", "-accel", "-qtest", "-qtest-log"):
-                    skip = 1
-                    continue
-                if w in ("-nodefaults",) or (w == "-display" and words[i + 2] == "none"):
-                    if w == "-display":
-                        skip = 1
-                    continue
-                out.append(w)
-            return out
-    return None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shlex
 import time
 import traceback
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,9 +12,12 @@ from typing import Any
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
+from harness.check.replay import reproducer_header
 from harness.check.scenario import Context, Scenario
+from harness.machine import CardImage, Machine
 from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
+from harness.qemu.argv import shell_line
 from harness.qemu.builds import QemuBuild
 from harness.qemu.session import QemuDied, QemuError
 from harness.qemu.target import QemuTarget
@@ -79,24 +81,6 @@ class UserImage:
     raw: Path
 
 
-#: QEMU property name -> ModelTarget keyword, per device.
-_SDHCI_OPTIONS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
-                  "maxcurr": "maxcurr", "uhs": "uhs_mode"}
-_CARD_OPTIONS = {"spec_version": "spec_version", "erase-blocks-as-zero": "erase_blocks_as_zero"}
-
-
-def model_options(sd_card: Mapping[str, Any], sdhci: Mapping[str, Any]) -> dict[str, Any]:
-    """The ModelTarget keywords that mirror QEMU ``-device`` properties."""
-    out: dict[str, Any] = {}
-    for props, names, dev in ((sd_card, _CARD_OPTIONS, "sd-card"),
-                              (sdhci, _SDHCI_OPTIONS, "sdhci-pci")):
-        for k, v in props.items():
-            if k not in names:
-                raise ValueError(f"the model has no {dev} property {k!r}")
-            out[names[k]] = v
-    return out
-
-
 def compare_images(t: LockstepTarget, qemu: QemuTarget, source: Path) -> None:
     """Compare the card contents where either side may have data: every
     allocated extent of QEMU's copy and of the source image."""
@@ -115,24 +99,32 @@ def compare_images(t: LockstepTarget, qemu: QemuTarget, source: Path) -> None:
             budget -= n
 
 
+def machine_of(sc: Scenario, machine: str, image: Path, fmt: str) -> Machine:
+    """The machine a scenario runs on: ``machine`` type, its devices'
+    properties, the card image as QEMU opens it."""
+    return Machine(type=machine, sdhci=sc.sdhci, card=sc.sd_card,
+                   image=CardImage(image, format=fmt))
+
+
 def write_reproducer(d: Divergence, qemu: QemuTarget, out_dir: Path, stem: str) -> Path:
-    """``STEM.qtest`` (the commands) and ``STEM.sh`` (QEMU replaying them)."""
+    """``STEM.qtest`` (the machine in its header, then the commands) and
+    ``STEM.sh`` (QEMU replaying them, for people without sdqtest)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     trace = out_dir / f"{stem}.qtest"
-    trace.write_text("\n".join(qemu.trace) + "\n")
+    header = reproducer_header(qemu.machine, f"sdqtest scenario {d.scenario}; divergence at "
+                               f"step {d.step.index}:\n  {d.step.describe()}")
+    trace.write_text(header + "\n".join(qemu.trace) + "\n")
     script = out_dir / f"{stem}.sh"
-    argv = qemu.replay_argv()
-    argv[0] = '"${QEMU:-' + argv[0] + '}"'
     script.write_text(
         "#!/bin/sh\n"
         f"# Replays sdqtest scenario {d.scenario} on QEMU; divergence at step {d.step.index}:\n"
         f"#   {d.step.describe()}\n"
         "# QEMU prints one answer per command; the last one is what the model\n"
         "# disagreed with.  QEMU does not exit at the end of its qtest input,\n"
-        "# so it is stopped after REPLAY_SECONDS (default 3).\n"
-        f"exec timeout -k 1 \"${{REPLAY_SECONDS:-3}}\" "
-        f"{' '.join(argv[:1] + [shlex.quote(a) for a in argv[1:]])} "
-        f"< {shlex.quote(str(trace))}\n"
+        "# so it is stopped after REPLAY_SECONDS (default 3).  The trace's\n"
+        "# '#' header lines (the machine, for 'sdqtest replay') are left out.\n"
+        f"grep -v '^#' {shlex.quote(str(trace))} | "
+        f"exec timeout -k 1 \"${{REPLAY_SECONDS:-3}}\" {shell_line(qemu.replay_argv())}\n"
     )
     script.chmod(0o755)
     return script
@@ -154,8 +146,8 @@ def run(
     (never written: QEMU gets a copy, the model a copy-on-write view)."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
-    why = sc.skip_reason(build.profile, build.has_qtest_accel)
-    if why is None and machine not in build.machines and machine not in build.aliases:
+    why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
+    if why is None and not build.offers(machine):
         why = f"this build has no machine type {machine}"
     if why:
         res.status, res.reason = SKIP, why
@@ -171,11 +163,9 @@ def run(
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     try:
-        qemu = QemuTarget(build.binary, image=qemu_image, image_format=fmt,
-                          machine=machine, sd_card=sc.sd_card, sdhci=sc.sdhci, name=build.name)
-        model = ModelTarget(image=model_image, profile=build.profile,
-                            machine=machine, strict=strict,
-                            **model_options(sc.sd_card, sc.sdhci))
+        described = machine_of(sc, machine, qemu_image, fmt)
+        qemu = QemuTarget(build.binary, described, name=build.name)
+        model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
         lock = LockstepTarget(model, qemu, quirks=qset)
         sc.fn(lock, ctx)
         compare_images(lock, qemu, model_image)

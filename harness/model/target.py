@@ -16,10 +16,11 @@ accesses into what QEMU's memory core hands the device:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sdhci import REGISTER_WINDOW
+from harness.machine import Machine, PropValue
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -46,37 +47,102 @@ def split_access(offset: int, size: int) -> list[tuple[int, int]]:
     return out
 
 
-class ModelTarget:
-    """The model as a :class:`harness.target.Target`.
+class ModelCard(SDBusCard, Protocol):
+    """What ModelTarget needs of a card beyond the SD bus: its image, the
+    medium switch, the deviations it consulted and whether QEMU would have
+    aborted.  :class:`~harness.model.sdcard.SDCard` is one."""
 
-    ``image``/``size`` and ``card_options`` (``spec_version``,
-    ``erase_blocks_as_zero``, ``readonly``) go to the SD card; ``card``
-    replaces it with any object offering the SD-bus operations.
-    ``sd_spec_version``, ``capareg``, ``maxcurr`` and ``uhs_mode`` are
-    sdhci-pci's properties; ``ram_size`` the machine's RAM.  ``strict``
-    makes card and controller follow the specifications where QEMU deviates.
+    inserted: bool  # settable here, read-only on the bus
+    #: Why QEMU would abort at this point (a failed assertion), if it would.
+    fatal: str | None
+
+    @property
+    def dev(self) -> _Consulted:
+        """The card's deviations, with the keys consulted so far."""
+        ...
+
+    def image_read(self, offset: int, length: int) -> bytes: ...
+
+
+class _Consulted(Protocol):
+    @property
+    def consulted(self) -> set[str]: ...
+
+
+#: sdhci-pci properties (QEMU names) -> the SDHCI model's parameters.
+_SDHCI_PARAMS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
+                 "maxcurr": "maxcurr", "uhs": "uhs_mode"}
+#: sd-card properties (QEMU names) -> the SDCard model's parameters.
+_CARD_PARAMS = {"spec_version": "spec_version", "erase-blocks-as-zero": "erase_blocks_as_zero"}
+_BOOLS = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}
+
+
+def _param(value: PropValue, device: str, prop: str) -> PropValue:
+    if prop != "erase-blocks-as-zero" or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in _BOOLS:
+        raise ValueError(f"{device} property {prop}: {value!r} is not a boolean "
+                         "(QEMU refuses it too)")
+    return _BOOLS[text]
+
+
+def model_params(machine: Machine) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The SDHCI and SDCard keyword arguments that mirror ``machine``'s
+    device properties: the one place QEMU's property names meet the model's.
+
+    A property the model does not know raises ``ValueError``."""
+    out: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+    for props, names, dev, dst in ((machine.sdhci_props, _SDHCI_PARAMS, "sdhci-pci", out[0]),
+                                   (machine.card_props, _CARD_PARAMS, "sd-card", out[1])):
+        for k, v in props.items():
+            if k not in names:
+                raise ValueError(f"the model has no {dev} property {k!r}")
+            dst[names[k]] = _param(v, dev, k)
+    return out
+
+
+class ModelTarget:
+    """The model as a :class:`harness.target.Target`, mirroring ``machine``.
+
+    The card reads ``machine``'s raw image (never written: writes stay in
+    memory), or is an all-zero card of a null-co image's size; ``image``
+    (a raw file, e.g. the raw twin of a qcow2 image) or ``size`` replace
+    that.  ``card`` replaces the SD card with any :class:`ModelCard`.
+    ``profile`` is the QEMU build mirrored; ``strict`` makes card and
+    controller follow the specifications where QEMU deviates.
     """
 
     name: str = "model"
 
-    def __init__(self, image: str | Path | None = None, size: int | None = None, *,
-                 profile: BuildProfile = NEWEST, machine: str | None = None,
-                 strict: Strictness = False, sd_spec_version: int | str | None = None,
-                 capareg: int | str | None = None, maxcurr: int | str | None = None,
-                 uhs_mode: int | str | None = None, ram_size: int = 128 << 20,
-                 card: SDBusCard | None = None, **card_options: Any) -> None:
-        self.profile = profile
+    def __init__(self, machine: Machine | None = None, *, profile: BuildProfile = NEWEST,
+                 strict: Strictness = False, image: str | Path | None = None,
+                 size: int | None = None, card: ModelCard | None = None) -> None:
+        machine = machine or Machine()
+        if machine.sdhci is None:
+            raise ValueError("the model needs the sdhci-pci controller")
+        sdhci_params, card_params = model_params(machine)
         self.machine = machine
+        self.profile = profile
         self.strict = strict
         self.clock = VirtualClock()
-        self.memory = GuestMemory(ram_size, machine)
+        self.memory = GuestMemory(machine.ram, machine.type)
         if card is None:
-            card = SDCard(self.clock, image, size, profile=profile, machine=machine,
-                          strict=strict, **card_options)
-        self.card: SDBusCard = card
-        self.sdhci = SDHCI(self.clock, card, self.memory, profile=profile,
-                           sd_spec_version=sd_spec_version, capareg=capareg,
-                           maxcurr=maxcurr, uhs_mode=uhs_mode, strict=strict)
+            if image is None and size is None and machine.image is not None:
+                if machine.image.path is None:
+                    size = machine.image.size
+                elif machine.image.format == "raw":
+                    image = machine.image.path
+                else:
+                    raise ValueError(f"the model reads raw images only, not "
+                                     f"{machine.image.format}: give the raw twin as image")
+            if machine.image is not None and machine.image.readonly:
+                card_params["readonly"] = True
+            card = SDCard(self.clock, image, size, profile=profile, machine=machine.type,
+                          strict=strict, **card_params)
+        self.card: ModelCard = card
+        self.sdhci = SDHCI(self.clock, card, self.memory, profile=profile, strict=strict,
+                           **sdhci_params)
 
     # -- registers ------------------------------------------------------------
 
@@ -127,10 +193,7 @@ class ModelTarget:
         return self.sdhci.irq_level()
 
     def image_read(self, offset: int, length: int) -> bytes:
-        reader = getattr(self.card, "image_read", None)
-        if reader is None:
-            return bytes(length)
-        return bytes(reader(offset, length))
+        return bytes(self.card.image_read(offset, length))
 
     def close(self) -> None:
         """Nothing to release: the model holds no processes or files."""
@@ -139,11 +202,7 @@ class ModelTarget:
 
     def deviations_consulted(self) -> set[str]:
         """Keys of every deviation the card and controller models consulted."""
-        out = set(self.sdhci.deviations.consulted)
-        dev = getattr(self.card, "dev", None)
-        if dev is not None:
-            out |= dev.consulted
-        return out
+        return set(self.sdhci.deviations.consulted) | self.card.dev.consulted
 
     def reconcile(self, op: str, args: tuple[Any, ...], model_value: Any,
                   qemu_value: Any) -> bool:
@@ -175,10 +234,10 @@ class ModelTarget:
     def set_card_inserted(self, inserted: bool) -> None:
         """Insert or eject the card's medium (QEMU: blockdev change/eject);
         the controller sees a card change event."""
-        setattr(self.card, "inserted", inserted)  # noqa: B010 (read-only in SDBusCard)
+        self.card.inserted = inserted
         self.sdhci.card_changed()
 
     @property
     def hung(self) -> str | None:
         """Why QEMU would hang or abort at this point, if it would."""
-        return self.sdhci.hung or getattr(self.card, "fatal", None)
+        return self.sdhci.hung or self.card.fatal

@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.machine import Machine
 from harness.profile import BuildProfile, parse_version
 from harness.qemu.session import QemuError, QemuSession
 
@@ -27,39 +28,35 @@ class BuildError(Exception):
 
 @dataclass(frozen=True)
 class QemuBuild:
-    """A QEMU binary and what it offers."""
+    """A QEMU binary and what it offers: its :class:`BuildProfile` (version,
+    machine types, device properties, qtest accelerator, package) and the
+    facts only the QEMU side needs."""
 
     name: str
     binary: Path
-    version: str = ""
-    package: str = ""
-    has_qtest_accel: bool = False
-    machines: tuple[str, ...] = ()
+    profile: BuildProfile
     aliases: dict[str, str] = field(default_factory=dict)
     default_machine: str = ""
-    sd_card_properties: dict[str, str | None] = field(default_factory=dict)
-    sdhci_properties: dict[str, str | None] = field(default_factory=dict)
     has_sdhci_pci: bool = False
 
     @property
-    def profile(self) -> BuildProfile:
-        return BuildProfile(
-            version=parse_version(self.version),
-            machine_types=self.machines,
-            sd_card_properties=self.sd_card_properties,
-            sdhci_properties=self.sdhci_properties,
-            has_qtest_accel=self.has_qtest_accel,
-            package=self.package,
-        )
+    def version(self) -> str:
+        """``"11.1.3"``: the profile's version as text."""
+        return ".".join(str(x) for x in self.profile.version)
 
     @property
     def has_erase_blocks_as_zero(self) -> bool:
-        return "erase-blocks-as-zero" in self.sd_card_properties
+        return self.profile.has_erase_blocks_as_zero
+
+    def offers(self, machine: str) -> bool:
+        """``machine`` is one of the build's machine types or aliases."""
+        return machine in self.profile.machine_types or machine in self.aliases
 
     def versioned_machines(self, family: str) -> list[str]:
         """``pc-q35-*`` or ``pc-i440fx-*`` machine types, oldest first."""
         prefix = {"q35": "pc-q35-", "pc": "pc-i440fx-"}[family]
-        found = [m for m in self.machines if re.fullmatch(re.escape(prefix) + r"\d+\.\d+", m)]
+        pattern = re.escape(prefix) + r"\d+\.\d+"
+        found = [m for m in self.profile.machine_types if re.fullmatch(pattern, m)]
         return sorted(found, key=lambda m: tuple(int(x) for x in m[len(prefix):].split(".")))
 
     def digest(self) -> str:
@@ -114,7 +111,7 @@ def probe(binary: str | Path, name: str | None = None) -> QemuBuild:
 
 def _probe_live(path: Path, name: str) -> QemuBuild:
     try:
-        with QemuSession(path, machine="none", accel="auto", timeout=20) as s:
+        with QemuSession(path, Machine.bare("none"), accel="auto", timeout=20) as s:
             v = s.qmp_cmd("query-version")
             q = v["qemu"]
             version = f"{q['major']}.{q['minor']}.{q['micro']}"
@@ -132,39 +129,49 @@ def _probe_live(path: Path, name: str) -> QemuBuild:
             accel = s.accel == "qtest"
     except QemuError as e:
         raise BuildError(f"cannot probe {path}: {e}") from e
+    profile = BuildProfile(
+        version=parse_version(version),
+        machine_types=tuple(sorted(machines)),
+        sd_card_properties=sd or {},
+        sdhci_properties=host or {},
+        has_qtest_accel=accel,
+        package=str(v.get("package", "")).strip(),
+    )
     return QemuBuild(
         name=name,
         binary=path,
-        version=version,
-        package=str(v.get("package", "")).strip(),
-        has_qtest_accel=accel,
-        machines=tuple(sorted(machines)),
+        profile=profile,
         aliases=aliases,
         default_machine=default,
-        sd_card_properties=sd or {},
-        sdhci_properties=host or {},
         has_sdhci_pci=host is not None and sd is not None,
     )
 
 
-def _to_json(b: QemuBuild) -> dict[str, Any]:
-    d = asdict(b)
-    d["binary"] = str(b.binary)
-    d["machines"] = list(b.machines)
-    return d
+#: Version of the JSON shape of :func:`to_json` (2: the profile nested).
+CACHE_FORMAT = 2
 
 
-def _from_json(d: dict[str, Any]) -> QemuBuild:
-    d = dict(d)
-    d["binary"] = Path(d["binary"])
-    d["machines"] = tuple(d["machines"])
-    return QemuBuild(**d)
+def to_json(b: QemuBuild) -> dict[str, Any]:
+    """A probe result as JSON."""
+    return {"format": CACHE_FORMAT, "name": b.name, "binary": str(b.binary),
+            "profile": b.profile.to_json(), "aliases": dict(b.aliases),
+            "default_machine": b.default_machine, "has_sdhci_pci": b.has_sdhci_pci}
+
+
+def from_json(d: dict[str, Any]) -> QemuBuild:
+    """A probe result from :func:`to_json`; another format raises ``ValueError``
+    (probe again)."""
+    if d.get("format") != CACHE_FORMAT:
+        raise ValueError(f"probe cache format {d.get('format')!r}, not {CACHE_FORMAT}")
+    return QemuBuild(name=str(d["name"]), binary=Path(d["binary"]),
+                     profile=BuildProfile.from_json(d["profile"]),
+                     aliases=dict(d.get("aliases", {})),
+                     default_machine=str(d.get("default_machine", "")),
+                     has_sdhci_pci=bool(d.get("has_sdhci_pci", False)))
 
 
 def _renamed(b: QemuBuild, name: str) -> QemuBuild:
-    d = _to_json(b)
-    d["name"] = name
-    return _from_json(d)
+    return replace(b, name=name)
 
 
 def installed() -> dict[str, Path]:

@@ -33,6 +33,8 @@ from typing import Any
 
 from qemu.qmp.legacy import QEMUMonitorProtocol
 
+from harness.machine import Machine
+from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import QtestClient
 from harness.target import ClockUnavailable
 
@@ -131,8 +133,12 @@ def install_signal_handlers() -> None:
 # -- the session -----------------------------------------------------------------
 
 
+_BARE_Q35 = Machine.bare("q35")
+
+
 class QemuSession:
-    """A QEMU process with a qtest client and a QMP monitor.
+    """A QEMU process with a qtest client and a QMP monitor, building ``machine``
+    (default: a bare q35, no devices).
 
     ``accel`` is ``"qtest"``, ``"tcg"`` (``-accel tcg -S``: no virtual time)
     or ``"auto"`` (qtest, falling back to tcg when the build lacks it).
@@ -141,19 +147,15 @@ class QemuSession:
     def __init__(
         self,
         binary: str | os.PathLike[str],
+        machine: Machine = _BARE_Q35,
         *,
-        machine: str = "q35",
-        args: Sequence[str] = (),
         accel: str = "auto",
-        memory: str = "128M",
         timeout: float = 10.0,
         launch_timeout: float = 20.0,
     ) -> None:
         self.binary = str(binary)
         self.machine = machine
-        self.extra_args = list(args)
         self.accel_request = accel
-        self.memory = memory
         self.timeout = timeout
         self.launch_timeout = launch_timeout
         self.accel = ""
@@ -222,20 +224,8 @@ class QemuSession:
         listener.listen(1)
         self._listener = listener
         self.qmp = QEMUMonitorProtocol(str(qmp_path), server=True)
-        accel_args = ["-accel", "qtest"] if accel == "qtest" else ["-accel", "tcg", "-S"]
-        self.argv = [
-            self.binary,
-            "-machine", self.machine,
-            *accel_args,
-            "-nodefaults",
-            "-display", "none",
-            "-m", self.memory,
-            "-qtest", f"unix:{qtest_path}",
-            "-qtest-log", "/dev/null",
-            "-chardev", f"socket,path={qmp_path},id=qmp",
-            "-mon", "chardev=qmp,mode=control",
-            *self.extra_args,
-        ]
+        self.argv = qemu_argv(self.binary, self.machine, accel=accel,
+                              qtest=f"unix:{qtest_path}", qtest_log="/dev/null", qmp=qmp_path)
         self._stderr_file = open(self.dir / "stderr.log", "w+b")  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(

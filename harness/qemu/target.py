@@ -16,16 +16,16 @@ import contextlib
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.machine import Machine
 from harness.qemu import pci
+from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import fmt_mmio_read, fmt_mmio_write, parse_int
 from harness.qemu.session import QemuError, QemuSession
 
-#: Where BAR0 goes: inside the PCI hole of both pc and q35, above q35's MMCONFIG.
-DEFAULT_BAR0 = 0xE000_0000
 #: Largest chunk moved in one b64read/b64write line.
 _CHUNK = 1 << 16
 
@@ -73,62 +73,55 @@ def read_container(path: Path, fmt: str, offset: int, length: int) -> bytes:
 
 
 class QemuTarget:
-    """Target over a QEMU process (see :class:`harness.target.Target`)."""
+    """Target over a QEMU process building ``machine`` (see
+    :class:`harness.target.Target`).
+
+    The card image of ``machine`` is never written: QEMU gets a private
+    sparse copy, or, for a read-only image, the image itself opened
+    read-only.  :attr:`machine` keeps the description as given (image path
+    made absolute): it is what a reproducer records.
+    """
 
     def __init__(
         self,
         binary: str | Path,
+        machine: Machine | None = None,
         *,
-        image: str | Path | None = None,
-        image_format: str = "raw",
-        readonly: bool = False,
-        machine: str = "q35",
-        sd_card: Mapping[str, Any] | None = None,
-        sdhci: Mapping[str, Any] | None = None,
-        extra_args: Sequence[str] = (),
         accel: str = "auto",
         timeout: float = 10.0,
-        bar0: int = DEFAULT_BAR0,
-        memory: str = "128M",
         name: str | None = None,
     ) -> None:
+        machine = (machine or Machine()).resolved()
         self.name = name or f"qemu:{Path(binary).name}"
-        self.bar0 = bar0
-        self.readonly = readonly
+        self.binary = Path(binary)
+        self.machine = machine
+        self.bar0 = machine.bar0
         self._workdir = Path(tempfile.mkdtemp(prefix="sdqtest-card-"))
+        #: The file QEMU opens (a private copy unless read-only), if any.
         self.image: Path | None = None
-        self.image_format = image_format
-        self.source_image = Path(image) if image is not None else None
+        self.image_format = machine.image.format if machine.image else "raw"
+        self.source_image = machine.image.path if machine.image else None
         try:
-            args = list(extra_args)
-            card_opts = [f"{k}={_qemu_value(v)}" for k, v in (sd_card or {}).items()]
-            if self.source_image is not None:
-                if not self.source_image.is_file():
-                    raise QemuTargetError(f"card image {self.source_image} does not exist")
-                if readonly:
-                    self.image = self.source_image.resolve()
-                else:
-                    self.image = copy_image(self.source_image, self._workdir)
-                ro = ",readonly=on" if readonly else ""
-                # Not raw: writethrough, so the container's metadata is on
-                # disk after every request and image_read sees what the
-                # guest wrote.
-                wt = "" if image_format == "raw" else ",cache=writethrough"
-                args += ["-drive",
-                         f"if=none,id=sdcard,file={self.image},format={image_format}{ro}{wt}"]
-                card_opts.insert(0, "drive=sdcard")
-            host_opts = [f"{k}={_qemu_value(v)}" for k, v in (sdhci or {}).items()]
-            args += ["-device", ",".join(["sdhci-pci", "id=sdhci", *host_opts])]
-            args += ["-device", ",".join(["sd-card", "id=card", *card_opts])]
-            self.session = QemuSession(
-                binary, machine=machine, args=args, accel=accel, timeout=timeout, memory=memory
-            )
+            if machine.sdhci is None:
+                raise QemuTargetError("the machine has no sdhci-pci controller to drive")
+            run = machine
+            if machine.image is not None and machine.image.path is not None:
+                src = machine.image.path
+                if not src.is_file():
+                    raise QemuTargetError(f"card image {src} does not exist")
+                self.image = src if machine.image.readonly else copy_image(src, self._workdir)
+                run = machine.with_image_path(self.image)
+            self.session = QemuSession(binary, run, accel=accel, timeout=timeout)
             self.session.start()
             self.qtest = self.session.qtest
             self._setup_pci()
         except BaseException:
             self.close()
             raise
+
+    @property
+    def readonly(self) -> bool:
+        return self.machine.image is not None and self.machine.image.readonly
 
     def _setup_pci(self) -> None:
         cfg = pci.PciConfig(self.qtest)
@@ -198,29 +191,10 @@ class QemuTarget:
         return self.session.qmp_cmd("qom-get", path=path, property=prop)
 
     def replay_argv(self) -> list[str]:
-        """The QEMU command line that replays :attr:`trace` from stdin.
-
-        Same machine and devices, ``-qtest stdio`` instead of the sockets,
-        and the card image opened with ``snapshot=on`` so a replay never
-        writes it.
-        """
-        argv = list(self.session.argv)
-        out: list[str] = []
-        skip = 0
-        for i, a in enumerate(argv):
-            if skip:
-                skip -= 1
-                continue
-            if a in ("-qtest", "-qtest-log", "-chardev", "-mon"):
-                skip = 1
-                continue
-            if a == "-drive" and self.image is not None and i + 1 < len(argv):
-                src = self.source_image.resolve() if self.source_image else self.image
-                out += ["-drive", argv[i + 1].replace(str(self.image), str(src)) + ",snapshot=on"]
-                skip = 1
-                continue
-            out.append(a)
-        return out[:1] + ["-qtest", "stdio"] + out[1:]
+        """The QEMU command line that replays :attr:`trace` from stdin: the
+        same machine with ``-qtest stdio``, the card image (the original,
+        not the private copy) opened with ``snapshot=on``."""
+        return qemu_argv(self.binary, self.machine, qtest="stdio", snapshot=True)
 
     @property
     def trace(self) -> list[str]:
@@ -238,8 +212,3 @@ class QemuTarget:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _qemu_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "on" if v else "off"
-    return str(v)

@@ -25,7 +25,7 @@ def build(request: pytest.FixtureRequest) -> QemuBuild:
     found = [b for b in selected_builds(request.config) if b.has_sdhci_pci]
     if not found:
         pytest.skip("no QEMU build with sdhci-pci: run 'sdqtest qemu install' or pass --qemu")
-    if not found[-1].has_qtest_accel:
+    if not found[-1].profile.has_qtest_accel:
         pytest.skip(f"QEMU {found[-1].name} has no qtest accelerator: virtual time cannot move")
     return found[-1]
 
@@ -87,10 +87,11 @@ def test_data_check_catches_wrong_data(build: QemuBuild, tmp_path: Path) -> None
 def test_pio_driver_reads_what_the_plain_driver_reads(build: QemuBuild, tmp_path: Path) -> None:
     from harness.driver.host import HostDriver
     from harness.driver.results import Mode
+    from harness.machine import CardImage, Machine
     from harness.qemu.target import QemuTarget
 
     image, content = data.make_image(tmp_path)
-    with QemuTarget(build.binary, image=image) as t:
+    with QemuTarget(build.binary, Machine(image=CardImage(image))) as t:
         fast = data.BenchDriver(t)
         fast.setup()
         fast.init_card()

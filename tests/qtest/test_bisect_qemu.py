@@ -52,7 +52,7 @@ def _cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyP
 
 
 def _other_spec_version(b: builds.QemuBuild) -> str:
-    default = b.sd_card_properties.get("spec_version") or "3"
+    default = b.profile.sd_card_properties.get("spec_version") or "3"
     return "2" if default != "2" else "3"
 
 
@@ -110,7 +110,7 @@ def test_scenario_bisect_finds_spec_version_change(
 def test_pytest_bisect_real_qemu(tmp_path: Path, real_qemu: builds.QemuBuild) -> None:
     """``--pytest NODEID``: a node that reads the card's spec_version through QOM."""
     n, first_bad = 3, 2
-    want = real_qemu.sd_card_properties.get("spec_version") or "3"
+    want = real_qemu.profile.sd_card_properties.get("spec_version") or "3"
     mark = f"sd-card.spec_version={_other_spec_version(real_qemu)}"
     shas = _repo(tmp_path, real_qemu.binary, n, first_bad, globals_=[mark])
     node = tmp_path / "test_spec_version.py"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.machine import CardImage, Machine
 from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
 
@@ -22,5 +23,6 @@ def card_image(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def qemu_target(qemu_build: QemuBuild, card_image: Path) -> Iterator[QemuTarget]:
-    with QemuTarget(qemu_build.binary, image=card_image, name=qemu_build.name) as t:
+    with QemuTarget(qemu_build.binary, Machine(image=CardImage(card_image)),
+                    name=qemu_build.name) as t:
         yield t

@@ -8,6 +8,7 @@ import pytest
 
 from harness.hwdefs import sdhci
 from harness.hwdefs.pci import SDHCI_PCI
+from harness.machine import CardImage, Machine
 from harness.qemu import pci
 from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.qemu
 def test_sdhci_pci_found_and_configured(
     qemu_build: QemuBuild, machine: str, card_image: Path
 ) -> None:
-    with QemuTarget(qemu_build.binary, image=card_image, machine=machine) as t:
+    with QemuTarget(qemu_build.binary, Machine(machine, image=CardImage(card_image))) as t:
         dev = t.pci_function
         # QEMU's PCI ids for "generic SDHCI" (docs/specs/pci-ids.rst) and the
         # PCI class for an SD host controller with a standard register set
@@ -45,7 +46,7 @@ def test_intx_reaches_the_watched_ioapic_input(
 ) -> None:
     """Force an error event (FEERR) with status and signal enabled: the line
     the target watches rises; clearing the status (W1C) lowers it."""
-    with QemuTarget(qemu_build.binary, image=card_image, machine=machine) as t:
+    with QemuTarget(qemu_build.binary, Machine(machine, image=CardImage(card_image))) as t:
         assert not t.irq_level()
         t.write(sdhci.ERRINTSTSEN.offset, 2, 0xFFFF)
         t.write(sdhci.ERRINTSIGEN.offset, 2, 0xFFFF)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.qemu
 def test_hcver_reports_spec_version(qemu_build: QemuBuild, qemu_target: QemuTarget) -> None:
     """HCVER[7:0] is the specification version: 0x01 for 2.00, 0x02 for 3.00
     (SDHC spec 2.2.32), from sdhci-pci's ``sd-spec-version`` property."""
-    spec = int(qemu_build.sdhci_properties.get("sd-spec-version") or 2)
+    spec = int(qemu_build.profile.sdhci_properties.get("sd-spec-version") or 2)
     hcver = qemu_target.read(sdhci.HCVER.offset, 2)
     assert hcver & 0xFF == spec - 1
 
@@ -25,7 +25,7 @@ def test_capab_is_the_capareg_property_and_read_only(
 ) -> None:
     """CAPAB (2.2.26) reads back the ``capareg`` property's default as QMP
     reports it, and ignores writes."""
-    capareg = int(qemu_build.sdhci_properties["capareg"] or 0)
+    capareg = int(qemu_build.profile.sdhci_properties["capareg"] or 0)
     assert qemu_target.read(sdhci.CAPAB.offset, 4) == capareg & 0xFFFFFFFF
     qemu_target.write(sdhci.CAPAB.offset, 4, ~capareg & 0xFFFFFFFF)
     assert qemu_target.read(sdhci.CAPAB.offset, 4) == capareg & 0xFFFFFFFF

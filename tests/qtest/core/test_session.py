@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.machine import CardImage, Machine
 from harness.qemu.builds import QemuBuild
 from harness.qemu.qtest import QtestTimeout
 from harness.qemu.session import QemuDied, QemuLaunchError, QemuSession
@@ -44,7 +45,7 @@ def test_session_starts_answers_and_cleans_up(qemu_build: QemuBuild) -> None:
 
 def test_accelerator_matches_probe(qemu_build: QemuBuild) -> None:
     with QemuSession(qemu_build.binary) as s:
-        assert s.has_clock == qemu_build.has_qtest_accel
+        assert s.has_clock == qemu_build.profile.has_qtest_accel
         if s.has_clock:
             t0 = s.clock_step(1)
             assert s.clock_step(1000) == t0 + 1000
@@ -93,7 +94,7 @@ def test_missing_binary(tmp_path: Path) -> None:
 
 def test_unknown_machine_type(qemu_build: QemuBuild) -> None:
     with pytest.raises(QemuLaunchError, match="machine"):
-        QemuSession(qemu_build.binary, machine="pc-q35-0.1").start()
+        QemuSession(qemu_build.binary, Machine.bare("pc-q35-0.1")).start()
 
 
 def test_bad_image_size_is_refused_and_image_untouched(
@@ -103,19 +104,19 @@ def test_bad_image_size_is_refused_and_image_untouched(
     img.write_bytes(b"\xa5" * (3 * 1024 * 1024))  # 3 MiB: not a power of two
     before = img.read_bytes()
     with pytest.raises(QemuLaunchError, match="(?i)sd card size|power of 2"):
-        QemuTarget(qemu_build.binary, image=img)
+        QemuTarget(qemu_build.binary, Machine(image=CardImage(img)))
     assert img.read_bytes() == before
 
 
 def test_missing_image(qemu_build: QemuBuild, tmp_path: Path) -> None:
     with pytest.raises(QemuTargetError, match="does not exist"):
-        QemuTarget(qemu_build.binary, image=tmp_path / "missing.img")
+        QemuTarget(qemu_build.binary, Machine(image=CardImage(tmp_path / "missing.img")))
 
 
 def test_binary_without_sdhci_pci(qemu_build: QemuBuild, tmp_path: Path) -> None:
     # A machine with no PCI bus cannot hold sdhci-pci: QEMU refuses the device.
     with pytest.raises(QemuLaunchError):
-        QemuTarget(qemu_build.binary, machine="none")
+        QemuTarget(qemu_build.binary, Machine("none"))
 
 
 def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Path) -> None:

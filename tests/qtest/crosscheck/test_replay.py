@@ -28,11 +28,10 @@ def _sdhci_trace() -> list[str]:
 
 
 def test_replay_without_crash_runs_model_too(qemu_build: QemuBuild) -> None:
-    res = replay.replay_qemu(qemu_build.binary, _sdhci_trace(), "q35",
-                             list(replay.DEFAULT_ARGS))
+    res = replay.replay_qemu(qemu_build.binary, _sdhci_trace(), replay.DEFAULT_MACHINE)
     assert not res.crashed and res.answered == res.lines
     assert res.answers[1][1].split()[1].endswith("71b36")
-    replay.replay_model(res, qemu_build.profile, "q35")
+    replay.replay_model(res, qemu_build.profile, replay.DEFAULT_MACHINE)
     assert res.model_checked, res.model_reason
     assert res.model_diffs == []
 
@@ -40,7 +39,7 @@ def test_replay_without_crash_runs_model_too(qemu_build: QemuBuild) -> None:
 def test_replay_reports_a_crash(qemu_build: QemuBuild) -> None:
     # A zero-length "read" trips an assertion in QEMU's qtest server.
     res = replay.replay_qemu(qemu_build.binary, ["endianness", "read 0x0 0x0", "endianness"],
-                             "q35", list(replay.DEFAULT_ARGS))
+                             replay.DEFAULT_MACHINE)
     assert res.crashed and res.answered == 1
     assert res.signal is not None or res.exit_status not in (0, None)
     assert "1 of 3" not in res.summary() and "crashed" in res.summary()

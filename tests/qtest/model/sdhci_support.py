@@ -5,14 +5,23 @@ Host Controller Simplified Specification 3.00 (not from the model)."""
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 
 from harness.hwdefs import sdhci as H
+from harness.machine import Machine, PropValue
+from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
-from harness.profile import BuildProfile
+from harness.profile import NEWEST, BuildProfile
 
 HAVE_SDCARD = importlib.util.find_spec("harness.model.sdcard") is not None
 
 IDLE, TRAN, SENDING, RECEIVING = "idle", "tran", "sending", "receiving"
+
+
+class _NoDeviations:
+    """A stub card consults no deviation list."""
+
+    consulted: set[str] = set()
 
 
 class StubCard:
@@ -30,6 +39,8 @@ class StubCard:
         self.multi = False
         self.commands: list[tuple[int, int]] = []
         self.blocklen = 512
+        self.fatal: str | None = None
+        self.dev = _NoDeviations()
 
     def reset(self) -> None:
         self.state = TRAN
@@ -104,13 +115,13 @@ class StubCard:
 
 
 def stub_target(*, card: StubCard | None = None, profile: BuildProfile | None = None,
-                **kw: object) -> tuple[ModelTarget, StubCard]:
-    """A model target with a stub card."""
+                strict: Strictness = False, sdhci: Mapping[str, PropValue] | None = None
+                ) -> tuple[ModelTarget, StubCard]:
+    """A model target with a stub card; ``sdhci`` are sdhci-pci properties
+    by QEMU name."""
     card = card or StubCard()
-    if profile is not None:
-        t = ModelTarget(card=card, profile=profile, **kw)  # type: ignore[arg-type]
-    else:
-        t = ModelTarget(card=card, **kw)  # type: ignore[arg-type]
+    t = ModelTarget(Machine(sdhci=sdhci or {}), card=card, profile=profile or NEWEST,
+                    strict=strict)
     return t, card
 
 

@@ -26,6 +26,7 @@ from harness.driver import (
 from harness.driver.host import LOCK_CLR_PWD, LOCK_LOCK, LOCK_SET_PWD, Stop
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
+from harness.machine import Machine
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
 
@@ -46,7 +47,7 @@ def image(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def target(image: Path) -> Iterator[ModelTarget]:
-    t = ModelTarget(image)
+    t = ModelTarget(image=image)
     yield t
     t.close()
 
@@ -254,7 +255,7 @@ def test_adma2_invalid_descriptor_is_an_adma_error(drv: HostDriver) -> None:
 def test_sdma_boundary_crossing_strict(image: Path) -> None:
     # At each SDMA buffer boundary the controller stops with DMA Interrupt
     # and resumes when the host writes SDMASYSAD (SDHC 1.14.1, 2.2.1).
-    t = ModelTarget(image, strict=True)
+    t = ModelTarget(image=image, strict=True)
     d = HostDriver(t, dma_base=DMA)
     d.init()
     data = pattern(16 * 512, seed=5)
@@ -269,7 +270,7 @@ def test_sdma_boundary_crossing_strict(image: Path) -> None:
 def test_sdma_stall_is_reported_not_hung(image: Path) -> None:
     # Whatever the device does at a boundary, the driver returns: either the
     # transfer completes or the result names the stage that ran out.
-    t = ModelTarget(image)
+    t = ModelTarget(image=image)
     d = HostDriver(t, dma_base=DMA, timeout_steps=200)
     d.init()
     r = d.read_blocks(70, 16, mode=Mode.SDMA, sdma_boundary=4096)
@@ -322,7 +323,7 @@ def test_erase(drv: HostDriver, target: ModelTarget, image: Path) -> None:
 def test_lock_unlock(image: Path, strict: bool) -> None:
     # PLS 4.3.7: CMD16 sets the lock data length; set a password and lock
     # in one go, then unlock, then clear the password.
-    d = HostDriver(ModelTarget(image, strict=strict), dma_base=DMA)
+    d = HostDriver(ModelTarget(image=image, strict=strict), dma_base=DMA)
     d.init()
     pwd = b"secret"
     r = d.lock_unlock(d.lock_block(LOCK_SET_PWD | LOCK_LOCK, pwd))
@@ -341,7 +342,7 @@ def test_lock_unlock(image: Path, strict: bool) -> None:
 def test_switch_check_current_function_strict(image: Path) -> None:
     # Check mode with 0xF ("no influence") reports the current function of
     # each group: default (0) after power-up (PLS 4.3.10.4).
-    d = HostDriver(ModelTarget(image, strict=True), dma_base=DMA)
+    d = HostDriver(ModelTarget(image=image, strict=True), dma_base=DMA)
     d.init()
     r = d.switch_function(0)
     assert r.ok and r.data is not None
@@ -365,7 +366,7 @@ def test_irq_follows_signal_enable(drv: HostDriver) -> None:
 def test_recording_is_deterministic(image: Path) -> None:
     logs = []
     for _ in range(2):
-        rec = RecordingTarget(ModelTarget(image))
+        rec = RecordingTarget(ModelTarget(image=image))
         d = HostDriver(rec, dma_base=DMA)
         d.init()
         d.read_blocks(3, 2, mode=Mode.ADMA2)
@@ -393,7 +394,8 @@ def test_version_1_card_skips_cmd8(image: Path) -> None:
     # A version 1.x card does not answer CMD8; the host then leaves HCS
     # clear in ACMD41 (PLS 4.2.2, 4.2.3.1).
     old = BuildProfile(version=(10, 0, 0), sd_card_properties={"spec_version": "2"})
-    d = HostDriver(ModelTarget(image, profile=old, spec_version=1), dma_base=DMA)
+    d = HostDriver(ModelTarget(Machine(card={"spec_version": 1}), image=image,
+                                  profile=old), dma_base=DMA)
     info = d.init()
     assert info.if_cond is None
     r8 = info.steps[1]

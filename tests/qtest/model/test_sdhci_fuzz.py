@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.hwdefs import sdhci as H
+from harness.machine import Machine
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
 from tests.qtest.model.sdhci_support import HAVE_SDCARD, StubCard, power_up
@@ -125,9 +126,9 @@ _SETTINGS = settings(max_examples=100, deadline=None,
        powered=st.sampled_from([True, True, True, False]))
 def test_random_traffic_stub_card(ops: list[tuple[Any, ...]], strict: bool, version: int,
                                   old: bool, powered: bool) -> None:
-    t = ModelTarget(card=StubCard(size=1 << 16), strict=strict, sd_spec_version=version,
-                    profile=OLD if old else BuildProfile(version=(11, 1, 0)),
-                    capareg=0x157834B4)
+    t = ModelTarget(Machine(sdhci={"sd-spec-version": version, "capareg": 0x157834B4}),
+                    card=StubCard(size=1 << 16), strict=strict,
+                    profile=OLD if old else BuildProfile(version=(11, 1, 0)))
     if powered:
         power_up(t)
     _drive(t, ops)
@@ -147,7 +148,7 @@ def test_random_traffic_real_card(ops: list[tuple[Any, ...]], strict: bool) -> N
        old=st.booleans())
 def test_random_transfers_stub_card(first: tuple[Any, ...], ops: list[tuple[Any, ...]],
                                     strict: bool, old: bool) -> None:
-    t = ModelTarget(card=StubCard(size=1 << 16), strict=strict, capareg=0x157834B4,
-                    profile=OLD if old else BuildProfile(version=(11, 1, 0)))
+    t = ModelTarget(Machine(sdhci={"capareg": 0x157834B4}), card=StubCard(size=1 << 16),
+                    strict=strict, profile=OLD if old else BuildProfile(version=(11, 1, 0)))
     power_up(t)
     _drive(t, [first, *ops])

@@ -78,7 +78,7 @@ def test_pci_identity() -> None:
 
 @pytest.mark.parametrize("version,hcver", [(2, 0x2401), (3, 0x2402)])
 def test_reset_values(version: int, hcver: int) -> None:
-    t, _ = stub_target(sd_spec_version=version)
+    t, _ = stub_target(sdhci={"sd-spec-version": version})
     expected = {r.name: 0 for r in H.REGISTERS}
     expected.update(PRNSTS=0x01FF0000, CAPAB=0x057834B4, HCVER=hcver)
     for r in H.REGISTERS:
@@ -90,8 +90,8 @@ def test_reset_values(version: int, hcver: int) -> None:
 
 
 def test_reset_values_custom_capareg_maxcurr() -> None:
-    t, _ = stub_target(capareg=0x1234_0000_05E8_0080, maxcurr=0x00AB_0000_0012_3456,
-                       sd_spec_version=3)
+    t, _ = stub_target(sdhci={"capareg": 0x1234_0000_05E8_0080,
+                              "maxcurr": 0x00AB_0000_0012_3456, "sd-spec-version": 3})
     assert t.read(0x40, 8) == 0x1234_0000_05E8_0080
     assert t.read(0x44, 4) == 0x1234_0000
     assert t.read(0x48, 8) == 0x00AB_0000_0012_3456
@@ -146,10 +146,10 @@ def test_real_card_reset_prnsts() -> None:
 ])
 def test_capareg_validation(version: int, capareg: int, ok: bool) -> None:
     if ok:
-        stub_target(sd_spec_version=version, capareg=capareg)
+        stub_target(sdhci={"sd-spec-version": version, "capareg": capareg})
     else:
         with pytest.raises(SDHCIConfigError):
-            stub_target(sd_spec_version=version, capareg=capareg)
+            stub_target(sdhci={"sd-spec-version": version, "capareg": capareg})
 
 
 # -- masks and access types -------------------------------------------------------
@@ -209,21 +209,21 @@ def test_register_masks(strict: bool) -> None:
 
 
 def test_hostctl2_v3() -> None:
-    t, _ = stub_target(sd_spec_version=3)
+    t, _ = stub_target(sdhci={"sd-spec-version": 3})
     assert _rw(t, 0x3E, 2, 0x00FF) == 0               # QEMU: only with uhs
-    t, _ = stub_target(sd_spec_version=3, strict=True)
+    t, _ = stub_target(sdhci={"sd-spec-version": 3}, strict=True)
     assert _rw(t, 0x3E, 2, 0xFFFF) == 0xC0FF
-    t, _ = stub_target(sd_spec_version=3, uhs_mode=1)
+    t, _ = stub_target(sdhci={"sd-spec-version": 3, "uhs": 1})
     assert _rw(t, 0x3E, 2, 0x0008) == 0x0008
 
 
 def test_clkcon_v3_strict_mask() -> None:
-    t, _ = stub_target(sd_spec_version=3, strict=True)
+    t, _ = stub_target(sdhci={"sd-spec-version": 3}, strict=True)
     assert _rw(t, 0x2C, 2, 0xFFFF) == 0xFFE7
 
 
 def test_trnmod_dma_needs_sdma_capability() -> None:
-    t, _ = stub_target(capareg=0x053834B4)            # SDMA bit 22 clear
+    t, _ = stub_target(sdhci={"capareg": 0x053834B4})            # SDMA bit 22 clear
     assert _rw(t, 0x0C, 2, 0x0037) == 0x0036
 
 
@@ -456,5 +456,6 @@ def test_every_deviation_is_consulted() -> None:
 
 
 def test_properties_as_text() -> None:
-    t, _ = stub_target(sd_spec_version="3", capareg="0x057834b4", maxcurr="16", uhs_mode="0")
+    t, _ = stub_target(sdhci={"sd-spec-version": "3", "capareg": "0x057834b4",
+                              "maxcurr": "16", "uhs": "0"})
     assert t.read(0xFE, 2) == 0x2402 and t.read(0x48, 4) == 16

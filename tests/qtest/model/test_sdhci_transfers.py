@@ -424,7 +424,7 @@ def test_adma2_interrupt_attribute_reschedules() -> None:
 
 def test_adma2_64bit_needs_capability() -> None:
     for capareg, works in ((0x057834B4, False), (0x157834B4, True)):
-        t, card = stub_target(capareg=capareg)
+        t, card = stub_target(sdhci={"capareg": capareg})
         power_up(t)
         desc = H.adma2_desc64(BUF, 512, H.ADMA_VALID | H.ADMA_ACT_TRAN | H.ADMA_END)
         _adma(t, [desc], read=True, block_size=512, count=1, dma=H.HOSTCTL_DMA_ADMA2_64)

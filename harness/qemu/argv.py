@@ -1,0 +1,114 @@
+"""A :class:`~harness.machine.Machine` as a QEMU command line.
+
+The one place where a machine description becomes ``argv``: sessions,
+replays and the reproducer scripts people run without sdqtest all use
+:func:`qemu_argv`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.machine import CARD_ID, DRIVE_ID, SDHCI_ID, CardImage, Machine, PropValue
+
+_MIB = 1 << 20
+
+
+def qemu_value(v: PropValue) -> str:
+    """A property value as QEMU's option parser reads it."""
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    return str(v)
+
+
+def _escape(text: str) -> str:
+    """A value inside a QEMU option list: commas are doubled."""
+    return text.replace(",", ",,")
+
+
+def _size(n: int) -> str:
+    return f"{n // _MIB}M" if n % _MIB == 0 else str(n)
+
+
+def drive_arg(image: CardImage, *, snapshot: bool = False) -> str:
+    """The ``-drive`` option string of the card's image."""
+    if image.path is None:
+        assert image.size is not None
+        opts = [f"if=none,id={DRIVE_ID},file=null-co://,format={image.format}",
+                f"size={_size(image.size)}"]
+    else:
+        opts = [f"if=none,id={DRIVE_ID},file={_escape(str(image.path))},format={image.format}"]
+    if image.readonly:
+        opts.append("readonly=on")
+    if image.path is not None and image.format != "raw":
+        # writethrough: the container's metadata is on disk after every
+        # request, so reading the image back sees what the guest wrote.
+        opts.append("cache=writethrough")
+    if snapshot:
+        opts.append("snapshot=on")
+    return ",".join(opts)
+
+
+def device_args(machine: Machine, *, snapshot: bool = False) -> list[str]:
+    """``-drive``/``-device`` options of the controller, the card and its image."""
+    out: list[str] = []
+    if machine.image is not None:
+        out += ["-drive", drive_arg(machine.image, snapshot=snapshot)]
+    if machine.sdhci is not None:
+        host = [f"{k}={_escape(qemu_value(v))}" for k, v in machine.sdhci.items()]
+        out += ["-device", ",".join(["sdhci-pci", f"id={SDHCI_ID}", *host])]
+    if machine.card is not None:
+        card = [f"{k}={_escape(qemu_value(v))}" for k, v in machine.card.items()]
+        if machine.image is not None:
+            card.insert(0, f"drive={DRIVE_ID}")
+        out += ["-device", ",".join(["sd-card", f"id={CARD_ID}", *card])]
+    return out
+
+
+def qemu_argv(
+    binary: str | os.PathLike[str],
+    machine: Machine,
+    *,
+    accel: str = "qtest",
+    qtest: str = "stdio",
+    qtest_log: str | None = None,
+    qmp: Path | None = None,
+    snapshot: bool = False,
+    devices: Sequence[str] | None = None,
+) -> list[str]:
+    """The command line that builds ``machine`` under qtest.
+
+    ``accel`` is ``qtest`` or ``tcg`` (``-S``: registers and memory work,
+    virtual time does not move).  ``qtest`` is the qtest chardev (``stdio``
+    or ``unix:PATH``), ``qmp`` a unix socket for a QMP monitor.
+    ``snapshot`` opens the card image with ``snapshot=on`` so QEMU never
+    writes it.  ``devices`` replaces the machine's own device options.
+    """
+    if accel not in ("qtest", "tcg"):
+        raise ValueError(f"accel must be qtest or tcg, not {accel!r}")
+    argv = [
+        os.fspath(binary),
+        "-machine", machine.type,
+        *(["-accel", "qtest"] if accel == "qtest" else ["-accel", "tcg", "-S"]),
+        "-nodefaults",
+        "-display", "none",
+        "-m", _size(machine.ram),
+        "-qtest", qtest,
+    ]
+    if qtest_log is not None:
+        argv += ["-qtest-log", qtest_log]
+    if qmp is not None:
+        argv += ["-chardev", f"socket,path={qmp},id=qmp", "-mon", "chardev=qmp,mode=control"]
+    argv += list(devices) if devices is not None else device_args(machine, snapshot=snapshot)
+    return argv
+
+
+def shell_line(argv: Sequence[str], *, binary_var: str | None = "QEMU") -> str:
+    """``argv`` quoted for ``sh``; the binary overridable by ``$QEMU``."""
+    head = shlex.quote(argv[0])
+    if binary_var:
+        head = f'"${{{binary_var}:-{argv[0]}}}"'
+    return " ".join([head, *(shlex.quote(a) for a in argv[1:])])
