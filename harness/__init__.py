@@ -6,7 +6,7 @@ Layers, each depending only on the ones below it::
         -> driver, scenarios       (written once against Target)
         -> target.Target           (the one seam)
         -> qemu.*  |  model.*      (never import each other)
-        -> hwdefs.*, profile       (neutral facts shared by both sides)
+        -> hwdefs.*, profile, machine  (neutral facts shared by both sides)
 """
 
 __all__ = ["__version__"]
