@@ -108,7 +108,9 @@ class ModelTarget:
     The card reads ``machine``'s raw image (never written: writes stay in
     memory), or is an all-zero card of a null-co image's size; ``image``
     (a raw file, e.g. the raw twin of a qcow2 image) or ``size`` replace
-    that.  ``card`` replaces the SD card with any :class:`ModelCard`.
+    that; no image (or no sd-card device) is an empty slot.  ``card``
+    replaces the SD card with any :class:`ModelCard`.  What QEMU refuses
+    at realize (an unknown property, a read-only drive) raises ``ValueError``.
     ``profile`` is the QEMU build mirrored; ``strict`` makes card and
     controller follow the specifications where QEMU deviates.
     """
@@ -128,16 +130,20 @@ class ModelTarget:
         self.clock = VirtualClock()
         self.memory = GuestMemory(machine.ram, machine.type)
         if card is None:
-            if image is None and size is None and machine.image is not None:
-                if machine.image.path is None:
-                    size = machine.image.size
-                elif machine.image.format == "raw":
-                    image = machine.image.path
+            medium = machine.image
+            if medium is not None and medium.readonly:
+                raise ValueError("a read-only drive cannot back an SD card "
+                                 "(QEMU refuses it too)")
+            if machine.card is None and (image is not None or size is not None):
+                raise ValueError("a card image needs an sd-card device")
+            if image is None and size is None and medium is not None:
+                if medium.path is None:
+                    size = medium.size
+                elif medium.format == "raw":
+                    image = medium.path
                 else:
                     raise ValueError(f"the model reads raw images only, not "
-                                     f"{machine.image.format}: give the raw twin as image")
-            if machine.image is not None and machine.image.readonly:
-                card_params["readonly"] = True
+                                     f"{medium.format}: give the raw twin as image")
             card = SDCard(self.clock, image, size, profile=profile, machine=machine.type,
                           strict=strict, **card_params)
         self.card: ModelCard = card

@@ -192,9 +192,10 @@ class QemuTarget:
 
     def replay_argv(self) -> list[str]:
         """The QEMU command line that replays :attr:`trace` from stdin: the
-        same machine with ``-qtest stdio``, the card image (the original,
-        not the private copy) opened with ``snapshot=on``."""
-        return qemu_argv(self.binary, self.machine, qtest="stdio", snapshot=True)
+        same machine and accelerator with ``-qtest stdio``, the card image
+        (the original, not the private copy) opened with ``snapshot=on``."""
+        return qemu_argv(self.binary, self.machine, accel=self.session.accel or "qtest",
+                         qtest="stdio", snapshot=True)
 
     @property
     def trace(self) -> list[str]:

@@ -130,6 +130,9 @@ def test_model_target_mirrors_the_machine(tmp_path: Path) -> None:
         ModelTarget(Machine(image=CardImage(tmp_path / "c.qcow2", format="qcow2")))
     with pytest.raises(ValueError, match="sdhci-pci"):
         ModelTarget(Machine.bare())
+    with pytest.raises(ValueError, match="read-only"):
+        ModelTarget(Machine(image=CardImage(tmp_path / "c.img", readonly=True)))
+    assert not ModelTarget(Machine(card=None)).card.inserted
 
 
 def test_reproducer_header_round_trip(tmp_path: Path) -> None:
