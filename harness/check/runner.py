@@ -99,7 +99,7 @@ def compare_images(t: LockstepTarget, qemu: QemuTarget, source: Path) -> None:
             budget -= n
 
 
-def machine_of(sc: Scenario, machine: str, image: Path, fmt: str) -> Machine:
+def scenario_machine(sc: Scenario, machine: str, image: Path, fmt: str) -> Machine:
     """The machine a scenario runs on: ``machine`` type, its devices'
     properties, the card image as QEMU opens it."""
     return Machine(type=machine, sdhci=sc.sdhci, card=sc.sd_card,
@@ -163,7 +163,7 @@ def run(
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     try:
-        described = machine_of(sc, machine, qemu_image, fmt)
+        described = scenario_machine(sc, machine, qemu_image, fmt)
         qemu = QemuTarget(build.binary, described, name=build.name)
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
         lock = LockstepTarget(model, qemu, quirks=qset)
