@@ -200,8 +200,8 @@ class Machine:
         return cls(
             type=str(d.get("type", "q35")),
             ram=int(d.get("ram", DEFAULT_RAM)),
-            sdhci=d.get("sdhci"),
-            card=d.get("card"),
+            sdhci=d["sdhci"] if "sdhci" in d else Props(),  # null: no controller
+            card=d["card"] if "card" in d else Props(),     # null: no card device
             image=None if image is None else CardImage.from_json(image),
             bar0=int(d.get("bar0", DEFAULT_BAR0)),
         )

@@ -62,6 +62,11 @@ def test_card_image_is_a_file_or_a_null_size(tmp_path: Path) -> None:
         CardImage(tmp_path / "x.img", size=1 << 20)
 
 
+def test_missing_json_keys_take_the_defaults() -> None:
+    assert Machine.from_json({"type": "pc"}) == Machine("pc")
+    assert Machine.from_json({"sdhci": None, "card": None}) == Machine.bare()
+
+
 def test_newer_json_format_is_refused() -> None:
     d = Machine().to_json()
     d["format"] = 99
