@@ -224,7 +224,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UserError(f"trace {path} does not exist")
     trace = replay.read_trace(path)
     try:
-        machine = replay.replay_machine(path, args.machine)
+        machine = replay.replay_machine(path, args.machine, own_devices=bool(args.qemu_args))
     except replay.ReplayError as e:
         raise UserError(str(e)) from e
     extra = args.qemu_args.split() if args.qemu_args else None

@@ -98,16 +98,20 @@ def machine_of(trace_path: Path) -> Machine | None:
     return None
 
 
-def replay_machine(trace_path: Path, machine_type: str | None = None) -> Machine:
+def replay_machine(trace_path: Path, machine_type: str | None = None, *,
+                   own_devices: bool = False) -> Machine:
     """The machine to replay ``trace_path`` on: its header's, else the
     default; ``machine_type`` overrides the type.  A recorded card image
-    that is gone raises :class:`ReplayError`."""
+    that is gone raises :class:`ReplayError`, unless QEMU gets the user's
+    own devices (``own_devices``): the model then gets the default card."""
     m = machine_of(trace_path) or DEFAULT_MACHINE
     if machine_type is not None:
         m = m.replace(type=machine_type)
     if m.image is not None and m.image.path is not None and not m.image.path.is_file():
-        raise ReplayError(f"the card image {m.image.path} recorded in {trace_path} does not "
-                          "exist; pass --qemu-args to replay on other devices")
+        if not own_devices:
+            raise ReplayError(f"the card image {m.image.path} recorded in {trace_path} does "
+                              "not exist; pass --qemu-args to replay on other devices")
+        m = m.replace(image=DEFAULT_MACHINE.image)
     return m
 
 

@@ -164,6 +164,8 @@ def test_missing_or_bad_header_image(tmp_path: Path) -> None:
     trace.write_text(replay.reproducer_header(_full(tmp_path)) + "readw 0x10\n")
     with pytest.raises(replay.ReplayError, match="does not exist"):
         replay.replay_machine(trace)
+    own = replay.replay_machine(trace, own_devices=True)
+    assert own.image == replay.DEFAULT_MACHINE.image and own.type == "pc-i440fx-9.0"
     trace.write_text("# machine: {not json\nreadw 0x10\n")
     with pytest.raises(replay.ReplayError, match="bad machine header"):
         replay.machine_of(trace)
