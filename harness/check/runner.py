@@ -13,12 +13,12 @@ from typing import Any
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
-from harness.check.scenario import Context, Scenario
 from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.qemu.builds import QemuBuild
 from harness.qemu.session import QemuDied, QemuError
 from harness.qemu.target import QemuTarget
+from harness.scenarios import Context, Scenario
 
 #: Largest image span compared byte for byte at the end of a scenario.
 _IMAGE_COMPARE_LIMIT = 64 << 20

@@ -7,8 +7,8 @@ The runner runs this group on each boundary machine type the build offers.
 
 from __future__ import annotations
 
-from harness.check.scenario import Context, scenario
 from harness.scenarios.common import ready
+from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 #: Machine-type versions on either side of a compat change.
