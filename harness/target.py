@@ -55,7 +55,14 @@ def check_clock_step(ns: int | None) -> None:
 
 @runtime_checkable
 class Target(Protocol):
-    """An SDHCI controller with one SD card slot, as a guest sees it."""
+    """An SDHCI controller with one SD card slot, as a guest sees it.
+
+    Every implementation refuses the same misuse with the same error
+    (:func:`check_access`, :func:`check_memory`, :func:`check_clock_step`):
+    a size not in :data:`ACCESS_SIZES`, an offset outside :data:`OFFSETS`, a
+    guest memory range outside the 64-bit space, a negative clock step.  A
+    register value wider than the access is truncated to it.
+    """
 
     #: Short, stable name used in reports ("model", "qemu-11.1", ...).
     name: str
