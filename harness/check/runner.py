@@ -13,10 +13,10 @@ from typing import Any
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
+from harness.errors import QemuError, QemuGone
 from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.qemu.builds import QemuBuild
-from harness.qemu.session import QemuDied, QemuError
 from harness.qemu.target import QemuTarget
 from harness.scenarios import Context, Scenario
 
@@ -186,7 +186,7 @@ def run(
         if qemu is not None and report_dir is not None:
             stem = f"{build.name}-{machine}-{sc.name}".replace("/", "_")
             d.trace_file = str(write_reproducer(d, qemu, report_dir, stem))
-    except QemuDied as e:
+    except QemuGone as e:  # died, closed the qtest stream, or hung (and was stopped)
         res.status, res.reason = CRASH, str(e)
     except QemuError as e:
         res.status, res.reason = ERROR, str(e)
