@@ -14,10 +14,10 @@ tree and the code in step.
     |   +-- InputError               [check.inputs] bad --image/--machine/build
     +-- TargetError                  a request a Target refuses; every Target
     |   |                            raises the same type for the same misuse
-    |   +-- AccessSizeError          register access size not 1, 2, 4 or 8
-    |   +-- OffsetError              register offset not an int the bus can reach
-    |   +-- AddressError             guest memory range not in the 64-bit space
-    |   +-- ClockStepError           a negative virtual-time step
+    |   +-- AccessSizeError (ValueError)  register access size not 1, 2, 4, 8
+    |   +-- OffsetError (ValueError)      register offset beyond the bus's reach
+    |   +-- AddressError (ValueError)     guest memory range not in 64-bit space
+    |   +-- ClockStepError (ValueError)   a negative virtual-time step
     |   +-- ClockUnavailable         virtual time cannot move (no qtest accel)
     +-- QemuError                    a QEMU process failed the harness
     |   +-- QemuLaunchError          [qemu.session] could not start / refused argv
