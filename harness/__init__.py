@@ -1,12 +1,38 @@
 """sdqtest: QEMU's SD card and SDHCI devices held to a golden model.
 
-Layers, each depending only on the ones below it::
+Layers, highest first: each layer's modules import only modules of their
+own layer and of the layers after its arrow, so dependencies point one way
+(``tests/qtest/core/test_layers.py`` holds the code to this table)::
 
-    tests / cli / checks
-        -> driver, scenarios       (written once against Target)
-        -> target.Target           (the one seam)
-        -> qemu.*  |  model.*      (never import each other)
-        -> hwdefs.*, profile, machine  (neutral facts shared by both sides)
+    cli        cli, pytest_plugin
+               -> bisect, bench, check, scenarios, driver, qemu, model, target, base,
+                  errors
+    bisect     bisect.*
+               -> bench, check, scenarios, driver, qemu, model, target, base, errors
+    bench      bench.*
+               -> check, scenarios, driver, qemu, model, target, base, errors
+    check      check.*
+               -> scenarios, driver, qemu, model, target, base, errors
+    scenarios  scenarios.*
+               -> driver, target, base, errors
+    driver     driver.*
+               -> target, base, errors
+    qemu       qemu.*
+               -> target, base, errors
+    model      model.*
+               -> target, base, errors
+    target     target
+               -> base, errors
+    base       paths, profile, machine, table, images, hwdefs.*
+               -> errors
+    errors     errors
+               -> nothing
+
+``target.Target`` is the one seam: driver and scenarios are written once
+against it, ``qemu.target`` and ``model.target`` implement it, and qemu and
+model never import each other.  ``base`` holds neutral facts both sides
+share (register layouts, build profiles, image recipes); ``errors`` the one
+error tree.
 """
 
 __all__ = ["__version__"]

@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any
 
-from harness.qemu.session import QemuError, install_signal_handlers
+from harness.errors import QemuError, UsageError
+from harness.qemu.selection import select_builds
+from harness.qemu.session import install_signal_handlers
+from harness.table import print_table
 
-
-class UserError(Exception):
-    """A problem the user can fix; printed as one line, exit status 2."""
-
-
-def _builds(specs: list[str] | None, *, install_missing: bool = True) -> list[object]:
-    from harness.qemu import builds, install
-
-    if not specs and not os.environ.get("QTEST_QEMU_BINARY") and install_missing:
-        if not install.installed_builds():
-            install.install(["all"], log=lambda m: print(m, file=sys.stderr))
-    try:
-        found = builds.selected(specs)
-    except builds.BuildError as e:
-        raise UserError(str(e)) from e
-    if not found:
-        raise UserError("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
-    return list(found)
+#: The name this module gave UsageError before harness.errors existed.
+UserError = UsageError
 
 
 # -- sdqtest qemu ---------------------------------------------------------------------
@@ -40,16 +26,13 @@ def cmd_qemu_install(args: argparse.Namespace) -> int:
     try:
         install.install(args.names or ["all"], log=log)
     except install.InstallError as e:
-        raise UserError(str(e)) from e
+        raise UsageError(str(e)) from e
     return 0
 
 
 def cmd_qemu_list(args: argparse.Namespace) -> int:
-    from harness.qemu.builds import QemuBuild
-
     rows = []
-    for b in _builds(args.qemu, install_missing=False):
-        assert isinstance(b, QemuBuild)
+    for b in select_builds(args.qemu, install_missing=False):
         q35 = b.versioned_machines("q35")
         pc = b.versioned_machines("pc")
         rows.append(
@@ -72,10 +55,8 @@ def cmd_qemu_list(args: argparse.Namespace) -> int:
 
 def cmd_bench_qtest(args: argparse.Namespace) -> int:
     from harness.bench import qtest_bench
-    from harness.qemu.builds import QemuBuild
 
-    for b in _builds(args.qemu):
-        assert isinstance(b, QemuBuild)
+    for b in select_builds(args.qemu):
         for line in qtest_bench.run(b.name, b.binary, ops=args.ops, repeats=args.repeats).lines():
             print(line)
     return 0
@@ -85,36 +66,31 @@ def cmd_check(args: argparse.Namespace) -> int:
     """The main job: scenario library and compat matrix, model vs QEMU."""
     from pathlib import Path
 
-    from harness.check import compat_matrix, report, runner, scenario
-    from harness.qemu.builds import QemuBuild
+    import harness.scenarios as scenarios
+    from harness.check import compat_matrix, inputs, plan, report, runner
 
     if args.list:
-        for sc in scenario.all_scenarios().values():
+        for sc in scenarios.all_scenarios().values():
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
     try:
-        selected = list(scenario.select(args.group, args.scenario))
+        selected = list(scenarios.select(args.group, args.scenario))
     except KeyError as e:
-        raise UserError(str(e.args[0])) from e
-    from harness.check import inputs
-
-    builds = [b for b in _builds(args.qemu) if isinstance(b, QemuBuild)]
+        raise UsageError(str(e.args[0])) from e
+    builds = select_builds(args.qemu)
     report_dir = Path(args.report_dir)
-    try:
-        for b in builds:
-            inputs.check_build(b)
-            for m in args.machine or []:
-                inputs.check_machine(b, m)
-        user_image = inputs.user_image(args.image, builds) if args.image else None
-    except inputs.InputError as e:
-        raise UserError(str(e)) from e
+    for b in builds:  # an InputError is a UsageError: one line, exit 2
+        inputs.check_build(b)
+        for m in args.machine or []:
+            inputs.check_machine(b, m)
+    user_image = inputs.user_image(args.image, builds) if args.image else None
     if args.strict:
         return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir)
     results: list[runner.Result] = []
-    plan = [(b, m, sc) for b in builds for sc in selected
-            for m in (args.machine or _default_machines(b, sc))]
-    for done, (b, m, sc) in enumerate(plan, 1):
-        _progress(f"[{done}/{len(plan)}] {b.name} {m} {sc.name}")
+    runs = [(b, m, sc) for b in builds for sc in selected
+            for m in (args.machine or plan.machines_for(b, sc))]
+    for done, (b, m, sc) in enumerate(runs, 1):
+        _progress(f"[{done}/{len(runs)}] {b.name} {m} {sc.name}")
         results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir,
                                   image=user_image))
     _progress("")
@@ -133,7 +109,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         report.write_json(results, Path(args.json), [
             {"name": b.name, "binary": str(b.binary), "version": b.version,
              "package": b.profile.package, "qtest_accel": b.profile.has_qtest_accel}
-            for b in builds if isinstance(b, QemuBuild)])
+            for b in builds])
         print(f"JSON report: {args.json}")
     statuses = {r.status for r in results}
     if statuses & {runner.DIVERGE, runner.ERROR}:
@@ -174,23 +150,10 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
     return 1 if total else 0
 
 
-def _default_machines(build: Any, sc: Any) -> list[str]:
-    """q35; for the compat group, each boundary machine type the build offers
-    (either side of a compat change) and its newest q35."""
-    if sc.group != "compat":
-        return ["q35"]
-    from harness.scenarios.compat import BOUNDARIES
-
-    q35 = build.versioned_machines("q35")
-    wanted = [f"pc-q35-{v}" for v in BOUNDARIES] + q35[-1:]
-    return list(dict.fromkeys(m for m in wanted if m in q35))
-
-
 def cmd_compat(args: argparse.Namespace) -> int:
     from harness.check import compat_matrix
-    from harness.qemu.builds import QemuBuild
 
-    builds = [b for b in _builds(args.qemu) if isinstance(b, QemuBuild)]
+    builds = select_builds(args.qemu)
     cells = compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}"))
     _progress("")
     props = sorted({c.prop for c in cells})
@@ -217,20 +180,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from harness.check import replay
-    from harness.qemu.builds import QemuBuild
 
     path = Path(args.trace)
     if not path.is_file():
-        raise UserError(f"trace {path} does not exist")
+        raise UsageError(f"trace {path} does not exist")
     trace = replay.read_trace(path)
     try:
         machine = replay.replay_machine(path, args.machine, own_devices=bool(args.qemu_args))
     except replay.ReplayError as e:
-        raise UserError(str(e)) from e
+        raise UsageError(str(e)) from e
     extra = args.qemu_args.split() if args.qemu_args else None
     rc = 0
-    for b in _builds(args.qemu):
-        assert isinstance(b, QemuBuild)
+    for b in select_builds(args.qemu):
         res = replay.replay_qemu(b.binary, trace, machine, extra, timeout=args.timeout)
         print(f"{b.name}: {res.summary()}")
         if res.crashed:
@@ -266,16 +227,6 @@ def _progress(text: str) -> None:
     elif text and time.monotonic() - _last_plain[0] >= 30:
         _last_plain[0] = time.monotonic()
         print(f"sdqtest: {text}", file=sys.stderr, flush=True)
-
-
-def print_table(
-    head: Sequence[str], rows: Sequence[Sequence[str]], file: TextIO | None = None
-) -> None:
-    out = file or sys.stdout
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    for r in [head, ["-" * w for w in widths], *rows]:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(),
-              file=out)
 
 
 # -- parser ----------------------------------------------------------------------------
@@ -361,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rc: int = args.func(args)
         return rc
-    except UserError as e:
+    except UsageError as e:
         print(f"sdqtest: error: {e}", file=sys.stderr)
         return 2
     except QemuError as e:

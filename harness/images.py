@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import paths
+from harness.errors import SdqtestError
 
 RECIPES_FILE = Path(__file__).resolve().parent.parent / "images" / "recipes.toml"
 BLOCK = 512
 _MULT = 0x9E3779B97F4A7C15
 
 
-class ImageError(Exception):
-    pass
+class ImageError(SdqtestError):
+    """No such recipe, or the image cannot be made."""
 
 
 def pattern_block(n: int) -> bytes:

@@ -12,18 +12,57 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from harness.errors import AccessSizeError as AccessSizeError
+from harness.errors import AddressError as AddressError
+from harness.errors import ClockStepError as ClockStepError
+from harness.errors import ClockUnavailable as ClockUnavailable
+from harness.errors import OffsetError as OffsetError
+from harness.errors import TargetError as TargetError
 
-class TargetError(Exception):
-    """Base of the errors a Target raises for a bad request."""
+#: Register access sizes, in bytes.
+ACCESS_SIZES = (1, 2, 4, 8)
+#: Register offsets a Target takes.  The controller's window is 256 bytes;
+#: outside it both targets see unassigned memory (reads 0, writes dropped),
+#: from 2 GiB below the BAR (which sits above 2 GiB in the PCI hole) up to
+#: the 48-bit physical address width of x86 guests.  Beyond that: OffsetError.
+OFFSETS = range(-(1 << 31), 1 << 48)
+_ADDRESS_SPACE = 1 << 64
 
 
-class ClockUnavailable(TargetError):
-    """The target cannot move virtual time (a QEMU build without qtest accel)."""
+def check_access(offset: int, size: int) -> None:
+    """Raise the Target error for a register access no Target takes."""
+    if size not in ACCESS_SIZES or isinstance(size, bool):
+        raise AccessSizeError(f"access size must be 1, 2, 4 or 8, not {size!r}")
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset not in OFFSETS:
+        raise OffsetError(f"register offset {offset!r} is outside what the bus reaches "
+                          f"({OFFSETS.start:#x}..{OFFSETS.stop - 1:#x})")
+
+
+def check_memory(addr: int, length: int) -> None:
+    """Raise the Target error for a guest memory range no Target takes."""
+    if not isinstance(addr, int) or isinstance(addr, bool) or not isinstance(length, int):
+        raise AddressError(f"guest memory range {addr!r}+{length!r} is not two ints")
+    if length < 0 or addr < 0 or addr + length > _ADDRESS_SPACE:
+        raise AddressError(f"guest memory range {addr:#x}+{length:#x} is outside the "
+                           "64-bit physical address space")
+
+
+def check_clock_step(ns: int | None) -> None:
+    """Raise the Target error for a step that would move time backwards."""
+    if ns is not None and ns < 0:
+        raise ClockStepError(f"clock_step takes a non-negative step, not {ns}")
 
 
 @runtime_checkable
 class Target(Protocol):
-    """An SDHCI controller with one SD card slot, as a guest sees it."""
+    """An SDHCI controller with one SD card slot, as a guest sees it.
+
+    Every implementation refuses the same misuse with the same error
+    (:func:`check_access`, :func:`check_memory`, :func:`check_clock_step`):
+    a size not in :data:`ACCESS_SIZES`, an offset outside :data:`OFFSETS`, a
+    guest memory range outside the 64-bit space, a negative clock step.  A
+    register value wider than the access is truncated to it.
+    """
 
     #: Short, stable name used in reports ("model", "qemu-11.1", ...).
     name: str

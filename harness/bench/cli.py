@@ -15,17 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench.output import Run
+from harness.qemu.selection import select_builds
 
 PARTS = ("data", "erase", "harness")
 DEFAULT_OUT = "bench-results"
-
-
-def _builds(specs: list[str] | None) -> list[Any]:
-    """The selected builds (same rules as the rest of ``sdqtest``)."""
-    from harness.cli import _builds as select
-    from harness.qemu.builds import QemuBuild
-
-    return [b for b in select(specs) if isinstance(b, QemuBuild)]
 
 
 def _run_part(part: str, args: argparse.Namespace, builds: list[Any], workdir: Path) -> Run:
@@ -103,7 +96,7 @@ def cmd_part(args: argparse.Namespace) -> int:
     from harness.qemu.session import install_signal_handlers
 
     install_signal_handlers()
-    builds = _builds(args.qemu)
+    builds = select_builds(args.qemu)
     with tempfile.TemporaryDirectory(prefix="sdqtest-bench-") as tmp:
         res = _run_part(args.part, args, builds, Path(tmp))
     _emit(res, args, Path(args.json) if args.json else None)
@@ -115,7 +108,7 @@ def cmd_all(args: argparse.Namespace) -> int:
     from harness.qemu.session import install_signal_handlers
 
     install_signal_handlers()
-    builds = _builds(args.qemu)
+    builds = select_builds(args.qemu)
     for part in PARTS:
         print(f"\n##### bench {part} #####")
         with tempfile.TemporaryDirectory(prefix="sdqtest-bench-") as tmp:

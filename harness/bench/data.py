@@ -29,6 +29,7 @@ from harness.bench.output import Figure, Run, build_identity
 from harness.bench.progress import Progress
 from harness.driver.host import HostDriver
 from harness.driver.results import Mode, Transfer
+from harness.errors import SdqtestError
 from harness.hwdefs import sdhci as H
 from harness.machine import CardImage, Machine
 from harness.qemu.builds import QemuBuild
@@ -54,7 +55,7 @@ NULL_OFFSET = 0x1000
 GOAL_PCT = 10.0
 
 
-class BenchError(Exception):
+class BenchError(SdqtestError):
     """A benchmark could not measure what it says it measures."""
 
 

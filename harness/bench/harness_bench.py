@@ -181,7 +181,8 @@ def qtest_ops(b: QemuBuild, repeats: int, quick: bool,
 def scenarios_per_second(b: QemuBuild, repeats: int, groups: Sequence[str],
                          progress: Progress | None) -> tuple[list[Figure], list[str]]:
     """Cross-check scenarios of ``groups`` per second, one QEMU each (no reuse)."""
-    from harness.check import runner, scenario
+    import harness.scenarios as scenario
+    from harness.check import runner
 
     scs = list(scenario.select(list(groups)))
     rates: list[float] = []

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from harness.bisect import proc
+from harness.errors import SdqtestError
 from harness.paths import cache_dir
 
 BINARY = "qemu-system-x86_64"
@@ -502,7 +503,7 @@ def _tidy(src: Path, before: set[str] | None, log: IO[str]) -> None:
             log.write(f"warning: the build left {name} in the source tree\n")
 
 
-class BuildSetupError(Exception):
+class BuildSetupError(SdqtestError):
     """The helper could not set up what a build needs (e.g. its private meson)."""
 
 

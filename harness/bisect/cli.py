@@ -87,7 +87,7 @@ def make_check(args: argparse.Namespace) -> Check:
 def _scenarios() -> set[str] | None:
     """Names of the check engine's scenarios (None if it cannot say)."""
     try:
-        from harness.check import scenario
+        import harness.scenarios as scenario
 
         return set(scenario.all_scenarios())
     except Exception:  # the engine is another component: never block a bisect on it

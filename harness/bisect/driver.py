@@ -27,6 +27,7 @@ from harness.bisect.build import Builder, format_missing, tree_dir
 from harness.bisect.checks import Check
 from harness.bisect.progress import Progress, fmt_duration
 from harness.bisect.step import GitError, StepOutcome, _git_env, dirty_files, git, run_step
+from harness.errors import SdqtestError
 
 #: ``sdqtest bisect`` exit codes.
 EXIT_FOUND = 0
@@ -35,7 +36,7 @@ EXIT_USAGE = 2
 EXIT_CHECK_BROKEN = 3
 
 
-class BisectError(Exception):
+class BisectError(SdqtestError):
     """A problem the user can fix before bisecting (dirty tree, bad refs, prerequisites)."""
 
 

@@ -10,6 +10,7 @@ from harness.bisect import ABORT, SKIP, proc
 from harness.bisect.build import Builder
 from harness.bisect.checks import Check
 from harness.bisect.progress import Progress
+from harness.errors import SdqtestError
 
 VERDICT = {0: "good", 1: "bad", SKIP: "skip", ABORT: "abort"}
 
@@ -54,7 +55,7 @@ def _git_env() -> dict[str, str]:
     return env
 
 
-class GitError(Exception):
+class GitError(SdqtestError):
     """A git command failed."""
 
 

@@ -15,12 +15,13 @@ import tempfile
 from pathlib import Path
 
 from harness.check.runner import UserImage
+from harness.errors import UsageError
 from harness.model.compat import UnknownMachineError, resolve_machine
 from harness.model.sdcard import check_image_size
 from harness.qemu.builds import QemuBuild
 
 
-class InputError(Exception):
+class InputError(UsageError):
     """A bad input, with the fix in its message."""
 
 

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.check.step import Step
 from harness.profile import BuildProfile, Version
-
-if TYPE_CHECKING:
-    from harness.check.lockstep import Step
 
 
 @dataclass(frozen=True)

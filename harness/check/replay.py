@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pexpect
 
+from harness.errors import UsageError
 from harness.machine import CardImage, Machine
 from harness.profile import BuildProfile
 from harness.qemu.argv import qemu_argv
@@ -80,7 +81,7 @@ def reproducer_header(machine: Machine, what: str = "") -> str:
     return "".join(f"{ln}\n" for ln in [*lines, _HEADER + machine.dumps()])
 
 
-class ReplayError(ValueError):
+class ReplayError(UsageError, ValueError):
     """A trace's header cannot be used."""
 
 

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from harness.check import runner
 from harness.check.quirks import Quirk, to_json
 from harness.check.runner import Result
+from harness.table import print_table
 
 _ORDER = (runner.DIVERGE, runner.CRASH, runner.ERROR, runner.QUIRK, runner.SKIP, runner.AGREE)
 
@@ -39,8 +40,6 @@ def table(results: list[Result]) -> tuple[list[str], list[list[str]]]:
 
 
 def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -> None:
-    from harness.cli import print_table
-
     head, rows = table(results)
     print_table(head, rows, out)
     bad = [r for r in results if not r.ok]

@@ -13,14 +13,14 @@ from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
 from harness.check.replay import reproducer_header
-from harness.check.scenario import Context, Scenario
+from harness.errors import QemuError, QemuGone
 from harness.machine import CardImage, Machine
 from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.qemu.argv import shell_line
 from harness.qemu.builds import QemuBuild
-from harness.qemu.session import QemuDied, QemuError
 from harness.qemu.target import QemuTarget
+from harness.scenarios import Context, Scenario
 
 #: Largest image span compared byte for byte at the end of a scenario.
 _IMAGE_COMPARE_LIMIT = 64 << 20
@@ -176,7 +176,7 @@ def run(
         if qemu is not None and report_dir is not None:
             stem = f"{build.name}-{machine}-{sc.name}".replace("/", "_")
             d.trace_file = str(write_reproducer(d, qemu, report_dir, stem))
-    except QemuDied as e:
+    except QemuGone as e:  # died, closed the qtest stream, or hung (and was stopped)
         res.status, res.reason = CRASH, str(e)
     except QemuError as e:
         res.status, res.reason = ERROR, str(e)

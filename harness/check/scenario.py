@@ -1,135 +1,19 @@
-"""Scenarios: named operation sequences written once against Target.
+"""Moved: the scenario registry lives in the scenarios layer now.
 
-A scenario is a function ``fn(target, ctx)`` registered with
-:func:`scenario`.  It drives the target (usually through the host driver)
-and may note facts the specification promises with :meth:`Context.expect`;
-comparing model and QEMU is the lockstep target's job, not the scenario's.  Requirements
-(virtual time, a device property) turn into skips with a reason.
+Use :mod:`harness.scenarios` (``all_scenarios``, ``select``, ``Scenario``,
+``Context``) and, inside scenario modules, :mod:`harness.scenarios.registry`.
+This re-export keeps branches written before the move importing; remove it
+once they are merged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
-
-from harness.profile import BuildProfile
-from harness.target import Target
-
-
-@dataclass
-class Context:
-    """What a scenario may know about the run."""
-
-    profile: BuildProfile
-    machine: str
-    image: str                     #: recipe name of the card image
-    params: Mapping[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    #: Spec expectations that did not hold (on QEMU's answers).
-    misses: list[str] = field(default_factory=list)
-
-    def expect(self, ok: bool, message: str) -> None:
-        """A fact the specification promises, checked on QEMU's answers.
-
-        Whether QEMU is right is the lockstep comparison's job; a miss here
-        where model and QEMU agree is a known QEMU deviation (the model's
-        deviation lists name them), reported as a note, not a failure.
-        """
-        if not ok:
-            self.misses.append(message)
-
-    def note(self, text: str) -> None:
-        self.notes.append(text)
-
-
-Requirement = Callable[[BuildProfile], "str | None"]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    group: str
-    fn: Callable[[Target, Context], None]
-    doc: str = ""
-    image: str = "sdsc-16m"
-    needs_clock: bool = False
-    requires: tuple[Requirement, ...] = ()
-    sd_card: Mapping[str, Any] = field(default_factory=dict)
-    sdhci: Mapping[str, Any] = field(default_factory=dict)
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-    def skip_reason(self, profile: BuildProfile, has_clock: bool) -> str | None:
-        if self.needs_clock and not has_clock:
-            return "needs virtual time (qtest accelerator), which this build lacks"
-        for req in self.requires:
-            why = req(profile)
-            if why:
-                return why
-        return None
-
-
-REGISTRY: dict[str, Scenario] = {}
-
-
-def scenario(
-    name: str,
-    group: str,
-    *,
-    image: str = "sdsc-16m",
-    needs_clock: bool = False,
-    requires: tuple[Requirement, ...] = (),
-    sd_card: Mapping[str, Any] | None = None,
-    sdhci: Mapping[str, Any] | None = None,
-    params: Mapping[str, Any] | None = None,
-) -> Callable[[Callable[[Target, Context], None]], Callable[[Target, Context], None]]:
-    """Register ``fn`` as scenario ``name`` in ``group``."""
-
-    def deco(fn: Callable[[Target, Context], None]) -> Callable[[Target, Context], None]:
-        add(Scenario(name, group, fn, (fn.__doc__ or "").strip().split("\n")[0], image,
-                     needs_clock, requires, dict(sd_card or {}), dict(sdhci or {}),
-                     dict(params or {})))
-        return fn
-
-    return deco
-
-
-def add(sc: Scenario) -> None:
-    if sc.name in REGISTRY:
-        raise ValueError(f"scenario {sc.name} registered twice")
-    REGISTRY[sc.name] = sc
-
-
-def has_property(device: str, prop: str) -> Requirement:
-    """Requirement: the build's ``device`` has property ``prop``."""
-
-    def req(p: BuildProfile) -> str | None:
-        props = p.sd_card_properties if device == "sd-card" else p.sdhci_properties
-        return None if prop in props else f"{device} has no property {prop} in this build"
-
-    return req
-
-
-def all_scenarios() -> dict[str, Scenario]:
-    """Every registered scenario (importing the library registers them)."""
-    import harness.scenarios  # noqa: F401  (registers on import)
-
-    return REGISTRY
-
-
-def select(groups: list[str] | None = None, names: list[str] | None = None) -> Iterator[Scenario]:
-    scs = all_scenarios()
-    unknown = [n for n in names or [] if n not in scs]
-    if unknown:
-        raise KeyError(f"unknown scenario(s): {', '.join(unknown)}")
-    known_groups = {s.group for s in scs.values()}
-    bad = [g for g in groups or [] if g not in known_groups]
-    if bad:
-        known = ", ".join(sorted(known_groups))
-        raise KeyError(f"unknown group(s): {', '.join(bad)} (known: {known})")
-    for s in scs.values():
-        if names and s.name not in names:
-            continue
-        if groups and s.group not in groups:
-            continue
-        yield s
+from harness.scenarios import REGISTRY as REGISTRY
+from harness.scenarios import Context as Context
+from harness.scenarios import Requirement as Requirement
+from harness.scenarios import Scenario as Scenario
+from harness.scenarios import all_scenarios as all_scenarios
+from harness.scenarios import has_property as has_property
+from harness.scenarios import scenario as scenario
+from harness.scenarios import select as select
+from harness.scenarios.registry import add as add

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.check import runner
-from harness.check.scenario import Scenario
 from harness.model.deviations import Deviation
 from harness.model.sd_deviations import sd_deviations
 from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
 from harness.qemu.builds import QemuBuild
+from harness.scenarios import Scenario
 
 ALL_DEVIATIONS: dict[str, Deviation] = {d.key: d for d in (*sd_deviations, *SDHCI_DEVIATIONS)}
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from harness.driver.adma import AdmaOptions
+from harness.errors import SdqtestError
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sd import Resp
 
@@ -158,7 +159,7 @@ class CommandResult:
         return f"{name}({self.arg:#010x}) rsp={self.r1:#010x} {nor} {err}{t}"
 
 
-class DriverError(Exception):
+class DriverError(SdqtestError):
     """A step failed; ``result`` (when there is one) holds what was seen."""
 
     def __init__(self, message: str, result: CommandResult | None = None,

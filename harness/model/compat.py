@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from harness.errors import ModelConfigError
 from harness.profile import BuildProfile, Version
 
 MachineVersion = tuple[int, int, int]
@@ -75,7 +76,7 @@ COMPAT_TABLE: tuple[CompatEntry, ...] = (
 )
 
 
-class UnknownMachineError(ValueError):
+class UnknownMachineError(ModelConfigError):
     """A machine type the build does not offer."""
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from harness.errors import ModelConfigError
 from harness.hwdefs import sdhci as H
 from harness.model.clock import TimerHandle, VirtualClock
 from harness.model.deviations import Deviations, Strictness
@@ -36,7 +37,7 @@ INSERTION_DELAY_NS = 1_000_000_000
 SDMA_REWORK = (10, 0, 0)
 
 
-class SDHCIConfigError(ValueError):
+class SDHCIConfigError(ModelConfigError):
     """The device properties are rejected at realize, as QEMU rejects them."""
 
 

@@ -27,9 +27,7 @@ from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
 from harness.model.sdhci import SDHCI, SDBusCard
 from harness.profile import NEWEST, BuildProfile
-from harness.target import TargetError
-
-_SIZES = (1, 2, 4, 8)
+from harness.target import check_access, check_clock_step, check_memory
 
 
 def split_access(offset: int, size: int) -> list[tuple[int, int]]:
@@ -152,15 +150,10 @@ class ModelTarget:
 
     # -- registers ------------------------------------------------------------
 
-    @staticmethod
-    def _check(size: int) -> None:
-        if size not in _SIZES:
-            raise TargetError(f"access size must be 1, 2, 4 or 8, not {size}")
-
     def read(self, offset: int, size: int) -> int:
         if size in (1, 2, 4) and not offset & (size - 1) and 0 <= offset < REGISTER_WINDOW:
             return self.sdhci.read(offset, size)  # aligned: one piece, as split_access gives
-        self._check(size)
+        check_access(offset, size)
         value = 0
         for off, n in split_access(offset, size):
             if 0 <= off < REGISTER_WINDOW:
@@ -174,7 +167,7 @@ class ModelTarget:
         if size in (1, 2, 4) and not offset & (size - 1) and 0 <= offset < REGISTER_WINDOW:
             self.sdhci.write(offset, size, value & ((1 << (8 * size)) - 1))
             return
-        self._check(size)
+        check_access(offset, size)
         value &= (1 << (8 * size)) - 1
         for off, n in split_access(offset, size):
             if 0 <= off < REGISTER_WINDOW:
@@ -184,14 +177,17 @@ class ModelTarget:
     # -- memory, time, interrupt ------------------------------------------------
 
     def mem_read(self, addr: int, length: int) -> bytes:
+        check_memory(addr, length)
         data, _ok = self.memory.read(addr, length)
         return data
 
     def mem_write(self, addr: int, data: bytes) -> None:
+        check_memory(addr, len(data))
         self.memory.write(addr, bytes(data))
         self.sdhci.unpark_adma()
 
     def clock_step(self, ns: int | None = None) -> int:
+        check_clock_step(ns)
         self.sdhci.timer_steps = 0
         return self.clock.step(ns)
 

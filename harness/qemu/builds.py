@@ -17,12 +17,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.errors import SdqtestError
 from harness.machine import Machine
 from harness.profile import BuildProfile, parse_version
 from harness.qemu.session import QemuError, QemuSession
 
 
-class BuildError(Exception):
+class BuildError(SdqtestError):
     """A build cannot be found or cannot run what the suite needs."""
 
 

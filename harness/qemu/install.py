@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import SdqtestError
 from harness.paths import cache_dir, qemu_dir
 
 __all__ = [
@@ -83,7 +84,7 @@ APT_ENV = {"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C.UTF-8"}
 NO_VALID_UNTIL = "Acquire::Check-Valid-Until=false"
 
 
-class InstallError(RuntimeError):
+class InstallError(SdqtestError, RuntimeError):
     """An install step failed; the message is one line naming the problem and the fix."""
 
 

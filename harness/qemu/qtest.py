@@ -23,13 +23,15 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import NoReturn
 
+from harness.errors import QemuError, QemuGone
+
 _SIZES = {1: "b", 2: "w", 4: "l", 8: "q"}
 _IRQ_RE = re.compile(rb"^IRQ (raise|lower) (\d+)$")
 #: QOM paths and GPIO names: no white space, nothing that splits a command.
 _PATH_RE = re.compile(r"^[A-Za-z0-9_./\[\]:-]+$")
 
 
-class QtestError(Exception):
+class QtestError(QemuError):
     """QEMU answered a command with ``FAIL`` or ``ERR``."""
 
     def __init__(self, command: str, answer: str) -> None:
@@ -38,11 +40,11 @@ class QtestError(Exception):
         self.answer = answer
 
 
-class QtestTimeout(Exception):
+class QtestTimeout(QemuGone):
     """QEMU did not answer in time (it may be hung)."""
 
 
-class QtestClosed(Exception):
+class QtestClosed(QemuGone):
     """The qtest stream ended: QEMU has gone."""
 
 

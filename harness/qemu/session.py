@@ -33,21 +33,19 @@ from typing import Any
 
 from qemu.qmp.legacy import QEMUMonitorProtocol
 
+from harness.errors import QemuError as QemuError
+from harness.errors import QemuGone
 from harness.machine import Machine
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import QtestClient
 from harness.target import ClockUnavailable
 
 
-class QemuError(Exception):
-    """Base of the errors about a QEMU process."""
-
-
 class QemuLaunchError(QemuError):
     """QEMU could not be started or refused its command line."""
 
 
-class QemuDied(QemuError):
+class QemuDied(QemuGone):
     """QEMU exited or was killed while the session was using it."""
 
     def __init__(

@@ -25,6 +25,7 @@ from harness.qemu import pci
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import fmt_mmio_read, fmt_mmio_write, parse_int
 from harness.qemu.session import QemuError, QemuSession
+from harness.target import check_access, check_clock_step, check_memory
 
 #: Largest chunk moved in one b64read/b64write line.
 _CHUNK = 1 << 16
@@ -144,13 +145,17 @@ class QemuTarget:
     # -- Target --------------------------------------------------------------
 
     def read(self, offset: int, size: int) -> int:
+        check_access(offset, size)
         return self.qtest.mmio_read(size, self.bar0 + offset)
 
     def write(self, offset: int, size: int, value: int) -> None:
-        self.qtest.mmio_write(size, self.bar0 + offset, value)
+        check_access(offset, size)
+        self.qtest.mmio_write(size, self.bar0 + offset, value & ((1 << (8 * size)) - 1))
 
     def read_many(self, accesses: Sequence[tuple[int, int]]) -> list[int]:
         """Pipelined register reads: ``[(offset, size), ...]`` -> values."""
+        for off, size in accesses:
+            check_access(off, size)
         answers = self.qtest.pipeline(
             fmt_mmio_read(size, self.bar0 + off) for off, size in accesses
         )
@@ -158,21 +163,27 @@ class QemuTarget:
 
     def write_many(self, accesses: Sequence[tuple[int, int, int]]) -> None:
         """Pipelined register writes: ``[(offset, size, value), ...]``."""
+        for off, size, _value in accesses:
+            check_access(off, size)
         self.qtest.pipeline(
-            fmt_mmio_write(size, self.bar0 + off, value) for off, size, value in accesses
+            fmt_mmio_write(size, self.bar0 + off, value & ((1 << (8 * size)) - 1))
+            for off, size, value in accesses
         )
 
     def mem_read(self, addr: int, length: int) -> bytes:
+        check_memory(addr, length)
         out = bytearray()
         for pos in range(0, length, _CHUNK):
             out += self.qtest.b64read(addr + pos, min(_CHUNK, length - pos))
         return bytes(out)
 
     def mem_write(self, addr: int, data: bytes) -> None:
+        check_memory(addr, len(data))
         for pos in range(0, len(data), _CHUNK):
             self.qtest.b64write(addr + pos, data[pos : pos + _CHUNK])
 
     def clock_step(self, ns: int | None = None) -> int:
+        check_clock_step(ns)
         return self.session.clock_step(ns)
 
     def irq_level(self) -> bool:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.check.scenario import Context, scenario
 from harness.driver import host as D
 from harness.driver.host import HostDriver
 from harness.hwdefs import sd as S
 from harness.hwdefs.sd import Resp
+from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from harness import images
-from harness.check.scenario import Context
 from harness.driver.host import HostDriver
+from harness.scenarios.registry import Context
 from harness.target import Target
 
 

@@ -9,12 +9,12 @@ image's pattern, data written against what was written.
 
 from __future__ import annotations
 
-from harness.check.scenario import Context, scenario
 from harness.driver.adma import Adma2Desc, AdmaOptions
 from harness.driver.host import Stop
 from harness.driver.results import Mode
 from harness.hwdefs import sdhci as H
 from harness.scenarios.common import expect_bytes, expect_pattern, ready, test_data
+from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 MODES = (Mode.PIO, Mode.SDMA, Mode.ADMA2)

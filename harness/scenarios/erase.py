@@ -9,11 +9,11 @@ erased content, SCR DATA_STAT_AFTER_ERASE and CID PRV are compared.
 
 from __future__ import annotations
 
-from harness.check.scenario import Context, has_property, scenario
 from harness.driver import host as D
 from harness.driver.host import HostDriver
 from harness.hwdefs import sd as S
 from harness.scenarios.common import ready, test_data
+from harness.scenarios.registry import Context, has_property, scenario
 from harness.target import Target
 
 SET_WRITE_PROT = 28

@@ -5,10 +5,10 @@ sector, FAT, directories, cluster chains; Microsoft FAT specification)."""
 from __future__ import annotations
 
 from harness import images
-from harness.check.scenario import Context, scenario
 from harness.driver.host import HostDriver
 from harness.driver.results import Mode
 from harness.scenarios.common import expect_pattern, ready, test_data
+from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 

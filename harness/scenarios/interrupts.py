@@ -4,10 +4,10 @@ soft resets in the middle of a transfer (SD Host Controller 2.2.17-22,
 
 from __future__ import annotations
 
-from harness.check.scenario import Context, scenario
 from harness.driver.results import Mode
 from harness.hwdefs import sdhci as H
 from harness.scenarios.common import ready
+from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 

@@ -3,11 +3,11 @@ tuning, ACMD22, CMD56 (PLS 4.3.7, 4.3.10, 4.10.2, 5)."""
 
 from __future__ import annotations
 
-from harness.check.scenario import Context, scenario
 from harness.driver import host as D
 from harness.driver.results import Mode
 from harness.hwdefs.sd import Resp
 from harness.scenarios.common import ready, test_data
+from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 SEND_TUNING_BLOCK = 19

@@ -9,13 +9,13 @@ list, not its code.
 
 from __future__ import annotations
 
-from harness.check.scenario import Context, scenario
 from harness.driver import host as D
 from harness.driver.adma import AdmaOptions
 from harness.driver.results import Mode, Transfer
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sd import Resp
 from harness.scenarios.common import expect_bytes, expect_pattern, ready, test_data
+from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 MODES = (Mode.PIO, Mode.SDMA, Mode.ADMA2)

@@ -7,8 +7,8 @@ a plain register poke; the lockstep target compares every answer.
 
 from __future__ import annotations
 
-from harness.check.scenario import Context, scenario
 from harness.hwdefs import sdhci as H
+from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 #: Registers whose writes start or stop something; poked separately.

@@ -4,8 +4,8 @@ the first and last blocks of the card (PLS 5.3, 4.3.14)."""
 
 from __future__ import annotations
 
-from harness.check.scenario import Context, scenario
 from harness.scenarios.common import expect_pattern, ready, test_data
+from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 for _image in ("sdsc-1g", "sdhc-4g", "sdxc-64g"):

@@ -73,7 +73,7 @@ def _max_steps(n: int) -> int:
 
 def _scenario_listed(name: str) -> bool:
     try:
-        from harness.check import scenario
+        import harness.scenarios as scenario
     except ImportError:
         return False
     return name in scenario.all_scenarios()

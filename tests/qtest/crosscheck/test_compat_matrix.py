@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.check import compat_matrix, runner
-from harness.check.scenario import all_scenarios
+from harness.check import compat_matrix, plan, runner
 from harness.qemu.builds import QemuBuild
-from harness.scenarios.compat import BOUNDARIES
+from harness.scenarios import all_scenarios
 
 pytestmark = pytest.mark.qemu
 
@@ -29,7 +28,7 @@ def test_spec_version_property_is_checked(qemu_build: QemuBuild) -> None:
     assert any(c.prop == "spec_version" for c in cells)
 
 
-@pytest.mark.parametrize("version", [*BOUNDARIES, "newest"])
+@pytest.mark.parametrize("version", [*plan.boundaries(), "newest"])
 def test_behaviour_on_boundary_machine_types(qemu_build: QemuBuild, version: str) -> None:
     q35 = qemu_build.versioned_machines("q35")
     machine = q35[-1] if version == "newest" else f"pc-q35-{version}"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness.check import runner
-from harness.check.scenario import Context, Scenario
 from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
 from harness.qemu.builds import QemuBuild
+from harness.scenarios import Context, Scenario
 from harness.target import Target
 
 pytestmark = pytest.mark.qemu

@@ -8,10 +8,10 @@ import pytest
 
 from harness import cli
 from harness.check import runner
-from harness.check.scenario import Context, Scenario
 from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
 from harness.qemu.builds import QemuBuild
+from harness.scenarios import Context, Scenario
 from harness.target import Target
 
 pytestmark = pytest.mark.qemu

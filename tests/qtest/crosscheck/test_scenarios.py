@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import runner, scenario
+import harness.scenarios as scenario
+from harness.check import runner
 from harness.qemu.builds import QemuBuild
 
 pytestmark = pytest.mark.qemu

@@ -1,0 +1,104 @@
+"""Every error sdqtest raises, as one tree under :class:`SdqtestError`.
+
+The lowest layer: it imports nothing from harness, and every layer may
+import it.  Classes defined here are the ones callers catch across layers;
+the others stay beside the code that raises them (module in brackets) and
+derive from the base shown.  ``tests/qtest/core/test_errors.py`` keeps this
+tree and the code in step.
+
+::
+
+    SdqtestError
+    +-- UsageError                   bad input from the user; the CLI prints
+    |   |                            it as one line, exit status 2
+    |   +-- InputError               [check.inputs] bad --image/--machine/build
+    |   +-- ReplayError (ValueError) [check.replay] a trace header it cannot use
+    +-- TargetError                  a request a Target refuses; every Target
+    |   |                            raises the same type for the same misuse
+    |   +-- AccessSizeError (ValueError)  register access size not 1, 2, 4, 8
+    |   +-- OffsetError (ValueError)      register offset beyond the bus's reach
+    |   +-- AddressError (ValueError)     guest memory range not in 64-bit space
+    |   +-- ClockStepError (ValueError)   a negative virtual-time step
+    |   +-- ClockUnavailable         virtual time cannot move (no qtest accel)
+    +-- QemuError                    a QEMU process failed the harness
+    |   +-- QemuLaunchError          [qemu.session] could not start / refused argv
+    |   +-- QemuTargetError          [qemu.target] machine not one it can drive
+    |   +-- QtestError               [qemu.qtest] a FAIL/ERR answer
+    |   +-- QemuGone                 QEMU stopped serving the session: a crash
+    |       +-- QemuDied             [qemu.session] exited or was killed
+    |       +-- QtestClosed          [qemu.qtest] the qtest stream ended
+    |       +-- QtestTimeout         [qemu.qtest] no answer in time (hung, stopped)
+    +-- ModelConfigError (ValueError)  a device property the model cannot take
+    |   +-- SDHCIConfigError         [model.sdhci_state] bad sdhci-pci property
+    |   +-- UnknownMachineError      [model.compat] machine type the build lacks
+    +-- BuildError                   [qemu.builds] no such build, or cannot probe it
+    +-- InstallError (RuntimeError)  [qemu.install] installing a build failed
+    +-- ImageError                   [images] no such recipe, or cannot make it
+    +-- DriverError                  [driver.results] the device did not do what
+    |   |                            the host driver asked
+    |   +-- DriverTimeout            [driver.results] ... in time
+    +-- BenchError                   [bench.data] a benchmark's check failed
+    +-- BisectError                  [bisect.driver] a bisect cannot go on
+    +-- GitError                     [bisect.step] a git command failed
+    +-- BuildSetupError              [bisect.build] a QEMU tree cannot be built
+
+Not an error: ``check.lockstep.Divergence`` is a result (the first step
+where model and QEMU disagree); it is raised to stop a scenario and caught
+by the runner.
+"""
+
+from __future__ import annotations
+
+
+class SdqtestError(Exception):
+    """Root of every error sdqtest raises."""
+
+
+class UsageError(SdqtestError):
+    """A problem the user can fix; the CLI prints it as one line (exit 2)."""
+
+
+# -- Target ---------------------------------------------------------------------------
+
+
+class TargetError(SdqtestError):
+    """A request a Target refuses (the same type whichever Target)."""
+
+
+class AccessSizeError(TargetError, ValueError):
+    """A register access of a size other than 1, 2, 4 or 8 bytes."""
+
+
+class OffsetError(TargetError, ValueError):
+    """A register offset that is not an int the bus can reach."""
+
+
+class AddressError(TargetError, ValueError):
+    """A guest memory range outside the 64-bit physical address space."""
+
+
+class ClockStepError(TargetError, ValueError):
+    """A virtual-time step that goes backwards."""
+
+
+class ClockUnavailable(TargetError):
+    """The target cannot move virtual time (a QEMU build without qtest accel)."""
+
+
+# -- QEMU -----------------------------------------------------------------------------
+
+
+class QemuError(SdqtestError):
+    """Base of the errors about a QEMU process."""
+
+
+class QemuGone(QemuError):
+    """QEMU stopped serving the session (exited, closed the stream, hung):
+    the cross-check reports it as a crash, never as a harness bug."""
+
+
+# -- model ----------------------------------------------------------------------------
+
+
+class ModelConfigError(SdqtestError, ValueError):
+    """A device property or machine the model cannot take (a ValueError too)."""

@@ -1,0 +1,28 @@
+"""The QEMU builds a command works on, as every ``sdqtest`` command picks them."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from harness.errors import UsageError
+from harness.qemu import builds, install
+
+
+def select_builds(specs: list[str] | None, *,
+                  install_missing: bool = True) -> list[builds.QemuBuild]:
+    """``--qemu`` specs, else ``$QTEST_QEMU_BINARY``, else every installed build.
+
+    With nothing given and nothing installed, installs Debian's builds first
+    (when ``install_missing``).  No build at all is a :class:`UsageError`.
+    """
+    if not specs and not os.environ.get("QTEST_QEMU_BINARY") and install_missing:
+        if not install.installed_builds():
+            install.install(["all"], log=lambda m: print(m, file=sys.stderr))
+    try:
+        found = builds.selected(specs)
+    except builds.BuildError as e:
+        raise UsageError(str(e)) from e
+    if not found:
+        raise UsageError("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
+    return list(found)

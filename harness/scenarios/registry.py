@@ -1,0 +1,110 @@
+"""The scenario registry: named operation sequences written once against Target.
+
+A scenario is a function ``fn(target, ctx)`` registered with
+:func:`scenario`.  It drives the target (usually through the host driver)
+and may note facts the specification promises with :meth:`Context.expect`;
+comparing model and QEMU is the lockstep target's job, not the scenario's.  Requirements
+(virtual time, a device property) turn into skips with a reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.profile import BuildProfile
+from harness.target import Target
+
+
+@dataclass
+class Context:
+    """What a scenario may know about the run."""
+
+    profile: BuildProfile
+    machine: str
+    image: str                     #: recipe name of the card image
+    params: Mapping[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    #: Spec expectations that did not hold (on QEMU's answers).
+    misses: list[str] = field(default_factory=list)
+
+    def expect(self, ok: bool, message: str) -> None:
+        """A fact the specification promises, checked on QEMU's answers.
+
+        Whether QEMU is right is the lockstep comparison's job; a miss here
+        where model and QEMU agree is a known QEMU deviation (the model's
+        deviation lists name them), reported as a note, not a failure.
+        """
+        if not ok:
+            self.misses.append(message)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+Requirement = Callable[[BuildProfile], "str | None"]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    group: str
+    fn: Callable[[Target, Context], None]
+    doc: str = ""
+    image: str = "sdsc-16m"
+    needs_clock: bool = False
+    requires: tuple[Requirement, ...] = ()
+    sd_card: Mapping[str, Any] = field(default_factory=dict)
+    sdhci: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def skip_reason(self, profile: BuildProfile, has_clock: bool) -> str | None:
+        if self.needs_clock and not has_clock:
+            return "needs virtual time (qtest accelerator), which this build lacks"
+        for req in self.requires:
+            why = req(profile)
+            if why:
+                return why
+        return None
+
+
+REGISTRY: dict[str, Scenario] = {}
+
+
+def scenario(
+    name: str,
+    group: str,
+    *,
+    image: str = "sdsc-16m",
+    needs_clock: bool = False,
+    requires: tuple[Requirement, ...] = (),
+    sd_card: Mapping[str, Any] | None = None,
+    sdhci: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[[Target, Context], None]], Callable[[Target, Context], None]]:
+    """Register ``fn`` as scenario ``name`` in ``group``."""
+
+    def deco(fn: Callable[[Target, Context], None]) -> Callable[[Target, Context], None]:
+        add(Scenario(name, group, fn, (fn.__doc__ or "").strip().split("\n")[0], image,
+                     needs_clock, requires, dict(sd_card or {}), dict(sdhci or {}),
+                     dict(params or {})))
+        return fn
+
+    return deco
+
+
+def add(sc: Scenario) -> None:
+    if sc.name in REGISTRY:
+        raise ValueError(f"scenario {sc.name} registered twice")
+    REGISTRY[sc.name] = sc
+
+
+def has_property(device: str, prop: str) -> Requirement:
+    """Requirement: the build's ``device`` has property ``prop``."""
+
+    def req(p: BuildProfile) -> str | None:
+        props = p.sd_card_properties if device == "sd-card" else p.sdhci_properties
+        return None if prop in props else f"{device} has no property {prop} in this build"
+
+    return req
