@@ -160,6 +160,8 @@ class SDCard:
         self.last_rsp = Rsp.R0
         self.blk_written = 0
         self.vhs = 0
+        #: Signalling voltage the host selected (set_voltage), in mV.
+        self.signal_mv = 3300
         self._timer: TimerHandle | None = None
         self.pwd = b""
         self.reset()
@@ -879,6 +881,23 @@ class SDCard:
         return self._to_sending(0, bytes(self._scr), 8, own_state_check=False)
 
     # -- data path -------------------------------------------------------------
+
+    # -- bus lines -------------------------------------------------------------
+
+    def set_voltage(self, millivolts: int) -> None:
+        """The host's signalling voltage (3300 or 1800 mV).  No effect: the
+        model, like QEMU's card, has no 1.8 V signalling (PLS 4.2.4.2)."""
+        self.signal_mv = millivolts
+
+    @property
+    def dat_lines(self) -> int:
+        """DAT[3:0] levels: the card never holds a line low (no busy signalling)."""
+        return 0xF
+
+    @property
+    def cmd_line(self) -> bool:
+        """CMD line level: high between commands."""
+        return True
 
     def data_ready(self) -> bool:
         """The card has data to send (sending-data state)."""

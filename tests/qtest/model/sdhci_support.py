@@ -30,6 +30,7 @@ class StubCard:
         self.multi = False
         self.commands: list[tuple[int, int]] = []
         self.blocklen = 512
+        self.voltages: list[int] = []
 
     def reset(self) -> None:
         self.state = TRAN
@@ -65,6 +66,17 @@ class StubCard:
 
     def data_ready(self) -> bool:
         return self.state == SENDING
+
+    def set_voltage(self, millivolts: int) -> None:
+        self.voltages.append(millivolts)
+
+    @property
+    def dat_lines(self) -> int:
+        return 0xF
+
+    @property
+    def cmd_line(self) -> bool:
+        return True
 
     def receive_ready(self) -> bool:
         return self.state == RECEIVING
