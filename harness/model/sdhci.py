@@ -183,7 +183,7 @@ class SDHCI(SdhciDma):
         if self.prnsts & H.PRNSTS_DATINHIBIT or self.stopped_state:
             if self.cmdreg & H.CMD_DATA_PRESENT:
                 return False
-            if ((self.cmdreg & 3) == H.RSP_48_BUSY
+            if (_RSPTYP.get(self.cmdreg) == H.RSP_48_BUSY
                     and (self.cmdreg & H.CMD_TYPE_ABORT) != H.CMD_TYPE_ABORT):
                 return False
         return True
@@ -196,7 +196,7 @@ class SDHCI(SdhciDma):
             self.acmd12errsts = 0
         resp = self.card_command(self.cmdreg >> 8, self.argument)
         timeout = False
-        rsp_type = self.cmdreg & 3
+        rsp_type = _RSPTYP.get(self.cmdreg)
         if rsp_type:
             if len(resp) == 4:
                 self.rspreg = [int.from_bytes(resp, "big"), 0, 0, 0]
@@ -355,7 +355,7 @@ class SDHCI(SdhciDma):
             return
         self.blkgap = value & H.BLKGAP_STOP
         if not self.qemu("sdhci.blkgap-rw-bits"):
-            self.blkgap |= value & 0x0C
+            self.blkgap |= value & _BLKGAP_RW
         if (value & H.BLKGAP_CONTINUE and self.stopped_state
                 and not self.blkgap & H.BLKGAP_STOP):
             if self.stopped_state == GAP_READ:
@@ -502,15 +502,10 @@ class SDHCI(SdhciDma):
         self._sync_errint()
         self.update_irq()
 
-    def _inten_reserved(self) -> int:
-        """Reserved bits of the Normal/Error Interrupt (Status|Signal) Enable
-        pair, as one 32-bit word (2.2.19-2.2.22)."""
-        return _INTEN_RSVD
-
     def _w_norintstsen(self, offset: int, shift: int, mask: int, value: int,
                        size: int) -> None:
         if not self.qemu("sdhci.reserved-bits-writable"):
-            value &= ~self._inten_reserved()
+            value &= ~_STSEN_RSVD[self.sd_spec_version]
         self.norintstsen = self._mw(self.norintstsen, mask, value & U16, U16)
         self.errintstsen = self._mw(self.errintstsen, mask >> _ERR_SH, value >> _ERR_SH, U16)
         self.norintsts &= self.norintstsen
@@ -521,7 +516,7 @@ class SDHCI(SdhciDma):
     def _w_norintsigen(self, offset: int, shift: int, mask: int, value: int,
                        size: int) -> None:
         if not self.qemu("sdhci.reserved-bits-writable"):
-            value &= ~self._inten_reserved()
+            value &= ~_SIGEN_RSVD[self.sd_spec_version]
         self.norintsigen = self._mw(self.norintsigen, mask, value & U16, U16)
         self.errintsigen = self._mw(self.errintsigen, mask >> _ERR_SH, value >> _ERR_SH, U16)
         self.update_irq()
@@ -566,7 +561,7 @@ class SDHCI(SdhciDma):
                        size: int) -> None:
         """Either 32-bit half of the 64-bit ADMA System Address."""
         if offset - H.ADMASYSADDR.offset < 4:
-            self.admasysaddr = (self.admasysaddr & (0xFFFFFFFF00000000 | mask)) | value
+            self.admasysaddr = (self.admasysaddr & ((U32 << 32) | mask)) | value
         else:
             self.admasysaddr = (((self.admasysaddr & (U32 | (mask << 32))) | (value << 32))
                                 & U64)
@@ -607,6 +602,9 @@ _NOT_LINE_LEVELS = ~H.PRNSTS_LINE_LEVELS
 _DATLVL_LSB = H.PRNSTS.field("DATLVL").lsb
 _CMDLVL_LSB = H.PRNSTS.field("CMDLVL").lsb
 _BUSVOLT = H.PWRCON.field("BUSVOLT")
+_RSPTYP = H.CMDREG.field("RSPTYP")
+#: Block Gap Control bits QEMU drops, the specification keeps (2.2.12).
+_BLKGAP_RW = H.BLKGAP.mask("RDWAITCTL", "INTATGAP")
 _V18EN = H.HOSTCTL2.field("V18EN")
 #: SD Bus Voltage Select value -> the CAPAB bit that supports it (2.2.11, 2.2.26).
 _VOLTAGE_CAPS = {7: H.CAPAB.mask("V33"), 6: H.CAPAB.mask("V30"), 5: H.CAPAB.mask("V18")}
@@ -621,7 +619,14 @@ _TIMEOUTCON_RSVD = H.TIMEOUTCON.reserved()
 _CLKCON_RSVD = {v: H.CLKCON.reserved(v) for v in (2, 3)}
 #: Host Control 2 with UHS is the register of 3.00, whatever sd-spec-version.
 _HOSTCTL2_RSVD = H.HOSTCTL2.reserved(3)
-_INTEN_RSVD = 0x8000
+#: The Normal/Error Interrupt Status Enable pair as one word, by
+#: sd-spec-version (2.2.19, 2.2.20): normal 15:13 and error 11 reserved, and
+#: before 3.00 also Re-Tuning Event (normal 12) and Tuning Error (error 10).
+_STSEN_RSVD = {v: H.NORINTSTSEN.reserved(v) | H.ERRINTSTSEN.reserved(v) << _ERR_SH
+               for v in (2, 3)}
+#: The Signal Enable pair likewise (2.2.21, 2.2.22).
+_SIGEN_RSVD = {v: H.NORINTSIGEN.reserved(v) | H.ERRINTSIGEN.reserved(v) << _ERR_SH
+               for v in (2, 3)}
 
 #: What a guest reads from each register (unlisted: reads 0).
 READERS: dict[Register, Reader] = {
