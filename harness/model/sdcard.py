@@ -137,10 +137,7 @@ class SDCard:
         #: Set when QEMU would abort (a failed assertion); the card is then dead.
         self.fatal: str | None = None
         # Internal transfer state QEMU keeps across resets.
-        self._buf = bytearray(BLOCK)
-        self._data_start = 0
-        self._data_offset = 0
-        self._data_size = 0
+        self.xfer = sd_data.Transfer()
         self.current_cmd = 0
         #: Response type of the last command (R1 vs R1b is not visible in the bytes).
         self.last_rsp = Rsp.R0
@@ -193,7 +190,7 @@ class SDCard:
 
     @property
     def csd(self) -> bytes:
-        return bytes(self._csd)
+        return bytes(self.csd_reg)
 
     @property
     def scr(self) -> bytes:
@@ -230,8 +227,11 @@ class SDCard:
             return bytes(length)
         return self.store.read(offset, length)
 
-    def _q(self, key: str) -> bool:
+    def qemu(self, key: str) -> bool:
+        """Follow QEMU (True) or the specification for deviation ``key``."""
         return self.dev.qemu(key)
+
+    _q = qemu
 
     # -- reset and registers -----------------------------------------------
 
@@ -251,7 +251,7 @@ class SDCard:
         cmd23_bit = self.spec_version >= 3 and not self._q("sd.scr-cmd23-support")
         self._scr = build_scr(self.spec_version, data_stat, cmd23_bit)
         self._cid = build_cid(PRV_WITH_SERIES if self.series else PRV_BEFORE_SERIES)
-        self._csd = build_csd(self.size)
+        self.csd_reg = build_csd(self.size)
         self.card_status = S.READY_FOR_DATA
         self._sd_status = bytearray(64)
         self.wp_groups: set[int] = set()
@@ -262,7 +262,7 @@ class SDCard:
         self.blk_len = BLOCK
         self.multi_blk_cnt = 0
         self.expecting_acmd = False
-        self._write_blocked = False
+        self.write_blocked = False
         if self._q("sd.lock-password-volatile"):
             self.pwd = b""
         elif self.pwd:
@@ -320,7 +320,7 @@ class SDCard:
         elif rtype is Rsp.R2_CID:
             out = bytes(self._cid)
         elif rtype is Rsp.R2_CSD:
-            out = bytes(self._csd)
+            out = bytes(self.csd_reg)
         elif rtype is Rsp.R3:
             out = (self.ocr & R3_MASK).to_bytes(4, "big")
         elif rtype is Rsp.R6:
@@ -329,8 +329,8 @@ class SDCard:
         elif rtype is Rsp.R7:
             out = self.vhs.to_bytes(4, "big")
         elif rtype is Rsp.R0 and not self.legacy and self._q("sd.command-during-transfer"):
-            self._data_start = 0
-            self._data_offset = 0
+            self.xfer.start = 0
+            self.xfer.offset = 0
         if rtype is not Rsp.ILLEGAL:
             self.card_status &= ~S.status_mask(S.ClearCondition.B)
         if not self.legacy:
@@ -392,20 +392,20 @@ class SDCard:
         """Byte address: SDSC takes bytes, SDHC/SDXC blocks (PLS 4.3.14)."""
         return arg << 9 if self.high_capacity else arg
 
-    def _xfer_len(self) -> int:
+    def xfer_len(self) -> int:
         """Block length of read/write commands (PLS 4.3.2: fixed 512 on SDHC)."""
         if self.high_capacity and not self._q("sd.sdhc-block-length"):
             return BLOCK
         return self.blk_len
 
-    def _range_ok(self, addr: int, length: int) -> bool:
+    def range_ok(self, addr: int, length: int) -> bool:
         if addr + length > self.size:
             self.card_status |= (S.ADDRESS_ERROR if self._q("sd.out-of-range-as-address-error")
                                  else S.OUT_OF_RANGE)
             return False
         return True
 
-    def _wp_addr(self, addr: int) -> bool:
+    def wp_addr(self, addr: int) -> bool:
         return (addr >> self.wp_group_shift) in self.wp_groups
 
     def _to_sending(self, start: int, data: bytes | None, size: int,
@@ -419,28 +419,28 @@ class SDCard:
             if not lax:
                 return Rsp.ILLEGAL
         self.state = CardState.DATA
-        self._data_start = start
-        self._data_offset = 0
+        self.xfer.start = start
+        self.xfer.offset = 0
         if data is not None:
-            self._buf[:len(data)] = data
+            self.xfer.buf[:len(data)] = data
         if size:
-            self._data_size = size
+            self.xfer.size = size
         return Rsp.R1
 
     def _to_receiving(self, start: int, size: int) -> Rsp:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         self.state = CardState.RCV
-        self._data_start = start
-        self._data_offset = 0
-        self._data_size = size or BLOCK
+        self.xfer.start = start
+        self.xfer.offset = 0
+        self.xfer.size = size or BLOCK
         return Rsp.R1
 
     def _legacy_to(self, state: CardState, start: int | None = 0) -> Rsp:
         self.state = state
         if start is not None:
-            self._data_start = start
-        self._data_offset = 0
+            self.xfer.start = start
+        self.xfer.offset = 0
         return Rsp.R1
 
     def _wide(self, value: int) -> bytes:
@@ -488,7 +488,7 @@ class SDCard:
         status, self.function_group = build_switch_status(
             arg, self.function_group, not self._q("sd.cmd6-status-echoes-arg"))
         if self.legacy:
-            self._buf[:64] = status
+            self.xfer.buf[:64] = status
             return self._legacy_to(CardState.DATA)
         return self._to_sending(0, status, 64)
 
@@ -598,17 +598,17 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        n = self._xfer_len()
-        if not self._range_ok(addr, n):
+        n = self.xfer_len()
+        if not self.range_ok(addr, n):
             return Rsp.R1
         if self.legacy:  # "cmd17-length": < 9.1 loads io_len at the first read
             return self._legacy_to(CardState.DATA, addr)
-        self._load(addr, n)
+        self.load(addr, n)
         return self._to_sending(addr, None, n)
 
-    def _load(self, addr: int, n: int) -> None:
+    def load(self, addr: int, n: int) -> None:
         if self.store is not None and n and self.store.in_range(addr, n):
-            self._buf[:n] = self.store.read(addr, n)
+            self.xfer.buf[:n] = self.store.read(addr, n)
 
     @handles(18)
     def _cmd_read_multiple(self, arg: int) -> Rsp:
@@ -616,7 +616,7 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        if not self._range_ok(addr, self._xfer_len()):
+        if not self.range_ok(addr, self.xfer_len()):
             return Rsp.R1
         return self._legacy_to(CardState.DATA, addr)
 
@@ -644,12 +644,12 @@ class SDCard:
     # -- class 4: block write (PLS 4.3.4) ------------------------------------
 
     def _wp_check(self, addr: int) -> None:
-        if self.size <= S.SDSC_MAX and self._wp_addr(addr):
+        if self.size <= S.SDSC_MAX and self.wp_addr(addr):
             self.card_status |= S.WP_VIOLATION
-            self._write_blocked = True
-        if self._csd[14] & (_CSD_PERM_WP | _CSD_TMP_WP):
+            self.write_blocked = True
+        if self.csd_reg[14] & (_CSD_PERM_WP | _CSD_TMP_WP):
             self.card_status |= S.WP_VIOLATION
-            self._write_blocked = True
+            self.write_blocked = True
 
     @handles(24)
     def _cmd_write_single(self, arg: int) -> Rsp:
@@ -657,10 +657,10 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        n = self._xfer_len()
-        if not self._range_ok(addr, n):
+        n = self.xfer_len()
+        if not self.range_ok(addr, n):
             return Rsp.R1
-        self._write_blocked = False
+        self.write_blocked = False
         self._wp_check(addr)
         self.blk_written = 0
         if self.legacy:
@@ -673,11 +673,11 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        if not self._range_ok(addr, self._xfer_len()):
+        if not self.range_ok(addr, self.xfer_len()):
             return Rsp.R1
         self._legacy_to(CardState.RCV, addr)
         self.blk_written = 0
-        self._write_blocked = False
+        self.write_blocked = False
         self._wp_check(addr)
         return Rsp.R1
 
@@ -706,7 +706,7 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        if not self._range_ok(addr, 1):
+        if not self.range_ok(addr, 1):
             return Rsp.R1B
         group = addr >> self.wp_group_shift
         if protect:
@@ -746,11 +746,11 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        if not self._range_ok(addr, self.blk_len):
+        if not self.range_ok(addr, self.blk_len):
             return Rsp.R1
         data = self._wide(self.wp_bits(arg))
         if self.legacy:
-            self._buf[:4] = data
+            self.xfer.buf[:4] = data
             return self._legacy_to(CardState.DATA, addr)
         return self._to_sending(addr, data, 4)
 
@@ -780,7 +780,7 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         self._erase_seq = 0
-        if self._csd[14] & (_CSD_PERM_WP | _CSD_TMP_WP):
+        if self.csd_reg[14] & (_CSD_PERM_WP | _CSD_TMP_WP):
             self.card_status |= S.WP_VIOLATION
             return Rsp.R1B
         sd_data.erase(self)
@@ -821,7 +821,7 @@ class SDCard:
         if self.legacy:
             return self._legacy_to(CardState.DATA if arg & 1 else CardState.RCV, None)
         if arg & 1:
-            self._buf[:] = bytes(BLOCK)
+            self.xfer.buf[:] = bytes(BLOCK)
             size = 0 if self._q("sd.cmd56-stale-length") else (self.blk_len or BLOCK)
             return self._to_sending(0, None, size)
         return self._to_receiving(0, 0)
@@ -850,7 +850,7 @@ class SDCard:
         if self.legacy:
             if self.state != CardState.TRAN:
                 return Rsp.ILLEGAL
-            self._buf[:4] = data
+            self.xfer.buf[:4] = data
             return self._legacy_to(CardState.DATA)
         return self._to_sending(0, data, 4, own_state_check=False)
 
@@ -941,9 +941,9 @@ class SDCard:
         while i < len(data):
             n = self._span(len(data) - i, receiving=True)
             if n:
-                off = self._data_offset
-                self._buf[off:off + n] = data[i:i + n]
-                self._data_offset += n
+                off = self.xfer.offset
+                self.xfer.buf[off:off + n] = data[i:i + n]
+                self.xfer.offset += n
                 i += n
             else:
                 sd_data.write_byte(self, data[i])
@@ -957,10 +957,10 @@ class SDCard:
         while len(out) < length:
             n = self._span(length - len(out), receiving=False)
             if n:
-                off = self._data_offset
-                chunk = self._buf[off:off + n]
+                off = self.xfer.offset
+                chunk = self.xfer.buf[off:off + n]
                 out += chunk + bytes(n - len(chunk))
-                self._data_offset += n
+                self.xfer.offset += n
             else:
                 out.append(sd_data.read_byte(self))
         return bytes(out)
@@ -971,15 +971,15 @@ class SDCard:
         command, where the byte-wise path decides."""
         state = CardState.RCV if receiving else CardState.DATA
         if (self.fatal is not None or not self._inserted or self.state != state
-                or self._data_offset == 0
+                or self.xfer.offset == 0
                 or self.card_status & sd_data._blockers(self)):
             return 0
         cc = self.current_cmd
         if receiving:
             if cc == 25:
-                end = self._xfer_len()
+                end = self.xfer_len()
             elif cc == 24:
-                end = self.blk_len if self.legacy else self._data_size
+                end = self.blk_len if self.legacy else self.xfer.size
             else:
                 return 0
             end = min(end, BLOCK)
@@ -988,7 +988,7 @@ class SDCard:
             if cc == 18:
                 end = io_len
             elif cc == 17:
-                end = io_len if self.legacy else self._data_size
+                end = io_len if self.legacy else self.xfer.size
             else:
                 return 0
-        return max(0, min(want, end - self._data_offset - 1))
+        return max(0, min(want, end - self.xfer.offset - 1))
