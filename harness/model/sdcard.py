@@ -51,7 +51,6 @@ INVALID_ADDRESS = 0xFFFFFFFF
 OCR_POWER_DELAY_NS = 500_000  #: enquiry ACMD41 power-up delay QEMU models
 OCR_QEMU_VDD = 0x00FFFF00
 R3_MASK = 0x00FFFF00 | (1 << 24) | (1 << 29) | S.OCR_CCS | S.OCR_BUSY
-_CSD_COPY, _CSD_PERM_WP, _CSD_TMP_WP = 0x40, 0x20, 0x10
 
 
 def check_spec_version(spec_version: int, profile: BuildProfile) -> None:
@@ -231,8 +230,6 @@ class SDCard:
         """Follow QEMU (True) or the specification for deviation ``key``."""
         return self.dev.qemu(key)
 
-    _q = qemu
-
     # -- reset and registers -----------------------------------------------
 
     def reset(self) -> None:
@@ -242,13 +239,13 @@ class SDCard:
         """
         self.state = CardState.IDLE
         self.rca = 0
-        self.ocr = OCR_QEMU_VDD if self._q("sd.ocr-reserved-voltage-bits") else S.OCR_VDD_2V7_3V6
+        self.ocr = OCR_QEMU_VDD if self.qemu("sd.ocr-reserved-voltage-bits") else S.OCR_VDD_2V7_3V6
         data_stat = False
         if self.series:
             data_stat = not self.erase_blocks_as_zero
-        elif not self._q("sd.scr-data-stat-after-erase"):
+        elif not self.qemu("sd.scr-data-stat-after-erase"):
             data_stat = True
-        cmd23_bit = self.spec_version >= 3 and not self._q("sd.scr-cmd23-support")
+        cmd23_bit = self.spec_version >= 3 and not self.qemu("sd.scr-cmd23-support")
         self._scr = build_scr(self.spec_version, data_stat, cmd23_bit)
         self._cid = build_cid(PRV_WITH_SERIES if self.series else PRV_BEFORE_SERIES)
         self.csd_reg = build_csd(self.size)
@@ -263,7 +260,7 @@ class SDCard:
         self.multi_blk_cnt = 0
         self.expecting_acmd = False
         self.write_blocked = False
-        if self._q("sd.lock-password-volatile"):
+        if self.qemu("sd.lock-password-volatile"):
             self.pwd = b""
         elif self.pwd:
             self.card_status |= S.CARD_IS_LOCKED
@@ -294,7 +291,7 @@ class SDCard:
             self.expecting_acmd = False
             return self._finish(cmd, Rsp.ILLEGAL)
         last_state = self.state
-        if not self._q("sd.erase-reset-never"):
+        if not self.qemu("sd.erase-reset-never"):
             self._strict_erase_sequence(cmd)
         if self.expecting_acmd:
             self.expecting_acmd = False
@@ -328,13 +325,13 @@ class SDCard:
             self.card_status &= ~(S.status_mask(S.ClearCondition.C) & 0xC81FFF)
         elif rtype is Rsp.R7:
             out = self.vhs.to_bytes(4, "big")
-        elif rtype is Rsp.R0 and not self.legacy and self._q("sd.command-during-transfer"):
+        elif rtype is Rsp.R0 and not self.legacy and self.qemu("sd.command-during-transfer"):
             self.xfer.start = 0
             self.xfer.offset = 0
         if rtype is not Rsp.ILLEGAL:
             self.card_status &= ~S.status_mask(S.ClearCondition.B)
         if not self.legacy:
-            if self._q("sd.command-during-transfer"):
+            if self.qemu("sd.command-during-transfer"):
                 self.current_cmd = 0 if rtype is Rsp.ILLEGAL else cmd
             elif (rtype is not Rsp.ILLEGAL and self.state in (CardState.DATA, CardState.RCV)
                   and self.state != state_before):
@@ -363,7 +360,7 @@ class SDCard:
     def _normal_command(self, cmd: int, arg: int) -> Rsp:
         self.card_status &= ~S.APP_CMD
         if self.multi_blk_cnt and cmd not in (18, 25):
-            if self._q("sd.command-during-transfer") or self.state not in (
+            if self.qemu("sd.command-during-transfer") or self.state not in (
                     CardState.DATA, CardState.RCV):
                 self.multi_blk_cnt = 0
         cls = LEGACY_CLASSES[cmd] if self.legacy else CMD_ROWS[cmd].cls
@@ -394,13 +391,13 @@ class SDCard:
 
     def xfer_len(self) -> int:
         """Block length of read/write commands (PLS 4.3.2: fixed 512 on SDHC)."""
-        if self.high_capacity and not self._q("sd.sdhc-block-length"):
+        if self.high_capacity and not self.qemu("sd.sdhc-block-length"):
             return BLOCK
         return self.blk_len
 
     def range_ok(self, addr: int, length: int) -> bool:
         if addr + length > self.size:
-            self.card_status |= (S.ADDRESS_ERROR if self._q("sd.out-of-range-as-address-error")
+            self.card_status |= (S.ADDRESS_ERROR if self.qemu("sd.out-of-range-as-address-error")
                                  else S.OUT_OF_RANGE)
             return False
         return True
@@ -415,7 +412,7 @@ class SDCard:
         (VERSION_DIFFS "sendingdata-state")."""
         if self.state != CardState.TRAN:
             lax = (not own_state_check and self.version < V_10_1
-                   and self._q("sd.data-command-any-state"))
+                   and self.qemu("sd.data-command-any-state"))
             if not lax:
                 return Rsp.ILLEGAL
         self.state = CardState.DATA
@@ -445,7 +442,7 @@ class SDCard:
 
     def _wide(self, value: int) -> bytes:
         """A 32-bit data value as QEMU sends it (host order) or the spec (MSB first)."""
-        if self._q("sd.wide-data-byte-order"):
+        if self.qemu("sd.wide-data-byte-order"):
             return (value & 0xFFFFFFFF).to_bytes(4, "little")
         return (value & 0xFFFFFFFF).to_bytes(4, "big")
 
@@ -486,7 +483,7 @@ class SDCard:
         if not self.legacy and self.state != CardState.TRAN:  # "cmd6-state": >= 9.1
             return Rsp.ILLEGAL
         status, self.function_group = build_switch_status(
-            arg, self.function_group, not self._q("sd.cmd6-status-echoes-arg"))
+            arg, self.function_group, not self.qemu("sd.cmd6-status-echoes-arg"))
         if self.legacy:
             self.xfer.buf[:64] = status
             return self._legacy_to(CardState.DATA)
@@ -527,7 +524,7 @@ class SDCard:
         if self.state != CardState.IDLE:
             return Rsp.ILLEGAL
         self.vhs = 0
-        if self._q("sd.cmd8-vhs"):
+        if self.qemu("sd.cmd8-vhs"):
             high = arg >> 8
             if not high or (high & (high - 1)):
                 return Rsp.R0
@@ -647,7 +644,7 @@ class SDCard:
         if self.size <= S.SDSC_MAX and self.wp_addr(addr):
             self.card_status |= S.WP_VIOLATION
             self.write_blocked = True
-        if self.csd_reg[14] & (_CSD_PERM_WP | _CSD_TMP_WP):
+        if self.csd_reg[14] & (sd_data.CSD_PERM_WP | sd_data.CSD_TMP_WP):
             self.card_status |= S.WP_VIOLATION
             self.write_blocked = True
 
@@ -780,7 +777,7 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         self._erase_seq = 0
-        if self.csd_reg[14] & (_CSD_PERM_WP | _CSD_TMP_WP):
+        if self.csd_reg[14] & (sd_data.CSD_PERM_WP | sd_data.CSD_TMP_WP):
             self.card_status |= S.WP_VIOLATION
             return Rsp.R1B
         sd_data.erase(self)
@@ -796,7 +793,7 @@ class SDCard:
             if self.state != CardState.TRAN:
                 return Rsp.ILLEGAL
             return self._legacy_to(CardState.RCV)
-        n = 0 if self._q("sd.cmd42-data-length") else self.blk_len
+        n = 0 if self.qemu("sd.cmd42-data-length") else self.blk_len
         return self._to_receiving(0, n)
 
     # -- class 8: application specific (PLS 4.3.9) ---------------------------
@@ -822,7 +819,7 @@ class SDCard:
             return self._legacy_to(CardState.DATA if arg & 1 else CardState.RCV, None)
         if arg & 1:
             self.xfer.buf[:] = bytes(BLOCK)
-            size = 0 if self._q("sd.cmd56-stale-length") else (self.blk_len or BLOCK)
+            size = 0 if self.qemu("sd.cmd56-stale-length") else (self.blk_len or BLOCK)
             return self._to_sending(0, None, size)
         return self._to_receiving(0, 0)
 
@@ -866,7 +863,7 @@ class SDCard:
         if self.state != CardState.IDLE:
             return Rsp.ILLEGAL
         window = arg & S.OCR_VOLTAGE_WINDOW
-        hcs_ok = (self._q("sd.acmd41-hcs-ignored") or self.size <= S.SDSC_MAX
+        hcs_ok = (self.qemu("sd.acmd41-hcs-ignored") or self.size <= S.SDSC_MAX
                   or bool(arg & S.ACMD41_HCS))
         if not self.ocr & S.OCR_BUSY and hcs_ok:
             if window:
@@ -879,7 +876,7 @@ class SDCard:
         if self.ocr & window & S.OCR_VOLTAGE_WINDOW:
             if hcs_ok:
                 self.state = CardState.READY
-        elif window and not self._q("sd.acmd41-voltage-mismatch"):
+        elif window and not self.qemu("sd.acmd41-voltage-mismatch"):
             self.state = CardState.INACTIVE
         return Rsp.R3
 
