@@ -593,7 +593,8 @@ _SWRST_SH = _sh(H.SWRST)
 _HOSTCTL2_SH = _sh(H.HOSTCTL2)
 #: The error half of each interrupt register pair (2.2.17-2.2.22, 2.2.29).
 _ERR_SH = _sh(H.ERRINTSTS)
-assert _ERR_SH == _sh(H.ERRINTSTSEN) == _sh(H.ERRINTSIGEN) == _sh(H.FEERR)
+if not _ERR_SH == _sh(H.ERRINTSTSEN) == _sh(H.ERRINTSIGEN) == _sh(H.FEERR):
+    raise ValueError("the error registers must share their position in the word")
 
 #: Transfer Mode bits sdhci keeps: all but Auto CMD23 (2.2.5).
 _TRNMOD_WRITABLE = H.TRNMOD.defined() & ~H.TRNMOD_ACMD23
