@@ -19,17 +19,27 @@ class Access(Enum):
 
 @dataclass(frozen=True)
 class Field:
-    """A bit field ``[lsb, lsb+width)`` of a register."""
+    """A bit field ``[lsb, lsb+width)`` of a register.
+
+    ``since`` is the major version of the specification that defined the
+    field (SD Host Controller Spec: 1, 2, 3, 4); before it the bits are
+    reserved.
+    """
 
     name: str
     lsb: int
     width: int = 1
     access: Access = Access.RW
     doc: str = ""
+    since: int = 1
 
     @property
     def mask(self) -> int:
         return ((1 << self.width) - 1) << self.lsb
+
+    def value(self, field_value: int) -> int:
+        """``field_value`` placed in this field (the rest of the register 0)."""
+        return (field_value << self.lsb) & self.mask
 
     def get(self, value: int) -> int:
         return (value >> self.lsb) & ((1 << self.width) - 1)
@@ -61,6 +71,20 @@ class Register:
             m |= self.field(n).mask
         return m
 
+    def defined(self, version: int | None = None) -> int:
+        """OR of the masks of every field (defined by spec ``version``, when
+        given)."""
+        m = 0
+        for f in self.fields:
+            if version is None or f.since <= version:
+                m |= f.mask
+        return m
+
+    def reserved(self, version: int | None = None) -> int:
+        """The register's bits no field covers (in spec ``version``, when
+        given): reserved bits, which read 0 by the specification."""
+        return ((1 << (self.width * 8)) - 1) & ~self.defined(version)
+
     def decode(self, value: int) -> dict[str, int]:
         """Field name -> field value, for every named field."""
         return {f.name: f.get(value) for f in self.fields}
@@ -80,9 +104,7 @@ class Register:
         """Fields whose values differ between ``a`` and ``b``; bits outside
         any named field are reported as ``(unnamed)``."""
         out = [(f.name, f.get(a), f.get(b)) for f in self.fields if f.get(a) != f.get(b)]
-        named = 0
-        for f in self.fields:
-            named |= f.mask
+        named = self.defined()
         rest_a, rest_b = a & ~named, b & ~named
         if rest_a != rest_b:
             out.append(("(unnamed)", rest_a, rest_b))

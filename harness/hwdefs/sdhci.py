@@ -13,6 +13,7 @@ divergence reports.  Names here are a stable interface.
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 
 from harness.hwdefs.fields import Access, Field, Register
 
@@ -41,7 +42,7 @@ _NORINT_FIELDS = (
     Field("INT_A", 9, 1, RO, "INT_A (embedded)"),
     Field("INT_B", 10, 1, RO, "INT_B (embedded)"),
     Field("INT_C", 11, 1, RO, "INT_C (embedded)"),
-    Field("RETUNE", 12, 1, RO, "Re-Tuning Event (v3)"),
+    Field("RETUNE", 12, 1, RO, "Re-Tuning Event (v3)", since=3),
     Field("ERRINT", 15, 1, RO, "Error Interrupt (OR of the error status bits)"),
 )
 
@@ -57,14 +58,14 @@ _ERRINT_FIELDS = (
     Field("CURLIM", 7, 1, RW1C, "Current Limit Error"),
     Field("ACMDERR", 8, 1, RW1C, "Auto CMD Error"),
     Field("ADMAERR", 9, 1, RW1C, "ADMA Error"),
-    Field("TUNINGERR", 10, 1, RW1C, "Tuning Error (v3)"),
+    Field("TUNINGERR", 10, 1, RW1C, "Tuning Error (v3)", since=3),
     Field("VENDORERR", 12, 4, RW1C, "Vendor Specific Error Status"),
 )
 
 
 def _as(fields: tuple[Field, ...], access: Access) -> tuple[Field, ...]:
     """The same fields with another access type (enable registers are RW)."""
-    return tuple(Field(f.name, f.lsb, f.width, access, f.doc) for f in fields)
+    return tuple(replace(f, access=access) for f in fields)
 
 
 # --------------------------------------------------------------------------
@@ -123,7 +124,7 @@ PRNSTS = Register("PRNSTS", 0x24, 4, (
     Field("CMDINHIBIT", 0, 1, RO, "Command Inhibit (CMD)"),
     Field("DATINHIBIT", 1, 1, RO, "Command Inhibit (DAT)"),
     Field("DATLINEACTIVE", 2, 1, RO, "DAT Line Active"),
-    Field("RETUNE_REQ", 3, 1, RO, "Re-Tuning Request (v3)"),
+    Field("RETUNE_REQ", 3, 1, RO, "Re-Tuning Request (v3)", since=3),
     Field("WRITE_ACTIVE", 8, 1, RO, "Write Transfer Active"),
     Field("READ_ACTIVE", 9, 1, RO, "Read Transfer Active"),
     Field("BUFWRRDY", 10, 1, RO, "Buffer Write Enable"),
@@ -168,8 +169,8 @@ CLKCON = Register("CLKCON", 0x2C, 2, (
     Field("INTCLKEN", 0, 1, RW, "Internal Clock Enable"),
     Field("INTCLKSTABLE", 1, 1, RO, "Internal Clock Stable"),
     Field("SDCLKEN", 2, 1, RW, "SD Clock Enable"),
-    Field("CLKGENSEL", 5, 1, RW, "Clock Generator Select (v3)"),
-    Field("SDCLKFSEL_HI", 6, 2, RW, "Upper Bits of SDCLK Frequency Select (v3)"),
+    Field("CLKGENSEL", 5, 1, RW, "Clock Generator Select (v3)", since=3),
+    Field("SDCLKFSEL_HI", 6, 2, RW, "Upper Bits of SDCLK Frequency Select (v3)", since=3),
     Field("SDCLKFSEL", 8, 8, RW, "SDCLK Frequency Select"),
 ), "Clock Control (2.2.14)")
 
@@ -204,14 +205,14 @@ ACMD12ERRSTS = Register("ACMD12ERRSTS", 0x3C, 2, (
 ), "Auto CMD Error Status (2.2.23)")
 
 HOSTCTL2 = Register("HOSTCTL2", 0x3E, 2, (
-    Field("UHSMODE", 0, 3, RW, "UHS Mode Select (v3)"),
-    Field("V18EN", 3, 1, RW, "1.8V Signaling Enable (v3)"),
-    Field("DRVSTR", 4, 2, RW, "Driver Strength Select (v3)"),
-    Field("EXECTUNING", 6, 1, RW, "Execute Tuning (v3)"),
-    Field("SMPLCLKSEL", 7, 1, RW, "Sampling Clock Select (v3)"),
-    Field("V4EN", 12, 1, RW, "Host Version 4 Enable (v4.10)"),
-    Field("ASYNCINTEN", 14, 1, RW, "Asynchronous Interrupt Enable (v3)"),
-    Field("PRESETEN", 15, 1, RW, "Preset Value Enable (v3)"),
+    Field("UHSMODE", 0, 3, RW, "UHS Mode Select (v3)", since=3),
+    Field("V18EN", 3, 1, RW, "1.8V Signaling Enable (v3)", since=3),
+    Field("DRVSTR", 4, 2, RW, "Driver Strength Select (v3)", since=3),
+    Field("EXECTUNING", 6, 1, RW, "Execute Tuning (v3)", since=3),
+    Field("SMPLCLKSEL", 7, 1, RW, "Sampling Clock Select (v3)", since=3),
+    Field("V4EN", 12, 1, RW, "Host Version 4 Enable (v4.10)", since=4),
+    Field("ASYNCINTEN", 14, 1, RW, "Asynchronous Interrupt Enable (v3)", since=3),
+    Field("PRESETEN", 15, 1, RW, "Preset Value Enable (v3)", since=3),
 ), "Host Control 2 (2.2.24, v3)")
 
 CAPAB = Register("CAPAB", 0x40, 8, (
@@ -219,7 +220,7 @@ CAPAB = Register("CAPAB", 0x40, 8, (
     Field("TOCLKUNIT", 7, 1, RO, "Timeout Clock Unit: 1 = MHz"),
     Field("BASECLKFREQ", 8, 8, RO, "Base Clock Frequency For SD Clock (MHz)"),
     Field("MAXBLKLEN", 16, 2, RO, "Max Block Length: 512 << value"),
-    Field("EMBEDDED8BIT", 18, 1, RO, "8-bit Support for Embedded Device (v3)"),
+    Field("EMBEDDED8BIT", 18, 1, RO, "8-bit Support for Embedded Device (v3)", since=3),
     Field("ADMA2", 19, 1, RO, "ADMA2 Support"),
     Field("ADMA1", 20, 1, RO, "ADMA1 Support (v2; reserved in v3)"),
     Field("HISPD", 21, 1, RO, "High Speed Support"),
@@ -229,18 +230,18 @@ CAPAB = Register("CAPAB", 0x40, 8, (
     Field("V30", 25, 1, RO, "Voltage Support 3.0V"),
     Field("V18", 26, 1, RO, "Voltage Support 1.8V"),
     Field("BUS64BIT", 28, 1, RO, "64-bit System Bus Support"),
-    Field("ASYNCINT", 29, 1, RO, "Asynchronous Interrupt Support (v3)"),
-    Field("SLOTTYPE", 30, 2, RO, "Slot Type (v3)"),
-    Field("SDR50", 32, 1, RO, "SDR50 Support (v3)"),
-    Field("SDR104", 33, 1, RO, "SDR104 Support (v3)"),
-    Field("DDR50", 34, 1, RO, "DDR50 Support (v3)"),
-    Field("DRVTYPEA", 36, 1, RO, "Driver Type A Support (v3)"),
-    Field("DRVTYPEC", 37, 1, RO, "Driver Type C Support (v3)"),
-    Field("DRVTYPED", 38, 1, RO, "Driver Type D Support (v3)"),
-    Field("RETUNETIMER", 40, 4, RO, "Timer Count for Re-Tuning (v3)"),
-    Field("SDR50TUNING", 45, 1, RO, "Use Tuning for SDR50 (v3)"),
-    Field("RETUNEMODE", 46, 2, RO, "Re-Tuning Modes (v3)"),
-    Field("CLKMULT", 48, 8, RO, "Clock Multiplier (v3)"),
+    Field("ASYNCINT", 29, 1, RO, "Asynchronous Interrupt Support (v3)", since=3),
+    Field("SLOTTYPE", 30, 2, RO, "Slot Type (v3)", since=3),
+    Field("SDR50", 32, 1, RO, "SDR50 Support (v3)", since=3),
+    Field("SDR104", 33, 1, RO, "SDR104 Support (v3)", since=3),
+    Field("DDR50", 34, 1, RO, "DDR50 Support (v3)", since=3),
+    Field("DRVTYPEA", 36, 1, RO, "Driver Type A Support (v3)", since=3),
+    Field("DRVTYPEC", 37, 1, RO, "Driver Type C Support (v3)", since=3),
+    Field("DRVTYPED", 38, 1, RO, "Driver Type D Support (v3)", since=3),
+    Field("RETUNETIMER", 40, 4, RO, "Timer Count for Re-Tuning (v3)", since=3),
+    Field("SDR50TUNING", 45, 1, RO, "Use Tuning for SDR50 (v3)", since=3),
+    Field("RETUNEMODE", 46, 2, RO, "Re-Tuning Modes (v3)", since=3),
+    Field("CLKMULT", 48, 8, RO, "Clock Multiplier (v3)", since=3),
 ), "Capabilities (2.2.25-26)")
 
 MAXCURR = Register("MAXCURR", 0x48, 8, (
@@ -315,36 +316,45 @@ def registers_in(offset: int, size: int) -> tuple[Register, ...]:
 
 
 # --------------------------------------------------------------------------
-# Constants a driver needs
+# Constants a driver needs, every one taken from the tables above
 # --------------------------------------------------------------------------
+#
+# A register bit is ``REG.mask("FIELD")``; a multi-bit value is
+# ``REG.field("FIELD").value(n)``.  The names below are the short forms the
+# driver, the model and the scenarios use.
+
 
 # TRNMOD (2.2.5)
-TRNMOD_DMA = 0x0001
-TRNMOD_BLKCNT_EN = 0x0002
-TRNMOD_ACMD12 = 0x0004
-TRNMOD_ACMD23 = 0x0008
-TRNMOD_READ = 0x0010
-TRNMOD_MULTI = 0x0020
+_ACMDEN: Field = TRNMOD.field("ACMDEN")
+TRNMOD_DMA = TRNMOD.mask("DMAEN")
+TRNMOD_BLKCNT_EN = TRNMOD.mask("BLKCNTEN")
+TRNMOD_ACMD12 = _ACMDEN.value(1)
+TRNMOD_ACMD23 = _ACMDEN.value(2)
+TRNMOD_READ = TRNMOD.mask("READ")
+TRNMOD_MULTI = TRNMOD.mask("MULTI")
 
-# CMDREG (2.2.6): response type select
+# CMDREG (2.2.6): values of the Response Type Select field (RSPTYP)
+_RSPTYP: Field = CMDREG.field("RSPTYP")
+_CMDTYP: Field = CMDREG.field("CMDTYP")
+_CMDIDX: Field = CMDREG.field("CMDIDX")
 RSP_NONE = 0
 RSP_136 = 1
 RSP_48 = 2
 RSP_48_BUSY = 3
-CMD_CRC_CHECK = 0x0008
-CMD_INDEX_CHECK = 0x0010
-CMD_DATA_PRESENT = 0x0020
-# CMDREG command type (bits 7:6)
-CMD_TYPE_NORMAL = 0x00
-CMD_TYPE_SUSPEND = 0x40
-CMD_TYPE_RESUME = 0x80
-CMD_TYPE_ABORT = 0xC0
+CMD_CRC_CHECK = CMDREG.mask("CRCCHK")
+CMD_INDEX_CHECK = CMDREG.mask("IDXCHK")
+CMD_DATA_PRESENT = CMDREG.mask("DATAPRSNT")
+# CMDREG command type (CMDTYP)
+CMD_TYPE_NORMAL = _CMDTYP.value(0)
+CMD_TYPE_SUSPEND = _CMDTYP.value(1)
+CMD_TYPE_RESUME = _CMDTYP.value(2)
+CMD_TYPE_ABORT = _CMDTYP.value(3)
 
 
 def cmdreg(index: int, rsp: int = RSP_NONE, *, crc: bool = False, idx: bool = False,
            data: bool = False, cmd_type: int = CMD_TYPE_NORMAL) -> int:
     """The CMDREG value issuing command ``index`` (2.2.6)."""
-    v = (index & 0x3F) << 8 | (rsp & 3) | cmd_type
+    v = _CMDIDX.value(index) | _RSPTYP.value(rsp) | cmd_type
     if crc:
         v |= CMD_CRC_CHECK
     if idx:
@@ -355,91 +365,96 @@ def cmdreg(index: int, rsp: int = RSP_NONE, *, crc: bool = False, idx: bool = Fa
 
 
 # PRNSTS bits (2.2.9)
-PRNSTS_CMDINHIBIT = 0x00000001
-PRNSTS_DATINHIBIT = 0x00000002
-PRNSTS_DATLINEACTIVE = 0x00000004
-PRNSTS_WRITE_ACTIVE = 0x00000100
-PRNSTS_READ_ACTIVE = 0x00000200
-PRNSTS_BUFWRRDY = 0x00000400
-PRNSTS_BUFRDRDY = 0x00000800
-PRNSTS_CARDINSERTED = 0x00010000
-PRNSTS_CARDSTABLE = 0x00020000
-PRNSTS_CARDDETECT = 0x00040000
-PRNSTS_WRITEPROTECT = 0x00080000
+PRNSTS_CMDINHIBIT = PRNSTS.mask("CMDINHIBIT")
+PRNSTS_DATINHIBIT = PRNSTS.mask("DATINHIBIT")
+PRNSTS_DATLINEACTIVE = PRNSTS.mask("DATLINEACTIVE")
+PRNSTS_WRITE_ACTIVE = PRNSTS.mask("WRITE_ACTIVE")
+PRNSTS_READ_ACTIVE = PRNSTS.mask("READ_ACTIVE")
+PRNSTS_BUFWRRDY = PRNSTS.mask("BUFWRRDY")
+PRNSTS_BUFRDRDY = PRNSTS.mask("BUFRDRDY")
+PRNSTS_CARDINSERTED = PRNSTS.mask("CARDINSERTED")
+PRNSTS_CARDSTABLE = PRNSTS.mask("CARDSTABLE")
+PRNSTS_CARDDETECT = PRNSTS.mask("CARDDETECT")
+PRNSTS_WRITEPROTECT = PRNSTS.mask("WRITEPROTECT")
+#: The line levels PRNSTS reports live: DAT[3:0] and CMD.
+PRNSTS_LINE_LEVELS = PRNSTS.mask("DATLVL", "CMDLVL")
 
-# HOSTCTL (2.2.10)
-HOSTCTL_LED = 0x01
-HOSTCTL_WIDTH4 = 0x02
-HOSTCTL_HISPD = 0x04
-HOSTCTL_DMA_MASK = 0x18
-HOSTCTL_DMA_SDMA = 0x00
-HOSTCTL_DMA_ADMA1 = 0x08      #: 32-bit ADMA1 (v2 only; reserved since v3)
-HOSTCTL_DMA_ADMA2_32 = 0x10
-HOSTCTL_DMA_ADMA2_64 = 0x18
-HOSTCTL_WIDTH8 = 0x20
-HOSTCTL_CDTEST_LVL = 0x40
-HOSTCTL_CDTEST_EN = 0x80
+# HOSTCTL (2.2.10); DMA Select values
+_DMASEL: Field = HOSTCTL.field("DMASEL")
+HOSTCTL_LED = HOSTCTL.mask("LEDCTL")
+HOSTCTL_WIDTH4 = HOSTCTL.mask("WIDTH4")
+HOSTCTL_HISPD = HOSTCTL.mask("HISPD")
+HOSTCTL_DMA_MASK = _DMASEL.mask
+HOSTCTL_DMA_SDMA = _DMASEL.value(0)
+HOSTCTL_DMA_ADMA1 = _DMASEL.value(1)      #: 32-bit ADMA1 (v2 only; reserved since v3)
+HOSTCTL_DMA_ADMA2_32 = _DMASEL.value(2)
+HOSTCTL_DMA_ADMA2_64 = _DMASEL.value(3)
+HOSTCTL_WIDTH8 = HOSTCTL.mask("WIDTH8")
+HOSTCTL_CDTEST_LVL = HOSTCTL.mask("CDTESTLVL")
+HOSTCTL_CDTEST_EN = HOSTCTL.mask("CDSIGSEL")
 
-# PWRCON (2.2.11)
-PWRCON_POWER_ON = 0x01
-PWRCON_VOLT_33 = 7 << 1
-PWRCON_VOLT_30 = 6 << 1
-PWRCON_VOLT_18 = 5 << 1
+# PWRCON (2.2.11); SD Bus Voltage Select values
+_BUSVOLT: Field = PWRCON.field("BUSVOLT")
+PWRCON_POWER_ON = PWRCON.mask("BUSPWR")
+PWRCON_VOLT_33 = _BUSVOLT.value(7)
+PWRCON_VOLT_30 = _BUSVOLT.value(6)
+PWRCON_VOLT_18 = _BUSVOLT.value(5)
 
 # BLKGAP (2.2.12)
-BLKGAP_STOP = 0x01
-BLKGAP_CONTINUE = 0x02
+BLKGAP_STOP = BLKGAP.mask("STOPATGAP")
+BLKGAP_CONTINUE = BLKGAP.mask("CONTINUE")
 
 # WAKCON (2.2.13)
-WAKCON_CARDINT = 0x01
-WAKCON_CARDINS = 0x02
-WAKCON_CARDREM = 0x04
+WAKCON_CARDINT = WAKCON.mask("WKUPCARDINT")
+WAKCON_CARDINS = WAKCON.mask("WKUPCARDINS")
+WAKCON_CARDREM = WAKCON.mask("WKUPCARDREM")
 
 # CLKCON (2.2.14)
-CLKCON_INTCLK_EN = 0x0001
-CLKCON_INTCLK_STABLE = 0x0002
-CLKCON_SDCLK_EN = 0x0004
+CLKCON_INTCLK_EN = CLKCON.mask("INTCLKEN")
+CLKCON_INTCLK_STABLE = CLKCON.mask("INTCLKSTABLE")
+CLKCON_SDCLK_EN = CLKCON.mask("SDCLKEN")
 
-# SWRST (2.2.16)
 #: HOSTCTL2 Host Version 4 Enable (SDHC 4.10, 2.2.24).
 HOSTCTL2_V4EN = HOSTCTL2.mask("V4EN")
 
-SWRST_ALL = 0x01
-SWRST_CMD = 0x02
-SWRST_DAT = 0x04
+# SWRST (2.2.16)
+SWRST_ALL = SWRST.mask("RSTALL")
+SWRST_CMD = SWRST.mask("RSTCMD")
+SWRST_DAT = SWRST.mask("RSTDAT")
 
 # NORINTSTS bits (2.2.17)
-NIS_CMDCMPL = 0x0001
-NIS_TRNSCMPL = 0x0002
-NIS_BLKGAP = 0x0004
-NIS_DMAINT = 0x0008
-NIS_WBUFRDY = 0x0010
-NIS_RBUFRDY = 0x0020
-NIS_CARDINS = 0x0040
-NIS_CARDREM = 0x0080
-NIS_CARDINT = 0x0100
-NIS_ERRINT = 0x8000
+NIS_CMDCMPL = NORINTSTS.mask("CMDCMPL")
+NIS_TRNSCMPL = NORINTSTS.mask("TRNSCMPL")
+NIS_BLKGAP = NORINTSTS.mask("BLKGAP")
+NIS_DMAINT = NORINTSTS.mask("DMAINT")
+NIS_WBUFRDY = NORINTSTS.mask("WBUFRDY")
+NIS_RBUFRDY = NORINTSTS.mask("RBUFRDY")
+NIS_CARDINS = NORINTSTS.mask("CARDINS")
+NIS_CARDREM = NORINTSTS.mask("CARDREM")
+NIS_CARDINT = NORINTSTS.mask("CARDINT")
+NIS_ERRINT = NORINTSTS.mask("ERRINT")
 
 # ERRINTSTS bits (2.2.18)
-EIS_CMDTOUT = 0x0001
-EIS_CMDCRC = 0x0002
-EIS_CMDEND = 0x0004
-EIS_CMDIDX = 0x0008
-EIS_DATTOUT = 0x0010
-EIS_DATCRC = 0x0020
-EIS_DATEND = 0x0040
-EIS_CURLIM = 0x0080
-EIS_ACMDERR = 0x0100
-EIS_ADMAERR = 0x0200
+EIS_CMDTOUT = ERRINTSTS.mask("CMDTOUT")
+EIS_CMDCRC = ERRINTSTS.mask("CMDCRC")
+EIS_CMDEND = ERRINTSTS.mask("CMDEND")
+EIS_CMDIDX = ERRINTSTS.mask("CMDIDX")
+EIS_DATTOUT = ERRINTSTS.mask("DATTOUT")
+EIS_DATCRC = ERRINTSTS.mask("DATCRC")
+EIS_DATEND = ERRINTSTS.mask("DATEND")
+EIS_CURLIM = ERRINTSTS.mask("CURLIM")
+EIS_ACMDERR = ERRINTSTS.mask("ACMDERR")
+EIS_ADMAERR = ERRINTSTS.mask("ADMAERR")
 
-# ADMAERR (2.2.30)
-ADMAERR_STATE_MASK = 0x03
-ADMAERR_ST_STOP = 0x00
-ADMAERR_ST_FDS = 0x01
-ADMAERR_ST_TFR = 0x03
-ADMAERR_LENMISMATCH = 0x04
+# ADMAERR (2.2.30); ADMA Error State values
+_ADMA_STATE: Field = ADMAERR.field("STATE")
+ADMAERR_STATE_MASK = _ADMA_STATE.mask
+ADMAERR_ST_STOP = _ADMA_STATE.value(0)
+ADMAERR_ST_FDS = _ADMA_STATE.value(1)
+ADMAERR_ST_TFR = _ADMA_STATE.value(3)
+ADMAERR_LENMISMATCH = ADMAERR.mask("LENMISMATCH")
 
-# ADMA descriptor attribute bits (1.13.3 / 1.13.4)
+# ADMA descriptor attribute bits (1.13.3 / 1.13.4): guest memory, not a register
 ADMA_VALID = 0x01
 ADMA_END = 0x02
 ADMA_INT = 0x04
@@ -478,8 +493,9 @@ def adma1_desc(addr_or_length: int, attr: int) -> bytes:
 
 
 # BLKSIZE (2.2.2)
-BLKSIZE_SIZE_MASK = 0x0FFF
-BLKSIZE_BOUNDARY_SHIFT = 12
+_SDMABUFBND: Field = BLKSIZE.field("SDMABUFBND")
+BLKSIZE_SIZE_MASK = BLKSIZE.mask("BLKSIZE")
+BLKSIZE_BOUNDARY_SHIFT = _SDMABUFBND.lsb
 
 
 def blksize_value(block_size: int, boundary: int = 4096) -> int:
@@ -488,12 +504,12 @@ def blksize_value(block_size: int, boundary: int = 4096) -> int:
     code = max(0, boundary.bit_length() - 13)
     if 4096 << code != boundary or code > 7:
         raise ValueError(f"bad SDMA buffer boundary {boundary}")
-    return (code << BLKSIZE_BOUNDARY_SHIFT) | (block_size & BLKSIZE_SIZE_MASK)
+    return _SDMABUFBND.value(code) | (block_size & BLKSIZE_SIZE_MASK)
 
 
 def sdma_boundary(blksize: int) -> int:
     """SDMA buffer boundary in bytes encoded in a BLKSIZE value."""
-    return 4096 << ((blksize >> BLKSIZE_BOUNDARY_SHIFT) & 7)
+    return 4096 << _SDMABUFBND.get(blksize)
 
 
 # --------------------------------------------------------------------------
@@ -512,16 +528,18 @@ HCVER_VENDOR = 0x24
 
 #: PRNSTS with a card inserted and writable: inserted, stable, detect, write
 #: enabled, DAT[3:0] and CMD lines high.
-PRNSTS_CARD_PRESENT = 0x01FF0000
+PRNSTS_CARD_PRESENT = (PRNSTS_CARDINSERTED | PRNSTS_CARDSTABLE | PRNSTS_CARDDETECT
+                       | PRNSTS_WRITEPROTECT | PRNSTS_LINE_LEVELS)
 #: PRNSTS with no card: stable and write-protect pin high, lines high.
-PRNSTS_NO_CARD = 0x01FA0000
+PRNSTS_NO_CARD = PRNSTS_CARDSTABLE | PRNSTS_WRITEPROTECT | PRNSTS_LINE_LEVELS
 
 
 def hcver(sd_spec_version: int = SD_SPEC_VERSION_DEFAULT) -> int:
     """HCVER for ``sd-spec-version`` 2 (spec 2.00) or 3 (spec 3.00)."""
     if sd_spec_version not in (2, 3):
         raise ValueError("only sd-spec-version 2 and 3 exist")
-    return (HCVER_VENDOR << 8) | (sd_spec_version - 1)
+    return HCVER.field("VENDORVER").value(HCVER_VENDOR) | HCVER.field("SPECVER").value(
+        sd_spec_version - 1)
 
 
 def reset_values(sd_spec_version: int = SD_SPEC_VERSION_DEFAULT,

@@ -1,33 +1,103 @@
 """The card's data paths: erase, lock/unlock, and the byte-wise data transfer.
 
-Functions on :class:`~harness.model.sdcard.SDCard` split out of that module
-to keep it readable; the card's methods call them.  "PLS" is the SD Physical
+Functions on a :class:`DataCard` (what the data path uses of
+:class:`~harness.model.sdcard.SDCard`, declared here so that the
+dependency points one way: sdcard imports this module, never the reverse).
+The block buffer and transfer position are the data path's own
+:class:`Transfer`.  "PLS" is the SD Physical
 Layer Simplified Specification.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from harness.hwdefs import sd as S
 from harness.hwdefs.sd import CardState
-
-if TYPE_CHECKING:
-    from harness.model.sdcard import SDCard
+from harness.model.blockstore import BlockStore
 
 BLOCK = 512
 INVALID_ADDRESS = 0xFFFFFFFF
 CSD_COPY, CSD_PERM_WP, CSD_TMP_WP = 0x40, 0x20, 0x10
 
 
-def _blockers(card: SDCard) -> int:
+@dataclass
+class Transfer:
+    """The data path's own state: the block buffer and where the current
+    transfer stands in it (QEMU keeps these across card resets)."""
+
+    buf: bytearray = field(default_factory=lambda: bytearray(BLOCK))
+    start: int = 0   #: card byte address of the transfer (or of the next block)
+    offset: int = 0  #: bytes moved so far in the current block / data block
+    size: int = 0    #: bytes in the data block of a >= 9.1 command
+
+
+class DataCard(Protocol):
+    """What the data path uses of the card (implemented by
+    :class:`harness.model.sdcard.SDCard`)."""
+
+    xfer: Transfer
+    state: CardState
+    card_status: int
+    current_cmd: int
+    blk_len: int
+    blk_written: int
+    multi_blk_cnt: int
+    erase_start: int
+    erase_end: int
+    pwd: bytes
+    wp_groups: set[int]
+    write_blocked: bool
+    fatal: str | None
+    store: BlockStore | None
+    #: The CSD image; CMD27, the COPY bit and a forced erase change it.
+    csd_reg: bytearray
+
+    @property
+    def inserted(self) -> bool: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def legacy(self) -> bool: ...
+    @property
+    def locked(self) -> bool: ...
+    @property
+    def high_capacity(self) -> bool: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def erase_value(self) -> int: ...
+    @property
+    def wp_group_shift(self) -> int: ...
+    @property
+    def cid(self) -> bytes: ...
+    @property
+    def scr(self) -> bytes: ...
+    @property
+    def sd_status(self) -> bytes: ...
+
+    def qemu(self, key: str) -> bool:
+        """Follow QEMU (True) or the specification for deviation ``key``."""
+        ...
+
+    def xfer_len(self) -> int: ...
+
+    def range_ok(self, addr: int, length: int) -> bool: ...
+
+    def wp_addr(self, addr: int) -> bool: ...
+
+    def load(self, addr: int, n: int) -> None: ...
+
+
+def _blockers(card: DataCard) -> int:
     """Status bits that stop the data path (QEMU: ADDRESS_ERROR, WP_VIOLATION;
     strict mode adds OUT_OF_RANGE, which it reports instead of ADDRESS_ERROR)."""
-    extra = 0 if card._q("sd.out-of-range-as-address-error") else S.OUT_OF_RANGE
+    extra = 0 if card.qemu("sd.out-of-range-as-address-error") else S.OUT_OF_RANGE
     return S.ADDRESS_ERROR | S.WP_VIOLATION | extra
 
 
-def erase(card: SDCard) -> None:
+def erase(card: DataCard) -> None:
     """Erase [start, end] inclusive; SDSC skips protected groups and sets
     WP_ERASE_SKIP (PLS 4.3.5).  Erased data reads 0xFF, or 0x00 with
     erase-blocks-as-zero (the erase series)."""
@@ -40,7 +110,7 @@ def erase(card: SDCard) -> None:
     if not sdsc:
         start <<= 9
         end <<= 9
-    qemu_range = card._q("sd.erase-range")
+    qemu_range = card.qemu("sd.erase-range")
     if not qemu_range and sdsc:
         start &= ~(BLOCK - 1)
         end &= ~(BLOCK - 1)
@@ -50,8 +120,8 @@ def erase(card: SDCard) -> None:
     if bad:
         card.card_status |= S.OUT_OF_RANGE
         return
-    if card._q("sd.csd-copy-bit-on-write"):
-        card._csd[14] |= CSD_COPY
+    if card.qemu("sd.csd-copy-bit-on-write"):
+        card.csd_reg[14] |= CSD_COPY
     if end < start:
         return
     count = (end - start) // BLOCK + 1
@@ -77,26 +147,26 @@ def erase(card: SDCard) -> None:
         k = k_last + 1
 
 
-def lock_command(card: SDCard) -> None:
+def lock_command(card: DataCard) -> None:
     """Apply a lock/unlock data block (PLS 4.3.7.1-4.3.7.3)."""
-    d = card._buf
+    d = card.xfer.buf
     erase, lock = bool(d[0] & 0x08), bool(d[0] & 0x04)
     clr_pwd, set_pwd = bool(d[0] & 0x02), bool(d[0] & 0x01)
     pwd_len = d[1] if card.blk_len > 1 else 0
     cur = len(card.pwd)
     if erase:
         if (not card.locked or card.blk_len > 1 or set_pwd or clr_pwd or lock
-                or card.readonly or card._csd[14] & CSD_PERM_WP):
+                or card.readonly or card.csd_reg[14] & CSD_PERM_WP):
             card.card_status |= S.LOCK_UNLOCK_FAILED
             return
         card.wp_groups.clear()
-        card._csd[14] &= ~CSD_TMP_WP
+        card.csd_reg[14] &= ~CSD_TMP_WP
         card.card_status &= ~S.CARD_IS_LOCKED
         card.pwd = b""
-        if not card._q("sd.force-erase-keeps-data") and card.store is not None:
+        if not card.qemu("sd.force-erase-keeps-data") and card.store is not None:
             card.store.fill(0, card.size, card.erase_value)
         return
-    if not card._q("sd.lock-pwd-len"):
+    if not card.qemu("sd.lock-pwd-len"):
         _lock_strict(card, lock, clr_pwd, set_pwd, pwd_len)
         return
     if card.blk_len < 2 + pwd_len or pwd_len <= cur or pwd_len > cur + 16:
@@ -123,9 +193,9 @@ def lock_command(card: SDCard) -> None:
         card.card_status &= ~S.CARD_IS_LOCKED
 
 
-def _lock_strict(card: SDCard, lock: bool, clr_pwd: bool, set_pwd: bool, pwd_len: int) -> None:
+def _lock_strict(card: DataCard, lock: bool, clr_pwd: bool, set_pwd: bool, pwd_len: int) -> None:
     """PLS 4.3.7.1-4.3.7.2: set (old+new), clear, lock and unlock by password."""
-    d = card._buf
+    d = card.xfer.buf
     cur = len(card.pwd)
     fail = card.blk_len < 2 + pwd_len or bytes(d[2:2 + cur]) != card.pwd
     if set_pwd:
@@ -150,9 +220,9 @@ def _lock_strict(card: SDCard, lock: bool, clr_pwd: bool, set_pwd: bool, pwd_len
         card.card_status &= ~S.CARD_IS_LOCKED
 
 
-def write_byte(card: SDCard, value: int) -> None:
+def write_byte(card: DataCard, value: int) -> None:
     """One data byte from the host (QEMU ``sd_write_byte``)."""
-    if card.fatal is not None or not card._inserted or card.state != CardState.RCV:
+    if card.fatal is not None or not card.inserted or card.state != CardState.RCV:
         return
     if card.card_status & _blockers(card):
         return
@@ -166,19 +236,19 @@ def write_byte(card: SDCard, value: int) -> None:
         if cc not in limit:
             return
         put(card, value)
-        if card._data_offset < limit[cc]:
+        if card.xfer.offset < limit[cc]:
             return
     else:
         if cc not in (24, 27, 42, 56):
-            if card._q("sd.command-during-transfer"):
+            if card.qemu("sd.command-during-transfer"):
                 card.fatal = f"QEMU aborts: data byte while the last command is CMD{cc}"
             return
         put(card, value)
-        if card._data_offset < card._data_size:
+        if card.xfer.offset < card.xfer.size:
             return
     card.state = CardState.TRAN
     if cc == 24:
-        commit(card, card._data_start, card._data_offset)
+        commit(card, card.xfer.start, card.xfer.offset)
     elif cc == 26:
         program_cid(card)
     elif cc == 27:
@@ -187,71 +257,71 @@ def write_byte(card: SDCard, value: int) -> None:
         lock_command(card)
 
 
-def write_multiple_byte(card: SDCard, value: int) -> None:
-    n = card._xfer_len()
-    if card._data_offset == 0:
-        if not card._range_ok(card._data_start, n):
+def write_multiple_byte(card: DataCard, value: int) -> None:
+    n = card.xfer_len()
+    if card.xfer.offset == 0:
+        if not card.range_ok(card.xfer.start, n):
             return
-        if card.size <= S.SDSC_MAX and card._wp_addr(card._data_start):
+        if card.size <= S.SDSC_MAX and card.wp_addr(card.xfer.start):
             card.card_status |= S.WP_VIOLATION
             return
     put(card, value)
-    if card._data_offset >= n:
-        commit(card, card._data_start, card._data_offset)
-        card._data_start += n
-        card._data_offset = 0
+    if card.xfer.offset >= n:
+        commit(card, card.xfer.start, card.xfer.offset)
+        card.xfer.start += n
+        card.xfer.offset = 0
         if card.multi_blk_cnt:
             card.multi_blk_cnt -= 1
             if card.multi_blk_cnt == 0:
                 card.state = CardState.TRAN
 
 
-def program_cid(card: SDCard) -> None:
-    if bytes(card._buf[:16]) != bytes(card._cid):
+def program_cid(card: DataCard) -> None:
+    if bytes(card.xfer.buf[:16]) != bytes(card.cid):
         card.card_status |= S.CSD_OVERWRITE
 
 
-def program_csd(card: SDCard) -> None:
+def program_csd(card: DataCard) -> None:
     """CMD27 data (PLS 5.3): only byte 14 bits 7:2 and the CRC are writable;
     OTP bits (COPY, PERM_WRITE_PROTECT) cannot be cleared."""
     mask = bytes(14) + b"\xfc\xfe"
-    new = card._buf[:16]
+    new = card.xfer.buf[:16]
     for i in range(16):
-        if (card._csd[i] | mask[i]) != (new[i] | mask[i]):
+        if (card.csd_reg[i] | mask[i]) != (new[i] | mask[i]):
             card.card_status |= S.CSD_OVERWRITE
-    if card._csd[14] & ~new[14] & (CSD_COPY | CSD_PERM_WP):
+    if card.csd_reg[14] & ~new[14] & (CSD_COPY | CSD_PERM_WP):
         card.card_status |= S.CSD_OVERWRITE
     if not card.card_status & S.CSD_OVERWRITE:
         for i in range(16):
-            card._csd[i] = (card._csd[i] | mask[i]) & new[i]
+            card.csd_reg[i] = (card.csd_reg[i] | mask[i]) & new[i]
 
 
-def commit(card: SDCard, addr: int, length: int) -> None:
+def commit(card: DataCard, addr: int, length: int) -> None:
     """Program a received block (PLS 4.3.4) unless the write is refused."""
-    blocked = card._write_blocked and not card._q("sd.wp-write-proceeds")
+    blocked = card.write_blocked and not card.qemu("sd.wp-write-proceeds")
     if card.store is not None and not blocked:
-        card.store.write(addr, bytes(card._buf[:length]))
+        card.store.write(addr, bytes(card.xfer.buf[:length]))
     card.blk_written += 1
-    if card._q("sd.csd-copy-bit-on-write"):
-        card._csd[14] |= CSD_COPY
+    if card.qemu("sd.csd-copy-bit-on-write"):
+        card.csd_reg[14] |= CSD_COPY
 
 
-def put(card: SDCard, value: int) -> None:
-    if card._data_offset < BLOCK:
-        card._buf[card._data_offset] = value
-    card._data_offset += 1
+def put(card: DataCard, value: int) -> None:
+    if card.xfer.offset < BLOCK:
+        card.xfer.buf[card.xfer.offset] = value
+    card.xfer.offset += 1
 
 
-def get(card: SDCard, src: bytes | bytearray) -> int:
-    off = card._data_offset
-    card._data_offset += 1
+def get(card: DataCard, src: bytes | bytearray) -> int:
+    off = card.xfer.offset
+    card.xfer.offset += 1
     return src[off] if off < len(src) else 0
 
 
-def read_byte(card: SDCard) -> int:
+def read_byte(card: DataCard) -> int:
     """One data byte to the host (QEMU ``sd_read_byte``); 0x00 when the
     card has nothing to send."""
-    if card.fatal is not None or not card._inserted or card.state != CardState.DATA:
+    if card.fatal is not None or not card.inserted or card.state != CardState.DATA:
         return 0
     if card.card_status & _blockers(card):
         return 0
@@ -263,44 +333,46 @@ def read_byte(card: SDCard) -> int:
         return legacy_read(card, cc, io_len)
     if cc not in (6, 8, 9, 10, 13, 17, 19, 22, 30, 51, 56):
         return 0
-    ret = get(card, card._buf)
-    if card._data_offset >= card._data_size:
+    ret = get(card, card.xfer.buf)
+    if card.xfer.offset >= card.xfer.size:
         card.state = CardState.TRAN
     return ret
 
 
-def legacy_read(card: SDCard, cc: int, io_len: int) -> int:
+def legacy_read(card: DataCard, cc: int, io_len: int) -> int:
     if cc == 19:
-        if card._data_offset >= 63:
+        if card.xfer.offset >= 63:
             card.state = CardState.TRAN
         return get(card, S.TUNING_BLOCK_4BIT)
-    if cc == 17 and card._data_offset == 0:
-        card._load(card._data_start, io_len)
-    if cc == 56 and card._data_offset == 0:
-        card._buf[:card.blk_len] = b"\xec" * card.blk_len
-    sources: dict[int, tuple[bytes | bytearray, int]] = {
-        6: (card._buf, 64), 13: (card._sd_status, 64), 17: (card._buf, io_len),
-        22: (card._buf, 4), 30: (card._buf, 4), 51: (card._scr, 8),
-        56: (card._buf, card.blk_len),
-    }
-    if cc not in sources:
-        return 0
-    src, end = sources[cc]
+    if cc == 17 and card.xfer.offset == 0:
+        card.load(card.xfer.start, io_len)
+    if cc == 56 and card.xfer.offset == 0:
+        card.xfer.buf[:card.blk_len] = b"\xec" * card.blk_len
+    src: bytes | bytearray = card.xfer.buf
+    if cc == 13:
+        src, end = card.sd_status, 64
+    elif cc == 51:
+        src, end = card.scr, 8
+    else:
+        ends = {6: 64, 17: io_len, 22: 4, 30: 4, 56: card.blk_len}
+        if cc not in ends:
+            return 0
+        end = ends[cc]
     ret = get(card, src)
-    if card._data_offset >= end:
+    if card.xfer.offset >= end:
         card.state = CardState.TRAN
     return ret
 
 
-def read_multiple_byte(card: SDCard, io_len: int) -> int:
-    if card._data_offset == 0:
-        if not card._range_ok(card._data_start, io_len):
+def read_multiple_byte(card: DataCard, io_len: int) -> int:
+    if card.xfer.offset == 0:
+        if not card.range_ok(card.xfer.start, io_len):
             return 0
-        card._load(card._data_start, io_len)
-    ret = get(card, card._buf)
-    if card._data_offset >= io_len:
-        card._data_start += io_len
-        card._data_offset = 0
+        card.load(card.xfer.start, io_len)
+    ret = get(card, card.xfer.buf)
+    if card.xfer.offset >= io_len:
+        card.xfer.start += io_len
+        card.xfer.offset = 0
         if card.multi_blk_cnt:
             card.multi_blk_cnt -= 1
             if card.multi_blk_cnt == 0:

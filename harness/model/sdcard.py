@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 
 from harness.hwdefs import sd as S
@@ -31,6 +30,8 @@ from harness.model.sd_commands import (
     LEGACY_CLASSES,
     V_10_1,
     V_PROTO,
+    Rsp,
+    handles,
 )
 from harness.model.sd_deviations import sd_deviations
 from harness.model.sd_registers import (
@@ -50,22 +51,6 @@ INVALID_ADDRESS = 0xFFFFFFFF
 OCR_POWER_DELAY_NS = 500_000  #: enquiry ACMD41 power-up delay QEMU models
 OCR_QEMU_VDD = 0x00FFFF00
 R3_MASK = 0x00FFFF00 | (1 << 24) | (1 << 29) | S.OCR_CCS | S.OCR_BUSY
-_CSD_COPY, _CSD_PERM_WP, _CSD_TMP_WP = 0x40, 0x20, 0x10
-_SECURITY_ACMDS = frozenset({18, 25, 26, 38, 43, 44, 45, 46, 47, 48, 49})
-
-
-class Rsp(Enum):
-    """What a handler answers (QEMU's ``sd_rsp_type_t`` in SD mode)."""
-
-    R0 = "none"
-    R1 = "R1"
-    R1B = "R1b"
-    R2_CID = "R2 CID"
-    R2_CSD = "R2 CSD"
-    R3 = "R3"
-    R6 = "R6"
-    R7 = "R7"
-    ILLEGAL = "illegal"
 
 
 def check_spec_version(spec_version: int, profile: BuildProfile) -> None:
@@ -151,15 +136,14 @@ class SDCard:
         #: Set when QEMU would abort (a failed assertion); the card is then dead.
         self.fatal: str | None = None
         # Internal transfer state QEMU keeps across resets.
-        self._buf = bytearray(BLOCK)
-        self._data_start = 0
-        self._data_offset = 0
-        self._data_size = 0
+        self.xfer = sd_data.Transfer()
         self.current_cmd = 0
         #: Response type of the last command (R1 vs R1b is not visible in the bytes).
         self.last_rsp = Rsp.R0
         self.blk_written = 0
         self.vhs = 0
+        #: Signalling voltage the host selected (set_voltage), in mV.
+        self.signal_mv = 3300
         self._timer: TimerHandle | None = None
         self.pwd = b""
         self.reset()
@@ -205,7 +189,7 @@ class SDCard:
 
     @property
     def csd(self) -> bytes:
-        return bytes(self._csd)
+        return bytes(self.csd_reg)
 
     @property
     def scr(self) -> bytes:
@@ -242,7 +226,8 @@ class SDCard:
             return bytes(length)
         return self.store.read(offset, length)
 
-    def _q(self, key: str) -> bool:
+    def qemu(self, key: str) -> bool:
+        """Follow QEMU (True) or the specification for deviation ``key``."""
         return self.dev.qemu(key)
 
     # -- reset and registers -----------------------------------------------
@@ -254,16 +239,16 @@ class SDCard:
         """
         self.state = CardState.IDLE
         self.rca = 0
-        self.ocr = OCR_QEMU_VDD if self._q("sd.ocr-reserved-voltage-bits") else S.OCR_VDD_2V7_3V6
+        self.ocr = OCR_QEMU_VDD if self.qemu("sd.ocr-reserved-voltage-bits") else S.OCR_VDD_2V7_3V6
         data_stat = False
         if self.series:
             data_stat = not self.erase_blocks_as_zero
-        elif not self._q("sd.scr-data-stat-after-erase"):
+        elif not self.qemu("sd.scr-data-stat-after-erase"):
             data_stat = True
-        cmd23_bit = self.spec_version >= 3 and not self._q("sd.scr-cmd23-support")
+        cmd23_bit = self.spec_version >= 3 and not self.qemu("sd.scr-cmd23-support")
         self._scr = build_scr(self.spec_version, data_stat, cmd23_bit)
         self._cid = build_cid(PRV_WITH_SERIES if self.series else PRV_BEFORE_SERIES)
-        self._csd = build_csd(self.size)
+        self.csd_reg = build_csd(self.size)
         self.card_status = S.READY_FOR_DATA
         self._sd_status = bytearray(64)
         self.wp_groups: set[int] = set()
@@ -274,8 +259,8 @@ class SDCard:
         self.blk_len = BLOCK
         self.multi_blk_cnt = 0
         self.expecting_acmd = False
-        self._write_blocked = False
-        if self._q("sd.lock-password-volatile"):
+        self.write_blocked = False
+        if self.qemu("sd.lock-password-volatile"):
             self.pwd = b""
         elif self.pwd:
             self.card_status |= S.CARD_IS_LOCKED
@@ -306,7 +291,7 @@ class SDCard:
             self.expecting_acmd = False
             return self._finish(cmd, Rsp.ILLEGAL)
         last_state = self.state
-        if not self._q("sd.erase-reset-never"):
+        if not self.qemu("sd.erase-reset-never"):
             self._strict_erase_sequence(cmd)
         if self.expecting_acmd:
             self.expecting_acmd = False
@@ -332,7 +317,7 @@ class SDCard:
         elif rtype is Rsp.R2_CID:
             out = bytes(self._cid)
         elif rtype is Rsp.R2_CSD:
-            out = bytes(self._csd)
+            out = bytes(self.csd_reg)
         elif rtype is Rsp.R3:
             out = (self.ocr & R3_MASK).to_bytes(4, "big")
         elif rtype is Rsp.R6:
@@ -340,13 +325,13 @@ class SDCard:
             self.card_status &= ~(S.status_mask(S.ClearCondition.C) & 0xC81FFF)
         elif rtype is Rsp.R7:
             out = self.vhs.to_bytes(4, "big")
-        elif rtype is Rsp.R0 and not self.legacy and self._q("sd.command-during-transfer"):
-            self._data_start = 0
-            self._data_offset = 0
+        elif rtype is Rsp.R0 and not self.legacy and self.qemu("sd.command-during-transfer"):
+            self.xfer.start = 0
+            self.xfer.offset = 0
         if rtype is not Rsp.ILLEGAL:
             self.card_status &= ~S.status_mask(S.ClearCondition.B)
         if not self.legacy:
-            if self._q("sd.command-during-transfer"):
+            if self.qemu("sd.command-during-transfer"):
                 self.current_cmd = 0 if rtype is Rsp.ILLEGAL else cmd
             elif (rtype is not Rsp.ILLEGAL and self.state in (CardState.DATA, CardState.RCV)
                   and self.state != state_before):
@@ -375,23 +360,21 @@ class SDCard:
     def _normal_command(self, cmd: int, arg: int) -> Rsp:
         self.card_status &= ~S.APP_CMD
         if self.multi_blk_cnt and cmd not in (18, 25):
-            if self._q("sd.command-during-transfer") or self.state not in (
+            if self.qemu("sd.command-during-transfer") or self.state not in (
                     CardState.DATA, CardState.RCV):
                 self.multi_blk_cnt = 0
         cls = LEGACY_CLASSES[cmd] if self.legacy else CMD_ROWS[cmd].cls
         if cls == 6 and self.high_capacity:
             return Rsp.ILLEGAL  # class 6 is SDSC only (PLS 4.3.4, CCC of CSD v2)
-        handler: Callable[[int], Rsp] = getattr(self, CMD_ROWS[cmd].handler)
-        return handler(arg)
+        return CMD_ROWS[cmd].handler(self, arg)
 
     def _app_command(self, cmd: int, arg: int) -> Rsp:
+        """An ACMD with a row runs its handler (security ACMDs: illegal);
+        any other index runs the regular command (PLS 4.3.9)."""
         self.card_status |= S.APP_CMD
         row = ACMD_ROWS.get(cmd)
-        if row is not None and cmd not in _SECURITY_ACMDS:
-            handler: Callable[[int], Rsp] = getattr(self, row.handler)
-            return handler(arg)
-        if cmd in _SECURITY_ACMDS:
-            return Rsp.ILLEGAL
+        if row is not None:
+            return row.handler(self, arg)
         return self._normal_command(cmd, arg)
 
     # -- helpers -------------------------------------------------------------
@@ -406,20 +389,20 @@ class SDCard:
         """Byte address: SDSC takes bytes, SDHC/SDXC blocks (PLS 4.3.14)."""
         return arg << 9 if self.high_capacity else arg
 
-    def _xfer_len(self) -> int:
+    def xfer_len(self) -> int:
         """Block length of read/write commands (PLS 4.3.2: fixed 512 on SDHC)."""
-        if self.high_capacity and not self._q("sd.sdhc-block-length"):
+        if self.high_capacity and not self.qemu("sd.sdhc-block-length"):
             return BLOCK
         return self.blk_len
 
-    def _range_ok(self, addr: int, length: int) -> bool:
+    def range_ok(self, addr: int, length: int) -> bool:
         if addr + length > self.size:
-            self.card_status |= (S.ADDRESS_ERROR if self._q("sd.out-of-range-as-address-error")
+            self.card_status |= (S.ADDRESS_ERROR if self.qemu("sd.out-of-range-as-address-error")
                                  else S.OUT_OF_RANGE)
             return False
         return True
 
-    def _wp_addr(self, addr: int) -> bool:
+    def wp_addr(self, addr: int) -> bool:
         return (addr >> self.wp_group_shift) in self.wp_groups
 
     def _to_sending(self, start: int, data: bytes | None, size: int,
@@ -429,51 +412,50 @@ class SDCard:
         (VERSION_DIFFS "sendingdata-state")."""
         if self.state != CardState.TRAN:
             lax = (not own_state_check and self.version < V_10_1
-                   and self._q("sd.data-command-any-state"))
+                   and self.qemu("sd.data-command-any-state"))
             if not lax:
                 return Rsp.ILLEGAL
         self.state = CardState.DATA
-        self._data_start = start
-        self._data_offset = 0
+        self.xfer.start = start
+        self.xfer.offset = 0
         if data is not None:
-            self._buf[:len(data)] = data
+            self.xfer.buf[:len(data)] = data
         if size:
-            self._data_size = size
+            self.xfer.size = size
         return Rsp.R1
 
     def _to_receiving(self, start: int, size: int) -> Rsp:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         self.state = CardState.RCV
-        self._data_start = start
-        self._data_offset = 0
-        self._data_size = size or BLOCK
+        self.xfer.start = start
+        self.xfer.offset = 0
+        self.xfer.size = size or BLOCK
         return Rsp.R1
 
     def _legacy_to(self, state: CardState, start: int | None = 0) -> Rsp:
         self.state = state
         if start is not None:
-            self._data_start = start
-        self._data_offset = 0
+            self.xfer.start = start
+        self.xfer.offset = 0
         return Rsp.R1
 
     def _wide(self, value: int) -> bytes:
         """A 32-bit data value as QEMU sends it (host order) or the spec (MSB first)."""
-        if self._q("sd.wide-data-byte-order"):
+        if self.qemu("sd.wide-data-byte-order"):
             return (value & 0xFFFFFFFF).to_bytes(4, "little")
         return (value & 0xFFFFFFFF).to_bytes(4, "big")
 
     # -- class 0: basic (PLS 4.7.4 Table 4-22) --------------------------------
 
-    def _cmd_illegal(self, arg: int) -> Rsp:
-        return Rsp.ILLEGAL
-
+    @handles(0)
     def _cmd_go_idle(self, arg: int) -> Rsp:
         """CMD0 (PLS 4.2.1): software reset to idle, no response."""
         if self.state != CardState.INACTIVE:
             self.reset()
         return Rsp.R0
 
+    @handles(2)
     def _cmd_all_send_cid(self, arg: int) -> Rsp:
         """CMD2 (PLS 4.2.3): ready -> identification, CID in R2."""
         if self.state != CardState.READY:
@@ -481,6 +463,7 @@ class SDCard:
         self.state = CardState.IDENT
         return Rsp.R2_CID
 
+    @handles(3)
     def _cmd_send_relative_addr(self, arg: int) -> Rsp:
         """CMD3 (PLS 4.2.4): publish a new RCA in R6, go to stand-by."""
         if self.state not in (CardState.IDENT, CardState.STBY):
@@ -492,6 +475,7 @@ class SDCard:
             self.rca = self.rca_source() & 0xFFFF
         return Rsp.R6
 
+    @handles(6)
     def _cmd_switch_function(self, arg: int) -> Rsp:
         """CMD6 (PLS 4.3.10): 64-byte switch function status."""
         if not self._in_data_transfer_mode():
@@ -499,12 +483,13 @@ class SDCard:
         if not self.legacy and self.state != CardState.TRAN:  # "cmd6-state": >= 9.1
             return Rsp.ILLEGAL
         status, self.function_group = build_switch_status(
-            arg, self.function_group, not self._q("sd.cmd6-status-echoes-arg"))
+            arg, self.function_group, not self.qemu("sd.cmd6-status-echoes-arg"))
         if self.legacy:
-            self._buf[:64] = status
+            self.xfer.buf[:64] = status
             return self._legacy_to(CardState.DATA)
         return self._to_sending(0, status, 64)
 
+    @handles(7)
     def _cmd_select(self, arg: int) -> Rsp:
         """CMD7 (PLS 4.3.1 / Table 4-42): select toggles stby<->tran, dis<->prg."""
         same = self._rca_same(arg)
@@ -531,6 +516,7 @@ class SDCard:
             return Rsp.R1B
         return Rsp.ILLEGAL
 
+    @handles(8)
     def _cmd_send_if_cond(self, arg: int) -> Rsp:
         """CMD8 (PLS 4.3.13): voltage check, R7 echo; no response on mismatch."""
         if self.spec_version < 2:
@@ -538,7 +524,7 @@ class SDCard:
         if self.state != CardState.IDLE:
             return Rsp.ILLEGAL
         self.vhs = 0
-        if self._q("sd.cmd8-vhs"):
+        if self.qemu("sd.cmd8-vhs"):
             high = arg >> 8
             if not high or (high & (high - 1)):
                 return Rsp.R0
@@ -549,18 +535,21 @@ class SDCard:
             self.vhs = arg & 0xFFF
         return Rsp.R7
 
+    @handles(9)
     def _cmd_send_csd(self, arg: int) -> Rsp:
         """CMD9 (PLS 4.7.4): CSD in R2, stand-by state only."""
         if self.state != CardState.STBY:
             return Rsp.ILLEGAL
         return Rsp.R2_CSD if self._rca_same(arg) else Rsp.R0
 
+    @handles(10)
     def _cmd_send_cid(self, arg: int) -> Rsp:
         """CMD10 (PLS 4.7.4): CID in R2, stand-by state only."""
         if self.state != CardState.STBY:
             return Rsp.ILLEGAL
         return Rsp.R2_CID if self._rca_same(arg) else Rsp.R0
 
+    @handles(12)
     def _cmd_stop(self, arg: int) -> Rsp:
         """CMD12 (PLS 4.3.3/4.3.4): end a multiple block transfer."""
         if self.state == CardState.DATA:
@@ -571,12 +560,14 @@ class SDCard:
             return Rsp.R1B if self.legacy else Rsp.R1
         return Rsp.ILLEGAL
 
+    @handles(13)
     def _cmd_send_status(self, arg: int) -> Rsp:
         """CMD13 (PLS 4.10.1): status in R1, data-transfer mode only."""
         if not self._in_data_transfer_mode():
             return Rsp.ILLEGAL
         return Rsp.R1 if self._rca_same(arg) else Rsp.R0
 
+    @handles(15)
     def _cmd_go_inactive(self, arg: int) -> Rsp:
         """CMD15 (PLS 4.2.5): addressed card goes inactive, no response."""
         if not self._in_data_transfer_mode():
@@ -587,6 +578,7 @@ class SDCard:
 
     # -- class 2: block read (PLS 4.3.3) -------------------------------------
 
+    @handles(16)
     def _cmd_set_blocklen(self, arg: int) -> Rsp:
         """CMD16 (PLS 4.3.2): block length, at most 512 bytes."""
         if self.state != CardState.TRAN:
@@ -597,32 +589,35 @@ class SDCard:
             self.blk_len = arg
         return Rsp.R1
 
+    @handles(17)
     def _cmd_read_single(self, arg: int) -> Rsp:
         """CMD17 (PLS 4.3.3): one block from the address."""
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        n = self._xfer_len()
-        if not self._range_ok(addr, n):
+        n = self.xfer_len()
+        if not self.range_ok(addr, n):
             return Rsp.R1
         if self.legacy:  # "cmd17-length": < 9.1 loads io_len at the first read
             return self._legacy_to(CardState.DATA, addr)
-        self._load(addr, n)
+        self.load(addr, n)
         return self._to_sending(addr, None, n)
 
-    def _load(self, addr: int, n: int) -> None:
+    def load(self, addr: int, n: int) -> None:
         if self.store is not None and n and self.store.in_range(addr, n):
-            self._buf[:n] = self.store.read(addr, n)
+            self.xfer.buf[:n] = self.store.read(addr, n)
 
+    @handles(18)
     def _cmd_read_multiple(self, arg: int) -> Rsp:
         """CMD18 (PLS 4.3.3): blocks until CMD12 or the CMD23 count."""
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        if not self._range_ok(addr, self._xfer_len()):
+        if not self.range_ok(addr, self.xfer_len()):
             return Rsp.R1
         return self._legacy_to(CardState.DATA, addr)
 
+    @handles(19)
     def _cmd_send_tuning(self, arg: int) -> Rsp:
         """CMD19 (PLS 4.2.4.5): the 64-byte tuning pattern (spec 3.01 cards)."""
         if self.spec_version < 3:
@@ -633,6 +628,7 @@ class SDCard:
             return self._legacy_to(CardState.DATA, None)
         return self._to_sending(0, S.TUNING_BLOCK_4BIT, 64, own_state_check=False)
 
+    @handles(23)
     def _cmd_set_block_count(self, arg: int) -> Rsp:
         """CMD23 (PLS 4.3.3): block count of the next CMD18/CMD25."""
         if self.spec_version < 3:
@@ -645,41 +641,44 @@ class SDCard:
     # -- class 4: block write (PLS 4.3.4) ------------------------------------
 
     def _wp_check(self, addr: int) -> None:
-        if self.size <= S.SDSC_MAX and self._wp_addr(addr):
+        if self.size <= S.SDSC_MAX and self.wp_addr(addr):
             self.card_status |= S.WP_VIOLATION
-            self._write_blocked = True
-        if self._csd[14] & (_CSD_PERM_WP | _CSD_TMP_WP):
+            self.write_blocked = True
+        if self.csd_reg[14] & (sd_data.CSD_PERM_WP | sd_data.CSD_TMP_WP):
             self.card_status |= S.WP_VIOLATION
-            self._write_blocked = True
+            self.write_blocked = True
 
+    @handles(24)
     def _cmd_write_single(self, arg: int) -> Rsp:
         """CMD24 (PLS 4.3.4): one block to the address."""
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        n = self._xfer_len()
-        if not self._range_ok(addr, n):
+        n = self.xfer_len()
+        if not self.range_ok(addr, n):
             return Rsp.R1
-        self._write_blocked = False
+        self.write_blocked = False
         self._wp_check(addr)
         self.blk_written = 0
         if self.legacy:
             return self._legacy_to(CardState.RCV, addr)
         return self._to_receiving(addr, n)
 
+    @handles(25)
     def _cmd_write_multiple(self, arg: int) -> Rsp:
         """CMD25 (PLS 4.3.4): blocks until CMD12 or the CMD23 count."""
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        if not self._range_ok(addr, self._xfer_len()):
+        if not self.range_ok(addr, self.xfer_len()):
             return Rsp.R1
         self._legacy_to(CardState.RCV, addr)
         self.blk_written = 0
-        self._write_blocked = False
+        self.write_blocked = False
         self._wp_check(addr)
         return Rsp.R1
 
+    @handles(26)
     def _cmd_program_cid(self, arg: int) -> Rsp:
         """CMD26: reserved for manufacturers; QEMU < 9.1 accepted 16 CID bytes
         (VERSION_DIFFS "cmd26")."""
@@ -687,6 +686,7 @@ class SDCard:
             return Rsp.ILLEGAL
         return self._legacy_to(CardState.RCV)
 
+    @handles(27)
     def _cmd_program_csd(self, arg: int) -> Rsp:
         """CMD27 (PLS 4.3.4): program the CSD's writable bits."""
         if self.legacy:
@@ -703,7 +703,7 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        if not self._range_ok(addr, 1):
+        if not self.range_ok(addr, 1):
             return Rsp.R1B
         group = addr >> self.wp_group_shift
         if protect:
@@ -712,10 +712,12 @@ class SDCard:
             self.wp_groups.discard(group)
         return Rsp.R1B if self.legacy else Rsp.R1
 
+    @handles(28)
     def _cmd_set_write_prot(self, arg: int) -> Rsp:
         """CMD28 (PLS 4.3.6): protect the group holding the address."""
         return self._set_clr_wp(arg, True)
 
+    @handles(29)
     def _cmd_clr_write_prot(self, arg: int) -> Rsp:
         """CMD29 (PLS 4.3.6): unprotect the group holding the address."""
         return self._set_clr_wp(arg, False)
@@ -733,6 +735,7 @@ class SDCard:
                 out |= 1 << i
         return out
 
+    @handles(30)
     def _cmd_send_write_prot(self, arg: int) -> Rsp:
         """CMD30 (PLS 4.3.6): 32 write-protect bits from the address."""
         if self.size > S.SDSC_MAX:
@@ -740,16 +743,17 @@ class SDCard:
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         addr = self._address(arg)
-        if not self._range_ok(addr, self.blk_len):
+        if not self.range_ok(addr, self.blk_len):
             return Rsp.R1
         data = self._wide(self.wp_bits(arg))
         if self.legacy:
-            self._buf[:4] = data
+            self.xfer.buf[:4] = data
             return self._legacy_to(CardState.DATA, addr)
         return self._to_sending(addr, data, 4)
 
     # -- class 5: erase (PLS 4.3.5) ------------------------------------------
 
+    @handles(32)
     def _cmd_erase_start(self, arg: int) -> Rsp:
         """CMD32 (PLS 4.3.5): first erase address (bytes SDSC, blocks SDHC)."""
         if self.state != CardState.TRAN:
@@ -758,6 +762,7 @@ class SDCard:
         self._erase_seq = 1
         return Rsp.R1
 
+    @handles(33)
     def _cmd_erase_end(self, arg: int) -> Rsp:
         """CMD33 (PLS 4.3.5): last erase address, inclusive."""
         if self.state != CardState.TRAN:
@@ -766,12 +771,13 @@ class SDCard:
         self._erase_seq = 2 if self._erase_seq else 0
         return Rsp.R1
 
+    @handles(38)
     def _cmd_erase(self, arg: int) -> Rsp:
         """CMD38 (PLS 4.3.5): erase the selected range."""
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         self._erase_seq = 0
-        if self._csd[14] & (_CSD_PERM_WP | _CSD_TMP_WP):
+        if self.csd_reg[14] & (sd_data.CSD_PERM_WP | sd_data.CSD_TMP_WP):
             self.card_status |= S.WP_VIOLATION
             return Rsp.R1B
         sd_data.erase(self)
@@ -779,6 +785,7 @@ class SDCard:
 
     # -- class 7: lock card (PLS 4.3.7) --------------------------------------
 
+    @handles(42)
     def _cmd_lock_unlock(self, arg: int) -> Rsp:
         """CMD42 (PLS 4.3.7): receive the lock/unlock data block (its length:
         VERSION_DIFFS "cmd42-length", < 9.1 CMD16 length, >= 9.1 512 bytes)."""
@@ -786,11 +793,12 @@ class SDCard:
             if self.state != CardState.TRAN:
                 return Rsp.ILLEGAL
             return self._legacy_to(CardState.RCV)
-        n = 0 if self._q("sd.cmd42-data-length") else self.blk_len
+        n = 0 if self.qemu("sd.cmd42-data-length") else self.blk_len
         return self._to_receiving(0, n)
 
     # -- class 8: application specific (PLS 4.3.9) ---------------------------
 
+    @handles(55)
     def _cmd_app_cmd(self, arg: int) -> Rsp:
         """CMD55 (PLS 4.3.9): the next command is an ACMD."""
         if self.state in (CardState.READY, CardState.IDENT, CardState.INACTIVE):
@@ -801,6 +809,7 @@ class SDCard:
         self.card_status |= S.APP_CMD
         return Rsp.R1
 
+    @handles(56)
     def _cmd_gen_cmd(self, arg: int) -> Rsp:
         """CMD56 (PLS 4.3.12): vendor block; writes ignored; reads zeros
         (>= 9.1) or 0xEC (< 9.1): VERSION_DIFFS "cmd56"."""
@@ -809,11 +818,12 @@ class SDCard:
         if self.legacy:
             return self._legacy_to(CardState.DATA if arg & 1 else CardState.RCV, None)
         if arg & 1:
-            self._buf[:] = bytes(BLOCK)
-            size = 0 if self._q("sd.cmd56-stale-length") else (self.blk_len or BLOCK)
+            self.xfer.buf[:] = bytes(BLOCK)
+            size = 0 if self.qemu("sd.cmd56-stale-length") else (self.blk_len or BLOCK)
             return self._to_sending(0, None, size)
         return self._to_receiving(0, 0)
 
+    @handles(6, app=True)
     def _acmd_set_bus_width(self, arg: int) -> Rsp:
         """ACMD6 (PLS 4.3.9): bus width, kept in SD status DAT_BUS_WIDTH."""
         if self.state != CardState.TRAN:
@@ -821,6 +831,7 @@ class SDCard:
         self._sd_status[0] = (self._sd_status[0] & 0x3F) | ((arg & 3) << 6)
         return Rsp.R1
 
+    @handles(13, app=True)
     def _acmd_sd_status(self, arg: int) -> Rsp:
         """ACMD13 (PLS 4.10.2): 64-byte SD status."""
         if self.legacy:
@@ -829,27 +840,30 @@ class SDCard:
             return self._legacy_to(CardState.DATA)
         return self._to_sending(0, bytes(self._sd_status), 64, own_state_check=False)
 
+    @handles(22, app=True)
     def _acmd_send_num_wr_blocks(self, arg: int) -> Rsp:
         """ACMD22 (PLS 4.3.9): blocks written by the last write command."""
         data = self._wide(self.blk_written)
         if self.legacy:
             if self.state != CardState.TRAN:
                 return Rsp.ILLEGAL
-            self._buf[:4] = data
+            self.xfer.buf[:4] = data
             return self._legacy_to(CardState.DATA)
         return self._to_sending(0, data, 4, own_state_check=False)
 
+    @handles(23, app=True)
     def _acmd_set_wr_blk_erase_count(self, arg: int) -> Rsp:
         """ACMD23 (PLS 4.3.9): pre-erase count; accepted and ignored."""
         return Rsp.R1 if self.state == CardState.TRAN else Rsp.ILLEGAL
 
+    @handles(41, app=True)
     def _acmd_send_op_cond(self, arg: int) -> Rsp:
         """ACMD41 (PLS 4.2.3.1): OCR in R3; an enquiry (voltage window 0)
         starts a 0.5 ms power-up timer, any other argument powers up at once."""
         if self.state != CardState.IDLE:
             return Rsp.ILLEGAL
         window = arg & S.OCR_VOLTAGE_WINDOW
-        hcs_ok = (self._q("sd.acmd41-hcs-ignored") or self.size <= S.SDSC_MAX
+        hcs_ok = (self.qemu("sd.acmd41-hcs-ignored") or self.size <= S.SDSC_MAX
                   or bool(arg & S.ACMD41_HCS))
         if not self.ocr & S.OCR_BUSY and hcs_ok:
             if window:
@@ -862,14 +876,16 @@ class SDCard:
         if self.ocr & window & S.OCR_VOLTAGE_WINDOW:
             if hcs_ok:
                 self.state = CardState.READY
-        elif window and not self._q("sd.acmd41-voltage-mismatch"):
+        elif window and not self.qemu("sd.acmd41-voltage-mismatch"):
             self.state = CardState.INACTIVE
         return Rsp.R3
 
+    @handles(42, app=True)
     def _acmd_set_clr_card_detect(self, arg: int) -> Rsp:
         """ACMD42 (PLS 4.3.9): card detect pull-up; accepted and ignored."""
         return Rsp.R1 if self.state == CardState.TRAN else Rsp.ILLEGAL
 
+    @handles(51, app=True)
     def _acmd_send_scr(self, arg: int) -> Rsp:
         """ACMD51 (PLS 5.6): the 8-byte SCR."""
         if self.legacy:
@@ -879,6 +895,23 @@ class SDCard:
         return self._to_sending(0, bytes(self._scr), 8, own_state_check=False)
 
     # -- data path -------------------------------------------------------------
+
+    # -- bus lines -------------------------------------------------------------
+
+    def set_voltage(self, millivolts: int) -> None:
+        """The host's signalling voltage (3300 or 1800 mV).  No effect: the
+        model, like QEMU's card, has no 1.8 V signalling (PLS 4.2.4.2)."""
+        self.signal_mv = millivolts
+
+    @property
+    def dat_lines(self) -> int:
+        """DAT[3:0] levels: the card never holds a line low (no busy signalling)."""
+        return 0xF
+
+    @property
+    def cmd_line(self) -> bool:
+        """CMD line level: high between commands."""
+        return True
 
     def data_ready(self) -> bool:
         """The card has data to send (sending-data state)."""
@@ -905,9 +938,9 @@ class SDCard:
         while i < len(data):
             n = self._span(len(data) - i, receiving=True)
             if n:
-                off = self._data_offset
-                self._buf[off:off + n] = data[i:i + n]
-                self._data_offset += n
+                off = self.xfer.offset
+                self.xfer.buf[off:off + n] = data[i:i + n]
+                self.xfer.offset += n
                 i += n
             else:
                 sd_data.write_byte(self, data[i])
@@ -921,10 +954,10 @@ class SDCard:
         while len(out) < length:
             n = self._span(length - len(out), receiving=False)
             if n:
-                off = self._data_offset
-                chunk = self._buf[off:off + n]
+                off = self.xfer.offset
+                chunk = self.xfer.buf[off:off + n]
                 out += chunk + bytes(n - len(chunk))
-                self._data_offset += n
+                self.xfer.offset += n
             else:
                 out.append(sd_data.read_byte(self))
         return bytes(out)
@@ -935,15 +968,15 @@ class SDCard:
         command, where the byte-wise path decides."""
         state = CardState.RCV if receiving else CardState.DATA
         if (self.fatal is not None or not self._inserted or self.state != state
-                or self._data_offset == 0
+                or self.xfer.offset == 0
                 or self.card_status & sd_data._blockers(self)):
             return 0
         cc = self.current_cmd
         if receiving:
             if cc == 25:
-                end = self._xfer_len()
+                end = self.xfer_len()
             elif cc == 24:
-                end = self.blk_len if self.legacy else self._data_size
+                end = self.blk_len if self.legacy else self.xfer.size
             else:
                 return 0
             end = min(end, BLOCK)
@@ -952,7 +985,7 @@ class SDCard:
             if cc == 18:
                 end = io_len
             elif cc == 17:
-                end = io_len if self.legacy else self._data_size
+                end = io_len if self.legacy else self.xfer.size
             else:
                 return 0
-        return max(0, min(want, end - self._data_offset - 1))
+        return max(0, min(want, end - self.xfer.offset - 1))

@@ -28,7 +28,10 @@ memory core before they get here (see ``harness.model.target``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from harness.hwdefs import sdhci as H
+from harness.hwdefs.fields import Register
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -54,16 +57,6 @@ HOSTCTL2_V4EN_ALWAYS = (11, 0, 0)
 __all__ = ["SDHCI", "SDHCIConfigError", "SDBusCard"]
 
 _TRANSFER_BITS = H.PRNSTS_READ_ACTIVE | H.PRNSTS_WRITE_ACTIVE
-
-# Bits the specification reserves, kept by QEMU ("sdhci.reserved-bits-writable").
-_CMDREG_RSVD = 0xC004
-_PWRCON_RSVD = 0xF0
-_WAKCON_RSVD = 0xF8
-_TIMEOUTCON_RSVD = 0xF0
-_CLKCON_RSVD_V2 = 0x00F8
-_CLKCON_RSVD_V3 = 0x0018
-_HOSTCTL2_RSVD = 0x3F00
-_INTEN_RSVD = 0x8000
 
 
 class SDHCI(SdhciDma):
@@ -190,7 +183,7 @@ class SDHCI(SdhciDma):
         if self.prnsts & H.PRNSTS_DATINHIBIT or self.stopped_state:
             if self.cmdreg & H.CMD_DATA_PRESENT:
                 return False
-            if ((self.cmdreg & 3) == H.RSP_48_BUSY
+            if (_RSPTYP.get(self.cmdreg) == H.RSP_48_BUSY
                     and (self.cmdreg & H.CMD_TYPE_ABORT) != H.CMD_TYPE_ABORT):
                 return False
         return True
@@ -203,7 +196,7 @@ class SDHCI(SdhciDma):
             self.acmd12errsts = 0
         resp = self.card_command(self.cmdreg >> 8, self.argument)
         timeout = False
-        rsp_type = self.cmdreg & 3
+        rsp_type = _RSPTYP.get(self.cmdreg)
         if rsp_type:
             if len(resp) == 4:
                 self.rspreg = [int.from_bytes(resp, "big"), 0, 0, 0]
@@ -362,7 +355,7 @@ class SDHCI(SdhciDma):
             return
         self.blkgap = value & H.BLKGAP_STOP
         if not self.qemu("sdhci.blkgap-rw-bits"):
-            self.blkgap |= value & 0x0C
+            self.blkgap |= value & _BLKGAP_RW
         if (value & H.BLKGAP_CONTINUE and self.stopped_state
                 and not self.blkgap & H.BLKGAP_STOP):
             if self.stopped_state == GAP_READ:
@@ -389,52 +382,14 @@ class SDHCI(SdhciDma):
             if self._bdata_sequential(offset - base):
                 return self.read_dataport(size)
             return 0
-        word = self._read_word(base)
+        reader = _WORD_READERS.get(base)
+        word = 0 if reader is None else reader(self)
         return (word >> ((offset & 3) * 8)) & ((1 << (size * 8)) - 1)
 
-    def _read_word(self, base: int) -> int:
-        if base == 0x00:
-            return self.sdmasysad
-        if base == 0x04:
-            return self.blksize | self.blkcnt << 16
-        if base == 0x08:
-            return self.argument
-        if base == 0x0C:
-            return self.trnmod | self.cmdreg << 16
-        if 0x10 <= base <= 0x1C:
-            return self.rspreg[(base - 0x10) >> 2]
-        if base == 0x24:
-            prn = self.prnsts & ~0x01F00000
-            return prn | self.dat_lines() << 20 | int(self.cmd_line()) << 24
-        if base == 0x28:
-            return self.hostctl1 | self.pwrcon << 8 | self.blkgap << 16 | self.wakcon << 24
-        if base == 0x2C:
-            return self.clkcon | self.timeoutcon << 16
-        if base == 0x30:
-            return self.norintsts | self.errintsts << 16
-        if base == 0x34:
-            return self.norintstsen | self.errintstsen << 16
-        if base == 0x38:
-            return self.norintsigen | self.errintsigen << 16
-        if base == 0x3C:
-            return self.acmd12errsts | self.hostctl2 << 16
-        if base == 0x40:
-            return self.capareg & U32
-        if base == 0x44:
-            return self.capareg >> 32
-        if base == 0x48:
-            return self.maxcurr & U32
-        if base == 0x4C:
-            return self.maxcurr >> 32
-        if base == 0x54:
-            return self.admaerr
-        if base == 0x58:
-            return self.admasysaddr & U32
-        if base == 0x5C:
-            return self.admasysaddr >> 32
-        if base == 0xFC:
-            return self.hcver << 16 | int(self.slotint())
-        return 0
+    def _read_prnsts(self) -> int:
+        """Present State with the live DAT[3:0] and CMD line levels (2.2.9)."""
+        return (self.prnsts & _NOT_LINE_LEVELS | self.dat_lines() << _DATLVL_LSB
+                | int(self.cmd_line()) << _CMDLVL_LSB)
 
     def write(self, offset: int, size: int, value: int) -> None:
         """A 1/2/4-byte aligned write inside the register window."""
@@ -444,10 +399,13 @@ class SDHCI(SdhciDma):
         value = ((value & width) << shift) & U32
         self.timer_steps = 0
         self.resume_pending_transfer()
-        base = offset & ~3
-        handler = self._writers.get(base)
+        handler = _WORD_WRITERS.get(offset & ~3)
         if handler is not None:
             handler(self, offset, shift, mask, value, size)
+
+    # Each writer takes the whole 32-bit word holding the access, as sdhci's
+    # MMIO handler does: ``mask`` keeps the bits not written, ``value`` holds
+    # the written ones, both positioned in the word.
 
     @staticmethod
     def _mw(reg: int, mask: int, value: int, width: int) -> int:
@@ -458,7 +416,7 @@ class SDHCI(SdhciDma):
         if self.transferring() and self.qemu("sdhci.sdma-sysad-ignored-while-active"):
             return
         self.sdmasysad = self._mw(self.sdmasysad, mask, value, U32)
-        if (not mask & 0xFF000000 and self.blkcnt and self.block_size
+        if (not mask & _lane(H.SDMASYSAD, 3) and self.blkcnt and self.block_size
                 and self.hostctl1 & H.HOSTCTL_DMA_MASK == H.HOSTCTL_DMA_SDMA):
             if self.qemu("sdhci.sdma-sysad-starts-transfer") or self.sdma_paused:
                 self.sdma_paused = False
@@ -468,8 +426,8 @@ class SDHCI(SdhciDma):
         if self.transferring():
             return
         old = self.blksize
-        self.blksize = self._mw(self.blksize, mask, value & 0x7FFF, U16)
-        self.blkcnt = self._mw(self.blkcnt, mask >> 16, value >> 16, U16)
+        self.blksize = self._mw(self.blksize, mask, value & _BLKSIZE_WRITABLE, U16)
+        self.blkcnt = self._mw(self.blkcnt, mask >> _BLKCNT_SH, value >> _BLKCNT_SH, U16)
         if self.block_size > self.buf_maxsz:
             self.blksize = (self.blksize & ~H.BLKSIZE_SIZE_MASK) | self.buf_maxsz
         if old != self.blksize:
@@ -483,16 +441,16 @@ class SDHCI(SdhciDma):
             value &= ~H.TRNMOD_DMA
         if self.prnsts & H.PRNSTS_DATINHIBIT:
             if self.qemu("sdhci.trnmod-inhibit-or"):
-                mask |= 0xFFFF
+                mask |= U16
             else:
-                mask |= 0xFFFF
-                value &= ~0xFFFF
-        self.trnmod = self._mw(self.trnmod, mask, value & 0x0037, U16)
-        cmd = value >> 16
+                mask |= U16
+                value &= ~U16
+        self.trnmod = self._mw(self.trnmod, mask, value & _TRNMOD_WRITABLE, U16)
+        cmd = value >> _CMDREG_SH
         if not self.qemu("sdhci.reserved-bits-writable"):
             cmd &= ~_CMDREG_RSVD
-        self.cmdreg = self._mw(self.cmdreg, mask >> 16, cmd, U16)
-        if mask & 0xFF000000 or not self.can_issue_command():
+        self.cmdreg = self._mw(self.cmdreg, mask >> _CMDREG_SH, cmd, U16)
+        if mask & _lane(H.CMDREG, 1) or not self.can_issue_command():
             return
         self.send_command()
 
@@ -501,31 +459,30 @@ class SDHCI(SdhciDma):
             self.write_dataport(value >> shift, size)
 
     def _w_hostctl(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
-        if not mask & 0x00FF0000:
-            self._blkgap_write((value >> 16) & U8)
+        if not mask & _lane(H.BLKGAP):
+            self._blkgap_write((value >> _BLKGAP_SH) & U8)
         self.hostctl1 = self._mw(self.hostctl1, mask, value, U8)
-        pwr = (value >> 8) & U8
-        wak = (value >> 24) & U8
+        pwr = (value >> _PWRCON_SH) & U8
+        wak = (value >> _WAKCON_SH) & U8
         if not self.qemu("sdhci.reserved-bits-writable"):
             pwr &= ~_PWRCON_RSVD
             wak &= ~_WAKCON_RSVD
-        self.pwrcon = self._mw(self.pwrcon, mask >> 8, pwr, U8)
-        self.wakcon = self._mw(self.wakcon, mask >> 24, wak, U8)
-        volt = (self.pwrcon >> 1) & 7
-        if (not self.prnsts & H.PRNSTS_CARDINSERTED or volt < 5
-                or not self.capareg & (1 << (31 - volt))):
+        self.pwrcon = self._mw(self.pwrcon, mask >> _PWRCON_SH, pwr, U8)
+        self.wakcon = self._mw(self.wakcon, mask >> _WAKCON_SH, wak, U8)
+        supported = _VOLTAGE_CAPS.get(_BUSVOLT.get(self.pwrcon), 0)
+        if not self.prnsts & H.PRNSTS_CARDINSERTED or not self.capareg & supported:
             self.pwrcon &= ~H.PWRCON_POWER_ON
 
     def _w_clkcon(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
-        if not mask & 0xFF000000:
-            self._software_reset((value >> 24) & U8)
+        if not mask & _lane(H.SWRST):
+            self._software_reset((value >> _SWRST_SH) & U8)
         clk = value & U16
-        tmo = (value >> 16) & U8
+        tmo = (value >> _TIMEOUTCON_SH) & U8
         if not self.qemu("sdhci.reserved-bits-writable"):
-            clk &= ~(_CLKCON_RSVD_V3 if self.sd_spec_version >= 3 else _CLKCON_RSVD_V2)
+            clk &= ~_CLKCON_RSVD[self.sd_spec_version]
             tmo &= ~_TIMEOUTCON_RSVD
         self.clkcon = self._mw(self.clkcon, mask, clk, U16)
-        self.timeoutcon = self._mw(self.timeoutcon, mask >> 16, tmo, U8)
+        self.timeoutcon = self._mw(self.timeoutcon, mask >> _TIMEOUTCON_SH, tmo, U8)
         if self.clkcon & H.CLKCON_INTCLK_EN:
             self.clkcon |= H.CLKCON_INTCLK_STABLE
         else:
@@ -541,16 +498,16 @@ class SDHCI(SdhciDma):
         if self.norintstsen & H.NIS_CARDINT:
             value &= ~H.NIS_CARDINT
         self.norintsts &= (mask | ~value) & U16
-        self.errintsts &= ((mask >> 16) | ~(value >> 16)) & U16
+        self.errintsts &= ((mask >> _ERR_SH) | ~(value >> _ERR_SH)) & U16
         self._sync_errint()
         self.update_irq()
 
     def _w_norintstsen(self, offset: int, shift: int, mask: int, value: int,
                        size: int) -> None:
         if not self.qemu("sdhci.reserved-bits-writable"):
-            value &= ~_INTEN_RSVD
+            value &= ~_STSEN_RSVD[self.sd_spec_version]
         self.norintstsen = self._mw(self.norintstsen, mask, value & U16, U16)
-        self.errintstsen = self._mw(self.errintstsen, mask >> 16, value >> 16, U16)
+        self.errintstsen = self._mw(self.errintstsen, mask >> _ERR_SH, value >> _ERR_SH, U16)
         self.norintsts &= self.norintstsen
         self.errintsts &= self.errintstsen
         self._sync_errint()
@@ -559,9 +516,9 @@ class SDHCI(SdhciDma):
     def _w_norintsigen(self, offset: int, shift: int, mask: int, value: int,
                        size: int) -> None:
         if not self.qemu("sdhci.reserved-bits-writable"):
-            value &= ~_INTEN_RSVD
+            value &= ~_SIGEN_RSVD[self.sd_spec_version]
         self.norintsigen = self._mw(self.norintsigen, mask, value & U16, U16)
-        self.errintsigen = self._mw(self.errintsigen, mask >> 16, value >> 16, U16)
+        self.errintsigen = self._mw(self.errintsigen, mask >> _ERR_SH, value >> _ERR_SH, U16)
         self.update_irq()
 
     def _w_acmd12(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
@@ -570,6 +527,8 @@ class SDHCI(SdhciDma):
         uhs = self.uhs_mode >= 1
         if not uhs and not self.qemu("sdhci.hostctl2-needs-uhs"):
             uhs = self.sd_spec_version >= 3
+        hc2_mask = mask >> _HOSTCTL2_SH
+        hc2 = value >> _HOSTCTL2_SH
         if not uhs:
             if (self.profile.version >= HOSTCTL2_V4EN_ALWAYS
                     and self.qemu("sdhci.reserved-bits-writable")):
@@ -577,20 +536,17 @@ class SDHCI(SdhciDma):
                 # HOSTCTL2 bit 12 (Host Version 4 Enable in SDHC 4.10,
                 # reserved in 3.00) alone is writable; other bits ignore it.
                 v4 = H.HOSTCTL2_V4EN
-                self.hostctl2 = (self.hostctl2 & ~(v4 & ~(mask >> 16))) | (
-                    (value >> 16) & v4 & ~(mask >> 16))
+                self.hostctl2 = (self.hostctl2 & ~(v4 & ~hc2_mask)) | (hc2 & v4 & ~hc2_mask)
             return
-        hc2 = value >> 16
         if not self.qemu("sdhci.reserved-bits-writable"):
             hc2 &= ~_HOSTCTL2_RSVD
-        self.hostctl2 = self._mw(self.hostctl2, mask >> 16, hc2, U16)
-        set_voltage = getattr(self.card, "set_voltage", None)
-        if callable(set_voltage):
-            set_voltage(1800 if H.HOSTCTL2.field("V18EN").get(self.hostctl2) else 3300)
+        self.hostctl2 = self._mw(self.hostctl2, hc2_mask, hc2, U16)
+        if self.card is not None:
+            self.card.set_voltage(1800 if _V18EN.get(self.hostctl2) else 3300)
 
     def _w_feaer(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
         self.acmd12errsts = (self.acmd12errsts | value) & U16
-        self.errintsts |= (value >> 16) & self.errintstsen
+        self.errintsts |= (value >> _ERR_SH) & self.errintstsen
         if self.acmd12errsts:
             self.errintsts |= H.EIS_ACMDERR
         if self.errintsts:
@@ -601,26 +557,177 @@ class SDHCI(SdhciDma):
         if self.qemu("sdhci.admaerr-writable"):
             self.admaerr = self._mw(self.admaerr, mask, value, U8)
 
-    def _w_adma_lo(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
-        self.admasysaddr = (self.admasysaddr & (0xFFFFFFFF00000000 | mask)) | value
+    def _w_admasysaddr(self, offset: int, shift: int, mask: int, value: int,
+                       size: int) -> None:
+        """Either 32-bit half of the 64-bit ADMA System Address."""
+        if offset - H.ADMASYSADDR.offset < 4:
+            self.admasysaddr = (self.admasysaddr & ((U32 << 32) | mask)) | value
+        else:
+            self.admasysaddr = (((self.admasysaddr & (U32 | (mask << 32))) | (value << 32))
+                                & U64)
 
-    def _w_adma_hi(self, offset: int, shift: int, mask: int, value: int, size: int) -> None:
-        self.admasysaddr = ((self.admasysaddr & (0xFFFFFFFF | (mask << 32))) | (value << 32)) & U64
 
-    _writers = {
-        0x00: _w_sysad,
-        0x04: _w_blksize,
-        0x08: _w_argument,
-        0x0C: _w_trnmod,
-        0x20: _w_bdata,
-        0x28: _w_hostctl,
-        0x2C: _w_clkcon,
-        0x30: _w_norintsts,
-        0x34: _w_norintstsen,
-        0x38: _w_norintsigen,
-        0x3C: _w_acmd12,
-        0x50: _w_feaer,
-        0x54: _w_admaerr,
-        0x58: _w_adma_lo,
-        0x5C: _w_adma_hi,
-    }
+# -- register dispatch, keyed by the register map ----------------------------
+
+Reader = Callable[[SDHCI], int]
+Writer = Callable[[SDHCI, int, int, int, int, int], None]
+
+
+def _sh(reg: Register) -> int:
+    """Bit position of ``reg`` in its 32-bit word."""
+    return 8 * (reg.offset & 3)
+
+
+def _lane(reg: Register, byte: int = 0) -> int:
+    """The byte lane of byte ``byte`` of ``reg`` in its 32-bit word."""
+    return U8 << (8 * ((reg.offset + byte) & 3))
+
+
+_BLKCNT_SH = _sh(H.BLKCNT)
+_CMDREG_SH = _sh(H.CMDREG)
+_PWRCON_SH = _sh(H.PWRCON)
+_BLKGAP_SH = _sh(H.BLKGAP)
+_WAKCON_SH = _sh(H.WAKCON)
+_TIMEOUTCON_SH = _sh(H.TIMEOUTCON)
+_SWRST_SH = _sh(H.SWRST)
+_HOSTCTL2_SH = _sh(H.HOSTCTL2)
+#: The error half of each interrupt register pair (2.2.17-2.2.22, 2.2.29).
+_ERR_SH = _sh(H.ERRINTSTS)
+if not _ERR_SH == _sh(H.ERRINTSTSEN) == _sh(H.ERRINTSIGEN) == _sh(H.FEERR):
+    raise ValueError("the error registers must share their position in the word")
+
+#: Transfer Mode bits sdhci keeps: all but Auto CMD23 (2.2.5).
+_TRNMOD_WRITABLE = H.TRNMOD.defined() & ~H.TRNMOD_ACMD23
+_BLKSIZE_WRITABLE = H.BLKSIZE.defined()
+_NOT_LINE_LEVELS = ~H.PRNSTS_LINE_LEVELS
+_DATLVL_LSB = H.PRNSTS.field("DATLVL").lsb
+_CMDLVL_LSB = H.PRNSTS.field("CMDLVL").lsb
+_BUSVOLT = H.PWRCON.field("BUSVOLT")
+_RSPTYP = H.CMDREG.field("RSPTYP")
+#: Block Gap Control bits QEMU drops, the specification keeps (2.2.12).
+_BLKGAP_RW = H.BLKGAP.mask("RDWAITCTL", "INTATGAP")
+_V18EN = H.HOSTCTL2.field("V18EN")
+#: SD Bus Voltage Select value -> the CAPAB bit that supports it (2.2.11, 2.2.26).
+_VOLTAGE_CAPS = {7: H.CAPAB.mask("V33"), 6: H.CAPAB.mask("V30"), 5: H.CAPAB.mask("V18")}
+
+# Bits the specification reserves (2.2), which QEMU keeps instead
+# ("sdhci.reserved-bits-writable"); all from the register map.
+_CMDREG_RSVD = H.CMDREG.reserved()
+_PWRCON_RSVD = H.PWRCON.reserved()
+_WAKCON_RSVD = H.WAKCON.reserved()
+_TIMEOUTCON_RSVD = H.TIMEOUTCON.reserved()
+#: Clock Control by sd-spec-version: bits 7:5 came with 3.00.
+_CLKCON_RSVD = {v: H.CLKCON.reserved(v) for v in (2, 3)}
+#: Host Control 2 with UHS is the register of 3.00, whatever sd-spec-version.
+_HOSTCTL2_RSVD = H.HOSTCTL2.reserved(3)
+#: The Normal/Error Interrupt Status Enable pair as one word, by
+#: sd-spec-version (2.2.19, 2.2.20): normal 15:13 and error 11 reserved, and
+#: before 3.00 also Re-Tuning Event (normal 12) and Tuning Error (error 10).
+_STSEN_RSVD = {v: H.NORINTSTSEN.reserved(v) | H.ERRINTSTSEN.reserved(v) << _ERR_SH
+               for v in (2, 3)}
+#: The Signal Enable pair likewise (2.2.21, 2.2.22).
+_SIGEN_RSVD = {v: H.NORINTSIGEN.reserved(v) | H.ERRINTSIGEN.reserved(v) << _ERR_SH
+               for v in (2, 3)}
+
+#: What a guest reads from each register (unlisted: reads 0).
+READERS: dict[Register, Reader] = {
+    H.SDMASYSAD: lambda s: s.sdmasysad,
+    H.BLKSIZE: lambda s: s.blksize,
+    H.BLKCNT: lambda s: s.blkcnt,
+    H.ARGUMENT: lambda s: s.argument,
+    H.TRNMOD: lambda s: s.trnmod,
+    H.CMDREG: lambda s: s.cmdreg,
+    H.RSPREG0: lambda s: s.rspreg[0],
+    H.RSPREG1: lambda s: s.rspreg[1],
+    H.RSPREG2: lambda s: s.rspreg[2],
+    H.RSPREG3: lambda s: s.rspreg[3],
+    H.PRNSTS: SDHCI._read_prnsts,
+    H.HOSTCTL: lambda s: s.hostctl1,
+    H.PWRCON: lambda s: s.pwrcon,
+    H.BLKGAP: lambda s: s.blkgap,
+    H.WAKCON: lambda s: s.wakcon,
+    H.CLKCON: lambda s: s.clkcon,
+    H.TIMEOUTCON: lambda s: s.timeoutcon,
+    H.NORINTSTS: lambda s: s.norintsts,
+    H.ERRINTSTS: lambda s: s.errintsts,
+    H.NORINTSTSEN: lambda s: s.norintstsen,
+    H.ERRINTSTSEN: lambda s: s.errintstsen,
+    H.NORINTSIGEN: lambda s: s.norintsigen,
+    H.ERRINTSIGEN: lambda s: s.errintsigen,
+    H.ACMD12ERRSTS: lambda s: s.acmd12errsts,
+    H.HOSTCTL2: lambda s: s.hostctl2,
+    H.CAPAB: lambda s: s.capareg,
+    H.MAXCURR: lambda s: s.maxcurr,
+    H.ADMAERR: lambda s: s.admaerr,
+    H.ADMASYSADDR: lambda s: s.admasysaddr,
+    H.SLOT_INT_STATUS: lambda s: int(s.slotint()),
+    H.HCVER: lambda s: s.hcver,
+}
+
+#: The writer of each 32-bit word, by the register the word starts with (an
+#: 8-byte register's writer takes both of its words; unlisted: writes ignored).
+WRITERS: dict[Register, Writer] = {
+    H.SDMASYSAD: SDHCI._w_sysad,
+    H.BLKSIZE: SDHCI._w_blksize,        # and BLKCNT
+    H.ARGUMENT: SDHCI._w_argument,
+    H.TRNMOD: SDHCI._w_trnmod,          # and CMDREG
+    H.BDATA: SDHCI._w_bdata,
+    H.HOSTCTL: SDHCI._w_hostctl,        # and PWRCON, BLKGAP, WAKCON
+    H.CLKCON: SDHCI._w_clkcon,          # and TIMEOUTCON, SWRST
+    H.NORINTSTS: SDHCI._w_norintsts,    # and ERRINTSTS
+    H.NORINTSTSEN: SDHCI._w_norintstsen,  # and ERRINTSTSEN
+    H.NORINTSIGEN: SDHCI._w_norintsigen,  # and ERRINTSIGEN
+    H.ACMD12ERRSTS: SDHCI._w_acmd12,    # and HOSTCTL2
+    H.FEAER: SDHCI._w_feaer,            # and FEERR
+    H.ADMAERR: SDHCI._w_admaerr,
+    H.ADMASYSADDR: SDHCI._w_admasysaddr,
+}
+
+
+def _placed(reader: Reader, shift: int) -> Reader:
+    """``reader``'s value moved ``shift`` bits up (down when negative)."""
+    if shift == 0:
+        return reader
+    if shift > 0:
+        return lambda s: reader(s) << shift
+    return lambda s: reader(s) >> -shift
+
+
+def _combined(parts: list[Reader]) -> Reader:
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) == 2:
+        first, second = parts
+        return lambda s: first(s) | second(s)
+
+    def read(s: SDHCI) -> int:
+        value = 0
+        for part in parts:
+            value |= part(s)
+        return value
+    return read
+
+
+def _word_readers() -> dict[int, Reader]:
+    """Word offset -> reader of the 32-bit word (the OR of its registers)."""
+    out: dict[int, list[Reader]] = {}
+    for reg, reader in READERS.items():
+        for base in range(reg.offset & ~3, reg.offset + reg.width, 4):
+            out.setdefault(base, []).append(_placed(reader, 8 * (reg.offset - base)))
+    return {base: _combined(parts) for base, parts in out.items()}
+
+
+def _word_writers() -> dict[int, Writer]:
+    out: dict[int, Writer] = {}
+    for reg, writer in WRITERS.items():
+        if reg.offset & 3:
+            raise ValueError(f"{reg.name} does not start a 32-bit word")
+        for base in range(reg.offset, reg.offset + reg.width, 4):
+            if base in out:
+                raise ValueError(f"two writers for the word at {base:#x}")
+            out[base] = writer
+    return out
+
+
+_WORD_READERS = _word_readers()
+_WORD_WRITERS = _word_writers()

@@ -86,7 +86,8 @@ SDHCI_DEVIATIONS: tuple[Deviation, ...] = (
         "sdhci.reserved-bits-writable", "SDHC 3.00 2.2",
         "Reserved bits read 0 (Command bits 15:14 and 2, Power Control 7:4, Wakeup "
         "Control 7:3, Timeout Control 7:4, Clock Control reserved bits, Host Control "
-        "2 bits 13:8, interrupt enable bit 15).",
+        "2 bits 13:8, the interrupt enables' reserved bits: normal 15:13, error 11, and "
+        "before 3.00 the tuning bits).",
         "Those bits keep and read back what the guest wrote.",
     ),
     Deviation(

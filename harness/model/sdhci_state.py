@@ -42,7 +42,8 @@ class SDHCIConfigError(ModelConfigError):
 
 
 class SDBusCard(Protocol):
-    """The card operations sdhci uses on its SD bus (hw/sd/core.c)."""
+    """The card operations sdhci uses on its SD bus (hw/sd/core.c), and the
+    line levels Present State reports (SDHC 3.00 2.2.9)."""
 
     @property
     def inserted(self) -> bool: ...
@@ -57,6 +58,20 @@ class SDBusCard(Protocol):
     def read_data(self, length: int) -> bytes: ...
 
     def data_ready(self) -> bool: ...
+
+    def set_voltage(self, millivolts: int) -> None:
+        """The signalling voltage Host Control 2 selects (2.2.24): 3300 or 1800."""
+        ...
+
+    @property
+    def dat_lines(self) -> int:
+        """DAT[3:0] line levels, bit n = DATn (1: high)."""
+        ...
+
+    @property
+    def cmd_line(self) -> bool:
+        """CMD line level (True: high)."""
+        ...
 
 
 def _prop_int(value: int | str | None, default: int) -> int:
@@ -242,10 +257,11 @@ class SdhciState:
         return self.card is not None and bool(self.card.data_ready())
 
     def dat_lines(self) -> int:
-        return int(getattr(self.card, "dat_lines", 0xF)) & 0xF
+        """DAT[3:0] levels; an empty bus's pulled-up lines read high."""
+        return 0xF if self.card is None else self.card.dat_lines & 0xF
 
     def cmd_line(self) -> bool:
-        return bool(getattr(self.card, "cmd_line", True))
+        return True if self.card is None else bool(self.card.cmd_line)
 
     # -- transfers --------------------------------------------------------
 

@@ -56,14 +56,6 @@ MODULES: dict[str, str] = {
     "harness.pytest_plugin": "cli",
 }
 
-#: Cycles being removed on another branch; each entry goes when it merges.
-KNOWN_CYCLES: set[frozenset[str]] = {
-    # model/sd_data <-> model/sdcard: fixed by the vocabulary work (branch
-    # redesign-vocab); delete this entry when it is merged.
-    frozenset({"harness.model.sd_data", "harness.model.sdcard"}),
-}
-
-
 def render() -> str:
     """The table as the package docstring shows it, highest layer first."""
     by_layer: dict[str, list[str]] = {name: [] for name in LAYERS}
@@ -174,7 +166,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_no_import_cycles() -> None:
-    found = [c for c in cycles(imports(sources())) if frozenset(c) not in KNOWN_CYCLES]
+    found = cycles(imports(sources()))
     assert found == [], "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 

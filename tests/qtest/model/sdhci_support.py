@@ -41,6 +41,7 @@ class StubCard:
         self.blocklen = 512
         self.fatal: str | None = None
         self.dev = _NoDeviations()
+        self.voltages: list[int] = []
 
     def reset(self) -> None:
         self.state = TRAN
@@ -76,6 +77,17 @@ class StubCard:
 
     def data_ready(self) -> bool:
         return self.state == SENDING
+
+    def set_voltage(self, millivolts: int) -> None:
+        self.voltages.append(millivolts)
+
+    @property
+    def dat_lines(self) -> int:
+        return 0xF
+
+    @property
+    def cmd_line(self) -> bool:
+        return True
 
     def receive_ready(self) -> bool:
         return self.state == RECEIVING

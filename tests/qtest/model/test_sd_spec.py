@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from harness.hwdefs import sd as S
-from harness.model.sd_commands import ACMD_ROWS, CMD_ROWS, Support
+from harness.model.sd_commands import ACMD_ROWS, CMD_ROWS, Support, illegal
+from harness.model.sdcard import SDCard
 
 
 def test_crc7_known_vectors() -> None:
@@ -78,16 +79,20 @@ def test_capacity_classes() -> None:
 
 
 def test_command_table_covers_the_spec() -> None:
-    """Every SD-mode command and ACMD the spec defines has a row saying what happens."""
-    for index, spec in S.SD_COMMANDS.items():
-        row = CMD_ROWS[index]
-        assert row.support in Support
-        assert row.handler.startswith("_"), index
-        if not spec.reserved and row.support is Support.IMPLEMENTED:
-            assert row.resp is spec.resp or {row.resp, spec.resp} <= {S.Resp.R1, S.Resp.R1B}
+    """Every SD-mode command and ACMD the spec defines has a row saying what
+    happens, bound to the spec's entry and to the card's handler."""
+    for table, rows in ((S.SD_COMMANDS, CMD_ROWS), (S.SD_APP_COMMANDS, ACMD_ROWS)):
+        for index, spec in table.items():
+            row = rows[index]
+            assert row.support in Support
+            assert row.spec is spec, index
+            if row.support in (Support.IMPLEMENTED, Support.VERSION):
+                handler = row.handler
+                assert getattr(SDCard, handler.__name__) is handler, index
+            else:
+                assert row.handler is illegal, index
     assert set(CMD_ROWS) == set(range(64))
-    for index in S.SD_APP_COMMANDS:
-        assert index in ACMD_ROWS, index
+    assert set(ACMD_ROWS) == set(S.SD_APP_COMMANDS)
     implemented = {i for i, r in CMD_ROWS.items() if r.support is Support.IMPLEMENTED}
     assert implemented == {0, 2, 3, 6, 7, 8, 9, 10, 12, 13, 15, 16, 17, 18, 19, 23, 24, 25,
                            27, 28, 29, 30, 32, 33, 38, 42, 55, 56}
