@@ -194,12 +194,13 @@ class Controller:
         if base == 0 or freq_hz <= 0 or freq_hz >= base:
             return 0
         if self.spec_version() >= 2:
-            n = min(0x3FF, -(-base // (2 * freq_hz)))
-            return ((n & 0xFF) << 8) | (((n >> 8) & 3) << 6)
+            lo, hi = H.CLKCON.field("SDCLKFSEL"), H.CLKCON.field("SDCLKFSEL_HI")
+            n = min((1 << (lo.width + hi.width)) - 1, -(-base // (2 * freq_hz)))
+            return lo.put(hi.put(0, n >> lo.width), n)
         div = 1
         while base // div > freq_hz and div < 256:
             div <<= 1
-        return (div // 2) << 8
+        return H.CLKCON.field("SDCLKFSEL").put(0, div // 2)
 
     def clock_on(self, freq_hz: int = 400_000) -> int:
         """Internal clock on, wait Internal Clock Stable, then SD clock on

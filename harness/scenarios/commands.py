@@ -15,6 +15,7 @@ from collections.abc import Callable
 from harness.driver import host as D
 from harness.driver.host import HostDriver
 from harness.hwdefs import sd as S
+from harness.hwdefs import sdhci as H
 from harness.hwdefs.sd import Resp
 from harness.scenarios.registry import Context, scenario
 from harness.target import Target
@@ -79,7 +80,7 @@ for _state, _reach in _STATES.items():
                     d.cmd(D.APP_CMD, d.card.rca << 16)
                 d.command(index, _args(d, index), _resp(index, app))
                 d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
-                d.reset(0x02 | 0x04)  # CMD and DAT line reset after each probe
+                d.reset(H.SWRST_CMD | H.SWRST_DAT)  # CMD and DAT line reset after each probe
         return run
 
     for _app in (False, True):

@@ -26,7 +26,7 @@ def _enables(t: Target, ctx: Context) -> None:
         t.irq_level()
         t.read(H.NORINTSTS.offset, 4)
         t.write(H.NORINTSTS.offset, 2, 0xFFFF)
-        t.write(H.FEERR.offset, 2, 0x0001)  # forced command timeout
+        t.write(H.FEERR.offset, 2, H.EIS_CMDTOUT)  # forced command timeout
         t.read(H.NORINTSTS.offset, 4)
         t.write(H.ERRINTSTS.offset, 2, 0xFFFF)
         t.read(H.SLOT_INT_STATUS.offset, 2)
