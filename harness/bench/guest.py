@@ -31,7 +31,8 @@ DEFAULT_SIZES = (4, 8, 12, 16, 64, 128, 512, 1024)
 FIO_TABLE = ("read", "write", "readwrite")
 #: fio's direction -> the data benchmark's direction (for the qtest-level figure).
 QTEST_DIRECTION = {"read": "read", "write": "write", "readwrite": "mixed"}
-KVM_BOOT_TIMEOUT = 45.0
+#: A guest that boots under KVM prints its first console line within a second or two.
+KVM_BOOT_TIMEOUT = 20.0
 
 
 @dataclass

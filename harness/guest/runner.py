@@ -219,6 +219,8 @@ def _converse(child: pexpect.spawn[str], t: Transcript, res: GuestRun, start: fl
             raise GuestError(f"{what}; console: {_tail(res.console_log)}", current)
         if idx == 1:
             text = (child.before or "").strip()
+            if child.logfile_read is not None:
+                child.logfile_read.flush()
             panic = _panic(res.console_log)
             if panic:
                 raise GuestError(f"kernel panic: {panic}")
@@ -229,7 +231,9 @@ def _converse(child: pexpect.spawn[str], t: Transcript, res: GuestRun, start: fl
         saw_output = True
         line = str(child.after)
         if "Kernel panic" in line:
-            raise GuestError(f"kernel panic: {line.strip()[:200]}")
+            if child.logfile_read is not None:
+                child.logfile_read.flush()
+            raise GuestError(f"kernel panic: {_panic(res.console_log) or line.strip()[:200]}")
         try:
             msg = parse_line(line)
         except ProtocolError as e:
