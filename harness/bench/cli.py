@@ -225,6 +225,10 @@ def cmd_guest(args: argparse.Namespace) -> int:
             print(f"sdqtest bench guest: --{opt} {p}: no such file", file=sys.stderr)
             return 2
     if args.format == "qcow2" and qemu_img() is None:
+        from harness.qemu.install import ensure_tools
+
+        ensure_tools(lambda m: print(m, file=sys.stderr))  # as root: apt-get install qemu-utils
+    if args.format == "qcow2" and qemu_img() is None:
         print("sdqtest bench guest: --format qcow2 needs qemu-img (Debian: qemu-utils)",
               file=sys.stderr)
         return 2
