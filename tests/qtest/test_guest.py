@@ -348,3 +348,23 @@ def test_real_guest_reads_the_cards_pattern(request: pytest.FixtureRequest,
     assert t.done and t.results["card"]["bytes"] == lay.card_bytes
     assert t.results[job]["sha256"] == card.sha256(lay.read_content())
     assert card.check_integrity(card.RawView(img, "raw"), lay, wrote_pattern=False).ok
+
+
+def test_fio_figures_put_the_qtest_figure_beside() -> None:
+    opts = guest_bench.Options(runtime=2, sweep_runtime=1, sizes=(4,), sweep_rw=("read",),
+                               fio_mib=8)
+    t = protocol.Transcript()
+    for rw in ("read", "write", "readwrite"):
+        job = guest_bench.fio_job(rw, 128, 2, 8)
+        parts = {d: {"io_bytes": 1, "bw_bytes": 1 << 20, "iops": 8.0, "clat_ns": {"mean": 1e6}}
+                 for d in ("read", "write") if d in rw}
+        t.results[job] = {"job": job, "fio": {"jobs": [parts]}}
+    figs = guest_bench.fio_figures("11.1", "tcg", t, opts, {"read": 4.0, "write": 2.0,
+                                                           "mixed": 1.0})
+    by = {(f.table, f.labels.get("rw", f.labels.get("direction"))): f for f in figs}
+    rw = by[("guest fio 128 KiB", "readwrite")]
+    assert rw.samples == [2.0] and rw.labels["accel"] == "TCG"
+    assert rw.extra["qtest_mibps"] == 1.0 and rw.extra["guest_per_qtest"] == 2.0
+    assert by[("guest fio 128 KiB", "write")].extra["guest_per_qtest"] == 0.5
+    sweep = by[("guest fio by block size", "read")]
+    assert sweep.samples == [] and sweep.status == "no result"
