@@ -62,11 +62,11 @@ class Options:
 _kvm_boots: dict[str, bool] = {}
 
 
-def accel_candidates(opts: Options) -> list[str]:
-    """Accelerators to try in order."""
+def accel_candidates(opts: Options, build: QemuBuild) -> list[str]:
+    """Accelerators to try in order (KVM once per build: whether it boots is the build's)."""
     if opts.accel != "auto":
         return [opts.accel]
-    if runner.kvm_usable() and _kvm_boots.get("kvm", True):
+    if runner.kvm_usable() and _kvm_boots.get(str(build.binary), True):
         return ["kvm", "tcg"]
     return ["tcg"]
 
@@ -131,7 +131,7 @@ def boot(build: QemuBuild, guest: assemble.Guest | None, opts: Options, image: P
                       if x)
     notes: list[str] = []
     logs = opts.keep_logs or workdir
-    cands = accel_candidates(opts)
+    cands = accel_candidates(opts, build)
 
     def on_message(m: protocol.Message) -> None:
         if progress is not None and m.kind == "START":
@@ -150,13 +150,13 @@ def boot(build: QemuBuild, guest: assemble.Guest | None, opts: Options, image: P
         except GuestError as e:
             booted = e.run is not None and e.run.transcript.hello is not None
             if accel == "kvm" and not booted and not last:
-                _kvm_boots["kvm"] = False
+                _kvm_boots[str(build.binary)] = False
                 notes.append(f"KVM: /dev/kvm works but the guest did not boot with it "
                              f"({e}); TCG used")
                 continue
             return Boot(e.run, accel, str(e), e.job, notes)
         if accel == "kvm":
-            _kvm_boots["kvm"] = True
+            _kvm_boots[str(build.binary)] = True
         return Boot(r, accel, None, None, notes)
     raise AssertionError("unreachable")
 
@@ -230,7 +230,7 @@ def erase_figure(build: str, b: Boot, lay: Layout, opts: Options, image: Path,
         "range": _size(lay.erase_bytes), "format": opts.fmt,
         "erase_blocks_as_zero": setting, "accel": _label(b.accel)}
     cols = ["host_s", "reads_as", "allocated_before_mib", "allocated_after_mib",
-            "range_allocated_mib", "guards"]
+            "range_allocated_mib", "guards", "projected_s"]
     t = b.run.transcript if b.run else protocol.Transcript()
     res = t.results.get(job)
     after_alloc = card.allocated(image)
