@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -66,13 +67,18 @@ class Guest:
     modules: list[str]  #: module files in load order (initramfs paths)
 
 
+def init_digest() -> str:
+    """sha256 of the ``/init`` this code puts in the initramfs."""
+    return hashlib.sha256(INIT.encode()).hexdigest()
+
+
 def read_marker(folder: Path | None = None) -> Guest | None:
     """The guest described by ``guest.json``, or None when absent or stale."""
     folder = folder or guest_dir()
     try:
         d = json.loads((folder / MARKER).read_text())
-        if d.get("layout") != LAYOUT_VERSION:
-            return None
+        if d.get("layout") != LAYOUT_VERSION or d.get("init_sha256") != init_digest():
+            return None  # an older layout or /init: assemble again (downloads are kept)
         g = Guest(Path(d["kernel"]), Path(d["initramfs"]), str(d["kernel_version"]),
                   dict(d["packages"]), list(d["modules"]))
     except (OSError, ValueError, KeyError, TypeError):
@@ -373,7 +379,8 @@ def assemble(folder: Path | None = None, log: Log = print) -> Guest:
         guest = Guest(folder / "vmlinuz", folder / "initramfs.cpio.gz", kver,
                       {p: versions[p] for p in sorted(roots)},
                       ["/" + m.relative_to(kroot).as_posix() for m in order])
-        marker = {"layout": LAYOUT_VERSION, "kernel": str(guest.kernel),
+        marker = {"layout": LAYOUT_VERSION, "init_sha256": init_digest(),
+                  "kernel": str(guest.kernel),
                   "initramfs": str(guest.initramfs), "kernel_version": kver,
                   "packages": guest.packages, "modules": guest.modules,
                   "libraries": sorted(libs), "assembled_at":

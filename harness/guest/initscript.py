@@ -22,10 +22,12 @@ BLK=/sys/block/mmcblk0
 say() { echo "SDQTEST-$1 $2"; }
 ms() { awk '{printf "%d", $1 * 1000}' /proc/uptime; }
 clean() { tr -d '"\\\n\r\t' | cut -c1-300; }
-param() {
+param() { # the last NAME=value on the kernel command line wins
+    v=""
     for w in $(cat /proc/cmdline); do
-        case "$w" in "$1="*) echo "${w#*=}"; return;; esac
+        case "$w" in "$1="*) v="${w#*=}";; esac
     done
+    echo "$v"
 }
 finish() {
     say DONE ""
