@@ -1,4 +1,4 @@
-"""``sdqtest bench data|erase|harness|all|compare``: parsers and commands.
+"""``sdqtest bench data|erase|harness|all|compare|guest``: parsers and commands.
 
 Every part measures each selected build in the same run, prints its tables,
 writes a JSON file with every sample and each build's identity, and one PNG
@@ -197,3 +197,108 @@ def add_parsers(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[
     c.add_argument("--build", action="append", metavar="NAME",
                    help="restrict to this build; with one file give two")
     c.set_defaults(func=cmd_compare)
+    add_guest_parser(bench_sub)
+
+
+# -- sdqtest bench guest (a real Linux guest; harness/bench/guest.py) ----------------------
+
+
+def cmd_guest(args: argparse.Namespace) -> int:
+    """``bench guest``: fio, erase and integrity inside a Linux guest, per build."""
+    from harness.bench import guest
+    from harness.guest.card import CardError, qemu_img
+    from harness.guest.runner import GuestError
+    from harness.qemu.install import InstallError
+    from harness.qemu.session import install_signal_handlers
+
+    install_signal_handlers()
+    for opt in ("kernel", "initrd"):
+        p = getattr(args, opt)
+        if p is not None and not Path(p).is_file():
+            print(f"sdqtest bench guest: --{opt} {p}: no such file", file=sys.stderr)
+            return 2
+    if args.format == "qcow2" and qemu_img() is None:
+        from harness.qemu.install import ensure_tools
+
+        ensure_tools(lambda m: print(m, file=sys.stderr))  # as root: apt-get install qemu-utils
+    if args.format == "qcow2" and qemu_img() is None:
+        print("sdqtest bench guest: --format qcow2 needs qemu-img (Debian: qemu-utils)",
+              file=sys.stderr)
+        return 2
+    logs = Path(args.out) / "guest-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    opts = guest.Options(
+        runtime=args.runtime, sweep_runtime=args.sweep_runtime,
+        sizes=_ints(args.sizes) if args.sizes else guest.DEFAULT_SIZES,
+        sweep_rw=tuple(x for x in args.sweep_rw.split(",") if x), erase_mib=args.erase_mib,
+        fio_mib=args.fio_mib, fmt=args.format, accel=args.accel,
+        boot_timeout=args.boot_timeout, erase_limit=args.erase_limit,
+        kernel=Path(args.kernel) if args.kernel else None,
+        initrd=Path(args.initrd) if args.initrd else None, append=args.append or "",
+        qtest=not args.no_qtest, qtest_repeats=args.repeats or 3,
+        keep_logs=logs)
+    builds = [b for b in _builds(args.qemu) if b.has_sdhci_pci]
+    if not builds:
+        print("sdqtest bench guest: no selected build has sdhci-pci/sd-card", file=sys.stderr)
+        return 2
+    from harness.bench.progress import Progress
+
+    made: list[Progress] = []
+
+    def progress(total: int) -> Progress:
+        made.append(Progress("bench guest", total))
+        return made[-1]
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="sdqtest-guest-") as tmp:
+            res = guest.run(builds, opts, workdir=Path(tmp), progress_factory=progress,
+                            log=lambda m: print(m, file=sys.stderr))
+    except (GuestError, CardError, InstallError, ValueError) as e:
+        for p in made:
+            p.clear()
+        print(f"sdqtest bench guest: {e}", file=sys.stderr)
+        return 1
+    _emit(res, args, Path(args.json) if args.json else None)
+    return 0
+
+
+def add_guest_parser(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``bench guest`` (called from :func:`add_parsers`)."""
+    text = "fio, erase and end-to-end integrity inside a Linux guest on the SD card"
+    p = bench_sub.add_parser("guest", help=text, description=text + " (see README, "
+                             "'Guest benchmark'); the card image is made by the benchmark")
+    p.add_argument("--qemu", action="append", metavar="NAME|PATH",
+                   help="QEMU build: installed name or binary path; repeatable "
+                   "(default: $QTEST_QEMU_BINARY, else every installed build)")
+    p.add_argument("--runtime", type=int, default=10, metavar="S",
+                   help="seconds per fio job of the 128 KiB table (default 10; the seed used 60)")
+    p.add_argument("--sweep-runtime", type=int, default=3, metavar="S",
+                   help="seconds per fio job of the block-size sweep (default 3)")
+    p.add_argument("--sizes", metavar="KIB,...",
+                   help="sweep block sizes in KiB (default 4,8,12,16,64,128,512,1024)")
+    p.add_argument("--sweep-rw", default="read,write", help="sweep directions (default read,write)")
+    p.add_argument("--erase-mib", type=int, default=1024, metavar="MIB",
+                   help="range the guest erases with blkdiscard (default 1024; 2048 for 2 GiB)")
+    p.add_argument("--erase-limit", type=float, default=600.0, metavar="S",
+                   help="stop an erase past this and report it over budget (default 600)")
+    p.add_argument("--fio-mib", type=int, default=1024, metavar="MIB",
+                   help="region of the card fio reads and writes (default 1024)")
+    p.add_argument("--format", choices=("raw", "qcow2"), default="raw",
+                   help="card image format (qcow2 needs qemu-img)")
+    p.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
+                   help="auto: KVM when /dev/kvm works and the guest boots with it, else TCG")
+    p.add_argument("--boot-timeout", type=float, default=180.0, metavar="S",
+                   help="seconds until the guest's SDQTEST-HELLO (default 180)")
+    p.add_argument("--kernel", metavar="FILE", help="your own kernel (default: Debian's)")
+    p.add_argument("--initrd", metavar="FILE",
+                   help="your own initramfs following the result protocol (default: ours)")
+    p.add_argument("--append", metavar="TEXT", help="added to the kernel command line")
+    p.add_argument("--no-qtest", action="store_true",
+                   help="skip the qtest-level figure beside the guest's")
+    p.add_argument("--repeats", type=int, metavar="N",
+                   help="samples of the qtest-level figure (default 3)")
+    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                   help=f"where JSON, plots and console logs go (default ./{DEFAULT_OUT})")
+    p.add_argument("--json", metavar="FILE", help="JSON result file (default DIR/guest-TIME.json)")
+    p.add_argument("--no-plot", action="store_true", help="write no PNG plots")
+    p.set_defaults(func=cmd_guest)
