@@ -38,6 +38,12 @@ tree and the code in step.
     |   |                            the host driver asked
     |   +-- DriverTimeout            [driver.results] ... in time
     +-- BenchError                   [bench.data] a benchmark's check failed
+    +-- GuestError                   the Linux guest could not run its jobs
+    |   |                            (one line naming the cause)
+    |   +-- GuestRunError            [guest.runner] a boot failed: job, transcript
+    |   +-- ProtocolError            [guest.protocol] a malformed result line
+    |   +-- CardError                [guest.card] the card image is not as made
+    |   +-- ElfError                 [guest.elf] a file of the guest is not ELF64
     +-- BisectError                  [bisect.driver] a bisect cannot go on
     +-- GitError                     [bisect.step] a git command failed
     +-- BuildSetupError              [bisect.build] a QEMU tree cannot be built
@@ -102,3 +108,7 @@ class QemuGone(QemuError):
 
 class ModelConfigError(SdqtestError, ValueError):
     """A device property or machine the model cannot take (a ValueError too)."""
+
+
+class GuestError(SdqtestError):
+    """The Linux guest could not run its jobs; the message names the cause."""

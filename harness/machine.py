@@ -80,13 +80,16 @@ class CardImage:
     ``path`` is a file in ``format`` (``raw``, ``qcow2``, ...), never
     written by the harness (QEMU works on a copy or a snapshot); ``None``
     is QEMU's null block driver of ``size`` bytes (no file at all).
-    ``readonly`` opens the drive read-only.
+    ``readonly`` opens the drive read-only.  ``cache`` is the drive's cache
+    mode (``none`` for a guest doing direct I/O); unset, a raw file takes
+    QEMU's default and a container ``writethrough``.
     """
 
     path: Path | None = None
     format: str = "raw"
     readonly: bool = False
     size: int | None = None
+    cache: str | None = None
 
     def __post_init__(self) -> None:
         if self.path is not None:
@@ -103,13 +106,14 @@ class CardImage:
 
     def to_json(self) -> dict[str, Any]:
         return {"path": None if self.path is None else str(self.path), "format": self.format,
-                "readonly": self.readonly, "size": self.size}
+                "readonly": self.readonly, "size": self.size, "cache": self.cache}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> CardImage:
         path = d.get("path")
         return cls(path=None if path is None else Path(path), format=str(d.get("format", "raw")),
-                   readonly=bool(d.get("readonly", False)), size=d.get("size"))
+                   readonly=bool(d.get("readonly", False)), size=d.get("size"),
+                   cache=d.get("cache"))
 
 
 def _props_or_none(value: Mapping[str, PropValue] | None) -> Props | None:

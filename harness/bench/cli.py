@@ -206,8 +206,8 @@ def add_parsers(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[
 def cmd_guest(args: argparse.Namespace) -> int:
     """``bench guest``: fio, erase and integrity inside a Linux guest, per build."""
     from harness.bench import guest
+    from harness.errors import GuestError
     from harness.guest.card import CardError, qemu_img
-    from harness.guest.runner import GuestError
     from harness.qemu.install import InstallError
     from harness.qemu.session import install_signal_handlers
 
@@ -237,7 +237,7 @@ def cmd_guest(args: argparse.Namespace) -> int:
         initrd=Path(args.initrd) if args.initrd else None, append=args.append or "",
         qtest=not args.no_qtest, qtest_repeats=args.repeats or 3,
         keep_logs=logs)
-    builds = [b for b in _builds(args.qemu) if b.has_sdhci_pci]
+    builds = [b for b in select_builds(args.qemu) if b.has_sdhci_pci]
     if not builds:
         print("sdqtest bench guest: no selected build has sdhci-pci/sd-card", file=sys.stderr)
         return 2

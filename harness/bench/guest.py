@@ -22,9 +22,10 @@ from typing import Any
 
 from harness.bench.output import Figure, Run, build_identity
 from harness.bench.progress import Progress
+from harness.errors import GuestError
 from harness.guest import assemble, card, protocol, runner
 from harness.guest.card import KIB, MIB, Layout
-from harness.guest.runner import GuestError, GuestRun
+from harness.guest.runner import GuestRun, GuestRunError
 from harness.qemu.builds import QemuBuild
 
 DEFAULT_SIZES = (4, 8, 12, 16, 64, 128, 512, 1024)
@@ -147,7 +148,7 @@ def boot(build: QemuBuild, guest: assemble.Guest | None, opts: Options, image: P
             r = runner.run(argv, accel=accel, console_log=logs / f"console-{build.name}-{tag}"
                            f"-{accel}.log", boot_timeout=bt, job_timeout=job_timeout(opts),
                            on_message=on_message)
-        except GuestError as e:
+        except GuestRunError as e:
             booted = e.run is not None and e.run.transcript.hello is not None
             if accel == "kvm" and not booted and not last:
                 _kvm_boots[str(build.binary)] = False
@@ -309,7 +310,7 @@ def qtest_figures(build: QemuBuild, workdir: Path, repeats: int) -> dict[str, fl
     """MiB/s of 128 KiB ADMA2 requests at qtest level (the data benchmark's measurement)."""
     from harness.bench import data
 
-    if not build.has_qtest_accel:
+    if not build.profile.has_qtest_accel:
         return {}
     image, content = data.make_image(workdir)
     try:

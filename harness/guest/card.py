@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from harness.errors import GuestError
+
 BLOCK = 512
 KIB = 1024
 MIB = 1 << 20
@@ -33,7 +35,7 @@ GUARD_SEED = 0x6A
 UNIT = 64 * KIB
 
 
-class CardError(Exception):
+class CardError(GuestError):
     """The card image is not what the harness expects."""
 
 

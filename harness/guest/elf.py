@@ -6,6 +6,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.errors import GuestError
+
 PT_INTERP = 3
 PT_DYNAMIC = 2
 DT_NEEDED = 1
@@ -14,7 +16,7 @@ DT_RPATH = 15
 DT_RUNPATH = 29
 
 
-class ElfError(Exception):
+class ElfError(GuestError):
     """Not an ELF64 little-endian file, or a malformed one."""
 
 

@@ -24,12 +24,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.errors import GuestError
+
 PREFIX = "SDQTEST-"
 KINDS = ("HELLO", "START", "RESULT", "ERROR", "DONE")
 _LINE = re.compile(r"SDQTEST-(HELLO|START|RESULT|ERROR|DONE)(?:[ \t]+(.*))?$")
 
 
-class ProtocolError(Exception):
+class ProtocolError(GuestError):
     """A line with the ``SDQTEST-`` prefix that does not follow the protocol."""
 
 

@@ -21,16 +21,19 @@ from pathlib import Path
 
 import pexpect
 
+from harness.errors import GuestError
 from harness.guest import cpio
 from harness.guest.protocol import Message, ProtocolError, Transcript, parse_line
+from harness.machine import CardImage, Machine
+from harness.qemu.argv import device_args
 
 #: Kernel command line the harness always gives (the user's ``--append`` follows it).
 BASE_APPEND = "console=ttyS0,115200 panic=-1 loglevel=4 sdqtest.wait=30"
 KVM_GET_API_VERSION = 0xAE00
 
 
-class GuestError(Exception):
-    """The guest could not run its jobs; the message is one line naming the cause."""
+class GuestRunError(GuestError):
+    """A boot that failed: which job overran, and what the guest did until then."""
 
     def __init__(self, message: str, job: str | None = None) -> None:
         super().__init__(message)
@@ -38,23 +41,31 @@ class GuestError(Exception):
         self.run: GuestRun | None = None  #: what the guest did until then
 
 
+def guest_machine(image: Path, fmt: str, *, erase_blocks_as_zero: bool | None = None,
+                  memory_mib: int = 512) -> Machine:
+    """The guest's machine: q35 with ``memory_mib`` of RAM, sdhci-pci and an
+    sd-card on ``image`` (cache ``none``: the guest's direct I/O reaches the file)."""
+    card = {} if erase_blocks_as_zero is None else {"erase-blocks-as-zero": erase_blocks_as_zero}
+    return Machine("q35", ram=memory_mib << 20, card=card,
+                   image=CardImage(image, format=fmt, cache="none"))
+
+
 def qemu_argv(binary: Path | str, *, image: Path, fmt: str, kernel: Path, initrd: Path,
               append: str, accel: str, erase_blocks_as_zero: bool | None = None,
               memory_mib: int = 512) -> list[str]:
-    """THE guest command line: q35, ``-m 512``, sdhci-pci with an sd-card on ``image``,
-    the kernel and initramfs, the console on stdio; nothing else (``-nodefaults``)."""
-    card = "sd-card,drive=sdcard"
-    if erase_blocks_as_zero is not None:
-        card += f",erase-blocks-as-zero={'on' if erase_blocks_as_zero else 'off'}"
+    """THE guest command line: :func:`guest_machine`'s devices (written by the
+    project's one :func:`~harness.qemu.argv.device_args`), the kernel and
+    initramfs, the console on stdio; nothing else (``-nodefaults``)."""
+    machine = guest_machine(image, fmt, erase_blocks_as_zero=erase_blocks_as_zero,
+                            memory_mib=memory_mib)
     cpu = ["-cpu", "host"] if accel == "kvm" else []
     return [
-        str(binary), "-machine", "q35", "-accel", accel, *cpu, "-m", str(memory_mib),
-        "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-        "-serial", "stdio", "-monitor", "none",
-        "-drive", f"if=none,id=sdcard,file={image},format={fmt},cache=none,aio=threads",
-        "-device", "sdhci-pci", "-device", card,
+        str(binary), "-machine", machine.type, "-accel", accel, *cpu,
+        "-m", str(memory_mib), "-smp", "1", "-nodefaults", "-no-user-config",
+        "-display", "none", "-no-reboot", "-serial", "stdio", "-monitor", "none",
+        *device_args(machine),
         "-kernel", str(kernel), "-initrd", str(initrd), "-append", append,
-    ]  # fmt: skip
+    ]
 
 
 def kvm_usable() -> bool:
@@ -154,7 +165,7 @@ def run(argv: Sequence[str], *, accel: str, console_log: Path, boot_timeout: flo
         on_message: Callable[[Message], None] | None = None) -> GuestRun:
     """Boot the guest of ``argv`` and read its console until ``SDQTEST-DONE``.
 
-    Raises :class:`GuestError` (one line) when the guest says nothing within the
+    Raises :class:`GuestRunError` (one line) when the guest says nothing within the
     boot timeout, a job overruns its timeout, QEMU exits early, or the guest
     reports an error before any job ran.  QEMU is dead when this returns."""
     full = [*_deathsig_prefix(), *argv]
@@ -168,14 +179,14 @@ def run(argv: Sequence[str], *, accel: str, console_log: Path, boot_timeout: flo
                                   timeout=boot_timeout, echo=False, env={"LC_ALL": "C"},
                                   dimensions=(24, 500))
         except pexpect.ExceptionPexpect as e:
-            raise GuestError(f"cannot start QEMU: {e}") from None
+            raise GuestRunError(f"cannot start QEMU: {e}") from None
         _live.add(child)
         child.logfile_read = logf
         try:
             try:
                 _converse(child, t, res, start, boot_timeout, job_timeout, idle_timeout,
                           on_message)
-            except GuestError as e:
+            except GuestRunError as e:
                 e.run = res
                 raise
             try:  # /init powers off after DONE; give it a moment
@@ -213,18 +224,18 @@ def _converse(child: pexpect.spawn[str], t: Transcript, res: GuestRun, start: fl
                            timeout=max(0.1, left))
         if idx == 2:
             if t.hello is None and not saw_output and not child.before:
-                raise GuestError(f"no output on the guest console within the boot timeout "
+                raise GuestRunError(f"no output on the guest console within the boot timeout "
                                  f"({boot_timeout:g} s): wrong kernel, or no console=ttyS0 in "
                                  f"its command line?")
-            raise GuestError(f"{what}; console: {_tail(res.console_log)}", current)
+            raise GuestRunError(f"{what}; console: {_tail(res.console_log)}", current)
         if idx == 1:
             text = (child.before or "").strip()
             if child.logfile_read is not None:
                 child.logfile_read.flush()
             panic = _panic(res.console_log)
             if panic:
-                raise GuestError(f"kernel panic: {panic}")
-            raise GuestError(
+                raise GuestRunError(f"kernel panic: {panic}")
+            raise GuestRunError(
                 "QEMU exited before SDQTEST-DONE"
                 + (" (no SDQTEST-HELLO: did /init start?)" if t.hello is None else "")
                 + f"; console: {text[-300:] or _tail(res.console_log)}")
@@ -233,7 +244,7 @@ def _converse(child: pexpect.spawn[str], t: Transcript, res: GuestRun, start: fl
         if "Kernel panic" in line:
             if child.logfile_read is not None:
                 child.logfile_read.flush()
-            raise GuestError(f"kernel panic: {_panic(res.console_log) or line.strip()[:200]}")
+            raise GuestRunError(f"kernel panic: {_panic(res.console_log) or line.strip()[:200]}")
         try:
             msg = parse_line(line)
         except ProtocolError as e:
@@ -253,6 +264,6 @@ def _converse(child: pexpect.spawn[str], t: Transcript, res: GuestRun, start: fl
         if on_message is not None:
             on_message(msg)
         if msg.kind == "ERROR" and msg.job == "boot":
-            raise GuestError(f"guest: {msg.payload['error']}")
+            raise GuestRunError(f"guest: {msg.payload['error']}")
 
 

@@ -43,7 +43,9 @@ def drive_arg(image: CardImage, *, snapshot: bool = False) -> str:
         opts = [f"if=none,id={DRIVE_ID},file={_escape(str(image.path))},format={image.format}"]
     if image.readonly:
         opts.append("readonly=on")
-    if image.path is not None and image.format != "raw":
+    if image.cache is not None:
+        opts.append(f"cache={image.cache}")
+    elif image.path is not None and image.format != "raw":
         # writethrough: the container's metadata is on disk after every
         # request, so reading the image back sees what the guest wrote.
         opts.append("cache=writethrough")

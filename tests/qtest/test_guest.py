@@ -19,9 +19,9 @@ import pytest
 
 from harness.bench import cli as bench_cli
 from harness.bench import guest as guest_bench
+from harness.errors import GuestError
 from harness.guest import assemble, card, cpio, elf, protocol, runner
 from harness.guest.protocol import ProtocolError
-from harness.guest.runner import GuestError
 from harness.pytest_plugin import selected_builds
 from harness.qemu.builds import QemuBuild
 from harness.qemu.install import InstallError
@@ -273,8 +273,8 @@ def test_qemu_command_line_is_one_function() -> None:
                             erase_blocks_as_zero=True)
     text = " ".join(argv)
     for part in ("-machine q35", "-m 512", "-device sdhci-pci",
-                 "-device sd-card,drive=sdcard,erase-blocks-as-zero=on", "-kernel /k",
-                 "-initrd /r", "-serial stdio", "file=/i.img,format=raw"):
+                 "-device sd-card,id=card,drive=sdcard,erase-blocks-as-zero=on", "-kernel /k",
+                 "-initrd /r", "-serial stdio", "file=/i.img,format=raw,cache=none"):
         assert part in text
 
 

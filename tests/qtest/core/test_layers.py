@@ -28,11 +28,13 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "driver": ("target", "base", "errors"),
     "scenarios": ("driver", "target", "base", "errors"),
     "check": ("scenarios", "driver", "qemu", "model", "target", "base", "errors"),
-    "bench": ("check", "scenarios", "driver", "qemu", "model", "target", "base", "errors"),
-    "bisect": ("bench", "check", "scenarios", "driver", "qemu", "model", "target", "base",
-               "errors"),
-    "cli": ("bisect", "bench", "check", "scenarios", "driver", "qemu", "model", "target",
-            "base", "errors"),
+    "guest": ("qemu", "target", "base", "errors"),
+    "bench": ("guest", "check", "scenarios", "driver", "qemu", "model", "target", "base",
+              "errors"),
+    "bisect": ("bench", "guest", "check", "scenarios", "driver", "qemu", "model", "target",
+               "base", "errors"),
+    "cli": ("bisect", "bench", "guest", "check", "scenarios", "driver", "qemu", "model",
+            "target", "base", "errors"),
 }
 
 #: Module (or package prefix) -> layer.  Every module must be listed.
@@ -47,6 +49,7 @@ MODULES: dict[str, str] = {
     "harness.target": "target",
     "harness.model": "model",
     "harness.qemu": "qemu",
+    "harness.guest": "guest",
     "harness.driver": "driver",
     "harness.scenarios": "scenarios",
     "harness.check": "check",
