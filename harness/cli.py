@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.errors import QemuError, UsageError
+from harness.errors import QemuError, SdqtestError, UsageError
 from harness.qemu.selection import select_builds
 from harness.qemu.session import install_signal_handlers
 from harness.table import print_table
@@ -318,6 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except QemuError as e:
         print(f"sdqtest: QEMU error: {e}", file=sys.stderr)
         return 3
+    except SdqtestError as e:  # cannot start: a build, an image, an install step
+        print(f"sdqtest: error: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("sdqtest: interrupted", file=sys.stderr)
         return 130
