@@ -30,7 +30,10 @@ class BuildProfile:
 
     ``sd_card_properties`` and ``sdhci_properties`` map each property name
     reported by ``device-list-properties`` to its default value as text
-    (``None`` when QEMU reports no default).
+    (``None`` when QEMU reports no default).  The model reads only which
+    properties exist; their defaults come from its own table
+    (``harness.model.defaults``), and the build's texts are shown beside it
+    in the compat report.
     """
 
     version: Version
@@ -45,10 +48,6 @@ class BuildProfile:
     def has_erase_blocks_as_zero(self) -> bool:
         """The hw/sd performance series (seed 000) is present."""
         return "erase-blocks-as-zero" in self.sd_card_properties
-
-    def property_default(self, device: str, name: str) -> str | None:
-        props = self.sd_card_properties if device == "sd-card" else self.sdhci_properties
-        return props.get(name)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": list(self.version), "machine_types": list(self.machine_types),

@@ -1,14 +1,15 @@
-"""Machine compat properties for the SD card, as QEMU's hw_compat tables set them.
+"""Machine compat properties for the SD devices, as QEMU's hw_compat tables set them.
 
 A versioned machine type (``pc-q35-9.0``, ``pc-i440fx-11.0``) keeps the
 device defaults of that QEMU release through ``hw_compat_X_Y`` entries in
-``hw/core/machine.c``.  :func:`defaults_for` answers "which ``sd-card``
-property values does this machine type get on this build": the build's own
-device default (``profile.sd_card_properties``) overridden by every compat
-entry that applies.  Checked against hw/core/machine.c of QEMU 7.2, 10.0.13
-and 10.2.2: the only sd-card/sdhci entry is ``spec_version=2`` in
-``hw_compat_9_0``; the unreleased erase series adds ``erase-blocks-as-zero``
-``false`` for 11.0 and older.
+``hw/core/machine.c``.  :func:`defaults_for` answers "which property values
+does this machine type get on this build": the class default from the
+model's own table (:mod:`harness.model.defaults`, never the build's
+``device-list-properties``) overridden by every compat entry that applies.
+Checked against hw/core/machine.c of QEMU 7.2, 10.0.13 and 10.2.2: the only
+sd-card/sdhci entry is ``spec_version=2`` in ``hw_compat_9_0``; the
+unreleased erase series adds ``erase-blocks-as-zero`` ``false`` for 11.0
+and older.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import re
 from dataclasses import dataclass
 
 from harness.errors import ModelConfigError
+from harness.model import defaults
+from harness.model.defaults import Value
 from harness.profile import BuildProfile, Version
 
 MachineVersion = tuple[int, int, int]
@@ -116,56 +119,46 @@ def resolve_machine(machine: str, profile: BuildProfile) -> str:
         "QEMU refuses it too (unsupported machine type)")
 
 
-def _parse_bool(text: str | None, default: bool) -> bool:
-    if text is None:
-        return default
-    return text.strip().lower() in ("true", "on", "yes", "1")
+def _parse(text: str, like: Value) -> Value:
+    """A compat entry's text as a value of the class default's type."""
+    if isinstance(like, bool):
+        return text.strip().lower() in ("true", "on", "yes", "1")
+    return int(text.strip(), 0)
 
 
-def _parse_int(text: str | None, default: int) -> int:
-    if text is None:
-        return default
-    try:
-        return int(text.strip(), 0)
-    except ValueError:
-        return default
-
-
-def build_defaults(profile: BuildProfile) -> dict[str, object]:
-    """The build's own ``sd-card`` defaults (no machine compat applied)."""
-    props = profile.sd_card_properties
-    out: dict[str, object] = {
-        "spec_version": _parse_int(props.get("spec_version"),
-                                   3 if profile.version >= (9, 1, 0) else 2),
-    }
-    if profile.has_erase_blocks_as_zero:
-        out["erase-blocks-as-zero"] = _parse_bool(props.get("erase-blocks-as-zero"), True)
-    return out
-
-
-def defaults_for(machine: str | None, profile: BuildProfile) -> dict[str, object]:
-    """``sd-card`` property defaults for ``machine`` on the build ``profile``.
-
-    ``machine=None`` gives the build's own defaults.  Keys are QEMU property
-    names: ``spec_version`` (int) and, only where the build has it,
-    ``erase-blocks-as-zero`` (bool).
-    """
-    out = build_defaults(profile)
-    if machine is None:
-        return out
+def entries_for(machine: str, profile: BuildProfile,
+                device: str = "sd-card") -> tuple[CompatEntry, ...]:
+    """The compat entries of ``device`` that apply to ``machine`` on this build."""
     mv = machine_version(resolve_machine(machine, profile))
     if mv is None:
-        return out
+        return ()
+    have = profile.sd_card_properties if device == "sd-card" else profile.sdhci_properties
+    out = []
     for e in COMPAT_TABLE:
-        if e.device != "sd-card" or (mv[0], mv[1]) > e.upto:
+        if e.device != device or (mv[0], mv[1]) > e.upto:
             continue
         if e.needs_property:
-            if e.prop not in profile.sd_card_properties:
+            if e.prop not in have:
                 continue
         elif profile.version < e.since_build:
             continue
-        if e.prop == "spec_version":
-            out[e.prop] = int(e.value)
-        else:
-            out[e.prop] = _parse_bool(e.value, False)
+        out.append(e)
+    return tuple(out)
+
+
+def defaults_for(machine: str | None, profile: BuildProfile,
+                 device: str = "sd-card") -> dict[str, Value]:
+    """``device``'s property defaults for ``machine`` on the build ``profile``.
+
+    The table's class defaults for the build's version, then the machine's
+    compat entries; ``machine=None`` gives the class defaults alone.  Keys
+    are QEMU property names (for sd-card: ``spec_version`` and, only where
+    the build has it, ``erase-blocks-as-zero``).
+    """
+    out = {p: d.value for p, d in defaults.class_defaults(device, profile).items()}
+    if machine is None:
+        return out
+    for e in entries_for(machine, profile, device):
+        if e.prop in out:
+            out[e.prop] = _parse(e.value, out[e.prop])
     return out

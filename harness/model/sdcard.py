@@ -91,8 +91,8 @@ class SDCard:
     ``image`` is a raw image opened read-only (never written; writes stay in
     memory); ``size`` alone makes an all-zero card; neither means an empty
     slot (``inserted`` False).  ``spec_version`` and ``erase_blocks_as_zero``
-    left at None take the defaults of ``machine`` on ``profile`` (see
-    :func:`harness.model.compat.defaults_for`).  ``readonly`` is the
+    left at None take the model's defaults for ``machine`` on ``profile``'s
+    version (see :func:`harness.model.compat.defaults_for`).  ``readonly`` is the
     write-protect switch the host controller sees; QEMU refuses read-only
     drives at realize, so a QEMU card always reports False.  ``strict``
     follows the spec where QEMU deviates (:mod:`harness.model.sd_deviations`).
@@ -123,7 +123,7 @@ class SDCard:
         if self.series:
             self.erase_blocks_as_zero = bool(
                 erase_blocks_as_zero if erase_blocks_as_zero is not None
-                else defaults.get("erase-blocks-as-zero", True))
+                else defaults["erase-blocks-as-zero"])
         self.store: BlockStore | None = None
         if image is not None or size is not None:
             self.store = BlockStore(image, size)

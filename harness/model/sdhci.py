@@ -64,17 +64,20 @@ class SDHCI(SdhciDma):
 
     ``card`` is the SD card on the controller's bus (``None``: empty bus),
     ``memory`` what its DMA reaches.  ``sd_spec_version``, ``capareg``,
-    ``maxcurr`` and ``uhs_mode`` are the device properties (defaults from
-    ``profile.sdhci_properties``, else QEMU's); bad values raise
+    ``maxcurr`` and ``uhs_mode`` are the device properties (left at None:
+    the model's defaults for ``machine`` on ``profile``'s version, see
+    :func:`harness.model.compat.defaults_for`); bad values raise
     :class:`SDHCIConfigError` as realize fails in QEMU.
     """
 
     def __init__(self, clock: VirtualClock, card: SDBusCard | None, memory: GuestMemory, *,
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
-                 uhs_mode: int | str | None = None, strict: Strictness = False) -> None:
+                 uhs_mode: int | str | None = None, strict: Strictness = False,
+                 machine: str | None = None) -> None:
         super().__init__(clock, card, memory, profile=profile, sd_spec_version=sd_spec_version,
-                         capareg=capareg, maxcurr=maxcurr, uhs_mode=uhs_mode, strict=strict)
+                         capareg=capareg, maxcurr=maxcurr, uhs_mode=uhs_mode, strict=strict,
+                         machine=machine)
         self.reset()
 
     # -- resets and card events (2.2.16; QEMU's set_inserted/set_readonly) --

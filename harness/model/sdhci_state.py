@@ -12,6 +12,7 @@ from typing import Protocol
 from harness.errors import ModelConfigError
 from harness.hwdefs import sdhci as H
 from harness.model.clock import TimerHandle, VirtualClock
+from harness.model.compat import defaults_for
 from harness.model.deviations import Deviations, Strictness
 from harness.model.memory import GuestMemory
 from harness.model.sdhci_deviations import sdhci_deviations
@@ -109,18 +110,18 @@ class SdhciState:
     def __init__(self, clock: VirtualClock, card: SDBusCard | None, memory: GuestMemory, *,
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
-                 uhs_mode: int | str | None = None, strict: Strictness = False) -> None:
-        props = profile.sdhci_properties
+                 uhs_mode: int | str | None = None, strict: Strictness = False,
+                 machine: str | None = None) -> None:
+        table = defaults_for(machine, profile, "sdhci-pci")
         self.clock = clock
         self.card = card
         self.memory = memory
         self.profile = profile
         self.qemu_version: Version = profile.version
-        self.sd_spec_version = _prop_int(
-            sd_spec_version, _prop_int(props.get("sd-spec-version"), H.SD_SPEC_VERSION_DEFAULT))
-        self.capareg = _prop_int(capareg, _prop_int(props.get("capareg"), H.CAPAREG_DEFAULT)) & U64
-        self.maxcurr = _prop_int(maxcurr, _prop_int(props.get("maxcurr"), H.MAXCURR_DEFAULT)) & U64
-        self.uhs_mode = _prop_int(uhs_mode, _prop_int(props.get("uhs"), 0))
+        self.sd_spec_version = _prop_int(sd_spec_version, int(table["sd-spec-version"]))
+        self.capareg = _prop_int(capareg, int(table["capareg"])) & U64
+        self.maxcurr = _prop_int(maxcurr, int(table["maxcurr"])) & U64
+        self.uhs_mode = _prop_int(uhs_mode, int(table["uhs"]))
         check_capareg(self.sd_spec_version, self.capareg)
         self.hcver = H.hcver(self.sd_spec_version)
         self.buf_maxsz = 512 << H.CAPAB.field("MAXBLKLEN").get(self.capareg)

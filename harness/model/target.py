@@ -109,7 +109,9 @@ class ModelTarget:
     that; no image (or no sd-card device) is an empty slot.  ``card``
     replaces the SD card with any :class:`ModelCard`.  What QEMU refuses
     at realize (an unknown property, a read-only drive) raises ``ValueError``.
-    ``profile`` is the QEMU build mirrored; ``strict`` makes card and
+    ``profile`` is the QEMU build mirrored (its version and which properties
+    exist; defaults come from the model's own table,
+    :mod:`harness.model.defaults`); ``strict`` makes card and
     controller follow the specifications where QEMU deviates.
     """
 
@@ -146,7 +148,7 @@ class ModelTarget:
                           strict=strict, **card_params)
         self.card: ModelCard = card
         self.sdhci = SDHCI(self.clock, card, self.memory, profile=profile, strict=strict,
-                           **sdhci_params)
+                           machine=machine.type, **sdhci_params)
 
     # -- registers ------------------------------------------------------------
 

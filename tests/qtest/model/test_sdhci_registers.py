@@ -97,12 +97,19 @@ def test_reset_values_custom_capareg_maxcurr() -> None:
     assert t.read(0x48, 8) == 0x00AB_0000_0012_3456
 
 
-def test_capareg_and_maxcurr_from_profile() -> None:
+def test_build_class_defaults_do_not_move_the_model() -> None:
+    # A build whose device-list-properties defaults differ from the model's
+    # table (a CAPAB bit dropped, another spec version, a current limit):
+    # the model keeps its table, so such a build diverges.
+    dropped = H.CAPAREG_DEFAULT & ~H.CAPAB.mask("ADMA2")
     prof = BuildProfile(version=(10, 0, 13), sdhci_properties={
-        "sd-spec-version": "3", "capareg": "91763892", "maxcurr": "0x10"})
+        "sd-spec-version": "3", "capareg": str(dropped), "maxcurr": "0x10", "uhs": "2"})
     t, _ = stub_target(profile=prof)
-    assert t.read(0x40, 4) == 91763892 and t.read(0x48, 4) == 0x10
-    assert t.read(0xFE, 2) == 0x2402
+    assert t.read(0x40, 4) == 0x057834B4 and t.read(0x48, 4) == 0
+    assert t.read(0xFE, 2) == 0x2401
+    # What the user sets still reaches the model.
+    t2, _ = stub_target(sdhci={"maxcurr": 0x10, "sd-spec-version": 3}, profile=prof)
+    assert t2.read(0x48, 4) == 0x10 and t2.read(0xFE, 2) == 0x2402
 
 
 def test_prnsts_readonly_and_no_card() -> None:
