@@ -94,21 +94,26 @@ def cmd_check(args: argparse.Namespace) -> int:
         results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir,
                                   image=user_image))
     _progress("")
+    notes = compat_matrix.unverified_notes(builds)  # every run, whatever is selected
     if not args.scenario and (not args.group or "compat" in args.group):
-        for cellv in compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}")):
-            res = runner.Result(cellv.build, f"compat {cellv.machine} {cellv.prop}",
+        cells = compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}"))
+        for cellv in cells:
+            res = runner.Result(cellv.build, f"compat {cellv.machine} {cellv.name}",
                                 "compat-matrix", cellv.machine,
                                 runner.AGREE if cellv.ok else runner.DIVERGE)
             if not cellv.ok:
-                res.reason = (f"{cellv.machine}: sd-card {cellv.prop} is {cellv.actual!r} in "
-                              f"QEMU, the model's compat table says {cellv.expected!r}")
+                res.reason = cellv.describe()
             results.append(res)
+        notes += compat_matrix.default_notes(builds, cells)
         _progress("")
     report.print_report(results, sys.stdout, verbose=args.verbose)
+    if notes:
+        print("\n" + "\n".join(notes))
     if args.json:
         report.write_json(results, Path(args.json), [
             {"name": b.name, "binary": str(b.binary), "version": b.version,
-             "package": b.profile.package, "qtest_accel": b.profile.has_qtest_accel}
+             "package": b.profile.package, "qtest_accel": b.profile.has_qtest_accel,
+             "notes": [n for n in notes if n.startswith(f"[{b.name}] ")]}
             for b in builds])
         print(f"JSON report: {args.json}")
     statuses = {r.status for r in results}
@@ -156,23 +161,7 @@ def cmd_compat(args: argparse.Namespace) -> int:
     builds = select_builds(args.qemu)
     cells = compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}"))
     _progress("")
-    props = sorted({c.prop for c in cells})
-    rows = []
-    by = {(c.build, c.machine, c.prop): c for c in cells}
-    for b in builds:
-        for m in compat_matrix.machines_of(b):
-            row = [b.name, m]
-            for p in props:
-                c = by.get((b.name, m, p))
-                if c is None:
-                    row.append("(no property)")
-                else:
-                    row.append(f"{c.actual}" + ("" if c.ok else f" != model {c.expected}"))
-            rows.append(row)
-    print_table(["build", "machine", *(f"sd-card {p}" for p in props)], rows)
-    bad = [c for c in cells if not c.ok]
-    print(f"\n{len(cells) - len(bad)} of {len(cells)} properties match the model's compat table")
-    return 1 if bad else 0
+    return compat_matrix.print_matrix(builds, cells)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -1,64 +1,132 @@
-"""The machine-compat matrix: realised device properties vs the model's table.
+"""The machine-compat matrix: what a guest sees against the model's table.
 
 For every versioned ``pc-q35-*`` and ``pc-i440fx-*`` machine type a build
-offers, QEMU is started with that machine and sdhci-pci + sd-card, and the
-properties the compat tables govern are read back with QMP ``qom-get``.
-They must equal what :func:`harness.model.compat.defaults_for` says.
+offers, and its unversioned aliases (``q35``, ``pc``), QEMU is started with
+that machine and sdhci-pci + sd-card, and every property the model consumes
+is read back with QMP ``qom-get``: the realised value.  It must equal the
+model's expectation, :func:`harness.model.compat.defaults_for` (the class
+default from :mod:`harness.model.defaults`, then the machine's compat
+entries).  The build's own class default (``device-list-properties``) is
+shown beside it: where it differs from the table while every realised
+value agrees, that is a note, not a divergence.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
-from harness.machine import CARD_ID, Machine
-from harness.model import compat
+from harness.hwdefs import sdhci as H
+from harness.machine import CARD_ID, SDHCI_ID, Machine
+from harness.model import compat, defaults
 from harness.qemu.builds import QemuBuild
 from harness.qemu.session import QemuError, QemuSession
+from harness.table import print_table
 
-CARD_PATH = f"/machine/peripheral/{CARD_ID}"
-
-#: The sd-card properties the compat tables can change, by QEMU name.
-CARD_PROPERTIES = ("spec_version", "erase-blocks-as-zero")
+#: QOM path of each device, by type.
+PATHS = {"sd-card": f"/machine/peripheral/{CARD_ID}",
+         "sdhci-pci": f"/machine/peripheral/{SDHCI_ID}"}
+DEVICES = ("sd-card", "sdhci-pci")
+#: Registers whose value a property is, for a field-by-field decoding.
+_REGISTERS = {"capareg": H.CAPAB, "maxcurr": H.MAXCURR}
 
 
 @dataclass(frozen=True)
 class Cell:
+    """One property of one machine type: realised (``actual``) against the
+    model's expectation, with the class defaults of the table and of the build."""
+
     build: str
     machine: str
+    device: str
     prop: str
     expected: Any
     actual: Any
+    #: the table's class default for the build's version
+    table_default: Any = None
+    #: the build's class default, as ``device-list-properties`` reports it
+    build_default: str | None = None
+    #: sources of the compat entries that made ``expected`` differ from the class default
+    compat: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return bool(_norm(self.expected) == _norm(self.actual))
 
+    @property
+    def name(self) -> str:
+        return f"{self.device} {self.prop}"
+
+    def describe(self) -> str:
+        """The divergence, decoded: machine, property, table, realised, build default."""
+        why = "; ".join(self.compat) or "no compat entry"
+        lines = [f"{self.machine}: {self.name} realised {show(self.prop, self.actual)}, "
+                 f"the model expects {show(self.prop, self.expected)} "
+                 f"(table class default {show(self.prop, self.table_default)}; {why})",
+                 f"  build's class default (device-list-properties): "
+                 f"{show(self.prop, self.build_default)}"]
+        reg = _REGISTERS.get(self.prop)
+        exp, act = _norm(self.expected), _norm(self.actual)
+        if reg is not None and isinstance(exp, int) and isinstance(act, int):
+            for field, want, got in reg.diff(exp, act):
+                lines.append(f"  {reg.name}.{field}: model {want:#x}, QEMU {got:#x}")
+        return "\n".join(lines)
+
 
 def _norm(v: Any) -> Any:
     if isinstance(v, str) and v.lower() in ("true", "false", "on", "off"):
         return v.lower() in ("true", "on")
-    if isinstance(v, str) and v.isdigit():
-        return int(v)
+    if isinstance(v, str):
+        try:
+            return int(v, 0)
+        except ValueError:
+            return v
     return v
 
 
+def show(prop: str, v: Any) -> str:
+    """A value as the report prints it (register-sized ones in hex)."""
+    n = _norm(v)
+    if v is None:
+        return "(none)"
+    if prop in _REGISTERS and isinstance(n, int) and not isinstance(n, bool):
+        return f"{n:#010x}"
+    return str(n).lower() if isinstance(n, bool) else str(n)
+
+
 def machines_of(build: QemuBuild) -> list[str]:
-    return build.versioned_machines("q35") + build.versioned_machines("pc")
+    """Versioned q35 and i440fx types, oldest first, then the aliases."""
+    versioned = build.versioned_machines("q35") + build.versioned_machines("pc")
+    return versioned + [a for a in ("q35", "pc") if build.offers(a)]
+
+
+def properties_of(build: QemuBuild) -> list[tuple[str, str]]:
+    """``(device, property)`` pairs checked on ``build``: every property the
+    model consumes that the build has."""
+    p = build.profile
+    return [(dev, prop) for dev in DEVICES for prop in defaults.properties(dev)
+            if prop in (p.sd_card_properties if dev == "sd-card" else p.sdhci_properties)]
 
 
 def check_machine(build: QemuBuild, machine: str) -> list[Cell]:
-    expected = compat.defaults_for(machine, build.profile)
-    props = [p for p in CARD_PROPERTIES if p in build.profile.sd_card_properties]
+    """Start ``machine`` on ``build`` and compare each realised property."""
+    p = build.profile
     cells = []
     with QemuSession(build.binary, Machine(type=machine), accel="auto") as s:
-        for p in props:
+        for dev, prop in properties_of(build):
+            expected = compat.defaults_for(machine, p, dev)
+            table = compat.defaults_for(None, p, dev)
+            entries = tuple(f"{e.prop}={e.value} from {e.source}"
+                            for e in compat.entries_for(machine, p, dev) if e.prop == prop)
+            have = p.sd_card_properties if dev == "sd-card" else p.sdhci_properties
             try:
-                actual: Any = s.qmp_cmd("qom-get", path=CARD_PATH, property=p)
+                actual: Any = s.qmp_cmd("qom-get", path=PATHS[dev], property=prop)
             except QemuError as e:
                 actual = f"error: {e}"
-            cells.append(Cell(build.name, machine, p, expected.get(p), actual))
+            cells.append(Cell(build.name, machine, dev, prop, expected.get(prop), actual,
+                              table.get(prop), have.get(prop), entries))
     return cells
 
 
@@ -72,3 +140,67 @@ def matrix(
                 progress(f"{b.name} {m}")
             cells += check_machine(b, m)
     return cells
+
+
+def unverified_notes(builds: list[QemuBuild]) -> list[str]:
+    """Per build, why the model's table cannot vouch for its defaults, if so."""
+    return [f"[{b.name}] defaults unverified: {n}"
+            for b in builds for n in defaults.unverified(b.profile)]
+
+
+def default_notes(builds: list[QemuBuild], cells: list[Cell]) -> list[str]:
+    """Class defaults of a build that differ from the table while every
+    machine type realises the table's value: notes, not divergences."""
+    out: list[str] = []
+    for b in builds:
+        for dev, prop in properties_of(b):
+            mine = [c for c in cells if c.build == b.name and (c.device, c.prop) == (dev, prop)]
+            if not mine or not all(c.ok for c in mine):
+                continue
+            c = mine[0]
+            if c.build_default is not None and _norm(c.build_default) != _norm(c.table_default):
+                out.append(f"[{b.name}] note: {c.name}: the build's class default is "
+                           f"{show(prop, c.build_default)}, the model's table says "
+                           f"{show(prop, c.table_default)}; every machine type realises "
+                           "what the model expects")
+    return out
+
+
+def print_matrix(builds: list[QemuBuild], cells: list[Cell], out: TextIO = sys.stdout) -> int:
+    """``sdqtest compat``'s output: per build a row of the table's class
+    defaults, one of the build's, then each machine type's realised values;
+    the divergences decoded; the notes.  Returns the exit status."""
+    cols = list(dict.fromkeys((c.device, c.prop) for c in cells))
+    by = {(c.build, c.machine, c.device, c.prop): c for c in cells}
+    rows = []
+    for b in builds:
+        table = {d: compat.defaults_for(None, b.profile, d) for d in DEVICES}
+        have = {"sd-card": b.profile.sd_card_properties,
+                "sdhci-pci": b.profile.sdhci_properties}
+        rows.append([b.name, "(class default: model's table)",
+                     *(show(p, table[d].get(p)) if p in have[d] else "(no property)"
+                       for d, p in cols)])
+        rows.append([b.name, "(class default: build's)",
+                     *(show(p, have[d][p]) if p in have[d] else "(no property)"
+                       for d, p in cols)])
+        for m in machines_of(b):
+            row = [b.name, m]
+            for d, p in cols:
+                c = by.get((b.name, m, d, p))
+                row.append("(no property)" if c is None else show(p, c.actual)
+                           + ("" if c.ok else f" != model {show(p, c.expected)}"))
+            rows.append(row)
+    print_table(["build", "machine", *(f"{d} {p}" for d, p in cols)], rows, out)
+    bad = [c for c in cells if not c.ok]
+    if bad:
+        print("\ndivergences:", file=out)
+        for c in bad:
+            print(f"[{c.build}] {c.describe()}", file=out)
+    extra = unverified_notes(builds) + default_notes(builds, cells)
+    if extra:
+        print(file=out)
+        for n in extra:
+            print(n, file=out)
+    print(f"\n{len(cells) - len(bad)} of {len(cells)} realised properties match the "
+          "model's table and compat entries", file=out)
+    return 1 if bad else 0
