@@ -49,6 +49,10 @@ class BuildProfile:
         """The hw/sd performance series (seed 000) is present."""
         return "erase-blocks-as-zero" in self.sd_card_properties
 
+    def properties(self, device: str) -> Mapping[str, str | None]:
+        """``sd_card_properties`` for ``"sd-card"``, else ``sdhci_properties``."""
+        return self.sd_card_properties if device == "sd-card" else self.sdhci_properties
+
     def to_json(self) -> dict[str, Any]:
         return {"version": list(self.version), "machine_types": list(self.machine_types),
                 "sd_card_properties": dict(self.sd_card_properties),

@@ -107,7 +107,7 @@ def properties_of(build: QemuBuild) -> list[tuple[str, str]]:
     model consumes that the build has."""
     p = build.profile
     return [(dev, prop) for dev in DEVICES for prop in defaults.properties(dev)
-            if prop in (p.sd_card_properties if dev == "sd-card" else p.sdhci_properties)]
+            if prop in p.properties(dev)]
 
 
 def check_machine(build: QemuBuild, machine: str) -> list[Cell]:
@@ -120,7 +120,7 @@ def check_machine(build: QemuBuild, machine: str) -> list[Cell]:
             table = compat.defaults_for(None, p, dev)
             entries = tuple(f"{e.prop}={e.value} from {e.source}"
                             for e in compat.entries_for(machine, p, dev) if e.prop == prop)
-            have = p.sd_card_properties if dev == "sd-card" else p.sdhci_properties
+            have = p.properties(dev)
             try:
                 actual: Any = s.qmp_cmd("qom-get", path=PATHS[dev], property=prop)
             except QemuError as e:
@@ -175,8 +175,7 @@ def print_matrix(builds: list[QemuBuild], cells: list[Cell], out: TextIO = sys.s
     rows = []
     for b in builds:
         table = {d: compat.defaults_for(None, b.profile, d) for d in DEVICES}
-        have = {"sd-card": b.profile.sd_card_properties,
-                "sdhci-pci": b.profile.sdhci_properties}
+        have = {d: b.profile.properties(d) for d in DEVICES}
         rows.append([b.name, "(class default: model's table)",
                      *(show(p, table[d].get(p)) if p in have[d] else "(no property)"
                        for d, p in cols)])

@@ -132,7 +132,7 @@ def entries_for(machine: str, profile: BuildProfile,
     mv = machine_version(resolve_machine(machine, profile))
     if mv is None:
         return ()
-    have = profile.sd_card_properties if device == "sd-card" else profile.sdhci_properties
+    have = profile.properties(device)
     out = []
     for e in COMPAT_TABLE:
         if e.device != device or (mv[0], mv[1]) > e.upto:

@@ -119,7 +119,7 @@ def class_default(device: str, prop: str, version: Version) -> Default:
 def class_defaults(device: str, profile: BuildProfile) -> dict[str, Default]:
     """Every class default of ``device`` the model uses on ``profile``'s build:
     each covered property, a detected one only where the build has it."""
-    have = profile.sd_card_properties if device == "sd-card" else profile.sdhci_properties
+    have = profile.properties(device)
     out: dict[str, Default] = {}
     for prop in properties(device):
         if any(r.detected for r in TABLE if r.device == device and r.prop == prop) \
