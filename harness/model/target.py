@@ -147,6 +147,10 @@ class ModelTarget:
         self.card: ModelCard = card
         self.sdhci = SDHCI(self.clock, card, self.memory, profile=profile, strict=strict,
                            **sdhci_params)
+        #: ``(what, value)`` of each value adopted from QEMU (:meth:`reconcile`).
+        self.adoptions: list[tuple[str, int]] = []
+        #: Why :meth:`reconcile` refused to adopt QEMU's value, for each refusal.
+        self.refused: list[str] = []
 
     # -- registers ------------------------------------------------------------
 
@@ -214,6 +218,11 @@ class ModelTarget:
         (PLS 4.2.2 lets the card choose any RCA), so the R6 response to CMD3
         cannot be predicted.  When a read of RSPREG0 after CMD3 differs only
         in the RCA bits, the card takes QEMU's RCA and the read agrees.
+
+        Only a new address is adopted: an RCA of 0 (PLS 4.2.2: reserved, it
+        addresses every card) or the card's previous RCA is not a random
+        draw but a fault, so it stays a divergence (the reason is kept in
+        :attr:`refused`).  Each adoption is kept in :attr:`adoptions`.
         """
         card = self.card
         if op != "read" or not isinstance(card, SDCard) or card.legacy:
@@ -229,6 +238,12 @@ class ModelTarget:
         if (int(model_value) ^ int(qemu_value)) & ~mask:
             return False
         rca = (int(qemu_value) >> shift) & 0xFFFF
+        if rca == 0 or rca == card.previous_rca:
+            what = "0" if rca == 0 else f"the card's previous RCA {rca:#06x}"
+            self.refused.append(f"QEMU's CMD3 published RCA {what}: not a new random "
+                                "address, so it is not adopted")
+            return False
+        self.adoptions.append(("RCA", rca))
         card.rca = rca
         self.sdhci.rspreg[0] = (rca << 16) | (self.sdhci.rspreg[0] & 0xFFFF)
         return True
