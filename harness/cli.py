@@ -117,6 +117,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if runner.CRASH in statuses:
         return 3
     if results and statuses == {runner.SKIP}:
+        print("sdqtest: every scenario was skipped", file=sys.stderr)
+        return 4
+    too_much = runner.skipped_too_much(results)
+    if too_much and not args.allow_skips:
+        for line in too_much:
+            print(f"sdqtest: {line} (--allow-skips accepts that)", file=sys.stderr)
         return 4
     return 0
 
@@ -271,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", metavar="FILE", help="write every result as JSON")
     c.add_argument("--report-dir", default="reports", metavar="DIR",
                    help="where reproducers of divergences go (default: ./reports)")
+    c.add_argument("--allow-skips", action="store_true",
+                   help="exit 0 even when a build skipped most scenarios (e.g. it has no "
+                   "qtest accelerator)")
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_check)

@@ -48,6 +48,8 @@ class Result:
     #: Deviation keys the model consulted during the run.
     consulted: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    #: ``(step, what, value)`` of each value the model adopted from QEMU.
+    adoptions: list[tuple[int, str, int]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -68,6 +70,7 @@ class Result:
             "seconds": round(self.seconds, 3),
             "notes": self.notes,
             "spec_misses": self.spec_misses,
+            "adoptions": [{"step": i, "what": w, "value": v} for i, w, v in self.adoptions],
         }
 
 
@@ -171,6 +174,8 @@ def run(
         compare_images(lock, qemu, model_image)
     except Divergence as d:
         d.scenario = sc.name
+        if model is not None and model.refused and d.kind == "result" and d.step.op == "read":
+            d.fields.append(model.refused[-1])  # why QEMU's value was not adopted
         res.status, res.divergence = DIVERGE, d
         res.reason = d.summary()
         if qemu is not None and report_dir is not None:
@@ -188,6 +193,9 @@ def run(
         if lock is not None:
             res.steps = lock.count
             res.quirks = [q for q, _ in lock.applied]
+            if model is not None:
+                res.adoptions = [(st.index, what, value) for st, (what, value)
+                                 in zip(lock.reconciled, model.adoptions, strict=True)]
         if qemu is not None:
             qemu.close()
         if model is not None:
@@ -200,3 +208,18 @@ def run(
     res.spec_misses = list(ctx.misses)
     res.seconds = time.monotonic() - t0
     return res
+
+
+def skipped_too_much(results: list[Result]) -> list[str]:
+    """Why a check that skipped this much is not a pass: one line per build
+    that skipped more than half of its scenarios (a build without the qtest
+    accelerator skips every scenario that needs virtual time)."""
+    by: dict[str, list[Result]] = {}
+    for r in results:
+        by.setdefault(r.build, []).append(r)
+    out = []
+    for build, rs in by.items():
+        n = sum(r.status == SKIP for r in rs)
+        if 2 * n > len(rs):
+            out.append(f"QEMU {build} skipped {n} of {len(rs)} scenarios")
+    return out
