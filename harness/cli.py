@@ -73,6 +73,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         for sc in scenarios.all_scenarios().values():
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
+    # --group a,b is --group a --group b (and so for --scenario)
+    args.group = [g for a in args.group for g in a.split(",") if g] if args.group else None
+    args.scenario = [n for a in args.scenario for n in a.split(",") if n] if args.scenario else None
     try:
         selected = list(scenarios.select(args.group, args.scenario))
     except KeyError as e:
@@ -266,7 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     qemu_opt(c)
     c.add_argument("--machine", action="append", metavar="TYPE",
                    help="machine type (repeatable; default q35)")
-    c.add_argument("--group", action="append", help="scenario group (repeatable)")
+    c.add_argument("--group", action="append",
+                   help="scenario group (repeatable, or comma-separated)")
     c.add_argument("--scenario", action="append", metavar="NAME",
                    help="one scenario by name (repeatable)")
     c.add_argument("--image", metavar="PATH",

@@ -71,6 +71,11 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
               "deviations, see --strict):", file=out)
         for r, m in misses:
             print(f"  [{r.build}] {r.scenario}: {m}", file=out)
+    partial = [r for r in results if r.not_compared]
+    if partial:
+        print("\ncard image not compared completely:", file=out)
+        for r in partial:
+            print(f"  [{r.build} {r.machine}] {r.scenario}: {r.not_compared}", file=out)
     skipped = [r for r in results if r.status == runner.SKIP]
     if skipped:
         print("\nskipped, by reason:", file=out)

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sdhci import REGISTER_WINDOW
 from harness.machine import Machine, PropValue
+from harness.model.blockstore import BlockStore
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -247,6 +248,12 @@ class ModelTarget:
         card.rca = rca
         self.sdhci.rspreg[0] = (rca << 16) | (self.sdhci.rspreg[0] & 0xFFFF)
         return True
+
+    def image_touched(self) -> list[tuple[int, int]]:
+        """``(offset, length)`` extents of the card the model wrote, erased or
+        filled: where its image may differ from the one it started from."""
+        store = getattr(self.card, "store", None)
+        return store.touched() if isinstance(store, BlockStore) else []
 
     def set_card_inserted(self, inserted: bool) -> None:
         """Insert or eject the card's medium (QEMU: blockdev change/eject);
