@@ -94,8 +94,9 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
     n_bad = len(bad)
     print(
         f"\n{len(results) - n_bad - len(skipped)} agreed, {n_bad} unexplained, "
-        f"{len(skipped)} skipped (reasons above; --verbose lists each), "
-        f"{len(adopted)} values adopted from QEMU (--verbose lists them)",
+        f"{len(skipped)} skipped" + (" (reasons above; --verbose lists each)" if skipped else "")
+        + f", {len(adopted)} values adopted from QEMU"
+        + (" (--verbose lists them)" if adopted and not verbose else ""),
         file=out,
     )
 
