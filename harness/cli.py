@@ -73,6 +73,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         for sc in scenarios.all_scenarios().values():
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
+    # --group a,b is --group a --group b (and so for --scenario)
+    args.group = [g for a in args.group for g in a.split(",") if g] if args.group else None
+    args.scenario = [n for a in args.scenario for n in a.split(",") if n] if args.scenario else None
     try:
         selected = list(scenarios.select(args.group, args.scenario))
     except KeyError as e:
@@ -122,6 +125,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if runner.CRASH in statuses:
         return 3
     if results and statuses == {runner.SKIP}:
+        print("sdqtest: every scenario was skipped", file=sys.stderr)
+        return 4
+    too_much = runner.skipped_too_much(results)
+    if too_much and not args.allow_skips:
+        for line in too_much:
+            print(f"sdqtest: {line} (--allow-skips accepts that)", file=sys.stderr)
         return 4
     return 0
 
@@ -249,7 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     qemu_opt(c)
     c.add_argument("--machine", action="append", metavar="TYPE",
                    help="machine type (repeatable; default q35)")
-    c.add_argument("--group", action="append", help="scenario group (repeatable)")
+    c.add_argument("--group", action="append",
+                   help="scenario group (repeatable, or comma-separated)")
     c.add_argument("--scenario", action="append", metavar="NAME",
                    help="one scenario by name (repeatable)")
     c.add_argument("--image", metavar="PATH",
@@ -260,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", metavar="FILE", help="write every result as JSON")
     c.add_argument("--report-dir", default="reports", metavar="DIR",
                    help="where reproducers of divergences go (default: ./reports)")
+    c.add_argument("--allow-skips", action="store_true",
+                   help="exit 0 even when a build skipped most scenarios (e.g. it has no "
+                   "qtest accelerator)")
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_check)

@@ -8,6 +8,7 @@ patterned ends on disk.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -193,4 +194,31 @@ def data_extents(path: Path) -> list[tuple[int, int]]:
             end = os.lseek(fd, start, os.SEEK_HOLE)
             out.append((start, end - start))
             pos = end
+    return out
+
+
+def guest_extents(path: Path, fmt: str) -> list[tuple[int, int]]:
+    """``(offset, length)`` extents, in card (guest) offsets, where ``path``
+    holds data: ``SEEK_DATA`` extents of a raw file, the data extents
+    ``qemu-img map`` reports for a container (qcow2...)."""
+    if fmt == "raw":
+        return data_extents(path)
+    qimg = _tool("qemu-img", "qemu-utils")
+    try:
+        text = subprocess.run([qimg, "map", "--output=json", "-U", "-f", fmt, str(path)],
+                              check=True, capture_output=True, text=True, timeout=300).stdout
+    except subprocess.CalledProcessError as e:
+        raise ImageError(f"qemu-img map {path} failed: {e.stderr.strip()}") from e
+    return [(int(e["start"]), int(e["length"])) for e in json.loads(text) if e.get("data")]
+
+
+def merge_extents(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, with overlapping or touching extents joined."""
+    out: list[tuple[int, int]] = []
+    for off, length in sorted(s for s in spans if s[1] > 0):
+        if out and off <= out[-1][0] + out[-1][1]:
+            start = out[-1][0]
+            out[-1] = (start, max(out[-1][1], off + length - start))
+        else:
+            out.append((off, length))
     return out

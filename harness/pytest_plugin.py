@@ -10,7 +10,9 @@ Options:
 
 Fixtures: ``qemu_build`` (parametrised over the builds, ids are build names)
 and ``machine`` (parametrised over machine types).  A test that needs a
-capability the build lacks is skipped with the reason, never silently.
+capability the build lacks is skipped with the reason, never silently.  A
+selected or installed build whose probe fails is a usage error: the session
+stops with one line saying why, rather than skipping every QEMU test.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import pytest
 from harness.qemu import builds as _builds
 
 _STASH_BUILDS = pytest.StashKey[list[_builds.QemuBuild]]()
-_STASH_ERROR = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,10 +41,10 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         found = _builds.selected(config.getoption("qemu"))
     except _builds.BuildError as e:
-        if config.getoption("qemu"):
-            raise pytest.UsageError(str(e)) from e
-        found = []
-        config.stash[_STASH_ERROR] = str(e)
+        # A build that was asked for (--qemu, $QTEST_QEMU_BINARY) or is
+        # installed but cannot be probed fails the session: skipping every
+        # QEMU test instead would pass a run that checked nothing.
+        raise pytest.UsageError(f"sdqtest: {e}") from e
     config.stash[_STASH_BUILDS] = found
 
 
@@ -54,8 +55,7 @@ def selected_builds(config: pytest.Config) -> list[_builds.QemuBuild]:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     found = selected_builds(config)
     if not found:
-        why = config.stash.get(_STASH_ERROR, "none installed; run 'sdqtest qemu install'")
-        return [f"sdqtest: no QEMU build ({why})"]
+        return ["sdqtest: no QEMU build (none installed; run 'sdqtest qemu install')"]
     return [
         f"sdqtest: QEMU {b.name} = {b.version} {b.profile.package} ({b.binary}), "
         f"qtest accel: {'yes' if b.profile.has_qtest_accel else 'no'}"

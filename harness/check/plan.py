@@ -1,6 +1,8 @@
 """Which machine types each scenario runs on.
 
-``q35`` for every group but ``compat``.  The compat group runs on the
+``q35`` for every group but ``compat``; the test suite also runs
+:data:`PC_SUBSET` on ``pc`` (i440FX: another PCI host, IRQ routing and
+RAM layout).  The compat group runs on the
 machine types either side of each change in the model's compat table
 (:data:`harness.model.compat.COMPAT_TABLE`): the last machine version an
 entry applies to and the next one, plus the build's newest ``pc-q35``.
@@ -34,3 +36,13 @@ def machines_for(build: QemuBuild, sc: Scenario) -> list[str]:
     q35 = build.versioned_machines("q35")
     wanted = [f"pc-q35-{v}" for v in boundaries()] + q35[-1:]
     return list(dict.fromkeys(m for m in wanted if m in q35))
+
+
+#: Scenarios the test suite also runs on the ``pc`` machine: one or two per
+#: group where the machine can matter (register window, PCI interrupt, DMA
+#: into guest RAM, the card image), short ones.
+PC_SUBSET = (
+    "reset-values-v3", "access-sizes", "pio-read-7", "sdma-write-7", "adma2-read-32",
+    "adma2-chains", "erase-ranges-sdsc-16m", "card-registers", "irq-during-transfers",
+    "qcow2-read-write-erase", "mmc_test-19-22-high-memory", "capacity-sdhc-4g",
+)

@@ -71,17 +71,47 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
               "deviations, see --strict):", file=out)
         for r, m in misses:
             print(f"  [{r.build}] {r.scenario}: {m}", file=out)
+    partial = [r for r in results if r.not_compared]
+    if partial:
+        print("\ncard image not compared completely:", file=out)
+        for r in partial:
+            print(f"  [{r.build} {r.machine}] {r.scenario}: {r.not_compared}", file=out)
     skipped = [r for r in results if r.status == runner.SKIP]
+    if skipped:
+        print("\nskipped, by reason:", file=out)
+        for line in skip_reasons(skipped):
+            print(f"  {line}", file=out)
     if skipped and verbose:
         print("\nskipped:", file=out)
         for r in skipped:
             print(f"  [{r.build} {r.machine}] {r.scenario}: {r.reason}", file=out)
+    adopted = [(r, a) for r in results for a in r.adoptions]
+    if adopted and verbose:
+        print("\nvalues adopted from QEMU (random draws the model cannot predict):", file=out)
+        for r, (step, what, value) in adopted:
+            print(f"  [{r.build} {r.machine}] {r.scenario} step {step}: {what} {value:#06x}",
+                  file=out)
     n_bad = len(bad)
     print(
         f"\n{len(results) - n_bad - len(skipped)} agreed, {n_bad} unexplained, "
-        f"{len(skipped)} skipped (with reasons; --verbose lists them)",
+        f"{len(skipped)} skipped" + (" (reasons above; --verbose lists each)" if skipped else "")
+        + f", {len(adopted)} values adopted from QEMU"
+        + (" (--verbose lists them)" if adopted and not verbose else ""),
         file=out,
     )
+
+
+def skip_reasons(skipped: list[Result]) -> list[str]:
+    """One line per distinct skip reason: ``3 x REASON (7.2, 11.1)``, most
+    frequent first."""
+    by: dict[str, list[Result]] = defaultdict(list)
+    for r in skipped:
+        by[r.reason or "(no reason given)"].append(r)
+    lines = []
+    for why, rs in sorted(by.items(), key=lambda kv: -len(kv[1])):
+        builds = ", ".join(dict.fromkeys(r.build for r in rs))
+        lines.append(f"{len(rs)} x {why} ({builds})")
+    return lines
 
 
 def _unique(qs: Iterable[Quirk]) -> list[Quirk]:

@@ -22,8 +22,9 @@ from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
 from harness.scenarios import Context, Scenario
 
-#: Largest image span compared byte for byte at the end of a scenario.
-_IMAGE_COMPARE_LIMIT = 64 << 20
+#: Most card bytes compared at the end of a scenario.  Only a huge
+#: ``--image`` card reaches it; what is left is named in the result.
+IMAGE_COMPARE_LIMIT = 1 << 30
 _CHUNK = 1 << 20
 
 AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR = (
@@ -48,6 +49,10 @@ class Result:
     #: Deviation keys the model consulted during the run.
     consulted: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    #: What of the card image was not compared (a huge card), if anything.
+    not_compared: str = ""
+    #: ``(step, what, value)`` of each value the model adopted from QEMU.
+    adoptions: list[tuple[int, str, int]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -68,6 +73,8 @@ class Result:
             "seconds": round(self.seconds, 3),
             "notes": self.notes,
             "spec_misses": self.spec_misses,
+            "not_compared": self.not_compared,
+            "adoptions": [{"step": i, "what": w, "value": v} for i, w, v in self.adoptions],
         }
 
 
@@ -81,22 +88,35 @@ class UserImage:
     raw: Path
 
 
-def compare_images(t: LockstepTarget, qemu: QemuTarget, source: Path) -> None:
-    """Compare the card contents where either side may have data: every
-    allocated extent of QEMU's copy and of the source image."""
-    spans = images.data_extents(source)
-    if qemu.image is not None and qemu.image_format == "raw":
-        spans += images.data_extents(qemu.image)
-    elif qemu.image is not None:  # a container: its file offsets are not the card's
-        spans = [(0, min(source.stat().st_size, _IMAGE_COMPARE_LIMIT))]
-    budget = _IMAGE_COMPARE_LIMIT
-    for off, length in sorted(set(spans)):
-        for pos in range(off, off + length, _CHUNK):
-            n = min(_CHUNK, off + length - pos, budget)
-            if n <= 0:
-                return
-            t.image_read(pos, n)
-            budget -= n
+def image_spans(model: ModelTarget, qemu: QemuTarget, source: Path) -> list[tuple[int, int]]:
+    """Where the two cards may differ: every extent the model wrote, erased
+    or filled, wherever it lies, and every extent where the source image or
+    QEMU's copy of it holds data (card offsets, for a container too)."""
+    spans = model.image_touched() + images.data_extents(source)
+    if qemu.image is not None:
+        spans += images.guest_extents(qemu.image, qemu.image_format)
+    return images.merge_extents(spans)
+
+
+def compare_images(t: LockstepTarget, spans: list[tuple[int, int]],
+                   limit: int = IMAGE_COMPARE_LIMIT) -> str:
+    """Compare the card contents over ``spans``, up to ``limit`` bytes.
+
+    Returns what was left uncompared, as a sentence ("" when nothing was)."""
+    budget = limit
+    left: list[tuple[int, int]] = []
+    for off, length in spans:
+        n = min(length, budget)
+        for pos in range(off, off + n, _CHUNK):
+            t.image_read(pos, min(_CHUNK, off + n - pos))
+        budget -= n
+        if n < length:
+            left.append((off + n, length - n))
+    if not left:
+        return ""
+    total = sum(n for _, n in left)
+    return (f"card image compared only up to the {limit >> 20} MiB limit: {total} bytes in "
+            f"{len(left)} extents not compared, the first at {left[0][0]:#x}")
 
 
 def scenario_machine(sc: Scenario, machine: str, image: Path, fmt: str) -> Machine:
@@ -168,9 +188,11 @@ def run(
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
         lock = LockstepTarget(model, qemu, quirks=qset)
         sc.fn(lock, ctx)
-        compare_images(lock, qemu, model_image)
+        res.not_compared = compare_images(lock, image_spans(model, qemu, model_image))
     except Divergence as d:
         d.scenario = sc.name
+        if model is not None and model.refused and d.kind == "result" and d.step.op == "read":
+            d.fields.append(model.refused[-1])  # why QEMU's value was not adopted
         res.status, res.divergence = DIVERGE, d
         res.reason = d.summary()
         if qemu is not None and report_dir is not None:
@@ -188,6 +210,9 @@ def run(
         if lock is not None:
             res.steps = lock.count
             res.quirks = [q for q, _ in lock.applied]
+            if model is not None:
+                res.adoptions = [(st.index, what, value) for st, (what, value)
+                                 in zip(lock.reconciled, model.adoptions, strict=True)]
         if qemu is not None:
             qemu.close()
         if model is not None:
@@ -200,3 +225,18 @@ def run(
     res.spec_misses = list(ctx.misses)
     res.seconds = time.monotonic() - t0
     return res
+
+
+def skipped_too_much(results: list[Result]) -> list[str]:
+    """Why a check that skipped this much is not a pass: one line per build
+    that skipped more than half of its scenarios (a build without the qtest
+    accelerator skips every scenario that needs virtual time)."""
+    by: dict[str, list[Result]] = {}
+    for r in results:
+        by.setdefault(r.build, []).append(r)
+    out = []
+    for build, rs in by.items():
+        n = sum(r.status == SKIP for r in rs)
+        if 2 * n > len(rs):
+            out.append(f"QEMU {build} skipped {n} of {len(rs)} scenarios")
+    return out

@@ -61,6 +61,20 @@ class BlockStore:
         """Blocks held in memory because they were written."""
         return len(self._written)
 
+    def touched(self) -> list[tuple[int, int]]:
+        """``(offset, length)`` byte extents of every block written, erased or
+        filled, sorted and joined where they touch."""
+        bs = self.block_size
+        out: list[tuple[int, int]] = []
+        spans = sorted([(b, b + 1) for b in self._written] + [(s, e) for s, e, _ in self._fills])
+        for s, e in spans:
+            if out and s * bs <= out[-1][0] + out[-1][1]:
+                start = out[-1][0]
+                out[-1] = (start, max(out[-1][1], e * bs - start))
+            else:
+                out.append((s * bs, (e - s) * bs))
+        return out
+
     def fill_ranges(self) -> list[tuple[int, int, int]]:
         """``(first_block, end_block_exclusive, value)`` of every filled interval."""
         return list(self._fills)

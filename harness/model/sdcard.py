@@ -133,6 +133,8 @@ class SDCard:
         #: Source of CMD3's random RCA (QEMU >= 9.1); replace to mirror a run.
         rng = random.Random(0x5D)
         self.rca_source: Callable[[], int] = lambda: rng.getrandbits(16)
+        #: The RCA the card had when the last CMD3 replaced it.
+        self.previous_rca = 0
         #: Set when QEMU would abort (a failed assertion); the card is then dead.
         self.fatal: str | None = None
         # Internal transfer state QEMU keeps across resets.
@@ -469,6 +471,7 @@ class SDCard:
         if self.state not in (CardState.IDENT, CardState.STBY):
             return Rsp.ILLEGAL
         self.state = CardState.STBY
+        self.previous_rca = self.rca
         if self.legacy:  # VERSION_DIFFS "rca": < 9.1 steps by 0x4567
             self.rca = (self.rca + 0x4567) & 0xFFFF
         else:

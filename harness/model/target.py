@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sdhci import REGISTER_WINDOW
 from harness.machine import Machine, PropValue
+from harness.model.blockstore import BlockStore
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -149,6 +150,10 @@ class ModelTarget:
         self.card: ModelCard = card
         self.sdhci = SDHCI(self.clock, card, self.memory, profile=profile, strict=strict,
                            machine=machine.type, **sdhci_params)
+        #: ``(what, value)`` of each value adopted from QEMU (:meth:`reconcile`).
+        self.adoptions: list[tuple[str, int]] = []
+        #: Why :meth:`reconcile` refused to adopt QEMU's value, for each refusal.
+        self.refused: list[str] = []
 
     # -- registers ------------------------------------------------------------
 
@@ -216,6 +221,11 @@ class ModelTarget:
         (PLS 4.2.2 lets the card choose any RCA), so the R6 response to CMD3
         cannot be predicted.  When a read of RSPREG0 after CMD3 differs only
         in the RCA bits, the card takes QEMU's RCA and the read agrees.
+
+        Only a new address is adopted: an RCA of 0 (PLS 4.2.2: reserved, it
+        addresses every card) or the card's previous RCA is not a random
+        draw but a fault, so it stays a divergence (the reason is kept in
+        :attr:`refused`).  Each adoption is kept in :attr:`adoptions`.
         """
         card = self.card
         if op != "read" or not isinstance(card, SDCard) or card.legacy:
@@ -231,9 +241,21 @@ class ModelTarget:
         if (int(model_value) ^ int(qemu_value)) & ~mask:
             return False
         rca = (int(qemu_value) >> shift) & 0xFFFF
+        if rca == 0 or rca == card.previous_rca:
+            what = "0" if rca == 0 else f"the card's previous RCA {rca:#06x}"
+            self.refused.append(f"QEMU's CMD3 published RCA {what}: not a new random "
+                                "address, so it is not adopted")
+            return False
+        self.adoptions.append(("RCA", rca))
         card.rca = rca
         self.sdhci.rspreg[0] = (rca << 16) | (self.sdhci.rspreg[0] & 0xFFFF)
         return True
+
+    def image_touched(self) -> list[tuple[int, int]]:
+        """``(offset, length)`` extents of the card the model wrote, erased or
+        filled: where its image may differ from the one it started from."""
+        store = getattr(self.card, "store", None)
+        return store.touched() if isinstance(store, BlockStore) else []
 
     def set_card_inserted(self, inserted: bool) -> None:
         """Insert or eject the card's medium (QEMU: blockdev change/eject);

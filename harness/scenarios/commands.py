@@ -30,7 +30,10 @@ def _to_ready(d: HostDriver) -> None:
     d.cmd(D.SEND_IF_COND, D.CMD8_VHS_27_36 | D.CMD8_CHECK_PATTERN)
     for _ in range(100):
         r = d.acmd(D.ACMD_SD_SEND_OP_COND, D.HOST_OCR_33V | S.ACMD41_HCS, rca=0)
-        if r.r1 & S.OCR_BUSY:
+        # A card that does not answer (inactive after CMD15) leaves the last
+        # response in RSPREG0: CMD3's R6, whose bit 31 is the random RCA's top
+        # bit, not OCR busy.  Waiting on it made the path depend on the draw.
+        if r.error or r.r1 & S.OCR_BUSY:
             return
         d.step(1_000_000)
 

@@ -45,3 +45,22 @@ def test_compat_group_runs_on_the_boundaries_the_build_offers(
 def test_other_groups_run_on_q35() -> None:
     sc = next(s for s in all_scenarios().values() if s.group == "registers")
     assert plan.machines_for(_build("9.0", "11.1"), sc) == ["q35"]
+
+
+def test_the_pc_subset_names_scenarios_of_most_groups() -> None:
+    known = all_scenarios()
+    assert set(plan.PC_SUBSET) <= set(known)
+    groups = {known[n].group for n in plan.PC_SUBSET}
+    assert groups >= {"registers", "data", "erase", "card", "interrupts", "images", "mmc_test",
+                      "sizes"}
+
+
+def test_the_scenario_suite_runs_the_pc_subset_on_pc_by_default() -> None:
+    from tests.qtest.crosscheck.test_scenarios import cases
+
+    default = cases(None)
+    assert {s.name for s, m, _ in default if m == "pc"} == set(plan.PC_SUBSET)
+    assert {s.name for s, m, _ in default if m == "q35"} == set(all_scenarios())
+    assert "pc/registers/access-sizes" in {i for _, _, i in default}
+    given = cases(["pc"])
+    assert {s.name for s, m, _ in given} == set(all_scenarios())

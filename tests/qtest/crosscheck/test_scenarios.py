@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import harness.scenarios as scenario
-from harness.check import runner
+from harness.check import plan, runner
 from harness.qemu.builds import QemuBuild
 
 pytestmark = pytest.mark.qemu
@@ -19,11 +19,29 @@ pytestmark = pytest.mark.qemu
 SCENARIOS = sorted(scenario.all_scenarios().values(), key=lambda s: (s.group, s.name))
 
 
-@pytest.mark.parametrize("sc", SCENARIOS, ids=[f"{s.group}/{s.name}" for s in SCENARIOS])
-def test_scenario(qemu_build: QemuBuild, sc: scenario.Scenario, tmp_path: Path,
-                  request: pytest.FixtureRequest) -> None:
-    machine = (request.config.getoption("machine") or ["q35"])[0]
-    res = runner.run(qemu_build, sc, machine, report_dir=tmp_path)
+def cases(machines: list[str] | None) -> list[tuple[scenario.Scenario, str, str]]:
+    """``(scenario, machine, id)``: every scenario on each ``--machine``
+    given; by default every scenario on q35 and :data:`plan.PC_SUBSET` on
+    pc too (ids: ``group/name`` on q35, ``machine/group/name`` otherwise)."""
+    out: list[tuple[scenario.Scenario, str, str]] = []
+    for m in machines or ["q35", "pc"]:
+        for s in SCENARIOS:
+            if machines or m == "q35" or s.name in plan.PC_SUBSET:
+                pre = "" if m == "q35" else f"{m}/"
+                out.append((s, m, f"{pre}{s.group}/{s.name}"))
+    return out
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "sc" in metafunc.fixturenames and "on_machine" in metafunc.fixturenames:
+        cs = cases(metafunc.config.getoption("machine"))
+        metafunc.parametrize(("sc", "on_machine"), [(s, m) for s, m, _ in cs],
+                             ids=[i for _, _, i in cs])
+
+
+def test_scenario(qemu_build: QemuBuild, sc: scenario.Scenario, on_machine: str,
+                  tmp_path: Path) -> None:
+    res = runner.run(qemu_build, sc, on_machine, report_dir=tmp_path)
     if res.status == runner.SKIP:
         pytest.skip(res.reason)
     detail = res.divergence.render() if res.divergence else res.reason

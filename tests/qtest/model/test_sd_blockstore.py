@@ -93,3 +93,14 @@ def test_span_read_equals_block_by_block(tmp_path_factory: pytest.TempPathFactor
         want = want[: max(0, store.size - off)]
         want += bytes(n - len(want))
         assert store.read(off, n) == want
+
+
+def test_touched_names_every_written_erased_or_filled_extent() -> None:
+    s = BlockStore(size=1 << 30)
+    assert s.touched() == []
+    s.write(512 * 10, b"x" * 1024)             # blocks 10, 11
+    s.write(512 * 12 + 3, b"y")                # block 12: joins them
+    s.fill(512 * 1000, 512 * 4 + 100, 0xFF)    # blocks 1000..1003 filled, 1004 written
+    s.write((1 << 30) - 512, b"z" * 512)       # the last block, far away
+    assert s.touched() == [(512 * 10, 512 * 3), (512 * 1000, 512 * 5),
+                           ((1 << 30) - 512, 512)]

@@ -1,0 +1,65 @@
+"""The check's summary: every skip reason with its count, adoptions with
+--verbose, and the exit status when a build skipped most scenarios."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from harness import cli
+from harness.check import inputs, report, runner
+from harness.check.runner import Result
+
+NO_CLOCK = "needs virtual time (qtest accelerator), which this build lacks"
+NO_PROP = "sd-card has no property erase-blocks-as-zero in this build"
+
+
+def _results() -> list[Result]:
+    out = [Result("old", f"s{i}", "commands", "q35", runner.SKIP, NO_CLOCK) for i in range(3)]
+    out.append(Result("old", "e1", "erase", "q35", runner.SKIP, NO_PROP))
+    out.append(Result("old", "r1", "registers", "q35", runner.AGREE))
+    out.append(Result("new", "e1", "erase", "q35", runner.SKIP, NO_PROP))
+    ok = Result("new", "cmd-all-in-stby", "commands", "q35", runner.AGREE)
+    ok.adoptions = [(125, "RCA", 0xB0C3)]
+    out.append(ok)
+    return out
+
+
+def test_each_distinct_skip_reason_is_printed_with_its_count_without_verbose() -> None:
+    buf = io.StringIO()
+    report.print_report(_results(), buf)
+    text = buf.getvalue()
+    assert f"3 x {NO_CLOCK} (old)" in text
+    assert f"2 x {NO_PROP} (old, new)" in text
+    assert "[old q35] s0" not in text  # each skipped scenario only with --verbose
+    assert "cmd-all-in-stby step 125" not in text
+
+
+def test_verbose_lists_every_adoption() -> None:
+    buf = io.StringIO()
+    report.print_report(_results(), buf, verbose=True)
+    assert "[new q35] cmd-all-in-stby step 125: RCA 0xb0c3" in buf.getvalue()
+    assert "[old q35] s0: " + NO_CLOCK in buf.getvalue()
+
+
+def test_a_build_that_skipped_most_scenarios_is_named() -> None:
+    assert runner.skipped_too_much(_results()) == ["QEMU old skipped 4 of 5 scenarios"]
+
+
+def test_check_exits_non_zero_on_mostly_skipped_unless_allowed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    results = iter(_results())
+
+    class FakeBuild:
+        name = "old"
+
+    monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
+    monkeypatch.setattr(inputs, "check_build", lambda b: None)
+    monkeypatch.setattr(runner, "run", lambda *a, **k: next(results))
+    argv = ["check", "--scenario", "cmd-all-in-stby", "--scenario", "card-registers",
+            "--scenario", "access-sizes", "--scenario", "reset-values-v2",
+            "--scenario", "erase-as-zero-on"]
+    assert cli.main(argv) == 4
+    results = iter(_results())
+    assert cli.main([*argv, "--allow-skips"]) == 0

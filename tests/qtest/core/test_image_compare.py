@@ -1,0 +1,135 @@
+"""The end-of-scenario image comparison covers the whole card: every extent
+the model touched and every extent where QEMU's image holds data, beyond
+64 MiB and inside containers too; a limit, if reached, is stated."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.check import report, runner
+from harness.check.lockstep import Divergence, LockstepTarget
+from harness.machine import Machine
+from harness.model.target import ModelTarget
+from harness.qemu.target import read_container
+
+MiB = 1 << 20
+CARD = 128 * MiB
+FAR = 100 * MiB  # beyond the 64 MiB the comparison used to stop at
+
+
+class FakeQemu:
+    """Only the card image of a QEMU target: ``image`` as ``image_format``."""
+
+    name = "qemu"
+
+    def __init__(self, image: Path, image_format: str = "raw") -> None:
+        self.image: Path | None = image
+        self.image_format = image_format
+
+    def read(self, offset: int, size: int) -> int:
+        return 0
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        pass
+
+    def mem_read(self, addr: int, length: int) -> bytes:
+        return bytes(length)
+
+    def mem_write(self, addr: int, data: bytes) -> None:
+        pass
+
+    def clock_step(self, ns: int | None = None) -> int:
+        return ns or 0
+
+    def irq_level(self) -> bool:
+        return False
+
+    def image_read(self, offset: int, length: int) -> bytes:
+        assert self.image is not None
+        if self.image_format != "raw":
+            return read_container(self.image, self.image_format, offset, length)
+        with open(self.image, "rb") as f:
+            f.seek(offset)
+            return f.read(length)
+
+    def close(self) -> None:
+        pass
+
+
+def _card(path: Path, data_mib: int) -> Path:
+    """A sparse card of CARD bytes whose first ``data_mib`` MiB hold data."""
+    with open(path, "wb") as f:
+        f.write(b"\xa5" * (data_mib * MiB))
+        f.truncate(CARD)
+    return path
+
+
+def _copy(source: Path) -> Path:
+    """QEMU's private copy, sparse as the real target makes it."""
+    copy = source.with_name("qemu.img")
+    subprocess.run(["cp", "--sparse=always", str(source), str(copy)], check=True)
+    return copy
+
+
+def _compare(source: Path, qemu: FakeQemu, model: ModelTarget | None = None,
+             limit: int = runner.IMAGE_COMPARE_LIMIT) -> str:
+    model = model or ModelTarget(Machine(), image=source)
+    t = LockstepTarget(model, qemu)
+    return runner.compare_images(t, runner.image_spans(model, qemu, source), limit)  # type: ignore[arg-type]
+
+
+def test_a_qemu_write_beyond_64_mib_after_65_mib_of_data_diverges(tmp_path: Path) -> None:
+    source = _card(tmp_path / "card.img", 65)
+    copy = _copy(source)
+    with open(copy, "r+b") as f:
+        f.seek(FAR)
+        f.write(b"\x5a" * 512)
+    with pytest.raises(Divergence) as ei:
+        _compare(source, FakeQemu(copy))
+    assert ei.value.step.op == "image_read" and ei.value.step.args[0] <= FAR
+
+
+def test_a_model_write_where_qemu_has_a_hole_diverges(tmp_path: Path) -> None:
+    source = _card(tmp_path / "card.img", 1)
+    copy = _copy(source)
+    model = ModelTarget(Machine(), image=source)
+    assert model.card.store is not None  # type: ignore[attr-defined]
+    model.card.store.write(FAR + 4096, b"\x11" * 512)  # type: ignore[attr-defined]
+    with pytest.raises(Divergence):
+        _compare(source, FakeQemu(copy), model)
+
+
+@pytest.mark.skipif(shutil.which("qemu-img") is None or shutil.which("qemu-io") is None,
+                    reason="needs qemu-img and qemu-io (Debian's qemu-utils)")
+def test_a_qcow2_write_beyond_64_mib_diverges(tmp_path: Path) -> None:
+    source = _card(tmp_path / "card.raw.img", 1)
+    qcow2 = tmp_path / "card.qcow2"
+    subprocess.run(["qemu-img", "convert", "-f", "raw", "-O", "qcow2", str(source), str(qcow2)],
+                   check=True)
+    subprocess.run(["qemu-io", "-f", "qcow2", "-c", f"write -P 0x5a {FAR} 512", str(qcow2)],
+                   check=True, capture_output=True)
+    with pytest.raises(Divergence):
+        _compare(source, FakeQemu(qcow2, "qcow2"))
+
+
+def test_equal_cards_agree_and_everything_is_compared(tmp_path: Path) -> None:
+    source = _card(tmp_path / "card.img", 2)
+    copy = _copy(source)
+    assert _compare(source, FakeQemu(copy)) == ""
+
+
+def test_what_a_limit_left_out_is_stated_in_the_result_and_report(tmp_path: Path) -> None:
+    source = _card(tmp_path / "card.img", 3)
+    copy = _copy(source)
+    note = _compare(source, FakeQemu(copy), limit=1 * MiB)
+    assert note and f"{2 * MiB} bytes" in note and "0x100000" in note
+    res = runner.Result("b", "s", "g", "q35", runner.AGREE, not_compared=note)
+    buf = io.StringIO()
+    report.print_report([res], buf)
+    assert note in buf.getvalue()
+    assert res.to_json()["not_compared"] == note
