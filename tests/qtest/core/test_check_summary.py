@@ -10,6 +10,7 @@ import pytest
 from harness import cli
 from harness.check import inputs, report, runner
 from harness.check.runner import Result
+from harness.profile import NEWEST
 
 NO_CLOCK = "needs virtual time (qtest accelerator), which this build lacks"
 NO_PROP = "sd-card has no property erase-blocks-as-zero in this build"
@@ -53,6 +54,7 @@ def test_check_exits_non_zero_on_mostly_skipped_unless_allowed(
 
     class FakeBuild:
         name = "old"
+        profile = NEWEST  # a known version: no "defaults unverified" note
 
     monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
     monkeypatch.setattr(inputs, "check_build", lambda b: None)
