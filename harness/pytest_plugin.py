@@ -11,8 +11,9 @@ Options:
 Fixtures: ``qemu_build`` (parametrised over the builds, ids are build names)
 and ``machine`` (parametrised over machine types).  A test that needs a
 capability the build lacks is skipped with the reason, never silently.  A
-selected or installed build whose probe fails is a usage error: the session
-stops with one line saying why, rather than skipping every QEMU test.
+selected or installed build whose probe fails is an error, with one line
+saying why, for every test (or collection) that asks for the builds, rather
+than a skip of every QEMU test.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from harness.qemu import builds as _builds
 
 _STASH_BUILDS = pytest.StashKey[list[_builds.QemuBuild]]()
+_STASH_PROBE_ERROR = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,20 +41,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "qemu: needs a real QEMU build")
     try:
-        found = _builds.selected(config.getoption("qemu"))
+        config.stash[_STASH_BUILDS] = _builds.selected(config.getoption("qemu"))
     except _builds.BuildError as e:
-        # A build that was asked for (--qemu, $QTEST_QEMU_BINARY) or is
-        # installed but cannot be probed fails the session: skipping every
-        # QEMU test instead would pass a run that checked nothing.
-        raise pytest.UsageError(f"sdqtest: {e}") from e
-    config.stash[_STASH_BUILDS] = found
+        # Kept until a test asks for the builds: a session whose tests need
+        # no QEMU (a bisect step's own test file) still runs.
+        config.stash[_STASH_PROBE_ERROR] = f"sdqtest: {e}"
 
 
 def selected_builds(config: pytest.Config) -> list[_builds.QemuBuild]:
+    """The selected builds.  A build that was asked for (``--qemu``,
+    ``$QTEST_QEMU_BINARY``) or is installed but cannot be probed fails the
+    test or collection that asks: skipping every QEMU test instead would
+    pass a run that checked nothing."""
+    error = config.stash.get(_STASH_PROBE_ERROR, None)
+    if error is not None:
+        raise pytest.UsageError(error)
     return config.stash.get(_STASH_BUILDS, [])
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    error = config.stash.get(_STASH_PROBE_ERROR, None)
+    if error is not None:
+        return [f"{error} (every test that needs QEMU fails)"]
     found = selected_builds(config)
     if not found:
         return ["sdqtest: no QEMU build (none installed; run 'sdqtest qemu install')"]
