@@ -41,7 +41,7 @@ class Step:
         """What identifies the operation regardless of its answer: equal keys
         are repetitions of one operation (collapsed in reports)."""
         args = self.args if self.op != "mem_write" else (self.args[0], len(self.args[1]))
-        return (self.op, args, self.note, self.irq_differs)
+        return (self.op, args, self.note, self.irq_differs, self.irq_events_qemu)
 
     def describe(self, answers: bool = True) -> str:
         """``write CMDREG@0x0e/2 <- 0x111a`` style, with both answers if they
@@ -71,6 +71,8 @@ class Step:
                    f"qemu={irq_events_text(self.irq_events_qemu)}]")
         elif self.irq_model != self.irq_qemu:
             irq = f" [IRQ model={int(self.irq_model)} qemu={int(self.irq_qemu)}]"
+        elif self.irq_events_qemu:
+            irq = f" [IRQ {irq_events_text(self.irq_events_qemu)}]"
         note = f"  ({self.note})" if self.note else ""
         return f"#{self.index:<5} {text}{irq}{note}"
 

@@ -108,10 +108,10 @@ class CommandTracker:
     def context(self, step: Step) -> list[str]:
         """Lines that place ``step`` in the command in progress."""
         c = self.command
-        if c is None:
+        if c is None or step.op == "image_read":  # the image is compared after the run
             return []
-        lines = [f"command in progress: {c.name} arg {c.arg:#010x}{self._address(c)}, "
-                 f"issued at step #{c.step}; BLKSIZE {c.blksize}, BLKCNT {c.blkcnt}, "
+        lines = [f"command in progress: {c.name} arg {c.arg:#010x}{self._address(c)}",
+                 f"  issued at step #{c.step} with BLKSIZE {c.blksize}, BLKCNT {c.blkcnt}, "
                  f"TRNMOD {c.trnmod:#06x}"]
         if step.op not in ("read", "write"):
             return lines

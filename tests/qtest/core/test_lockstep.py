@@ -189,7 +189,7 @@ def test_pio_read_divergence_names_command_block_byte_and_recipe() -> None:
     d = ei.value
     text = d.render()
     assert "command in progress: CMD18 READ_MULTIPLE_BLOCK arg 0x00000010 (block 16)" in text
-    assert "BLKSIZE 512, BLKCNT 4" in text
+    assert "issued at step #6 with BLKSIZE 512, BLKCNT 4, TRNMOD 0x0032" in text
     assert "data port: transfer bytes 0x218..0x21b (block 1 of 4, byte offset 0x18)" in text
     want = recipe.expected(0x10 * BLOCK + bad, 1)[0]
     assert (f"first differing byte: transfer byte 0x21a (block 1 of 4, byte offset 0x1a): "
