@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.check.lockstep import Divergence, LockstepTarget
+from harness.check.lockstep import Divergence, LockstepTarget, collapse
 from harness.check.quirks import Quirk, QuirkSet, read_of
 from harness.hwdefs import sdhci as H
 from harness.images import BLOCK, Recipe
@@ -199,3 +199,18 @@ def test_pio_read_divergence_names_command_block_byte_and_recipe() -> None:
     assert any(line.endswith("read  BDATA@0x20/4 -> ... x 134") for line in text.splitlines())
     assert len(text.splitlines()) < 25
     assert "(ACMD41 SD_SEND_OP_COND)" in text
+
+
+def test_history_keeps_no_large_contents_but_tells_them_apart() -> None:
+    class Mem(Fake):
+        def mem_read(self, addr: int, length: int) -> bytes:
+            return bytes([addr & 0xFF]) * length
+
+    t = LockstepTarget(Mem("model", {}), Mem("qemu", {}))
+    for addr in (1, 1, 2):
+        assert t.mem_read(addr, 1 << 20) == bytes([addr]) * (1 << 20)
+    steps = t.history()
+    assert all(len(s.model) <= 64 for s in steps)
+    assert steps[0].model == steps[1].model != steps[2].model
+    assert [line.split(None, 1)[1] for line in collapse(steps)] == [
+        "mem_read 0x1+0x100000 x 2", "mem_read 0x2+0x100000"]
