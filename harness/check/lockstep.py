@@ -7,8 +7,9 @@ targets report them (:class:`harness.target.IrqEvents`), the interrupt
 line's raise/lower events during the operation are compared.  A difference
 that no quirk explains stops the scenario with a :class:`Divergence` naming
 the first differing step, the SD command in progress and, inside a PIO
-transfer, the block and byte the differing word belongs to.  When they agree, or a
-quirk explains the difference, the scenario goes on with QEMU's answer.
+transfer, the block and byte the differing word belongs to.  When they
+agree, or a quirk explains the difference, the scenario goes on with QEMU's
+answer.
 """
 
 from __future__ import annotations
