@@ -102,3 +102,20 @@ class Target(Protocol):
     def close(self) -> None:
         """Release every resource (processes, sockets, temporary files)."""
         ...
+
+
+@runtime_checkable
+class IrqEvents(Protocol):
+    """Optional beyond :class:`Target`: the interrupt line's changes as events.
+
+    A Target that implements it reports every change of the INTx level in
+    the order it happened, including a raise and lower within one operation
+    that leaves the level where it was.  Only changes count: a device that
+    drives the line to the level it already has makes no event (QEMU's qtest
+    reports an intercepted input only when its level changes).
+    """
+
+    def irq_events(self) -> list[bool]:
+        """The levels the line changed to since the last call (True: raised,
+        False: lowered), oldest first; the call forgets them."""
+        ...

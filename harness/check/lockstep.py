@@ -2,22 +2,33 @@
 
 ``LockstepTarget`` is itself a Target: a scenario (usually through the host
 driver) runs once against it, and every operation goes to both targets.
-After each operation the results and the interrupt levels are compared.  A
-difference that no quirk explains stops the scenario with a
-:class:`Divergence` naming the first differing step.  When they agree, or a
-quirk explains the difference, the scenario goes on with QEMU's answer.
+After each operation the results, the interrupt levels and, when both
+targets report them (:class:`harness.target.IrqEvents`), the interrupt
+line's raise/lower events during the operation are compared.  A difference
+that no quirk explains stops the scenario with a :class:`Divergence` naming
+the first differing step, the SD command in progress and, inside a PIO
+transfer, the block and byte the differing word belongs to.  When they
+agree, or a quirk explains the difference, the scenario goes on with QEMU's
+answer.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.check.quirks import Quirk, QuirkSet
 from harness.check.step import Step as Step
-from harness.hwdefs import sd, sdhci
-from harness.target import Target
+from harness.check.step import irq_events_text
+from harness.check.transfer import CommandTracker
+from harness.hwdefs import sdhci
+from harness.images import Recipe
+from harness.target import IrqEvents, Target
+
+#: Lines of (collapsed) history a divergence report shows.
+HISTORY_LINES = 30
 
 
 @dataclass
@@ -30,6 +41,8 @@ class Divergence(Exception):
     fields: list[str] = field(default_factory=list)
     scenario: str = ""
     trace_file: str = ""
+    #: Where the step is in the SD protocol (command, transfer position).
+    context: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         super().__init__(self.summary())
@@ -41,15 +54,22 @@ class Divergence(Exception):
 
     def render(self) -> str:
         lines = [self.summary()]
+        s = self.step
         if self.kind == "irq":
+            if s.irq_events_model != s.irq_events_qemu:
+                lines.append(
+                    f"  interrupt line during the step: model "
+                    f"{irq_events_text(s.irq_events_model)}, "
+                    f"QEMU {irq_events_text(s.irq_events_qemu)}"
+                )
             lines.append(
-                f"  interrupt line after the step: model {int(self.step.irq_model)}, "
-                f"QEMU {int(self.step.irq_qemu)}"
+                f"  interrupt line after the step: model {int(s.irq_model)}, "
+                f"QEMU {int(s.irq_qemu)}"
             )
-        lines += [f"  {f}" for f in self.fields]
+        lines += [f"  {f}" for f in self.context + self.fields]
         if self.history:
             lines.append("  operations leading to it:")
-            lines += [f"    {s.describe()}" for s in self.history]
+            lines += [f"    {h}" for h in collapse(self.history)[-HISTORY_LINES:]]
         if self.trace_file:
             lines.append(f"  replay on QEMU: {self.trace_file}")
         return "\n".join(lines)
@@ -60,10 +80,34 @@ class Divergence(Exception):
             "step": self.step.index,
             "kind": self.kind,
             "operation": self.step.describe(),
+            "irq_events": {"model": list(self.step.irq_events_model),
+                           "qemu": list(self.step.irq_events_qemu)},
+            "context": self.context,
             "fields": self.fields,
-            "history": [s.describe() for s in self.history],
+            "history": collapse(self.history),
             "trace": self.trace_file,
         }
+
+
+def collapse(steps: list[Step]) -> list[str]:
+    """Each step described, runs of one repeated operation as one line with
+    a count (``#12-41 read  BDATA@0x20/4 -> ... x 30``); the answer is kept
+    when every repetition gave the same."""
+    out: list[str] = []
+    i = 0
+    while i < len(steps):
+        j = i + 1
+        while j < len(steps) and steps[j].key() == steps[i].key():
+            j += 1
+        if j - i == 1:
+            out.append(steps[i].describe())
+        else:
+            run = steps[i:j]
+            same = all(s.model == run[0].model and s.qemu == run[0].qemu for s in run)
+            text = run[0].describe(answers=same).split(None, 1)[1]
+            out.append(f"{f'#{run[0].index}-{run[-1].index}':<6} {text} x {j - i}")
+        i = j
+    return out
 
 
 def decode_difference(step: Step) -> list[str]:
@@ -94,6 +138,20 @@ def decode_difference(step: Step) -> list[str]:
     return out
 
 
+def _slim(step: Step) -> Step:
+    """``step`` for the history: large contents (memory, image) replaced by
+    digests, which keep what a report shows (lengths are in the arguments,
+    and whether the two sides or two repetitions are equal)."""
+    if isinstance(step.model, bytes) and isinstance(step.qemu, bytes) and (
+            len(step.model) > 64 or len(step.qemu) > 64):
+        return replace(step, model=_digest(step.model), qemu=_digest(step.qemu))
+    return step
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 class LockstepTarget:
     """A Target that drives ``model`` and ``qemu`` together and compares them."""
 
@@ -103,7 +161,8 @@ class LockstepTarget:
         qemu: Target,
         *,
         quirks: QuirkSet | None = None,
-        history: int = 40,
+        history: int = 400,
+        recipe: Recipe | None = None,
     ) -> None:
         self.name = f"lockstep({model.name}, {qemu.name})"
         self.model = model
@@ -114,34 +173,34 @@ class LockstepTarget:
         self._history: deque[Step] = deque(maxlen=history)
         self.count = 0
         self.mem_regions: list[tuple[int, int]] = []
-        self._after_cmd55 = False
-
-    def _issued(self, op: str, args: tuple[Any, ...]) -> str:
-        """``CMD17 READ_SINGLE_BLOCK`` when ``op`` writes the command byte of
-        CMDREG (SDHC 2.2.6: the write to its upper byte issues the command)."""
-        if op != "write":
-            return ""
-        offset, size, value = args
-        top = sdhci.CMDREG.offset + 1
-        if not offset <= top < offset + size:
-            return ""
-        index = (value >> (8 * (top - offset))) & 0x3F
-        name = sd.command_name(index, app=self._after_cmd55)
-        self._after_cmd55 = index == 55 and not self._after_cmd55
-        return name
+        #: The command in progress and the data port position, for reports;
+        #: ``recipe`` is the card image's, when the scenario's image has one.
+        self.tracker = CommandTracker(recipe)
+        # Interrupt events are compared when both sides report them; what
+        # happened before the lockstep started is not part of the run.
+        self._events: tuple[IrqEvents, IrqEvents] | None = None
+        if isinstance(model, IrqEvents) and isinstance(qemu, IrqEvents):
+            self._events = (model, qemu)
+            model.irq_events()
+            qemu.irq_events()
 
     def _do(self, op: str, *args: Any, compare: bool = True) -> Any:
-        note = self._issued(op, args)
+        note = self.tracker.before(op, args, self.count)
         m = getattr(self.model, op)(*args)
         q = getattr(self.qemu, op)(*args)
+        em: tuple[bool, ...] = ()
+        eq: tuple[bool, ...] = ()
+        if self._events is not None:
+            em, eq = tuple(self._events[0].irq_events()), tuple(self._events[1].irq_events())
         step = Step(self.count, op, args, m, q, self.model.irq_level(), self.qemu.irq_level(),
-                    note)
+                    note, em, eq)
         self.count += 1
         if compare and m != q:
             self._differs(step, "result")
-        if step.irq_model != step.irq_qemu:
+        if step.irq_differs:
             self._differs(step, "irq")
-        self._history.append(step)
+        self.tracker.after(step)
+        self._history.append(_slim(step))
         return q
 
     def _differs(self, step: Step, kind: str) -> None:
@@ -157,7 +216,8 @@ class LockstepTarget:
         if quirk is not None:
             self.applied.append((quirk, step))
             return
-        raise Divergence(step, kind, list(self._history), decode_difference(step))
+        raise Divergence(step, kind, list(self._history), decode_difference(step),
+                         context=self.tracker.context(step))
 
     # -- Target ------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
     for r in bad:
         print(f"[{r.build} {r.machine}] {r.scenario}: {r.status.upper()}", file=out)
         if r.divergence is not None:
-            for line in r.divergence.render().splitlines()[1:]:
+            for line in r.divergence.render().splitlines():
                 print(f"  {line}", file=out)
         else:
             print(f"  {r.reason}", file=out)

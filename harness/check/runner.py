@@ -186,7 +186,8 @@ def run(
         described = scenario_machine(sc, machine, qemu_image, fmt)
         qemu = QemuTarget(build.binary, described, name=build.name)
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
-        lock = LockstepTarget(model, qemu, quirks=qset)
+        lock = LockstepTarget(model, qemu, quirks=qset,
+                              recipe=images.recipe(sc.image) if image is None else None)
         sc.fn(lock, ctx)
         res.not_compared = compare_images(lock, image_spans(model, qemu, model_image))
     except Divergence as d:

@@ -26,9 +26,26 @@ class Step:
     #: What the step means, when the lockstep target can tell (the command
     #: a CMDREG write issues).
     note: str = ""
+    #: The interrupt line's changes during the step (True: raised), when
+    #: both targets report them (:class:`harness.target.IrqEvents`).
+    irq_events_model: tuple[bool, ...] = ()
+    irq_events_qemu: tuple[bool, ...] = ()
 
-    def describe(self) -> str:
-        """``write CMDREG@0x0e/2 <- 0x111a`` style, with both answers if they differ."""
+    @property
+    def irq_differs(self) -> bool:
+        """The line's level after the step, or its changes during it, differ."""
+        return (self.irq_model != self.irq_qemu
+                or self.irq_events_model != self.irq_events_qemu)
+
+    def key(self) -> tuple[Any, ...]:
+        """What identifies the operation regardless of its answer: equal keys
+        are repetitions of one operation (collapsed in reports)."""
+        args = self.args if self.op != "mem_write" else (self.args[0], len(self.args[1]))
+        return (self.op, args, self.note, self.irq_differs, self.irq_events_qemu)
+
+    def describe(self, answers: bool = True) -> str:
+        """``write CMDREG@0x0e/2 <- 0x111a`` style, with both answers if they
+        differ; ``answers=False`` puts ``...`` for what the operation returned."""
         if self.op in ("read", "write"):
             offset, size = self.args[0], self.args[1]
             names = "+".join(r.name for r in sdhci.registers_in(offset, size)) or "(hole)"
@@ -36,8 +53,8 @@ class Step:
             if self.op == "write":
                 text = f"write {where} <- {self.args[2]:#x}"
             else:
-                text = f"read  {where} -> {_fmt(self.qemu)}"
-                if self.model != self.qemu:
+                text = f"read  {where} -> {_fmt(self.qemu) if answers else '...'}"
+                if answers and self.model != self.qemu:
                     text += f" (model {_fmt(self.model)})"
         elif self.op in ("mem_read", "image_read"):
             text = f"{self.op} {self.args[0]:#x}+{self.args[1]:#x}"
@@ -46,11 +63,23 @@ class Step:
         elif self.op == "mem_write":
             text = f"mem_write {self.args[0]:#x}+{len(self.args[1]):#x}"
         else:
-            text = f"{self.op} {' '.join(_fmt(a) for a in self.args)} -> {_fmt(self.qemu)}"
-        irq = "" if self.irq_model == self.irq_qemu else (
-            f" [IRQ model={int(self.irq_model)} qemu={int(self.irq_qemu)}]")
+            answer = _fmt(self.qemu) if answers else "..."
+            text = f"{self.op} {' '.join(_fmt(a) for a in self.args)} -> {answer}"
+        irq = ""
+        if self.irq_events_model != self.irq_events_qemu:
+            irq = (f" [IRQ events model={irq_events_text(self.irq_events_model)} "
+                   f"qemu={irq_events_text(self.irq_events_qemu)}]")
+        elif self.irq_model != self.irq_qemu:
+            irq = f" [IRQ model={int(self.irq_model)} qemu={int(self.irq_qemu)}]"
+        elif self.irq_events_qemu:
+            irq = f" [IRQ {irq_events_text(self.irq_events_qemu)}]"
         note = f"  ({self.note})" if self.note else ""
         return f"#{self.index:<5} {text}{irq}{note}"
+
+
+def irq_events_text(events: tuple[bool, ...]) -> str:
+    """``raise,lower`` (or ``none``): a step's interrupt line changes."""
+    return ",".join("raise" if e else "lower" for e in events) or "none"
 
 
 def _fmt(v: Any) -> str:

@@ -140,6 +140,9 @@ class SdhciState:
         self.timer_steps = 0
         self.step_budget = DEFAULT_STEP_BUDGET
         self.irq = False
+        #: Every change of :attr:`irq`, in order (True: raised); the target
+        #: empties it (:meth:`harness.model.target.ModelTarget.irq_events`).
+        self.irq_changes: list[bool] = []
         self._clear_registers()
 
     # -- state ------------------------------------------------------------
@@ -205,9 +208,13 @@ class SdhciState:
             or ((self.norintsts & H.NIS_CARDREM) and (self.wakcon & H.WAKCON_CARDREM)))
 
     def update_irq(self) -> bool:
-        """Drive the INTx line from :meth:`slotint`; True when it is raised."""
-        self.irq = self.slotint()
-        return self.irq
+        """Drive the INTx line from :meth:`slotint`; True when it is raised.
+        A change of level is recorded in :attr:`irq_changes`."""
+        level = self.slotint()
+        if level != self.irq:
+            self.irq_changes.append(level)
+        self.irq = level
+        return level
 
     def irq_level(self) -> bool:
         """INTx as QEMU leaves it, or as the specification defines it (strict)."""

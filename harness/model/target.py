@@ -154,6 +154,7 @@ class ModelTarget:
         self.adoptions: list[tuple[str, int]] = []
         #: Why :meth:`reconcile` refused to adopt QEMU's value, for each refusal.
         self.refused: list[str] = []
+        self._irq_reported = False
 
     # -- registers ------------------------------------------------------------
 
@@ -200,6 +201,21 @@ class ModelTarget:
 
     def irq_level(self) -> bool:
         return self.sdhci.irq_level()
+
+    def irq_events(self) -> list[bool]:
+        """The controller's line changes since the last call (see
+        :class:`harness.target.IrqEvents`).  Where the line is not driven as
+        it changes (strict: :meth:`irq_level` is the status, re-evaluated on
+        every read), a final event brings the sequence to that level."""
+        out: list[bool] = []
+        level = self._irq_reported
+        for change in [*self.sdhci.irq_changes, self.irq_level()]:
+            if change != level:
+                out.append(change)
+                level = change
+        self.sdhci.irq_changes.clear()
+        self._irq_reported = level
+        return out
 
     def image_read(self, offset: int, length: int) -> bytes:
         return bytes(self.card.image_read(offset, length))

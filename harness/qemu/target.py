@@ -4,7 +4,8 @@ QEMU is started with ``-device sdhci-pci -device sd-card`` on a ``q35`` or
 ``pc`` machine; the target finds the controller on PCI bus 0, maps its BAR0,
 turns on memory decoding and bus mastering, routes INTx to an IOAPIC input
 and intercepts that input, so that :meth:`irq_level` is the level of the
-controller's interrupt line as QEMU drives it.
+controller's interrupt line as QEMU drives it and :meth:`irq_events` its
+changes.
 
 The card image is never written: the target works on a private sparse copy
 (or, for a read-only card, on the image opened read-only).
@@ -188,6 +189,15 @@ class QemuTarget:
 
     def irq_level(self) -> bool:
         return self.qtest.irq_levels.get(self.irq_line, False)
+
+    def irq_events(self) -> list[bool]:
+        """The ``IRQ raise``/``IRQ lower`` lines QEMU sent for the watched
+        IOAPIC input since the last call (see :class:`harness.target.IrqEvents`);
+        events of other inputs are dropped."""
+        events = self.qtest.irq_events
+        out = [level for n, level in events if n == self.irq_line]
+        events.clear()
+        return out
 
     def image_read(self, offset: int, length: int) -> bytes:
         if self.image is None:

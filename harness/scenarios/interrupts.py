@@ -48,6 +48,29 @@ def _irq_transfers(t: Target, ctx: Context) -> None:
         d.write_blocks(3, bytes(range(256)) * 4, mode=mode)
 
 
+@scenario("irq-pulse-in-one-access", "interrupts", needs_clock=True)
+def _pulse(t: Target, ctx: Context) -> None:
+    """A quadword write reaches the controller as two longwords, status
+    enables then signal enables: the line drops and rises again within one
+    access, a pulse the level after it does not show.  The line is left up
+    by a CMD reset that clears Command Complete without re-evaluating it."""
+    d = ready(t)
+    t.write(H.NORINTSTSEN.offset, 4, 0xFFFF_FFFF)
+    t.write(H.NORINTSIGEN.offset, 4, H.NIS_CMDCMPL)
+    t.write(H.ARGUMENT.offset, 4, d.card.rca << 16)
+    t.write(H.CMDREG.offset, 2, H.cmdreg(13, H.RSP_48))  # CMD13: Command Complete
+    t.clock_step(1_000_000)
+    t.write(H.FEERR.offset, 2, H.EIS_CMDTOUT)  # an error status, not signalled yet
+    t.write(H.SWRST.offset, 1, H.SWRST_CMD)
+    t.read(H.NORINTSTS.offset, 4)
+    # Status enables unchanged (the line drops), then every error signalled
+    # (it rises again).
+    t.write(H.NORINTSTSEN.offset, 8, (0xFFFF_0000 | H.NIS_CMDCMPL) << 32 | 0xFFFF_FFFF)
+    t.read(H.NORINTSTS.offset, 4)
+    t.write(H.NORINTSTS.offset, 4, 0xFFFF_FFFF)
+    t.write(H.NORINTSIGEN.offset, 4, 0)
+
+
 for _what, _bits in (("dat", H.SWRST_DAT), ("cmd", H.SWRST_CMD), ("all", H.SWRST_ALL)):
 
     @scenario(f"reset-{_what}-mid-transfer", "interrupts", needs_clock=True,
