@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -24,3 +27,16 @@ def qemu_dir() -> Path:
 def images_dir() -> Path:
     """Generated SD card images (from the recipes in ``images/``)."""
     return cache_dir() / "images"
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder/.lock`` exclusively: one process at a time fills a cache
+    folder (parallel pytest workers, two sdqtest commands)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".lock").open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -17,21 +17,19 @@ whose file needs it, until nothing is missing.  Kernel modules come with their
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.guest import cpio, elf
 from harness.guest.initscript import INIT
-from harness.paths import cache_dir
+from harness.paths import cache_dir, folder_lock
 from harness.qemu.install import APT_LISTS, InstallError, _apt_update, _run
 
 Log = Callable[[str], None]
@@ -301,17 +299,6 @@ def initramfs_entries(programs: dict[str, Path], libs: dict[str, Path], interp: 
 # -- the whole assembly ----------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _lock(folder: Path) -> Iterator[None]:
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".lock").open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def kernel_package() -> str:
     """The versioned image package ``linux-image-amd64`` depends on."""
     deps = [d for d in apt_depends([KERNEL_META]).get(KERNEL_META, [])
@@ -327,7 +314,7 @@ def assemble(folder: Path | None = None, log: Log = print) -> Guest:
     found = read_marker(folder)
     if found is not None:
         return found
-    with _lock(folder):
+    with folder_lock(folder):
         found = read_marker(folder)
         if found is not None:
             return found

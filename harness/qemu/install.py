@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import SdqtestError
-from harness.paths import cache_dir, qemu_dir
+from harness.paths import cache_dir, folder_lock, qemu_dir
 
 __all__ = [
     "BUILDS",
@@ -317,17 +316,6 @@ def _step(log: Log, text: str) -> Iterator[None]:
     start = time.monotonic()
     yield
     log(f"{text} ({time.monotonic() - start:.1f} s)")
-
-
-@contextlib.contextmanager
-def _lock() -> Iterator[None]:
-    qemu_dir().mkdir(parents=True, exist_ok=True)
-    with (qemu_dir() / ".lock").open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 # --------------------------------------------------------------------------- host setup
@@ -762,7 +750,7 @@ def ensure_tools(log: Log = print) -> list[str]:
     missing = _missing_tools()
     if not missing or os.geteuid() != 0:
         return missing
-    with _lock():
+    with folder_lock(qemu_dir()):
         host_log = qemu_dir() / "host-setup.log"
         host_log.parent.mkdir(parents=True, exist_ok=True)
         if not any(APT_LISTS.glob("*_dists_bookworm_main_binary-*_Packages*")):
@@ -784,7 +772,7 @@ def install(names: Sequence[str], *, log: Log = print) -> list[InstalledBuild]:
             log(f"QEMU {name}: installed ({found.debian_version}) at {found.binary}")
     if todo:
         ensure_root(todo)
-        with _lock():
+        with folder_lock(qemu_dir()):
             host_log = qemu_dir() / "host-setup.log"
             prepare_host(log, host_log)
             mirror = debian_mirror()
