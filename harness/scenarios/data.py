@@ -10,7 +10,7 @@ image's pattern, data written against what was written.
 from __future__ import annotations
 
 from harness.driver.adma import Adma2Desc, AdmaOptions
-from harness.driver.host import Stop
+from harness.driver.host import SET_BLOCK_COUNT, Stop
 from harness.driver.results import Mode
 from harness.hwdefs import sdhci as H
 from harness.scenarios.common import expect_bytes, expect_pattern, ready, test_data
@@ -73,19 +73,35 @@ def _misaligned(t: Target, ctx: Context) -> None:
             t.mem_read(buf - 16, 3 * 512 + 32)
 
 
+#: Where ``sdma-boundaries`` writes its three blocks.
+WRITTEN_AT = 40
+
+
 @scenario("sdma-boundaries", "data", needs_clock=True)
 def _sdma_boundaries(t: Target, ctx: Context) -> None:
     """SDMA with every buffer boundary from 4 KiB, crossed by the transfer:
     the DMA interrupt stops it and a new SDMASYSAD resumes (2.2.1, 2.2.2)."""
     d = ready(t)
+    written = b""  # what this scenario last wrote at block WRITTEN_AT
     for shift in range(0, 4):
         boundary = 4096 << shift
         buf = d.dma_base + boundary - 512  # first boundary after one block
-        r = d.read_blocks(0, (boundary // 512) + 2, mode=Mode.SDMA, buffer=buf,
-                          sdma_boundary=boundary)
-        expect_pattern(ctx, r.data, 0, f"SDMA across a {boundary}-byte boundary")
-        data = test_data(3 * 512, shift)
-        d.write_blocks(40, data, mode=Mode.SDMA, buffer=buf, sdma_boundary=boundary)
+        count = (boundary // 512) + 2
+        r = d.read_blocks(0, count, mode=Mode.SDMA, buffer=buf, sdma_boundary=boundary)
+        what = f"SDMA across a {boundary}-byte boundary"
+        if count <= WRITTEN_AT or not written:
+            expect_pattern(ctx, r.data, 0, what)
+        else:
+            # The 32 KiB read (66 blocks) covers the blocks the earlier rounds
+            # wrote: the card holds those, not the image's pattern (PLS 4.3.4).
+            expect_pattern(ctx, (r.data or b"")[:WRITTEN_AT * 512], 0, what)
+            end = WRITTEN_AT * 512 + len(written)
+            ctx.expect((r.data or b"")[WRITTEN_AT * 512:end] == written,
+                       f"{what}: blocks written earlier read back differently")
+            expect_pattern(ctx, (r.data or b"")[end:], end // 512, what)
+        written = test_data(3 * 512, shift)
+        d.write_blocks(WRITTEN_AT, written, mode=Mode.SDMA, buffer=buf,
+                       sdma_boundary=boundary)
 
 
 @scenario("adma2-chains", "data", needs_clock=True)
@@ -139,7 +155,14 @@ def _stops(t: Target, ctx: Context) -> None:
     for stop in stops:
         for mode in MODES:
             r = d.read_blocks(30, 5, mode=mode, stop=stop)
-            expect_pattern(ctx, r.data, 30, f"{mode.value} read, stop by {stop}")
+            if r.cmd == SET_BLOCK_COUNT and r.error:
+                # CMD23 is optional (SCR CMD_SUPPORT, PLS 5.6) and absent
+                # before PLS 3.00: a card without it (QEMU 7.2's default
+                # spec_version 2) does not answer an illegal command (PLS
+                # 4.10.1, ILLEGAL_COMMAND), so the read is never sent.
+                ctx.note(f"{mode.value} read, stop by {stop}: CMD23 refused, no read")
+            else:
+                expect_pattern(ctx, r.data, 30, f"{mode.value} read, stop by {stop}")
             d.write_blocks(50, test_data(3 * 512, 7), mode=mode, stop=stop)
     d.send_num_wr_blocks()
 
