@@ -120,7 +120,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             for b in builds])
         print(f"JSON report: {args.json}")
     statuses = {r.status for r in results}
-    if statuses & {runner.DIVERGE, runner.ERROR}:
+    if statuses & {runner.DIVERGE, runner.ERROR, runner.SPEC_MISS}:
         return 1
     if runner.CRASH in statuses:
         return 3

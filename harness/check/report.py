@@ -13,7 +13,9 @@ from harness.check.quirks import Quirk, to_json
 from harness.check.runner import Result
 from harness.table import print_table
 
-_ORDER = (runner.DIVERGE, runner.CRASH, runner.ERROR, runner.QUIRK, runner.SKIP, runner.AGREE)
+_ORDER = (runner.DIVERGE, runner.SPEC_MISS, runner.CRASH, runner.ERROR, runner.QUIRK,
+          runner.SKIP, runner.AGREE)
+_LOUD = (runner.DIVERGE, runner.SPEC_MISS, runner.CRASH, runner.ERROR)
 
 
 def cell(results: list[Result]) -> str:
@@ -24,7 +26,7 @@ def cell(results: list[Result]) -> str:
     parts = []
     for st in reversed(_ORDER):
         if counts.get(st):
-            label = st.upper() if st in (runner.DIVERGE, runner.CRASH, runner.ERROR) else st
+            label = st.upper() if st in _LOUD else st
             parts.append(f"{counts[st]} {label}")
     return ", ".join(parts)
 
@@ -50,6 +52,11 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
         if r.divergence is not None:
             for line in r.divergence.render().splitlines():
                 print(f"  {line}", file=out)
+        elif r.status == runner.SPEC_MISS:
+            print("  model and QEMU agree, but contradict the image recipe or the "
+                  "specification, and no listed deviation explains it:", file=out)
+            for m in r.spec_misses:
+                print(f"    {m}", file=out)
         else:
             print(f"  {r.reason}", file=out)
         if verbose:
@@ -65,12 +72,13 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
         print("\nquirks that no longer occur (stale: remove or narrow them):", file=out)
         for q in stale:
             print(f"  {q.key} [{q.builds}]: {q.what}", file=out)
-    misses = [(r, m) for r in results for m in r.spec_misses]
-    if misses:
-        print("\nspec expectations QEMU does not meet (model and QEMU agree: known "
-              "deviations, see --strict):", file=out)
-        for r, m in misses:
-            print(f"  [{r.build}] {r.scenario}: {m}", file=out)
+    known = [(r, m, k) for r in results for m, k in r.known_misses]
+    if known:
+        print("\nexpectations QEMU does not meet, explained by listed deviations "
+              "(model and QEMU agree; see --strict):", file=out)
+        for r, m, k in known:
+            d = runner.KNOWN_DEVIATIONS[k]
+            print(f"  [{r.build}] {r.scenario}: {m} -- {k} ({d.spec}: {d.rule})", file=out)
     partial = [r for r in results if r.not_compared]
     if partial:
         print("\ncard image not compared completely:", file=out)

@@ -15,20 +15,25 @@ from harness.check.quirks import QUIRKS, Quirk, QuirkSet
 from harness.check.replay import reproducer_header
 from harness.errors import QemuError, QemuGone
 from harness.machine import CardImage, Machine
-from harness.model.deviations import Strictness
+from harness.model.deviations import Deviation, Strictness
+from harness.model.sd_deviations import sd_deviations
+from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
 from harness.model.target import ModelTarget
 from harness.qemu.argv import shell_line
 from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
-from harness.scenarios import Context, Scenario
+from harness.scenarios import Context, Miss, Scenario
 
 #: Most card bytes compared at the end of a scenario.  Only a huge
 #: ``--image`` card reaches it; what is left is named in the result.
 IMAGE_COMPARE_LIMIT = 1 << 30
 _CHUNK = 1 << 20
 
-AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR = (
-    "agree", "diverge", "quirk", "skipped", "crash", "error")
+AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR, SPEC_MISS = (
+    "agree", "diverge", "quirk", "skipped", "crash", "error", "spec-miss")
+
+#: Every deviation the model knows, by key (both devices' tables).
+KNOWN_DEVIATIONS: dict[str, Deviation] = {d.key: d for d in sd_deviations + SDHCI_DEVIATIONS}
 
 
 @dataclass
@@ -44,8 +49,12 @@ class Result:
     stale: list[Quirk] = field(default_factory=list)
     steps: int = 0
     seconds: float = 0.0
-    #: Spec expectations QEMU did not meet while model and QEMU agreed.
+    #: Recipe or spec expectations QEMU did not meet, no listed deviation
+    #: explaining them: each makes an agreeing run a ``spec-miss``.
     spec_misses: list[str] = field(default_factory=list)
+    #: ``(message, deviation key)`` of each miss a listed, consulted
+    #: deviation explains: a note.
+    known_misses: list[tuple[str, str]] = field(default_factory=list)
     #: Deviation keys the model consulted during the run.
     consulted: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
@@ -73,6 +82,8 @@ class Result:
             "seconds": round(self.seconds, 3),
             "notes": self.notes,
             "spec_misses": self.spec_misses,
+            "known_deviation_misses": [{"message": m, "deviation": k}
+                                       for m, k in self.known_misses],
             "not_compared": self.not_compared,
             "adoptions": [{"step": i, "what": w, "value": v} for i, w, v in self.adoptions],
         }
@@ -223,9 +234,33 @@ def run(
     if res.status in (AGREE, QUIRK):
         res.stale = [q for q in qset.expected_here() if q.key not in qset.used and q.scenarios]
     res.notes += ctx.notes
-    res.spec_misses = list(ctx.misses)
+    res.spec_misses, res.known_misses = judge_misses(ctx.misses, res.consulted)
+    if res.spec_misses and res.status in (AGREE, QUIRK):
+        res.status = SPEC_MISS
+        res.reason = "; ".join(res.spec_misses)
     res.seconds = time.monotonic() - t0
     return res
+
+
+def judge_misses(misses: list[Miss], consulted: set[str]
+                 ) -> tuple[list[str], list[tuple[str, str]]]:
+    """Split ``misses`` into unexplained ones (messages, saying why) and
+    ``(message, key)`` of those a listed deviation the model consulted
+    explains."""
+    unexplained: list[str] = []
+    known: list[tuple[str, str]] = []
+    for m in misses:
+        if m.deviation is None:
+            unexplained.append(m.message)
+        elif m.deviation not in KNOWN_DEVIATIONS:
+            unexplained.append(f"{m.message} (names {m.deviation}, which no deviation "
+                               "table lists)")
+        elif m.deviation not in consulted:
+            unexplained.append(f"{m.message} (names {m.deviation}, which the model did "
+                               "not consult in this run)")
+        else:
+            known.append((m.message, m.deviation))
+    return unexplained, known
 
 
 def skipped_too_much(results: list[Result]) -> list[str]:

@@ -24,6 +24,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
 )
 from harness.scenarios.registry import REGISTRY as REGISTRY
 from harness.scenarios.registry import Context as Context
+from harness.scenarios.registry import Miss as Miss
 from harness.scenarios.registry import Requirement as Requirement
 from harness.scenarios.registry import Scenario as Scenario
 from harness.scenarios.registry import has_property as has_property

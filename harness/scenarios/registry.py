@@ -17,6 +17,15 @@ from harness.profile import BuildProfile
 from harness.target import Target
 
 
+@dataclass(frozen=True)
+class Miss:
+    """A recipe or specification fact QEMU's answers did not meet."""
+
+    message: str
+    #: The deviation key (``harness.model`` tables) the scenario blames, if any.
+    deviation: str | None = None
+
+
 @dataclass
 class Context:
     """What a scenario may know about the run."""
@@ -27,17 +36,19 @@ class Context:
     params: Mapping[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     #: Spec expectations that did not hold (on QEMU's answers).
-    misses: list[str] = field(default_factory=list)
+    misses: list[Miss] = field(default_factory=list)
 
-    def expect(self, ok: bool, message: str) -> None:
-        """A fact the specification promises, checked on QEMU's answers.
+    def expect(self, ok: bool, message: str, deviation: str | None = None) -> None:
+        """A fact the image recipe or the specification promises, checked
+        on QEMU's answers.
 
-        Whether QEMU is right is the lockstep comparison's job; a miss here
-        where model and QEMU agree is a known QEMU deviation (the model's
-        deviation lists name them), reported as a note, not a failure.
+        Whether QEMU matches the model is the lockstep comparison's job; a
+        miss here, where they agree, is a verdict: the runner accepts it as
+        a known deviation only when ``deviation`` names a listed deviation
+        the model consulted during the run, and fails the run otherwise.
         """
         if not ok:
-            self.misses.append(message)
+            self.misses.append(Miss(message, deviation))
 
     def note(self, text: str) -> None:
         self.notes.append(text)
