@@ -4,7 +4,9 @@
 driver) runs once against it, and every operation goes to both targets.
 After each operation the results, the interrupt levels and, when both
 targets report them (:class:`harness.target.IrqEvents`), the interrupt
-line's raise/lower events during the operation are compared.  A difference
+line's raise/lower events during the operation are compared; guest memory
+is compared where the driver reads it back and, range by range, where it
+asks (:meth:`LockstepTarget.compare_memory`: the DMA arena).  A difference
 that no quirk explains stops the scenario with a :class:`Divergence` naming
 the first differing step, the SD command in progress and, inside a PIO
 transfer, the block and byte the differing word belongs to.  When they

@@ -98,22 +98,23 @@ class DmaArena:
             self.target.compare_memory(s, e - s, self.zone_of)
 
     def zone_of(self, addr: int) -> str:
-        """Which zone ``addr`` lies in, or which guard zone (the nearest zone)."""
-        for zones, when in ((self.zones, "the last transfer's"), (self.earlier, "an earlier")):
-            for a, n, name in zones:
-                if a <= addr < a + n:
-                    return f"{when} {name} [{a:#x}, {a + n:#x}) at +{addr - a:#x}"
-        zones = self.zones or self.earlier
-        if not zones:
-            return "guard zone (no buffer placed yet)"
+        """The last transfer's zone ``addr`` lies in, or else the guard zone
+        it lies in (placed by the nearest zone, and an earlier transfer's
+        zone that holds it, if any)."""
+        for a, n, name in self.zones:
+            if a <= addr < a + n:
+                return f"the last transfer's {name} [{a:#x}, {a + n:#x}) at +{addr - a:#x}"
+        inside = next((f", inside an earlier {name} [{a:#x}, {a + n:#x})"
+                       for a, n, name in reversed(self.earlier) if a <= addr < a + n), "")
+        if not self.zones:
+            return f"guard zone (the last transfer placed no buffer){inside}"
 
         def dist(z: Zone) -> int:
             return z[0] - addr if addr < z[0] else addr - (z[0] + z[1]) + 1
 
-        a, n, name = min(zones, key=dist)
-        when = "the last transfer's" if (a, n, name) in self.zones else "an earlier"
+        a, n, name = min(self.zones, key=dist)
         if addr < a:
             side = f"{a - addr:#x} bytes before"
         else:
             side = f"byte +{addr - (a + n):#x} past the end of"
-        return f"guard zone, {side} {when} {name} [{a:#x}, {a + n:#x})"
+        return f"guard zone, {side} the last transfer's {name} [{a:#x}, {a + n:#x}){inside}"
