@@ -10,6 +10,7 @@ scenarios, benchmarks and the cross-checker use nothing else.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from harness.errors import AccessSizeError as AccessSizeError
@@ -118,4 +119,22 @@ class IrqEvents(Protocol):
     def irq_events(self) -> list[bool]:
         """The levels the line changed to since the last call (True: raised,
         False: lowered), oldest first; the call forgets them."""
+        ...
+
+
+@runtime_checkable
+class MemoryCompare(Protocol):
+    """Optional beyond :class:`Target`: a target that drives two devices
+    (the lockstep) compares a range of guest memory between them.
+
+    ``zone_of`` names the part of the range an address lies in (a buffer,
+    a descriptor table, a guard zone), for the report.  A target that
+    implements it remembers each range (a later range that covers an
+    earlier one replaces it) so that its caller can compare them all again
+    at the end of a run.
+    """
+
+    def compare_memory(self, addr: int, length: int, zone_of: Callable[[int], str]) -> None:
+        """Read ``length`` bytes at ``addr`` on both sides; differing
+        contents are a divergence naming the first differing address."""
         ...

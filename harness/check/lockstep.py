@@ -4,7 +4,9 @@
 driver) runs once against it, and every operation goes to both targets.
 After each operation the results, the interrupt levels and, when both
 targets report them (:class:`harness.target.IrqEvents`), the interrupt
-line's raise/lower events during the operation are compared.  A difference
+line's raise/lower events during the operation are compared; guest memory
+is compared where the driver reads it back and, range by range, where it
+asks (:meth:`LockstepTarget.compare_memory`: the DMA arena).  A difference
 that no quirk explains stops the scenario with a :class:`Divergence` naming
 the first differing step, the SD command in progress and, inside a PIO
 transfer, the block and byte the differing word belongs to.  When they
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,7 +39,7 @@ class Divergence(Exception):
     """The first step where model and QEMU disagree, with its context."""
 
     step: Step
-    kind: str                      #: "result" or "irq" or "image"
+    kind: str                      #: "result", "irq", "image" or "memory"
     history: list[Step]
     fields: list[str] = field(default_factory=list)
     scenario: str = ""
@@ -138,6 +141,28 @@ def decode_difference(step: Step) -> list[str]:
     return out
 
 
+def memory_difference(addr: int, model: bytes, qemu: bytes,
+                      zone_of: Callable[[int], str]) -> list[str]:
+    """The first and last differing guest address, the zone each lies in,
+    and the bytes around the first on both sides."""
+    diff = [i for i, (a, b) in enumerate(zip(model, qemu, strict=False)) if a != b]
+    if not diff:
+        return [f"lengths differ: model {len(model)}, QEMU {len(qemu)}"]
+    first, last = diff[0], diff[-1]
+    lo, hi = first & ~7, (first & ~7) + 16
+    out = [
+        f"first differing byte at {addr + first:#x}: model {model[first]:#04x}, "
+        f"QEMU {qemu[first]:#04x}",
+        f"  in {zone_of(addr + first)}",
+        f"{len(diff)} bytes differ, the last at {addr + last:#x}",
+    ]
+    if last != first:
+        out.append(f"  in {zone_of(addr + last)}")
+    out.append(f"bytes at {addr + lo:#x}: model {model[lo:hi].hex(' ')}")
+    out.append(f"{' ' * len(f'bytes at {addr + lo:#x}:')} QEMU  {qemu[lo:hi].hex(' ')}")
+    return out
+
+
 def _slim(step: Step) -> Step:
     """``step`` for the history: large contents (memory, image) replaced by
     digests, which keep what a report shows (lengths are in the arguments,
@@ -173,6 +198,8 @@ class LockstepTarget:
         self._history: deque[Step] = deque(maxlen=history)
         self.count = 0
         self.mem_regions: list[tuple[int, int]] = []
+        #: Guest memory ranges compared with :meth:`compare_memory`, by start.
+        self.watched: dict[int, tuple[int, Callable[[int], str]]] = {}
         #: The command in progress and the data port position, for reports;
         #: ``recipe`` is the card image's, when the scenario's image has one.
         self.tracker = CommandTracker(recipe)
@@ -185,6 +212,10 @@ class LockstepTarget:
             qemu.irq_events()
 
     def _do(self, op: str, *args: Any, compare: bool = True) -> Any:
+        return self._step(op, *args, compare=compare).qemu
+
+    def _step(self, op: str, *args: Any, compare: bool = True) -> Step:
+        """Run ``op`` on both sides, compare, record; the step (full contents)."""
         note = self.tracker.before(op, args, self.count)
         m = getattr(self.model, op)(*args)
         q = getattr(self.qemu, op)(*args)
@@ -201,7 +232,33 @@ class LockstepTarget:
             self._differs(step, "irq")
         self.tracker.after(step)
         self._history.append(_slim(step))
-        return q
+        return step
+
+    def compare_memory(self, addr: int, length: int, zone_of: Callable[[int], str]) -> None:
+        """Read ``length`` bytes of guest memory at ``addr`` on both sides;
+        a difference no quirk explains is a "memory" divergence naming the
+        first differing address, its zone (``zone_of``) and the bytes.  The
+        range is remembered for :meth:`compare_watched` (replacing ranges it
+        covers)."""
+        for start, (n, _) in list(self.watched.items()):
+            if addr <= start and start + n <= addr + length:
+                del self.watched[start]
+        self.watched[addr] = (length, zone_of)
+        step = self._step("mem_read", addr, length, compare=False)
+        if step.model == step.qemu:
+            return
+        quirk = self.quirks.explain(step, "result")
+        if quirk is not None:
+            self.applied.append((quirk, step))
+            return
+        raise Divergence(step, "memory", list(self._history)[:-1],
+                         memory_difference(addr, step.model, step.qemu, zone_of),
+                         context=self.tracker.context(step))
+
+    def compare_watched(self) -> None:
+        """Compare every range :meth:`compare_memory` has seen, again."""
+        for addr, (length, zone_of) in sorted(self.watched.items()):
+            self.compare_memory(addr, length, zone_of)
 
     def _differs(self, step: Step, kind: str) -> None:
         # Values QEMU draws at random (the RCA since QEMU 9.x) cannot be

@@ -200,6 +200,7 @@ def run(
         lock = LockstepTarget(model, qemu, quirks=qset,
                               recipe=images.recipe(sc.image) if image is None else None)
         sc.fn(lock, ctx)
+        lock.compare_watched()  # the DMA arena, once more at the end
         res.not_compared = compare_images(lock, image_spans(model, qemu, model_image))
     except Divergence as d:
         d.scenario = sc.name

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.driver.adma import AdmaPlan, plan_adma2
+from harness.driver.arena import DmaArena
 from harness.driver.results import (
     RESPONSE_ENCODING,
     CommandResult,
@@ -60,6 +61,10 @@ class Controller:
     ``poll_ns`` is the virtual time stepped between polls.  With ``recover``
     the driver resets the CMD/DAT lines after an error, so the next command
     starts clean (the reset is listed in ``CommandResult.recovered``).
+
+    On a target that compares memory, the buffers and descriptor tables form
+    a :class:`~harness.driver.arena.DmaArena`, compared after every data
+    command, however it ended.
     """
 
     def __init__(
@@ -81,6 +86,7 @@ class Controller:
         self.clock_available = True
         #: Every command result, in order.
         self.history: list[CommandResult] = []
+        self.arena = DmaArena(target)
 
     # -- register access ---------------------------------------------------
 
@@ -271,6 +277,14 @@ class Controller:
         self.set_data_timeout()
         self.power_on()
         self.clock_on(freq_hz)
+        self.open_arena()
+
+    def open_arena(self) -> None:
+        """Fill the arena's first regions: the start of the descriptor area
+        and of the default data buffer, with their guards."""
+        if not self.arena.regions:
+            self.arena.reserve(self.desc_area, 0x100)
+            self.arena.reserve(self.data_area, 0x200)
 
     # -- commands (3.7.1) --------------------------------------------------
 
@@ -297,7 +311,27 @@ class Controller:
         The sequence is 3.7.1.1 (issue) and 3.7.1.2 (completion), then 3.7.2
         for data (PIO 3.7.2.1-2, SDMA 3.7.2.3, ADMA 3.7.2.4).  Responses are
         read after Command Complete; statuses are cleared as they are handled.
+        With ``data``, the DMA arena is compared when the command returns.
         """
+        res = self._command(cmd, arg, resp, data, cmd_type=cmd_type, crc_check=crc_check,
+                            index_check=index_check, wait_busy=wait_busy, trnmod=trnmod)
+        if data is not None:
+            self.arena.compare()
+        return res
+
+    def _command(
+        self,
+        cmd: int,
+        arg: int,
+        resp: Resp,
+        data: Transfer | None,
+        *,
+        cmd_type: int,
+        crc_check: bool | None,
+        index_check: bool | None,
+        wait_busy: bool,
+        trnmod: int | None,
+    ) -> CommandResult:
         rsp, crc, idx = RESPONSE_ENCODING[resp]
         crc = crc if crc_check is None else crc_check
         idx = idx if index_check is None else index_check
@@ -405,7 +439,10 @@ class Controller:
         buf = self.data_area if t.buffer is None else t.buffer
         plan: AdmaPlan | None = None
         trnmod = 0
+        self.open_arena()
+        self.arena.begin()
         if t.mode is Mode.SDMA:
+            self.arena.place(buf, t.length, "SDMA buffer")
             if not t.read:
                 assert t.data is not None
                 self.target.mem_write(buf, t.data)
@@ -415,6 +452,11 @@ class Controller:
             trnmod |= H.TRNMOD_DMA
         elif t.mode is Mode.ADMA2:
             plan = plan_adma2(self.desc_area, buf, t.length, t.adma)
+            for i, (addr, blob) in enumerate(plan.tables):
+                self.arena.place(addr, len(blob),
+                                 f"ADMA2 descriptor table {i + 1}/{len(plan.tables)}")
+            for i, (addr, n) in enumerate(plan.segments):
+                self.arena.place(addr, n, f"ADMA2 data segment {i + 1}/{len(plan.segments)}")
             for addr, blob in plan.tables:
                 self.target.mem_write(addr, blob)
             if not t.read:
