@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from harness.scenarios import (  # noqa: F401  (registers on import)
+    boundaries,
     commands,
     compat,
     data,
