@@ -6,13 +6,14 @@ registers at their ends (SD Host Controller 2.2.2, 2.2.3), transfers of 1,
 4.3.3, 4.10.1 OUT_OF_RANGE), and SDMA transfers ending one block before, at
 and one block after a 4 KiB buffer boundary (2.2.2, 2.2.17).  What the
 recipe or the specification fixes is expected here; the rest is compared
-in lockstep.
+in lockstep.  ADMA2 descriptors of length 1, 65535 and 0 (65536) too (1.13.4).
 """
 
 from __future__ import annotations
 
 from harness import images
 from harness.driver import host as D
+from harness.driver.adma import AdmaOptions
 from harness.driver.host import HostDriver
 from harness.driver.results import CommandResult, Mode
 from harness.hwdefs import sd as S
@@ -163,3 +164,29 @@ def _sdma(t: Target, ctx: Context) -> None:
                        f"SDMA read of {count} blocks: {r.dma_interrupts} DMA "
                        f"Interrupts, {want} expected",
                        deviation="sdhci.sdma-dmaint-at-end")
+
+
+#: The largest ADMA2 descriptor length, written as 0 (SD Host Controller 1.13.4).
+ADMA2_MAX_LEN = 0x10000
+
+
+@scenario("boundary-adma2-lengths", "boundaries", needs_clock=True)
+def _adma2(t: Target, ctx: Context) -> None:
+    """ADMA2 transfer descriptors of length 1, 65535 and 0 (meaning 65536,
+    1.13.4), each followed by what completes the transfer: data lands in
+    the segments in order (3.7.2.4)."""
+    d = ready(t)
+    buf = d.dma_base + 0x100000
+    far = buf + 2 * ADMA2_MAX_LEN
+    cases: tuple[tuple[int, list[tuple[int, int]]], ...] = (
+        (1, [(buf, 1), (far, MAX_BLOCK - 1)]),
+        (ADMA2_MAX_LEN // MAX_BLOCK, [(buf, ADMA2_MAX_LEN - 1), (far, 1)]),
+        (ADMA2_MAX_LEN // MAX_BLOCK, [(buf, ADMA2_MAX_LEN)]),
+    )
+    for count, segs in cases:
+        r = d.read_blocks(8, count, mode=Mode.ADMA2, buffer=buf,
+                          adma=AdmaOptions(segments=segs))
+        lens = "+".join(str(n) for _, n in segs)
+        expect_pattern(ctx, r.data, 8, f"ADMA2 read through segments of {lens} bytes")
+        t.read(H.ADMAERR.offset, 1)
+        d.rd(H.ADMASYSADDR, 4)
