@@ -6,7 +6,8 @@ registers at their ends (SD Host Controller 2.2.2, 2.2.3), transfers of 1,
 4.3.3, 4.10.1 OUT_OF_RANGE), and SDMA transfers ending one block before, at
 and one block after a 4 KiB buffer boundary (2.2.2, 2.2.17).  What the
 recipe or the specification fixes is expected here; the rest is compared
-in lockstep.  ADMA2 descriptors of length 1, 65535 and 0 (65536) too (1.13.4).
+in lockstep.  ADMA2 descriptors of length 1, 65535 and 0 (65536) too (1.13.4),
+and cards either side of the 2 GiB SDSC limit (PLS 5.3).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from harness.driver.host import HostDriver
 from harness.driver.results import CommandResult, Mode
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
+from harness.profile import BuildProfile
 from harness.scenarios.common import expect_bytes, expect_pattern, ready
-from harness.scenarios.registry import Context, scenario
+from harness.scenarios.registry import Context, Requirement, scenario
 from harness.target import Target
 
 #: The SDSC data block limit (PLS 4.3.2: CMD16 at most 512 bytes).
@@ -190,3 +192,42 @@ def _adma2(t: Target, ctx: Context) -> None:
         expect_pattern(ctx, r.data, 8, f"ADMA2 read through segments of {lens} bytes")
         t.read(H.ADMAERR.offset, 1)
         d.rd(H.ADMASYSADDR, 4)
+
+
+def _size_accepted(image: str) -> Requirement:
+    """Requirement: the build takes a card of the recipe's size.  Before
+    QEMU 10.1 every size must be a power of 2; from 10.1 a size above 2 GiB
+    need only be a multiple of 512 KiB (the model's ``size-rule`` change)."""
+
+    def req(p: BuildProfile) -> str | None:
+        size = images.recipe(image).size
+        if size & (size - 1) == 0 or p.version >= (10, 1, 0):
+            return None
+        return f"a {size}-byte card needs QEMU >= 10.1 (earlier sizes are powers of 2)"
+
+    return req
+
+
+for _image, _sdhc in (("sdsc-2g", False), ("sdhc-2g512k", True)):
+
+    @scenario(f"boundary-capacity-{_image}", "boundaries", image=_image, needs_clock=True,
+              requires=(_size_accepted(_image),))
+    def _capacity(t: Target, ctx: Context, _sdhc: bool = _sdhc) -> None:
+        """Either side of the SDSC limit, 2 GiB (PLS 5.3): OCR CCS and the
+        CSD version give the class, the CSD gives the image's size, and the
+        last block reads back while one past it does not."""
+        d = ready(t)
+        size = images.recipe(ctx.image).size
+        cls = "SDHC" if _sdhc else "SDSC"
+        ctx.expect(S.capacity_class(size) == cls, f"{size} bytes is not {cls}")
+        ctx.expect(d.card.high_capacity == _sdhc, f"{cls} card: OCR CCS {d.card.high_capacity}")
+        ctx.expect((d.card.csd_register is S.CSD_V2) == _sdhc,
+                   f"{cls} card: CSD_STRUCTURE {d.card.csd_fields()['CSD_STRUCTURE']}")
+        ctx.expect(d.card.capacity == size,
+                   f"CSD capacity {d.card.capacity} bytes, image {size} bytes")
+        n = size // 512
+        expect_pattern(ctx, d.read_blocks(n - 1, 1).data, n - 1, "last block")
+        r = d.read_blocks(n, 1)
+        ctx.expect(r.error or bool((r.r1 | d.send_status().r1)
+                                   & (S.OUT_OF_RANGE | S.ADDRESS_ERROR)),
+                   "read one block past the end: no error")
