@@ -16,7 +16,7 @@ from harness import images
 from harness.driver import host as D
 from harness.driver.adma import AdmaOptions
 from harness.driver.host import HostDriver
-from harness.driver.results import CommandResult, Mode
+from harness.driver.results import RESPONSE_ENCODING, CommandResult, Mode
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.profile import BuildProfile
@@ -101,18 +101,35 @@ def _blkcnt(t: Target, ctx: Context) -> None:
         d.rd(H.BLKCNT)
     d.wr(H.BLKCNT, 0)
     trnmod = H.TRNMOD_READ | H.TRNMOD_MULTI | H.TRNMOD_BLKCNT_EN
+    rsp, crc, idx = RESPONSE_ENCODING[S.Resp.R1]
     for count in (0, 1, 2, MAX_BLKCNT):
         d.wr(H.BLKSIZE, H.blksize_value(MAX_BLOCK))
         d.wr(H.BLKCNT, count)
-        d.command(D.READ_MULTIPLE_BLOCK, d.address(4), S.Resp.R1, trnmod=trnmod)
+        # Issued by hand: Data Present set, the data phase left to the loop.
+        d.wr(H.ARGUMENT, d.address(4))
+        d.wr(H.TRNMOD, trnmod)
+        d.wr(H.CMDREG, H.cmdreg(D.READ_MULTIPLE_BLOCK, rsp, crc=crc, idx=idx, data=True))
+        d.wait_status("cmd", H.NIS_CMDCMPL)
+        d.clear_status(H.NIS_CMDCMPL)
         d.step(d.poll_ns * 10)
-        if d.rd(H.PRNSTS) & H.PRNSTS_BUFRDRDY:
+        ready_ = bool(d.rd(H.PRNSTS) & H.PRNSTS_BUFRDRDY)
+        if ready_:
             data = b"".join(t.read(H.BDATA.offset, 4).to_bytes(4, "little")
                             for _ in range(MAX_BLOCK // 4))
             expect_pattern(ctx, data, 4, f"first block with Block Count {count}")
             d.step(d.poll_ns * 10)
-        d.rd(H.BLKCNT)
-        t.read(H.NORINTSTS.offset, 2)
+        left = d.rd(H.BLKCNT)
+        nis = t.read(H.NORINTSTS.offset, 2)
+        ctx.note(f"Block Count {count}: buffer ready {ready_}, Block Count then {left}, "
+                 f"NORINTSTS {nis:#06x}")
+        if count == 0:
+            # 2.2.3: with Block Count Enable, 0 is "stop count": no block moves.
+            ctx.expect(not ready_, "Block Count 0: a block was transferred")
+        else:
+            ctx.expect(ready_, f"Block Count {count}: no block in the buffer")
+        if count == 1:
+            ctx.expect(bool(nis & H.NIS_TRNSCMPL),
+                       "Block Count 1: no Transfer Complete after the block (2.2.17)")
         d.stop_transmission()
         d.reset(H.SWRST_DAT)
         d.wr(H.BLKCNT, 0)
@@ -225,6 +242,10 @@ for _image, _sdhc in (("sdsc-2g", False), ("sdhc-2g512k", True)):
                    f"{cls} card: CSD_STRUCTURE {d.card.csd_fields()['CSD_STRUCTURE']}")
         ctx.expect(d.card.capacity == size,
                    f"CSD capacity {d.card.capacity} bytes, image {size} bytes")
+        f = d.card.csd_fields()
+        ctx.note(f"{ctx.image}: CSD " + ", ".join(
+            f"{k} {f[k]}" for k in ("CSD_STRUCTURE", "READ_BL_LEN", "C_SIZE", "C_SIZE_MULT")
+            if k in f))
         n = size // 512
         expect_pattern(ctx, d.read_blocks(n - 1, 1).data, n - 1, "last block")
         r = d.read_blocks(n, 1)
