@@ -47,17 +47,21 @@ def _cmd16(t: Target, ctx: Context) -> None:
     """CMD16 at 511, 512 and 513 on an SDSC card: 513 is BLOCK_LEN_ERROR
     (PLS 4.3.2, 4.10.1), the others are accepted and used by CMD17."""
     d = ready(t)
+    current = MAX_BLOCK
     for length in (MAX_BLOCK - 1, MAX_BLOCK, MAX_BLOCK + 1):
-        r = d.set_blocklen(length)
+        r = d.cmd(D.SET_BLOCKLEN, length)
         s = d.send_status()
         bad = bool((r.r1 | s.r1) & S.BLOCK_LEN_ERROR)
         if length > MAX_BLOCK:
             ctx.expect(bad, f"CMD16({length}): no BLOCK_LEN_ERROR")
         else:
             ctx.expect(not bad, f"CMD16({length}): BLOCK_LEN_ERROR on a valid length")
-        rd = d.read_blocks(0, 1, block_size=d.card.block_len)
-        if rd.ok:
-            expect_bytes(ctx, rd.data, 0, f"read after CMD16({length})")
+            current = length
+        # A refused length leaves the previous one in force (PLS 4.3.2).
+        d.card.block_len = current
+        rd = d.read_blocks(0, 1)
+        ctx.expect(rd.ok, f"read of {current} bytes after CMD16({length}) failed")
+        expect_bytes(ctx, rd.data, 0, f"{current}-byte read after CMD16({length})")
     d.set_blocklen(MAX_BLOCK)
 
 
