@@ -20,7 +20,7 @@ from harness.driver.results import RESPONSE_ENCODING, CommandResult, Mode
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.profile import BuildProfile
-from harness.scenarios.common import expect_bytes, expect_pattern, ready
+from harness.scenarios.common import expect_bytes, expect_pattern, ready, test_data
 from harness.scenarios.registry import Context, Requirement, scenario
 from harness.target import Target
 
@@ -145,7 +145,8 @@ def _blkcnt(t: Target, ctx: Context) -> None:
 def _last(t: Target, ctx: Context) -> None:
     """The last block, two blocks ending exactly at the end of the card,
     one block past the end and two starting at the last (PLS 4.3.3: an
-    address past the capacity is OUT_OF_RANGE, 4.10.1)."""
+    address past the capacity is OUT_OF_RANGE, 4.10.1); a write of the
+    last block and of the one past it (4.3.4)."""
     d = ready(t)
     n = d.card.capacity // 512
     r = d.read_blocks(n - 1, 1)
@@ -162,6 +163,17 @@ def _last(t: Target, ctx: Context) -> None:
             expect_pattern(ctx, (r.data or b"")[:512], first, "last block before the end")
     r = d.read_blocks(n - 1, 1)
     expect_pattern(ctx, r.data, n - 1, "last block after the errors")
+    # Writes either side of the end (PLS 4.3.4): the last block takes the
+    # data, a block past the end is refused and the card is unchanged.
+    data = test_data(512, n)
+    d.write_blocks(n - 1, data)
+    ctx.expect(d.read_blocks(n - 1, 1).data == data, "last block: data written not read back")
+    w = d.write_blocks(n, test_data(512, n + 1))
+    s = d.send_status()
+    ctx.expect(bool((_statuses(w) | s.r1) & S.OUT_OF_RANGE),
+               f"write of block {n} (card has {n}): no OUT_OF_RANGE",
+               deviation=OUT_OF_RANGE_KEY)
+    t.image_read((n - 1) * 512, 512)
 
 
 @scenario("boundary-sdma-4k", "boundaries", needs_clock=True)
