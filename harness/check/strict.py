@@ -82,7 +82,7 @@ def findings_for(
         try:
             base = runner.run(build, sc, machine, strict=False, record=rec,
                               report_dir=report_dir / "non-strict")
-            if base.status in (runner.SKIP, runner.CRASH, runner.ERROR) or not rec.calls:
+            if base.status in (runner.SKIP, runner.CRASH, runner.ERROR):
                 results.append(base)
                 continue
             full = runner.run(build, sc, machine, strict=True, replay=rec,
