@@ -170,7 +170,9 @@ def _slim(step: Step) -> Step:
     and whether the two sides or two repetitions are equal)."""
     if isinstance(step.model, bytes) and isinstance(step.qemu, bytes) and (
             len(step.model) > 64 or len(step.qemu) > 64):
-        return replace(step, model=_digest(step.model), qemu=_digest(step.qemu))
+        model = _digest(step.model)
+        qemu = model if step.qemu == step.model else _digest(step.qemu)
+        return replace(step, model=model, qemu=qemu)
     return step
 
 
