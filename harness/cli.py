@@ -152,8 +152,11 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
             d = f.deviation
             print(f"- {d.key} [{d.spec}]\n    spec: {d.rule}\n    QEMU: {d.qemu}\n"
                   f"    first seen in {f.scenario}: {f.step}\n    reproducer: {f.reproducer}")
-        for r in rep.unexplained:
-            print(f"- unexplained strict divergence in {r.scenario}: {r.reason}")
+            if len(f.scenarios) > 1:
+                print(f"    also shown by: {', '.join(f.scenarios[1:])}")
+        for u in rep.unexplained:
+            r = u.result
+            print(f"- unexplained strict divergence in {r.scenario} ({u.why}): {r.reason}")
             if r.divergence and r.divergence.trace_file:
                 print(f"    reproducer: {r.divergence.trace_file}")
         errors = [r for r in rep.results if r.status in (runner.ERROR, runner.CRASH)]

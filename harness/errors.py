@@ -20,6 +20,8 @@ tree and the code in step.
     |   +-- AddressError (ValueError)     guest memory range not in 64-bit space
     |   +-- ClockStepError (ValueError)   a negative virtual-time step
     |   +-- ClockUnavailable         virtual time cannot move (no qtest accel)
+    |   +-- Departed                 [check.recording] a replayed run left QEMU's
+    |                                recorded path
     +-- QemuError                    a QEMU process failed the harness
     |   +-- QemuLaunchError          [qemu.session] could not start / refused argv
     |   +-- QemuTargetError          [qemu.target] machine not one it can drive

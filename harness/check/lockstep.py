@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.check.quirks import Quirk, QuirkSet
+from harness.check.recording import Departed
 from harness.check.step import Step as Step
 from harness.check.step import irq_events_text
 from harness.check.transfer import CommandTracker
@@ -39,7 +40,7 @@ class Divergence(Exception):
     """The first step where model and QEMU disagree, with its context."""
 
     step: Step
-    kind: str                      #: "result", "irq", "image" or "memory"
+    kind: str                      #: "result", "irq", "image", "memory" or "path"
     history: list[Step]
     fields: list[str] = field(default_factory=list)
     scenario: str = ""
@@ -169,7 +170,9 @@ def _slim(step: Step) -> Step:
     and whether the two sides or two repetitions are equal)."""
     if isinstance(step.model, bytes) and isinstance(step.qemu, bytes) and (
             len(step.model) > 64 or len(step.qemu) > 64):
-        return replace(step, model=_digest(step.model), qemu=_digest(step.qemu))
+        model = _digest(step.model)
+        qemu = model if step.qemu == step.model else _digest(step.qemu)
+        return replace(step, model=model, qemu=qemu)
     return step
 
 
@@ -218,7 +221,12 @@ class LockstepTarget:
         """Run ``op`` on both sides, compare, record; the step (full contents)."""
         note = self.tracker.before(op, args, self.count)
         m = getattr(self.model, op)(*args)
-        q = getattr(self.qemu, op)(*args)
+        try:
+            q = getattr(self.qemu, op)(*args)
+        except Departed as e:  # a replayed QEMU: the run left the recorded path
+            step = Step(self.count, op, args, m, None, self.model.irq_level(), False, note)
+            raise Divergence(step, "path", list(self._history), [str(e)],
+                             context=self.tracker.context(step)) from None
         em: tuple[bool, ...] = ()
         eq: tuple[bool, ...] = ()
         if self._events is not None:
@@ -298,7 +306,12 @@ class LockstepTarget:
         return int(self._do("clock_step", ns, compare=ns is not None))
 
     def irq_level(self) -> bool:
-        m, q = self.model.irq_level(), self.qemu.irq_level()
+        m = self.model.irq_level()
+        try:
+            q = self.qemu.irq_level()
+        except Departed as e:
+            step = Step(self.count, "irq_level", (), m, None, m, False)
+            raise Divergence(step, "path", list(self._history), [str(e)]) from None
         if m != q:
             step = Step(self.count, "irq_level", (), m, q, m, q)
             self._differs(step, "irq")

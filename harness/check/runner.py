@@ -12,6 +12,7 @@ from typing import Any
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
+from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.check.replay import reproducer_header
 from harness.errors import QemuError, QemuGone
 from harness.machine import CardImage, Machine
@@ -99,7 +100,11 @@ class UserImage:
     raw: Path
 
 
-def image_spans(model: ModelTarget, qemu: QemuTarget, source: Path) -> list[tuple[int, int]]:
+#: QEMU's side of a run: live, recorded while live, or replayed.
+QemuSide = QemuTarget | RecordingTarget | ReplayTarget
+
+
+def image_spans(model: ModelTarget, qemu: QemuSide, source: Path) -> list[tuple[int, int]]:
     """Where the two cards may differ: every extent the model wrote, erased
     or filled, wherever it lies, and every extent where the source image or
     QEMU's copy of it holds data (card offsets, for a container too)."""
@@ -137,7 +142,7 @@ def scenario_machine(sc: Scenario, machine: str, image: Path, fmt: str) -> Machi
                    image=CardImage(image, format=fmt))
 
 
-def write_reproducer(d: Divergence, qemu: QemuTarget, out_dir: Path, stem: str) -> Path:
+def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str) -> Path:
     """``STEM.qtest`` (the machine in its header, then the commands) and
     ``STEM.sh`` (QEMU replaying them, for people without sdqtest)."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -170,11 +175,15 @@ def run(
     report_dir: Path | None = None,
     quirks: tuple[Quirk, ...] = QUIRKS,
     image: UserImage | None = None,
+    record: Recording | None = None,
+    replay: Recording | None = None,
 ) -> Result:
     """Run one scenario on ``build`` and on the model, in lockstep.
 
     ``image`` replaces the scenario's recipe image with a user's card image
-    (never written: QEMU gets a copy, the model a copy-on-write view)."""
+    (never written: QEMU gets a copy, the model a copy-on-write view).
+    ``record`` keeps QEMU's side of the run; ``replay`` runs the model
+    against such a recording instead of a live QEMU."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
@@ -190,12 +199,17 @@ def run(
         qemu_image, fmt, model_image = image.path, image.format, image.raw
     ctx = Context(build.profile, machine, sc.image if image is None else "", sc.params)
     qset = QuirkSet(quirks, build.profile, sc.name)
-    qemu: QemuTarget | None = None
+    qemu: QemuSide | None = None
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     try:
         described = scenario_machine(sc, machine, qemu_image, fmt)
-        qemu = QemuTarget(build.binary, described, name=build.name)
+        if replay is not None:
+            qemu = ReplayTarget(replay)
+        else:
+            qemu = QemuTarget(build.binary, described, name=build.name)
+            if record is not None:
+                qemu = RecordingTarget(qemu, record)
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
         lock = LockstepTarget(model, qemu, quirks=qset,
                               recipe=images.recipe(sc.image) if image is None else None)

@@ -1,20 +1,24 @@
 """``sdqtest check --strict``: each spec deviation of a build, as a finding.
 
-The model runs in its specification-following mode.  A scenario that then
-diverges is run again with the specification followed for one deviation at
-a time (only those the scenario made the model consult); each deviation
-whose spec side alone reproduces a divergence is a finding: the spec rule,
-what QEMU does instead, and the reproducer of that divergence.  Divergences
-that no single deviation explains are listed as they are.
+Each scenario runs on QEMU once, with the model following QEMU, and QEMU's
+side of that run is recorded (:mod:`harness.check.recording`): it gives the
+non-strict verdict.  The model then runs against the recording in its
+specification-following mode and, when that diverges, once more for each
+deviation the scenario made it consult, the specification followed for that
+one alone.  A deviation is a finding of a scenario when its run diverges at
+a step where the non-strict run still agrees.  A strict divergence that no
+single deviation reproduces at its step, or where the non-strict model
+diverges too (a model bug, not a spec deviation), is unexplained.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.check import runner
+from harness.check.recording import Recording
 from harness.model.deviations import Deviation
 from harness.model.sd_deviations import sd_deviations
 from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
@@ -26,18 +30,37 @@ ALL_DEVIATIONS: dict[str, Deviation] = {d.key: d for d in (*sd_deviations, *SDHC
 
 @dataclass
 class Finding:
+    """A deviation shown by a scenario, first seen at ``step``."""
+
     build: str
     deviation: Deviation
     scenario: str
     step: str
     reproducer: str
+    #: Every scenario whose run showed it, the first one included.
+    scenarios: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Unexplained:
+    """A strict divergence no single deviation accounts for, and why."""
+
+    result: runner.Result
+    why: str
 
 
 @dataclass
 class StrictReport:
     findings: list[Finding]
-    unexplained: list[runner.Result]
+    unexplained: list[Unexplained]
     results: list[runner.Result]
+
+
+def _step(r: runner.Result) -> int | None:
+    """The step ``r`` diverged at, or None when it did not diverge."""
+    if r.status == runner.DIVERGE and r.divergence is not None:
+        return r.divergence.step.index
+    return None
 
 
 def findings_for(
@@ -47,26 +70,52 @@ def findings_for(
     report_dir: Path,
     progress: Callable[[str], None] | None = None,
 ) -> StrictReport:
+    """Run ``scenarios`` once each on ``build``, then every strict variant
+    of the model against the recording; findings and unexplained divergences."""
     found: dict[str, Finding] = {}
-    unexplained: list[runner.Result] = []
+    unexplained: list[Unexplained] = []
     results: list[runner.Result] = []
     for sc in scenarios:
         if progress:
             progress(f"strict {build.name} {sc.name}")
-        full = runner.run(build, sc, machine, strict=True, report_dir=report_dir)
-        results.append(full)
-        if full.status != runner.DIVERGE:
-            continue
-        explained = False
-        for key in sorted(full.consulted - set(found)):
-            if progress:
-                progress(f"strict {build.name} {sc.name} {key}")
-            one = runner.run(build, sc, machine, strict=frozenset({key}),
-                             report_dir=report_dir / "by-deviation")
-            if one.status == runner.DIVERGE and one.divergence is not None:
-                explained = True
-                found[key] = Finding(build.name, ALL_DEVIATIONS[key], sc.name,
-                                     one.divergence.step.describe(), one.divergence.trace_file)
-        if not explained and not (full.consulted & set(found)):
-            unexplained.append(full)
+        rec = Recording()
+        try:
+            base = runner.run(build, sc, machine, strict=False, record=rec,
+                              report_dir=report_dir / "non-strict")
+            if base.status in (runner.SKIP, runner.CRASH, runner.ERROR):
+                results.append(base)
+                continue
+            full = runner.run(build, sc, machine, strict=True, replay=rec,
+                              report_dir=report_dir)
+            results.append(full)
+            at = _step(full)
+            if at is None:
+                continue
+            base_at = _step(base)
+            if base_at is not None and base_at <= at:
+                unexplained.append(Unexplained(
+                    full, f"the non-strict model diverges too, at step {base_at}"))
+                continue
+            explained = False
+            for key in sorted(full.consulted):
+                if progress:
+                    progress(f"strict {build.name} {sc.name} {key}")
+                one = runner.run(build, sc, machine, strict=frozenset({key}), replay=rec,
+                                 report_dir=report_dir / "by-deviation")
+                one_at = _step(one)
+                if one_at is None or one.divergence is None or (
+                        base_at is not None and base_at <= one_at):
+                    continue
+                explained |= one_at == at
+                if key in found:
+                    found[key].scenarios.append(sc.name)
+                else:
+                    found[key] = Finding(build.name, ALL_DEVIATIONS[key], sc.name,
+                                         one.divergence.step.describe(),
+                                         one.divergence.trace_file, [sc.name])
+            if not explained:
+                unexplained.append(Unexplained(
+                    full, f"no single deviation reproduces it at step {at}"))
+        finally:
+            rec.cleanup()
     return StrictReport(list(found.values()), unexplained, results)

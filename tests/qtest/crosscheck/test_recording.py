@@ -1,0 +1,46 @@
+"""A scenario replayed against QEMU's recorded run gives the lockstep
+result the live run gives, strict or not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.check import runner
+from harness.check.recording import Recording
+from harness.qemu.builds import QemuBuild
+from harness.scenarios import all_scenarios
+
+pytestmark = pytest.mark.qemu
+
+
+def _verdict(r: runner.Result) -> tuple[object, ...]:
+    d = r.divergence
+    return (r.status, r.steps, sorted(r.consulted), r.spec_misses,
+            None if d is None else (d.kind, d.step.describe(), d.fields))
+
+
+@pytest.mark.parametrize("name", ["card-registers", "access-sizes"])
+def test_replay_equals_live(qemu_build: QemuBuild, tmp_path: Path, name: str) -> None:
+    sc = all_scenarios()[name]
+    rec = Recording()
+    try:
+        live = runner.run(qemu_build, sc, "q35", record=rec, report_dir=tmp_path / "live")
+        if live.status == runner.SKIP:
+            pytest.skip(live.reason)
+        again = runner.run(qemu_build, sc, "q35", replay=rec, report_dir=tmp_path / "replay")
+        assert _verdict(again) == _verdict(live)
+        for strictness in (True, frozenset({"sd.ocr-reserved-voltage-bits"})):
+            live_s = runner.run(qemu_build, sc, "q35", strict=strictness,
+                                report_dir=tmp_path / "live-strict")
+            replay_s = runner.run(qemu_build, sc, "q35", strict=strictness, replay=rec,
+                                  report_dir=tmp_path / "replay-strict")
+            assert _verdict(replay_s) == _verdict(live_s)
+            if live_s.divergence is not None:
+                assert replay_s.divergence is not None
+                live_trace = Path(live_s.divergence.trace_file).with_suffix(".qtest")
+                replay_trace = Path(replay_s.divergence.trace_file).with_suffix(".qtest")
+                assert replay_trace.read_text() == live_trace.read_text()
+    finally:
+        rec.cleanup()
