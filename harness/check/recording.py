@@ -58,30 +58,12 @@ class Recording:
             self.image = None
 
 
-class RecordingTarget:
-    """A Target that passes every call to ``inner`` (QEMU) and records it."""
-
-    def __init__(self, inner: QemuTarget, recording: Recording) -> None:
-        self.inner = inner
-        self.rec = recording
-        self.name = inner.name
-        self.machine = inner.machine
-        self.image = inner.image
-        self.image_format = inner.image_format
-        recording.machine = inner.machine
-        recording.image_format = inner.image_format
+class _CallTarget:
+    """The Target calls, each routed through :meth:`_call` (method name and
+    arguments): recording and replay differ only there."""
 
     def _call(self, method: str, *args: Any) -> Any:
-        answer = getattr(self.inner, method)(*args)
-        self.rec.calls.append(Call(method, args, answer, len(self.inner.qtest.trace)))
-        return answer
-
-    @property
-    def trace(self) -> list[str]:
-        return self.inner.trace
-
-    def replay_argv(self) -> list[str]:
-        return self.inner.replay_argv()
+        raise NotImplementedError
 
     def read(self, offset: int, size: int) -> int:
         return int(self._call("read", offset, size))
@@ -107,6 +89,32 @@ class RecordingTarget:
     def image_read(self, offset: int, length: int) -> bytes:
         return bytes(self._call("image_read", offset, length))
 
+
+class RecordingTarget(_CallTarget):
+    """A Target that passes every call to ``inner`` (QEMU) and records it."""
+
+    def __init__(self, inner: QemuTarget, recording: Recording) -> None:
+        self.inner = inner
+        self.rec = recording
+        self.name = inner.name
+        self.machine = inner.machine
+        self.image = inner.image
+        self.image_format = inner.image_format
+        recording.machine = inner.machine
+        recording.image_format = inner.image_format
+
+    def _call(self, method: str, *args: Any) -> Any:
+        answer = getattr(self.inner, method)(*args)
+        self.rec.calls.append(Call(method, args, answer, len(self.inner.qtest.trace)))
+        return answer
+
+    @property
+    def trace(self) -> list[str]:
+        return self.inner.trace
+
+    def replay_argv(self) -> list[str]:
+        return self.inner.replay_argv()
+
     def close(self) -> None:
         """Keep QEMU's trace and a copy of its final card image, then close it."""
         rec = self.rec
@@ -118,7 +126,7 @@ class RecordingTarget:
         self.inner.close()
 
 
-class ReplayTarget:
+class ReplayTarget(_CallTarget):
     """QEMU's target as the recording saw it: answers in recorded order."""
 
     def __init__(self, recording: Recording) -> None:
@@ -151,27 +159,6 @@ class ReplayTarget:
 
     def replay_argv(self) -> list[str]:
         return list(self.rec.replay_argv)
-
-    def read(self, offset: int, size: int) -> int:
-        return int(self._call("read", offset, size))
-
-    def write(self, offset: int, size: int, value: int) -> None:
-        self._call("write", offset, size, value)
-
-    def mem_read(self, addr: int, length: int) -> bytes:
-        return bytes(self._call("mem_read", addr, length))
-
-    def mem_write(self, addr: int, data: bytes) -> None:
-        self._call("mem_write", addr, data)
-
-    def clock_step(self, ns: int | None = None) -> int:
-        return int(self._call("clock_step", ns))
-
-    def irq_level(self) -> bool:
-        return bool(self._call("irq_level"))
-
-    def irq_events(self) -> list[bool]:
-        return list(self._call("irq_events"))
 
     def image_read(self, offset: int, length: int) -> bytes:
         """The recorded answer, or (off the recorded path, where QEMU's card
