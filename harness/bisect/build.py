@@ -253,6 +253,9 @@ class QemuTreeBuilder:
     tools_dir: Path = field(default_factory=lambda: bisect_root() / "tools")
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     name: str = "configure+ninja"
+    #: Instrument for gcov (``--enable-gcov``, meson's ``b_coverage``): each
+    #: QEMU that exits normally adds its counts to ``*.gcda`` beside the objects.
+    coverage: bool = False
 
     # -- prerequisites -----------------------------------------------------------
 
@@ -395,7 +398,12 @@ class QemuTreeBuilder:
         if not (src / "configure").is_file() or not (src / "meson.build").is_file():
             return BuildResult(False, message="no configure/meson.build at this commit "
                                "(not a meson-based QEMU)")
-        flags = configure_flags(self._help(src, log), src)
+        help_text = self._help(src, log)
+        flags = configure_flags(help_text, src)
+        if self.coverage:
+            if "gcov" not in configure_options(help_text):
+                return BuildResult(False, message="this configure has no --enable-gcov")
+            flags.append("--enable-gcov")
         if not _bundles_meson(src):
             try:
                 py = self.ensure_meson(src, log)
