@@ -53,6 +53,78 @@ def cmd_qemu_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_qemu_build(args: argparse.Namespace) -> int:
+    """Build a QEMU source tree (Debian's or upstream) out of tree, optionally for gcov."""
+    from pathlib import Path
+
+    from harness.bisect import build
+
+    src = Path(args.src).resolve()
+    out = Path(args.build_dir).resolve() if args.build_dir else (
+        build.bisect_root().parent / "builds"
+        / (build.tree_dir(src).name + ("-coverage" if args.coverage else "")))
+    builder = build.QemuTreeBuilder(build_dir=out, coverage=args.coverage)
+    missing = builder.prerequisites(src)
+    if missing:
+        raise UsageError(build.format_missing(missing))
+    log_path = out.parent / f"{out.name}.log"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    print(f"building {src} in {out} (log: {log_path})")
+    with log_path.open("w") as log:
+        res = builder.build(src, "HEAD", log, args.timeout)
+    if not res.ok or res.binary is None:
+        raise UsageError(f"build failed: {res.message} (log: {log_path})")
+    print(f"built {res.binary}")
+    print(f"use it with: sdqtest check --qemu {res.binary}")
+    if args.coverage:
+        print(f"measure with: sdqtest coverage {out}")
+    return 0
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    """Run the check (or nothing) on a gcov build and report hw/sd coverage."""
+    import json
+    import os
+    from pathlib import Path
+
+    from harness.check import coverage
+
+    cb = coverage.CoverageBuild(Path(args.build_dir))
+    if not cb.binary.is_file():
+        raise UsageError(f"{cb.binary} does not exist: build the tree first")
+    rc = 0
+    if not args.no_run:
+        if not args.keep:
+            cb.reset()
+        os.environ.update(cb.environment())
+        check_args = list(args.check_args)
+        if check_args[:1] == ["--"]:
+            check_args = check_args[1:]
+        print(f"running: sdqtest check --qemu {cb.binary} {' '.join(check_args)}".rstrip())
+        rc = main(["check", "--qemu", str(cb.binary), *check_args])
+        print()
+    cov = cb.measure()
+    print(f"coverage of {', '.join(cb.roots)} in {cb.build_dir}:")
+    print_table(["file", "lines", "%", "branches", "%", "functions", "%"],
+                coverage.summary_rows(cov))
+    if args.functions is not None:
+        print()
+        print_table(["file", "line", "function", "calls", "lines", "%"],
+                    coverage.function_rows(cov, args.functions or None))
+    never = cov.never_executed()
+    if never:
+        print(f"\nfunctions never executed ({len(never)}):")
+        for path, fn in never:
+            print(f"  {path}:{fn.start} {fn.name}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(cov.to_json(), indent=1))
+        print(f"JSON: {args.json}")
+    if args.html:
+        index = coverage.write_html(cov, Path(args.html), f"hw/sd coverage: {cb.build_dir}")
+        print(f"HTML: {index}")
+    return rc
+
+
 def cmd_bench_qtest(args: argparse.Namespace) -> int:
     from harness.bench import qtest_bench
 
@@ -256,6 +328,15 @@ def build_parser() -> argparse.ArgumentParser:
     ql = qsub.add_parser("list", help="list builds and what each offers")
     qemu_opt(ql)
     ql.set_defaults(func=cmd_qemu_list)
+    qb = qsub.add_parser("build", help="build a QEMU source tree (x86_64 system emulator) "
+                         "out of tree, optionally for coverage")
+    qb.add_argument("src", help="QEMU source tree (upstream git, or 'apt-get source qemu')")
+    qb.add_argument("--coverage", action="store_true",
+                    help="configure with --enable-gcov (for 'sdqtest coverage')")
+    qb.add_argument("--build-dir", metavar="DIR",
+                    help="default: a folder per tree under the sdqtest cache")
+    qb.add_argument("--timeout", type=float, default=3600.0, help="seconds (default 3600)")
+    qb.set_defaults(func=cmd_qemu_build)
 
     c = sub.add_parser("check", help="the main job: cross-check model and QEMU")
     qemu_opt(c)
@@ -279,6 +360,21 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_check)
+
+    cv = sub.add_parser("coverage", help="line/branch/function coverage of QEMU's hw/sd "
+                        "code by the check, from a gcov build")
+    cv.add_argument("build_dir", help="QEMU build directory configured with --enable-gcov")
+    cv.add_argument("--no-run", action="store_true",
+                    help="run nothing: report the counts already on disk")
+    cv.add_argument("--keep", action="store_true",
+                    help="add to the counts of earlier runs instead of starting at zero")
+    cv.add_argument("--functions", nargs="?", const="", metavar="REGEX",
+                    help="also list every function (or those matching REGEX)")
+    cv.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    cv.add_argument("--html", metavar="DIR", help="write an annotated HTML report")
+    cv.add_argument("check_args", nargs=argparse.REMAINDER,
+                    help="arguments for 'sdqtest check' after '--' (e.g. -- --group data)")
+    cv.set_defaults(func=cmd_coverage)
 
     cm = sub.add_parser("compat", help="print the machine-compat matrix (QEMU vs model)")
     qemu_opt(cm)

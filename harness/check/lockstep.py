@@ -180,8 +180,16 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+class StopRun(Exception):
+    """The run reached the step it was asked to stop after (``stop_after``)."""
+
+
 class LockstepTarget:
-    """A Target that drives ``model`` and ``qemu`` together and compares them."""
+    """A Target that drives ``model`` and ``qemu`` together and compares them.
+
+    ``stop_after`` ends the run (:class:`StopRun`) before the step after that
+    index: a strict retry needs no more than the steps up to the divergence
+    it is trying to explain."""
 
     def __init__(
         self,
@@ -191,8 +199,10 @@ class LockstepTarget:
         quirks: QuirkSet | None = None,
         history: int = 400,
         recipe: Recipe | None = None,
+        stop_after: int | None = None,
     ) -> None:
         self.name = f"lockstep({model.name}, {qemu.name})"
+        self.stop_after = stop_after
         self.model = model
         self.qemu = qemu
         self.quirks = quirks or QuirkSet(())
@@ -219,6 +229,8 @@ class LockstepTarget:
 
     def _step(self, op: str, *args: Any, compare: bool = True) -> Step:
         """Run ``op`` on both sides, compare, record; the step (full contents)."""
+        if self.stop_after is not None and self.count > self.stop_after:
+            raise StopRun(self.count)
         note = self.tracker.before(op, args, self.count)
         m = getattr(self.model, op)(*args)
         try:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
-from harness.check.lockstep import Divergence, LockstepTarget
+from harness.check.lockstep import Divergence, LockstepTarget, StopRun
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
 from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.check.replay import reproducer_header
@@ -177,13 +177,16 @@ def run(
     image: UserImage | None = None,
     record: Recording | None = None,
     replay: Recording | None = None,
+    stop_after: int | None = None,
 ) -> Result:
     """Run one scenario on ``build`` and on the model, in lockstep.
 
     ``image`` replaces the scenario's recipe image with a user's card image
     (never written: QEMU gets a copy, the model a copy-on-write view).
     ``record`` keeps QEMU's side of the run; ``replay`` runs the model
-    against such a recording instead of a live QEMU."""
+    against such a recording instead of a live QEMU.  ``stop_after`` ends
+    the run after that step, agreeing if nothing diverged up to it (the
+    final memory and image comparisons are not made)."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
@@ -212,10 +215,14 @@ def run(
                 qemu = RecordingTarget(qemu, record)
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
         lock = LockstepTarget(model, qemu, quirks=qset,
-                              recipe=images.recipe(sc.image) if image is None else None)
+                              recipe=images.recipe(sc.image) if image is None else None,
+                              stop_after=stop_after)
         sc.fn(lock, ctx)
         lock.compare_watched()  # the DMA arena, once more at the end
         res.not_compared = compare_images(lock, image_spans(model, qemu, model_image))
+    except StopRun as e:
+        res.reason = f"stopped before step {e.args[0]}, as asked"
+        ctx.misses.clear()  # the scenario did not finish: its verdicts are not final
     except Divergence as d:
         d.scenario = sc.name
         if model is not None and model.refused and d.kind == "result" and d.step.op == "read":

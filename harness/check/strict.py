@@ -3,12 +3,19 @@
 Each scenario runs on QEMU once, with the model following QEMU, and QEMU's
 side of that run is recorded (:mod:`harness.check.recording`): it gives the
 non-strict verdict.  The model then runs against the recording in its
-specification-following mode and, when that diverges, once more for each
-deviation the scenario made it consult, the specification followed for that
-one alone.  A deviation is a finding of a scenario when its run diverges at
-a step where the non-strict run still agrees.  A strict divergence that no
-single deviation reproduces at its step, or where the non-strict model
-diverges too (a model bug, not a spec deviation), is unexplained.
+specification-following mode and, when that diverges at step N, once more
+for each deviation the strict run consulted up to N, the specification
+followed for that one alone, stopping after N.  A deviation is a finding of
+a scenario when its run diverges at a step where the non-strict run still
+agrees.  The deviations found then follow QEMU and the strict run is
+repeated, to find the scenario's next divergence ("peeling"), until it
+agrees.  A strict divergence that no single deviation reproduces at its
+step, or where the non-strict model diverges too (a model bug, not a spec
+deviation), is unexplained.
+
+Each retry stops at the divergence it has to explain and sees only the
+keys consulted before it, which keeps the strict check near twice the
+normal one: QEMU runs once per scenario, and the model replays are short.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from pathlib import Path
 
 from harness.check import runner
 from harness.check.recording import Recording
-from harness.model.deviations import Deviation
+from harness.model.deviations import Deviation, Strictness
 from harness.model.sd_deviations import sd_deviations
 from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
 from harness.qemu.builds import QemuBuild
@@ -75,6 +82,17 @@ def findings_for(
     found: dict[str, Finding] = {}
     unexplained: list[Unexplained] = []
     results: list[runner.Result] = []
+
+    def credit(key: str, sc: Scenario, one: runner.Result) -> None:
+        assert one.divergence is not None
+        if key in found:
+            if sc.name not in found[key].scenarios:
+                found[key].scenarios.append(sc.name)
+        else:
+            found[key] = Finding(build.name, ALL_DEVIATIONS[key], sc.name,
+                                 one.divergence.step.describe(),
+                                 one.divergence.trace_file, [sc.name])
+
     for sc in scenarios:
         if progress:
             progress(f"strict {build.name} {sc.name}")
@@ -85,37 +103,45 @@ def findings_for(
             if base.status in (runner.SKIP, runner.CRASH, runner.ERROR):
                 results.append(base)
                 continue
-            full = runner.run(build, sc, machine, strict=True, replay=rec,
-                              report_dir=report_dir)
-            results.append(full)
-            at = _step(full)
-            if at is None:
-                continue
             base_at = _step(base)
-            if base_at is not None and base_at <= at:
-                unexplained.append(Unexplained(
-                    full, f"the non-strict model diverges too, at step {base_at}"))
-                continue
-            explained = False
-            for key in sorted(full.consulted):
-                if progress:
-                    progress(f"strict {build.name} {sc.name} {key}")
-                one = runner.run(build, sc, machine, strict=frozenset({key}), replay=rec,
-                                 report_dir=report_dir / "by-deviation")
-                one_at = _step(one)
-                if one_at is None or one.divergence is None or (
-                        base_at is not None and base_at <= one_at):
-                    continue
-                explained |= one_at == at
-                if key in found:
-                    found[key].scenarios.append(sc.name)
-                else:
-                    found[key] = Finding(build.name, ALL_DEVIATIONS[key], sc.name,
-                                         one.divergence.step.describe(),
-                                         one.divergence.trace_file, [sc.name])
-            if not explained:
-                unexplained.append(Unexplained(
-                    full, f"no single deviation reproduces it at step {at}"))
+            # Peel: the strict model's first divergence is explained by the
+            # deviations whose run alone diverges at that very step; those
+            # then follow QEMU, and the next divergence is looked for.
+            explained_keys: set[str] = set()
+            while True:
+                keys: Strictness = (frozenset(ALL_DEVIATIONS) - explained_keys
+                                    if explained_keys else True)
+                full = runner.run(build, sc, machine, strict=keys, replay=rec,
+                                  report_dir=report_dir)
+                if not explained_keys:
+                    results.append(full)
+                at = _step(full)
+                if at is None:
+                    break
+                if base_at is not None and base_at <= at:
+                    unexplained.append(Unexplained(
+                        full, f"the non-strict model diverges too, at step {base_at}"))
+                    break
+                credited: set[str] = set()
+                explains = False
+                for key in sorted(full.consulted - explained_keys):
+                    if progress:
+                        progress(f"strict {build.name} {sc.name} {key}")
+                    # a key consulted only after ``at`` cannot explain it; the
+                    # retry stops there (later divergences are the next round's)
+                    one = runner.run(build, sc, machine, strict=frozenset({key}), replay=rec,
+                                     report_dir=report_dir / "by-deviation", stop_after=at)
+                    one_at = _step(one)
+                    if one_at is None or (base_at is not None and base_at <= one_at):
+                        continue
+                    credit(key, sc, one)
+                    credited.add(key)
+                    explains |= one_at == at
+                if not explains:
+                    unexplained.append(Unexplained(
+                        full, f"no single deviation reproduces it at step {at}"))
+                    break
+                explained_keys |= credited
         finally:
             rec.cleanup()
     return StrictReport(list(found.values()), unexplained, results)

@@ -313,7 +313,7 @@ class QemuSession:
                 self.qmp.settimeout(2.0)
                 self.qmp.cmd("quit")
             try:
-                self.proc.wait(3)
+                self.proc.wait(exit_grace())
             except subprocess.TimeoutExpired:
                 self.proc.terminate()
                 try:
@@ -365,6 +365,15 @@ class QemuSession:
         if "error" in reply:
             raise QemuError(f"QMP {name}: {reply['error'].get('desc', reply['error'])}")
         return reply["return"]
+
+
+def exit_grace() -> float:
+    """Seconds a quitting QEMU gets before SIGTERM: 3, or ``$SDQTEST_EXIT_GRACE``
+    (a gcov build writes its counts at exit, and a killed one writes none)."""
+    try:
+        return max(3.0, float(os.environ.get("SDQTEST_EXIT_GRACE", "3")))
+    except ValueError:
+        return 3.0
 
 
 def _no_such_accel(message: str) -> bool:
