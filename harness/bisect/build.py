@@ -67,6 +67,13 @@ class Missing:
     hint: str = ""
 
 
+def configured_flags(build_dir: Path) -> list[str]:
+    """The configure flags a :class:`QemuTreeBuilder` last used in ``build_dir``."""
+    stamp = _read_json(build_dir / ".sdqtest-configure.json")
+    flags = stamp.get("flags") if isinstance(stamp, dict) else None
+    return [str(f) for f in flags] if isinstance(flags, list) else []
+
+
 def format_missing(missing: list[Missing]) -> str:
     """One message naming every missing prerequisite and the install command."""
     lines = ["missing prerequisites for building QEMU:"]

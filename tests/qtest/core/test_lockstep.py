@@ -214,3 +214,14 @@ def test_history_keeps_no_large_contents_but_tells_them_apart() -> None:
     assert steps[0].model == steps[1].model != steps[2].model
     assert [line.split(None, 1)[1] for line in collapse(steps)] == [
         "mem_read 0x1+0x100000 x 2", "mem_read 0x2+0x100000"]
+
+
+def test_stop_after_ends_the_run_before_the_next_step() -> None:
+    from harness.check.lockstep import StopRun
+
+    t = LockstepTarget(Fake("model", {0x10: 1}), Fake("qemu", {0x10: 1}), stop_after=2)
+    for _ in range(3):                     # steps 0, 1 and 2 run
+        t.read(0x10, 4)
+    with pytest.raises(StopRun):
+        t.read(0x10, 4)
+    assert t.count == 3

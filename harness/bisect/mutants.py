@@ -1,0 +1,201 @@
+"""Proof that the check catches regressions: small deliberate changes to a
+QEMU tree's ``hw/sd``, each built and checked (``sdqtest mutants``).
+
+Each :class:`Mutant` names the kind of regression it stands for (a device
+default that moves, a DMA engine that writes one byte too many, an
+interrupt pulse, a write that lands twice on the card), the one place in
+the tree it edits, and the part of the check that should catch it.  An
+edit is described by a short *anchor* (a few tokens that must occur exactly
+once in the file) and what replaces it: the tree's own text is never kept
+here.  A tree where an anchor does not match exactly once reports the
+mutant as *not applicable*, never as caught.
+
+The run first builds and checks the unchanged tree (a mutant proves nothing
+against a baseline that already fails), then each mutant in turn: edit,
+incremental build, ``sdqtest check`` on the mutant's groups, restore.  The
+tree is restored after every mutant, on errors and interrupts too, and the
+build directory is rebuilt from the unchanged tree at the end.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from harness.bisect import proc
+from harness.bisect.build import QemuTreeBuilder, configured_flags
+from harness.errors import SdqtestError
+
+
+class MutantError(SdqtestError):
+    """The tree cannot be used for mutants (not clean, not a QEMU tree)."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    #: Which promise of the check it tests (issue #11's items).
+    stands_for: str
+    path: str                          #: file in the tree
+    anchor: str                        #: occurs exactly once in the file
+    replacement: str
+    #: ``sdqtest check`` arguments that should catch it.
+    check_args: tuple[str, ...]
+    #: What a catching report is expected to mention (a result kind, a property).
+    expect: str
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("capareg-default-drops-high-speed",
+           "defaults are the model's, not the build's (#11 item 1)",
+           "hw/sd/sdhci-internal.h",
+           "capareg, SDHC_CAPAB_REG_DEFAULT)",
+           "capareg, SDHC_CAPAB_REG_DEFAULT & ~(1ULL << 21))",
+           ("--group", "compat,registers"), "capareg"),
+    Mutant("sd-spec-version-default-2",
+           "defaults are the model's, not the build's (#11 item 1)",
+           "hw/sd/sd.c",
+           "spec_version, SD_PHY_SPECv3_01_VERS)",
+           "spec_version, SD_PHY_SPECv2_00_VERS)",
+           ("--group", "compat"), "spec_version"),
+    Mutant("sdma-writes-one-byte-more",
+           "every byte of the DMA arena is compared (#11 item 2)",
+           "hw/sd/sdhci.c",
+           "&s->fifo_buffer[begin],\n                             s->data_count - begin,",
+           "&s->fifo_buffer[begin],\n                             s->data_count - begin + 1,",
+           ("--group", "data"), "memory"),
+    Mutant("adma-writes-one-byte-late",
+           "every byte of the DMA arena is compared (#11 item 2)",
+           "hw/sd/sdhci.c",
+           "res = dma_memory_write(s->dma_as, dscr.addr,",
+           "res = dma_memory_write(s->dma_as, dscr.addr + 1,",
+           ("--group", "data"), "diverge"),
+    Mutant("irq-pulse-on-every-update",
+           "interrupts are compared as events (#11 item 3)",
+           "hw/sd/sdhci.c",
+           "    qemu_set_irq(s->irq, pending);\n",
+           "    qemu_set_irq(s->irq, !pending);\n    qemu_set_irq(s->irq, pending);\n",
+           ("--group", "interrupts"), "irq"),
+    Mutant("block-write-lands-twice",
+           "the whole card image is compared (#11 item 7)",
+           "hw/sd/sd.c",
+           "    if (!sd->blk || blk_pwrite(sd->blk, addr, len, sd->data, 0) < 0) {",
+           "    if (sd->blk && addr + len + (4 << 20) <= blk_getlength(sd->blk)) {\n"
+           "        blk_pwrite(sd->blk, addr + (4 << 20), len, sd->data, 0);\n"
+           "    }\n"
+           "    if (!sd->blk || blk_pwrite(sd->blk, addr, len, sd->data, 0) < 0) {",
+           ("--group", "data"), "image"),
+)
+
+
+@dataclass
+class Outcome:
+    mutant: str
+    status: str                        #: caught, MISSED, not applicable, build failed
+    detail: str = ""
+    seconds: float = 0.0
+
+
+def _git_clean(src: Path, paths: list[str]) -> bool:
+    r = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--", *paths],
+                       capture_output=True, text=True, timeout=60, check=False)
+    return r.returncode == 0 and not r.stdout.strip()
+
+
+def applicable(m: Mutant, text: str) -> bool:
+    return text.count(m.anchor) == 1
+
+
+def run_check(binary: Path, args: tuple[str, ...], report_dir: Path,
+              timeout: float) -> tuple[int, str]:
+    """``sdqtest check`` on ``binary`` in a child process: exit status and output."""
+    cmd = [sys.executable, "-m", "harness.cli", "check", "--qemu", str(binary),
+           "--report-dir", str(report_dir), *args]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return 124, f"check did not finish in {timeout:.0f} s"
+    return r.returncode, r.stdout + r.stderr
+
+
+def first_finding(output: str) -> str:
+    """The first line of a check's output that names a failing result."""
+    for line in output.splitlines():
+        s = line.strip()
+        if any(w in s for w in ("DIVERGE", "divergence in", "SPEC-MISS", "CRASH", "differs")):
+            return s[:200]
+    return ""
+
+
+def prove(
+    src: Path,
+    build_dir: Path,
+    mutants: tuple[Mutant, ...],
+    log: IO[str],
+    report_dir: Path,
+    say: IO[str] = sys.stdout,
+    timeout: float = 1800.0,
+) -> list[Outcome]:
+    """Baseline, then each mutant: edit, build, check, restore."""
+    paths = sorted({m.path for m in mutants})
+    if not (src / ".git").exists():
+        raise MutantError(f"{src} is not a git tree (needed to prove it is restored)")
+    if not _git_clean(src, paths):
+        raise MutantError(f"{src} has local changes in {', '.join(paths)}: commit or stash "
+                          "them first (mutants edit those files and restore them)")
+    # an existing coverage build stays one (no reconfigure, no full rebuild)
+    builder = QemuTreeBuilder(build_dir=build_dir, coverage="--enable-gcov" in configured_flags(
+        build_dir))
+    outcomes: list[Outcome] = []
+
+    def build() -> Path | None:
+        res = builder.build(src, "HEAD", log, timeout)
+        return res.binary if res.ok else None
+
+    t0 = time.monotonic()
+    binary = build()
+    if binary is None:
+        raise MutantError(f"the unchanged tree does not build (log: {log.name})")
+    groups = sorted({a for m in mutants for a in m.check_args[1].split(",")})
+    rc, out = run_check(binary, ("--group", ",".join(groups)), report_dir / "baseline", timeout)
+    outcomes.append(Outcome("(unchanged tree)", "agrees" if rc == 0 else f"FAILS (exit {rc})",
+                            first_finding(out), time.monotonic() - t0))
+    print(f"baseline: {outcomes[-1].status}", file=say, flush=True)
+    if rc != 0:
+        return outcomes
+    try:
+        for m in mutants:
+            t0 = time.monotonic()
+            f = src / m.path
+            original = f.read_text()
+            if not applicable(m, original):
+                outcomes.append(Outcome(m.name, "not applicable",
+                                        f"anchor found {original.count(m.anchor)} times in "
+                                        f"{m.path}"))
+                print(f"{m.name}: not applicable", file=say, flush=True)
+                continue
+            try:
+                f.write_text(original.replace(m.anchor, m.replacement))
+                binary = build()
+                if binary is None:
+                    outcomes.append(Outcome(m.name, "build failed", f"see {log.name}",
+                                            time.monotonic() - t0))
+                    continue
+                rc, out = run_check(binary, m.check_args, report_dir / m.name, timeout)
+            finally:
+                f.write_text(original)
+            finding = first_finding(out)
+            status = "caught" if rc != 0 and finding else f"MISSED (exit {rc})"
+            outcomes.append(Outcome(m.name, status, finding, time.monotonic() - t0))
+            (report_dir / m.name).mkdir(parents=True, exist_ok=True)
+            (report_dir / m.name / "check-output.txt").write_text(out)
+            print(f"{m.name}: {status}", file=say, flush=True)
+    finally:
+        for p in paths:
+            proc.capture(["git", "-C", str(src), "checkout", "--", p], timeout=60)
+        build()  # leave the build directory as the unchanged tree
+    return outcomes

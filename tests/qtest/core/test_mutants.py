@@ -1,0 +1,56 @@
+"""The mutant catalogue and the guards of ``sdqtest mutants`` (the proofs
+themselves need a QEMU tree and a build: ``sdqtest mutants --qemu-src``)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.bisect import mutants
+
+
+def test_catalogue_is_well_formed() -> None:
+    names = [m.name for m in mutants.MUTANTS]
+    assert len(names) == len(set(names))
+    for m in mutants.MUTANTS:
+        assert m.anchor and m.anchor != m.replacement
+        assert m.path.startswith("hw/sd/")
+        assert m.check_args[0] == "--group" and m.check_args[1]
+        # every promise of the check that a mutant stands for is named
+        assert "#11 item" in m.stands_for
+
+
+def test_an_anchor_must_occur_exactly_once() -> None:
+    m = mutants.MUTANTS[0]
+    assert mutants.applicable(m, f"x {m.anchor} y")
+    assert not mutants.applicable(m, "nothing here")
+    assert not mutants.applicable(m, f"{m.anchor}\n{m.anchor}")
+
+
+def test_first_finding_names_the_failing_result() -> None:
+    out = "[11.1 q35] pio-read-7: DIVERGE\n  divergence in pio-read-7 at step 4: ...\n"
+    assert mutants.first_finding(out).startswith("[11.1 q35] pio-read-7: DIVERGE")
+    assert mutants.first_finding("all agree\n") == ""
+
+
+def _git(tree: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(tree), *args], check=True, capture_output=True)
+
+
+def test_refuses_a_tree_that_is_not_git_or_has_local_changes(tmp_path: Path) -> None:
+    tree = tmp_path / "qemu"
+    (tree / "hw" / "sd").mkdir(parents=True)
+    for m in mutants.MUTANTS:
+        (tree / m.path).write_text(m.anchor + "\n")
+    with pytest.raises(mutants.MutantError, match="not a git tree"):
+        mutants.prove(tree, tmp_path / "b", mutants.MUTANTS, open(tmp_path / "log", "w"),
+                      tmp_path / "r")
+    _git(tree, "init", "-q")
+    _git(tree, "add", "-A")
+    _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    (tree / mutants.MUTANTS[0].path).write_text("local change\n")
+    with pytest.raises(mutants.MutantError, match="local changes"):
+        mutants.prove(tree, tmp_path / "b", mutants.MUTANTS, open(tmp_path / "log", "w"),
+                      tmp_path / "r")
