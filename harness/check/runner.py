@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,13 +178,16 @@ def run(
     image: UserImage | None = None,
     record: Recording | None = None,
     replay: Recording | None = None,
+    migrator: Callable[[Context, QemuSide, ModelTarget], None] | None = None,
 ) -> Result:
     """Run one scenario on ``build`` and on the model, in lockstep.
 
     ``image`` replaces the scenario's recipe image with a user's card image
     (never written: QEMU gets a copy, the model a copy-on-write view).
     ``record`` keeps QEMU's side of the run; ``replay`` runs the model
-    against such a recording instead of a live QEMU."""
+    against such a recording instead of a live QEMU.  ``migrator`` is
+    called once both sides exist (it sets the context's migration points
+    up: :mod:`harness.check.migration`)."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
@@ -213,6 +217,8 @@ def run(
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
         lock = LockstepTarget(model, qemu, quirks=qset,
                               recipe=images.recipe(sc.image) if image is None else None)
+        if migrator is not None:
+            migrator(ctx, qemu, model)
         sc.fn(lock, ctx)
         lock.compare_watched()  # the DMA arena, once more at the end
         res.not_compared = compare_images(lock, image_spans(model, qemu, model_image))

@@ -150,8 +150,11 @@ class QemuSession:
         accel: str = "auto",
         timeout: float = 10.0,
         launch_timeout: float = 20.0,
+        incoming: str | None = None,
     ) -> None:
         self.binary = str(binary)
+        #: Migration URI QEMU loads its state from (``-incoming``), if any.
+        self.incoming = incoming
         self.machine = machine
         self.accel_request = accel
         self.timeout = timeout
@@ -223,7 +226,8 @@ class QemuSession:
         self._listener = listener
         self.qmp = QEMUMonitorProtocol(str(qmp_path), server=True)
         self.argv = qemu_argv(self.binary, self.machine, accel=accel,
-                              qtest=f"unix:{qtest_path}", qtest_log="/dev/null", qmp=qmp_path)
+                              qtest=f"unix:{qtest_path}", qtest_log="/dev/null", qmp=qmp_path,
+                              incoming=self.incoming)
         self._stderr_file = open(self.dir / "stderr.log", "w+b")  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(
