@@ -151,6 +151,30 @@ class Cell:
 
 def run_cell(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None) -> Cell:
     """One scenario on ``pair.source``, migrated to ``pair.destination``."""
+    cell, _ = _run(pair, sc, machine, report_dir)
+    return cell
+
+
+def run_check(build: QemuBuild, sc: Scenario, machine: str,
+              report_dir: Path | None) -> Result:
+    """``sdqtest check``'s run of a migration scenario: the build migrated
+    to itself, as a :class:`Result` (a refusal is an error naming QEMU's
+    reason; the PCI config space QEMU lost is a note)."""
+    cell, res = _run(Pair(build, build), sc, machine, report_dir)
+    if cell.status == REFUSED:
+        res.status, res.reason = runner.ERROR, f"migration refused: {cell.reason}"
+    elif cell.status != res.status:
+        res.status, res.reason = cell.status, cell.reason
+    if cell.pci_lost:
+        res.notes.append("QEMU did not migrate sdhci-pci's PCI config space ("
+                         + "; ".join(cell.pci_lost) + "); written again to go on")
+    if cell.reproducer:
+        res.notes.append(f"migration reproducer: {cell.reproducer}")
+    return res
+
+
+def _run(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None
+         ) -> tuple[Cell, Result]:
     mig = Migrator(pair.destination)
     try:
         res = runner.run(pair.source, sc, machine, report_dir=report_dir, migrator=mig.attach)
@@ -160,14 +184,15 @@ def run_cell(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None) ->
             cell.pci_lost += rec.pci_lost
         if mig.refused is not None:
             cell.status, cell.reason = REFUSED, mig.refused.reason
-        elif res.status not in (runner.SKIP,) and not mig.records:
-            if res.status in (runner.AGREE, runner.QUIRK):
-                cell.status = runner.ERROR
-                cell.reason = "the run never reached its migration point"
+        elif res.status in (runner.AGREE, runner.QUIRK) and not mig.records:
+            cell.status = runner.ERROR
+            cell.reason = "the run never reached its migration point"
         if cell.status not in (runner.AGREE, runner.QUIRK, runner.SKIP) and report_dir:
             stem = f"{pair.name}-{machine}-{cell.point}".replace("/", "_").replace(">", "")
             cell.reproducer = str(write_reproducer(mig, res, report_dir / "migration" / stem))
-        return cell
+            if res.divergence is not None:
+                res.divergence.trace_file = str(Path(cell.reproducer) / "replay.sh")
+        return cell, res
     finally:
         mig.close()
 
