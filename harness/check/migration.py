@@ -249,7 +249,8 @@ def write_reproducer(mig: Migrator, res: Result, out: Path) -> Path:
         "# card.img is the card image as it was at the point; QEMU works on a\n"
         "# copy of it, so the replay can be run again.\n"
         'DIR=$(cd "$(dirname "$0")" && pwd)\n'
-        'WORK=$(mktemp -d) && trap \'rm -rf "$WORK"\' EXIT && cp "$DIR/card.img" "$WORK/"\n'
+        'WORK=$(mktemp -d) && trap \'rm -rf "$WORK"\' EXIT\n'
+        'cp "$DIR/card.img" "$WORK/" && chmod u+w "$WORK/card.img"\n'
         "(sleep \"${LOAD_SECONDS:-2}\"; cat \"$DIR/after.qtest\") | "
         f"timeout -k 1 \"${{REPLAY_SECONDS:-8}}\" {line}\n")
     script.chmod(0o755)
