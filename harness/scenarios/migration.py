@@ -4,7 +4,8 @@ Each scenario has one migration point (``ctx.migrate_point``), named by
 ``params["point"]``, at a place where the device holds state a guest relies
 on: idle, card selected, half-way through a PIO block, an SDMA transfer
 stopped at a buffer boundary, an ADMA2 chain in progress, interrupts
-pending, card locked, an erase group set before CMD38, after a CMD6 switch.
+pending, card locked, an erase group set before CMD38, after a CMD6 switch,
+UHS mode selected and tuning done.
 What happens afterwards must be what would have happened without the
 migration: the model, which does not migrate, is the oracle.  Outside a
 migration run (``sdqtest check`` of another group) the point does nothing.
@@ -23,10 +24,12 @@ from harness.driver import host as D
 from harness.driver.results import Mode
 from harness.hwdefs import sdhci as H
 from harness.scenarios.common import expect_pattern, ready, test_data
-from harness.scenarios.registry import Context, scenario
+from harness.scenarios.registry import Context, has_property, scenario
 from harness.target import Target
 
 GROUP = "migration"
+#: CMD19, SEND_TUNING_BLOCK (PLS 4.3.10.4; not among the driver's names).
+SEND_TUNING_BLOCK = 19
 #: Every migration point, in the order the scenarios are registered.
 POINTS: list[str] = []
 
@@ -249,3 +252,23 @@ def _after_cmd6(t: Target, ctx: Context) -> None:
     d.read_sd_status()
     d.read_blocks(3, 2)
     d.write_blocks(50, test_data(512, 5))
+
+
+@_point("uhs-tuned", sdhci={"sd-spec-version": 3, "uhs": 1},
+        requires=(has_property("sdhci-pci", "uhs"),))
+def _uhs_tuned(t: Target, ctx: Context) -> None:
+    """A v3 UHS-I controller with Host Control 2 set (UHS mode SDR25, driver
+    strength, asynchronous interrupt) and tuning executed (CMD19 with
+    Execute Tuning; QEMU then sets Sampling Clock Select): migrate, then
+    read Host Control 2 back (SD Host Controller 2.2.24) and tune again."""
+    d = ready(t)
+    hostctl2 = (H.HOSTCTL2.field("UHSMODE").value(1) | H.HOSTCTL2.field("DRVSTR").value(1)
+                | H.HOSTCTL2.mask("ASYNCINTEN"))
+    d.wr(H.HOSTCTL2, hostctl2)
+    d.wr(H.HOSTCTL2, hostctl2 | H.HOSTCTL2.mask("EXECTUNING"))
+    d._read_data(SEND_TUNING_BLOCK, 0, 64)
+    d.rd(H.HOSTCTL2)
+    ctx.migrate_point("uhs-tuned")
+    d.rd(H.HOSTCTL2)  # QEMU: 0 (quirk migration-loses-hostctl2)
+    d._read_data(SEND_TUNING_BLOCK, 0, 64)
+    d.send_status()
