@@ -199,7 +199,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     cells = migration.matrix(builds, source=args.source, destination=args.destination,
                              wanted=args.machine, points=points,
                              same_build=not args.cross_only, report_dir=Path(args.report_dir),
-                             progress=_progress)
+                             keep=args.keep_all, progress=_progress)
     _progress("")
     if not cells:
         raise UsageError("no pair of the selected builds shares the machine types asked for")
@@ -333,6 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="leave out the same-build pairs")
     mg.add_argument("--report-dir", default="reports", metavar="DIR",
                     help="where reproducers go (default: ./reports)")
+    mg.add_argument("--keep-all", action="store_true",
+                    help="write a reproducer for every cell, not only the failing ones")
     mg.set_defaults(func=cmd_migrate)
 
     r = sub.add_parser("replay", help="replay a qtest trace on QEMU (and the model)")

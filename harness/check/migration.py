@@ -149,9 +149,11 @@ class Cell:
     seconds: float = 0.0
 
 
-def run_cell(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None) -> Cell:
-    """One scenario on ``pair.source``, migrated to ``pair.destination``."""
-    cell, _ = _run(pair, sc, machine, report_dir)
+def run_cell(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None,
+             *, keep: bool = False) -> Cell:
+    """One scenario on ``pair.source``, migrated to ``pair.destination``;
+    a reproducer is written for a cell that does not agree, or any (``keep``)."""
+    cell, _ = _run(pair, sc, machine, report_dir, keep=keep)
     return cell
 
 
@@ -173,8 +175,8 @@ def run_check(build: QemuBuild, sc: Scenario, machine: str,
     return res
 
 
-def _run(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None
-         ) -> tuple[Cell, Result]:
+def _run(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None,
+         *, keep: bool = False) -> tuple[Cell, Result]:
     mig = Migrator(pair.destination)
     try:
         res = runner.run(pair.source, sc, machine, report_dir=report_dir, migrator=mig.attach)
@@ -187,7 +189,8 @@ def _run(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None
         elif res.status in (runner.AGREE, runner.QUIRK) and not mig.records:
             cell.status = runner.ERROR
             cell.reason = "the run never reached its migration point"
-        if cell.status not in (runner.AGREE, runner.QUIRK, runner.SKIP) and report_dir:
+        bad = cell.status not in (runner.AGREE, runner.QUIRK, runner.SKIP)
+        if report_dir and (bad or (keep and mig.records)):
             stem = f"{pair.name}-{machine}-{cell.point}".replace("/", "_").replace(">", "")
             cell.reproducer = str(write_reproducer(mig, res, report_dir / "migration" / stem))
             if res.divergence is not None:
@@ -272,7 +275,7 @@ def migration_scenarios(points: Sequence[str] | None = None) -> list[Scenario]:
 def matrix(builds: Sequence[QemuBuild], *, source: str | None = None,
            destination: str | None = None, wanted: Sequence[str] | None = None,
            points: Sequence[str] | None = None, same_build: bool = True,
-           report_dir: Path | None = None,
+           report_dir: Path | None = None, keep: bool = False,
            progress: Callable[[str], None] = lambda _t: None) -> list[Cell]:
     """Every cell of the matrix (see the module text)."""
     scs = migration_scenarios(points)
@@ -282,7 +285,7 @@ def matrix(builds: Sequence[QemuBuild], *, source: str | None = None,
     out: list[Cell] = []
     for i, (p, m, sc) in enumerate(runs, 1):
         progress(f"[{i}/{len(runs)}] {p.name} {m} {sc.name}")
-        out.append(run_cell(p, sc, m, report_dir))
+        out.append(run_cell(p, sc, m, report_dir, keep=keep))
     return out
 
 
@@ -315,6 +318,11 @@ def summary(cells: Sequence[Cell]) -> list[str]:
         lines.append(f"QEMU bug in {n} cells: sdhci-pci's PCI config space is not migrated "
                      f"({', '.join(lost)} back at reset on the destination); the harness "
                      "wrote them again to go on (see README, Migration)")
+    quirky = sorted({c.point for c in cells if c.status == runner.QUIRK})
+    if quirky:
+        n = sum(c.status == runner.QUIRK for c in cells)
+        lines.append(f"{n} cells agree up to a known QEMU difference (quirk table, "
+                     f"harness/check/quirks.py), at: {', '.join(quirky)}")
     for c in cells:
         if c.status in (runner.AGREE, runner.QUIRK, runner.SKIP):
             continue
