@@ -109,7 +109,7 @@ def load(session: QemuSession, *, timeout: float = MIGRATE_TIMEOUT) -> None:
         except QemuError:
             status = "gone"
         if session.proc is not None and session.proc.poll() is not None:
-            raise MigrationRefused("load", _load_error(session.stderr()))
+            raise MigrationRefused("load", load_error(session.stderr()))
         if status not in ("inmigrate", "gone"):
             break
         if time.monotonic() > deadline:
@@ -120,9 +120,11 @@ def load(session: QemuSession, *, timeout: float = MIGRATE_TIMEOUT) -> None:
         raise MigrationRefused("load", str(info.get("error-desc", "failed")))
 
 
-def _load_error(stderr: str) -> str:
-    """QEMU's reason for refusing a stream: its stderr lines, joined."""
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+def load_error(stderr: str) -> str:
+    """QEMU's reason for refusing a stream: its stderr lines but warnings,
+    without the program name, joined."""
+    lines = [ln.strip().split(": ", 1)[-1] if ln.startswith("qemu-system") else ln.strip()
+             for ln in stderr.splitlines() if ln.strip() and "warning:" not in ln]
     return " | ".join(lines[-6:]) or "the destination exited without a message"
 
 

@@ -94,3 +94,14 @@ def test_table_and_summary() -> None:
     assert "3 cells: 1 agree, 1 diverge, 1 refused" in text
     assert "Missing section footer for sd-card" in text and "reproducer: /r/x" in text
     assert "BAR0" in text
+
+
+def test_load_error_keeps_qemu_reason_without_warnings() -> None:
+    from harness.qemu.migrate import load_error
+
+    text = ("qemu-system-x86_64: -mon chardev=qmp,mode=control: warning: '-mon' is deprecated\n"
+            "qemu-system-x86_64: Missing section footer for 0000:00:01.0/sdhci-pci\n"
+            "qemu-system-x86_64: load of migration failed: Invalid argument\n")
+    assert load_error(text) == ("Missing section footer for 0000:00:01.0/sdhci-pci | "
+                                "load of migration failed: Invalid argument")
+    assert load_error("") == "the destination exited without a message"

@@ -13,10 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from harness import images
 from harness.check import migration
+from harness.machine import CardImage, Machine
 from harness.pytest_plugin import require_clock, selected_builds
+from harness.qemu import migrate
 from harness.qemu.builds import QemuBuild
 from harness.qemu.migrate import PCI_REGISTERS as LOST_BY_QEMU
+from harness.qemu.session import QemuSession
+from harness.qemu.target import QemuTarget
 from harness.scenarios import all_scenarios
 
 pytestmark = pytest.mark.qemu
@@ -55,3 +60,26 @@ def test_to_the_newest_build(request: pytest.FixtureRequest, qemu_build: QemuBui
     assert shared, f"{pair.name}: no versioned q35 machine type both offer"
     sc = all_scenarios()[f"migrate-{point}"]
     _check(migration.run_cell(pair, sc, shared[-1], tmp_path))
+
+
+def test_a_refused_stream_gives_qemu_reason(qemu_build: QemuBuild, tmp_path: Path) -> None:
+    """A stream cut in half: the destination refuses it and the refusal
+    carries QEMU's own text (what a REFUSED cell reports)."""
+    require_clock(qemu_build)
+    machine = Machine(type="q35", image=CardImage(images.ensure("sdsc-16m")))
+    with QemuTarget(qemu_build.binary, machine) as t:
+        stream = tmp_path / "state.migstream"
+        migrate.save(t.session, stream)
+        data = stream.read_bytes()
+        stream.write_bytes(data[: len(data) // 2])
+        dest = QemuSession(qemu_build.binary, t.session.machine, accel="qtest",
+                           incoming=f"exec:cat {stream}")
+        try:
+            with pytest.raises(migrate.MigrationRefused) as e:
+                dest.start()
+                migrate.load(dest)
+        finally:
+            dest.close()
+    assert e.value.stage == "load"
+    assert "load of migration failed" in e.value.reason, e.value.reason
+    assert "warning" not in e.value.reason
