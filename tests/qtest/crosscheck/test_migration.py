@@ -15,6 +15,7 @@ import pytest
 
 from harness import images
 from harness.check import migration
+from harness.cli import main
 from harness.machine import CardImage, Machine
 from harness.pytest_plugin import require_clock, selected_builds
 from harness.qemu import migrate
@@ -83,3 +84,19 @@ def test_a_refused_stream_gives_qemu_reason(qemu_build: QemuBuild, tmp_path: Pat
     assert e.value.stage == "load"
     assert "load of migration failed" in e.value.reason, e.value.reason
     assert "warning" not in e.value.reason
+
+
+def test_cli_one_cell(qemu_build: QemuBuild, tmp_path: Path,
+                      capsys: pytest.CaptureFixture[str]) -> None:
+    """``sdqtest migrate`` on one build, one machine type, one point: the
+    table, the summary, exit 0; a ``--from`` build not selected is a usage error."""
+    require_clock(qemu_build)
+    spec = str(qemu_build.binary)
+    rc = main(["migrate", "--qemu", spec, "--machine", "q35", "--point", "idle",
+               "--report-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "idle" in out.splitlines()[0] and " ok" in out.splitlines()[2], out
+    assert "1 cells: 1 agree" in out
+    assert main(["migrate", "--qemu", spec, "--from", "no-such-build"]) == 2
+    assert "not among the selected builds" in capsys.readouterr().err
