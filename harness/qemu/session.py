@@ -140,6 +140,8 @@ class QemuSession:
 
     ``accel`` is ``"qtest"``, ``"tcg"`` (``-accel tcg -S``: no virtual time)
     or ``"auto"`` (qtest, falling back to tcg when the build lacks it).
+    ``incoming`` is a migration URI the machine's state is loaded from
+    (``-incoming``; see :mod:`harness.qemu.migrate`).
     """
 
     def __init__(
