@@ -166,6 +166,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             for m in (args.machine or plan.machines_for(b, sc))]
     for done, (b, m, sc) in enumerate(runs, 1):
         _progress(f"[{done}/{len(runs)}] {b.name} {m} {sc.name}")
+        if sc.group == "migration":  # the build migrated to itself at the point
+            from harness.check import migration
+
+            results.append(migration.run_check(b, sc, m, report_dir))
+            continue
         results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir,
                                   image=user_image))
     _progress("")
@@ -246,6 +251,36 @@ def cmd_compat(args: argparse.Namespace) -> int:
     cells = compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}"))
     _progress("")
     return compat_matrix.print_matrix(builds, cells)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """The migration matrix: pairs x machine types x migration points."""
+    from pathlib import Path
+
+    from harness.check import inputs, migration
+
+    builds = select_builds(args.qemu)
+    for b in builds:
+        inputs.check_build(b)
+    names = {b.name for b in builds}
+    for which in (args.source, args.destination):
+        if which is not None and which not in names:
+            raise UsageError(f"build {which!r} is not among the selected builds "
+                             f"({', '.join(sorted(names))}); add --qemu {which}")
+    points = [p for a in args.point for p in a.split(",") if p] if args.point else None
+    cells = migration.matrix(builds, source=args.source, destination=args.destination,
+                             wanted=args.machine, points=points,
+                             same_build=not args.cross_only, report_dir=Path(args.report_dir),
+                             keep=args.keep_all, progress=_progress)
+    _progress("")
+    if not cells:
+        raise UsageError("no pair of the selected builds shares the machine types asked for")
+    head, rows = migration.table(cells)
+    print_table(head, rows)
+    print()
+    print("\n".join(migration.summary(cells)))
+    bad = {c.status for c in cells} - {"agree", "quirk", "skipped"}
+    return 1 if bad else 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -379,6 +414,24 @@ def build_parser() -> argparse.ArgumentParser:
     cm = sub.add_parser("compat", help="print the machine-compat matrix (QEMU vs model)")
     qemu_opt(cm)
     cm.set_defaults(func=cmd_compat)
+
+    mg = sub.add_parser("migrate", help="migration matrix: same-build and older->newer pairs")
+    qemu_opt(mg)
+    mg.add_argument("--from", dest="source", metavar="BUILD", help="only pairs from this build")
+    mg.add_argument("--to", dest="destination", metavar="BUILD",
+                    help="only pairs to this build")
+    mg.add_argument("--machine", action="append", metavar="TYPE",
+                    help="machine type (repeatable; default: per pair the oldest, newest "
+                    "and compat-boundary pc-q35 and pc-i440fx types both builds offer)")
+    mg.add_argument("--point", action="append", metavar="POINT",
+                    help="migration point (repeatable, or comma-separated; default: all)")
+    mg.add_argument("--cross-only", action="store_true",
+                    help="leave out the same-build pairs")
+    mg.add_argument("--report-dir", default="reports", metavar="DIR",
+                    help="where reproducers go (default: ./reports)")
+    mg.add_argument("--keep-all", action="store_true",
+                    help="write a reproducer for every cell, not only the failing ones")
+    mg.set_defaults(func=cmd_migrate)
 
     r = sub.add_parser("replay", help="replay a qtest trace on QEMU (and the model)")
     r.add_argument("trace", help="qtest commands, one per line (-qtest stdio format)")

@@ -26,6 +26,8 @@ tree and the code in step.
     |   +-- QemuLaunchError          [qemu.session] could not start / refused argv
     |   +-- QemuTargetError          [qemu.target] machine not one it can drive
     |   +-- QtestError               [qemu.qtest] a FAIL/ERR answer
+    |   +-- MigrationRefused         [qemu.migrate] QEMU could not save or load
+    |   |                            a migration stream (QEMU's reason)
     |   +-- QemuGone                 QEMU stopped serving the session: a crash
     |       +-- QemuDied             [qemu.session] exited or was killed
     |       +-- QtestClosed          [qemu.qtest] the qtest stream ended

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,6 +179,7 @@ def run(
     record: Recording | None = None,
     replay: Recording | None = None,
     stop_after: int | None = None,
+    migrator: Callable[[Context, QemuSide, ModelTarget], None] | None = None,
 ) -> Result:
     """Run one scenario on ``build`` and on the model, in lockstep.
 
@@ -186,7 +188,9 @@ def run(
     ``record`` keeps QEMU's side of the run; ``replay`` runs the model
     against such a recording instead of a live QEMU.  ``stop_after`` ends
     the run after that step, agreeing if nothing diverged up to it (the
-    final memory and image comparisons are not made)."""
+    final memory and image comparisons are not made).  ``migrator`` is
+    called once both sides exist (it sets the context's migration points
+    up: :mod:`harness.check.migration`)."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
@@ -217,6 +221,8 @@ def run(
         lock = LockstepTarget(model, qemu, quirks=qset,
                               recipe=images.recipe(sc.image) if image is None else None,
                               stop_after=stop_after)
+        if migrator is not None:
+            migrator(ctx, qemu, model)
         sc.fn(lock, ctx)
         lock.compare_watched()  # the DMA arena, once more at the end
         res.not_compared = compare_images(lock, image_spans(model, qemu, model_image))

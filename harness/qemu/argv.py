@@ -80,6 +80,7 @@ def qemu_argv(
     qmp: Path | None = None,
     snapshot: bool = False,
     devices: Sequence[str] | None = None,
+    incoming: str | None = None,
 ) -> list[str]:
     """The command line that builds ``machine`` under qtest.
 
@@ -88,6 +89,8 @@ def qemu_argv(
     or ``unix:PATH``), ``qmp`` a unix socket for a QMP monitor.
     ``snapshot`` opens the card image with ``snapshot=on`` so QEMU never
     writes it.  ``devices`` replaces the machine's own device options.
+    ``incoming`` (a migration URI, e.g. ``exec:cat FILE``) makes QEMU wait
+    for a migration stream instead of starting the machine afresh.
     """
     if accel not in ("qtest", "tcg"):
         raise ValueError(f"accel must be qtest or tcg, not {accel!r}")
@@ -105,6 +108,8 @@ def qemu_argv(
     if qmp is not None:
         argv += ["-chardev", f"socket,path={qmp},id=qmp", "-mon", "chardev=qmp,mode=control"]
     argv += list(devices) if devices is not None else device_args(machine, snapshot=snapshot)
+    if incoming is not None:
+        argv += ["-incoming", incoming]
     return argv
 
 

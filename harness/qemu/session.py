@@ -140,6 +140,8 @@ class QemuSession:
 
     ``accel`` is ``"qtest"``, ``"tcg"`` (``-accel tcg -S``: no virtual time)
     or ``"auto"`` (qtest, falling back to tcg when the build lacks it).
+    ``incoming`` is a migration URI the machine's state is loaded from
+    (``-incoming``; see :mod:`harness.qemu.migrate`).
     """
 
     def __init__(
@@ -150,8 +152,11 @@ class QemuSession:
         accel: str = "auto",
         timeout: float = 10.0,
         launch_timeout: float = 20.0,
+        incoming: str | None = None,
     ) -> None:
         self.binary = str(binary)
+        #: Migration URI QEMU loads its state from (``-incoming``), if any.
+        self.incoming = incoming
         self.machine = machine
         self.accel_request = accel
         self.timeout = timeout
@@ -223,7 +228,8 @@ class QemuSession:
         self._listener = listener
         self.qmp = QEMUMonitorProtocol(str(qmp_path), server=True)
         self.argv = qemu_argv(self.binary, self.machine, accel=accel,
-                              qtest=f"unix:{qtest_path}", qtest_log="/dev/null", qmp=qmp_path)
+                              qtest=f"unix:{qtest_path}", qtest_log="/dev/null", qmp=qmp_path,
+                              incoming=self.incoming)
         self._stderr_file = open(self.dir / "stderr.log", "w+b")  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(

@@ -98,6 +98,8 @@ class QemuTarget:
         self.binary = Path(binary)
         self.machine = machine
         self.bar0 = machine.bar0
+        #: Virtual time of the last :meth:`clock_step`, in ns (0 at start).
+        self.now = 0
         self._workdir = Path(tempfile.mkdtemp(prefix="sdqtest-card-"))
         #: The file QEMU opens (a private copy unless read-only), if any.
         self.image: Path | None = None
@@ -185,7 +187,8 @@ class QemuTarget:
 
     def clock_step(self, ns: int | None = None) -> int:
         check_clock_step(ns)
-        return self.session.clock_step(ns)
+        self.now = self.session.clock_step(ns)
+        return self.now
 
     def irq_level(self) -> bool:
         return self.qtest.irq_levels.get(self.irq_line, False)

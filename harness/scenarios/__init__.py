@@ -18,6 +18,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     erase,
     images,
     interrupts,
+    migration,
     misc,
     mmc_test,
     registers,

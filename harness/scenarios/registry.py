@@ -37,6 +37,11 @@ class Context:
     notes: list[str] = field(default_factory=list)
     #: Spec expectations that did not hold (on QEMU's answers).
     misses: list[Miss] = field(default_factory=list)
+    #: Called at each :meth:`migrate_point` (the check layer's migration
+    #: runs set it); None: migration points do nothing.
+    migrator: Callable[[str], None] | None = None
+    #: Labels of the migration points the run passed, in order.
+    migrations: list[str] = field(default_factory=list)
 
     def expect(self, ok: bool, message: str, deviation: str | None = None) -> None:
         """A fact the image recipe or the specification promises, checked
@@ -49,6 +54,16 @@ class Context:
         """
         if not ok:
             self.misses.append(Miss(message, deviation))
+
+    def migrate_point(self, label: str) -> None:
+        """A place where the machine may be migrated to another QEMU process.
+
+        Invisible to the guest by design: the model simply goes on, and on
+        QEMU the run continues on the destination (see
+        :mod:`harness.qemu.migrate`).  Without a migrator it does nothing."""
+        self.migrations.append(label)
+        if self.migrator is not None:
+            self.migrator(label)
 
     def note(self, text: str) -> None:
         self.notes.append(text)
