@@ -17,6 +17,7 @@ from harness.check.replay import reproducer_header
 from harness.errors import QemuError, QemuGone
 from harness.machine import CardImage, Machine
 from harness.model.deviations import Deviation, Strictness
+from harness.model.emmc_deviations import emmc_deviations
 from harness.model.sd_deviations import sd_deviations
 from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
 from harness.model.target import ModelTarget
@@ -34,7 +35,8 @@ AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR, SPEC_MISS = (
     "agree", "diverge", "quirk", "skipped", "crash", "error", "spec-miss")
 
 #: Every deviation the model knows, by key (both devices' tables).
-KNOWN_DEVIATIONS: dict[str, Deviation] = {d.key: d for d in sd_deviations + SDHCI_DEVIATIONS}
+KNOWN_DEVIATIONS: dict[str, Deviation] = {
+    d.key: d for d in sd_deviations + SDHCI_DEVIATIONS + emmc_deviations}
 
 
 @dataclass
@@ -139,7 +141,7 @@ def scenario_machine(sc: Scenario, machine: str, image: Path, fmt: str) -> Machi
     """The machine a scenario runs on: ``machine`` type, its devices'
     properties, the card image as QEMU opens it."""
     return Machine(type=machine, sdhci=sc.sdhci, card=sc.sd_card,
-                   image=CardImage(image, format=fmt))
+                   image=CardImage(image, format=fmt), card_kind=sc.card)
 
 
 def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str) -> Path:
