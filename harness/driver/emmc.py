@@ -87,6 +87,20 @@ class EmmcDriver(HostDriver):
         self.deselect()
         return self.cmd(5, (self.card.rca << 16) | E.CMD5_SLEEP)
 
+    def erase(self, first: int, last: int, *, arg: int = 0) -> CommandResult:
+        """CMD35, CMD36, CMD38 (``arg``: erase, trim, discard) over blocks
+        ``first..last``; CMD38's result with CMD35/36 in ``related``."""
+        r35 = self.cmd(35, self.address(first))
+        if r35.error:
+            return r35
+        r36 = self.cmd(36, self.address(last))
+        if r36.error:
+            r36.related.insert(0, r35)
+            return r36
+        r38 = self.cmd(38, arg)
+        r38.related[:0] = [r35, r36]
+        return r38
+
     # -- RPMB (JESD84-B51 6.6.22) ----------------------------------------------------
 
     def rpmb_send(self, frame: bytes, *, mode: Mode = Mode.PIO,
