@@ -16,7 +16,9 @@ from harness.qemu.builds import QemuBuild
 
 pytestmark = pytest.mark.qemu
 
-SCENARIOS = sorted(scenario.all_scenarios().values(), key=lambda s: (s.group, s.name))
+#: The eMMC groups run as a sample in test_emmc.py (the whole set: sdqtest check).
+SCENARIOS = sorted((s for s in scenario.all_scenarios().values()
+                    if not s.group.startswith("emmc-")), key=lambda s: (s.group, s.name))
 
 
 def cases(machines: list[str] | None) -> list[tuple[scenario.Scenario, str, str]]:
