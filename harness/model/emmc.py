@@ -461,13 +461,14 @@ class EmmcCard(SDCard):
     # -- handlers that differ from the SD card's ---------------------------------
 
     def _cmd_go_idle(self, arg: int) -> Rsp:
-        """CMD0: reset to idle.  Sleeping, only 0 and 0xF0F0F0F0 are taken,
-        and QEMU then aborts (deviation ``emmc.sleep-no-awake``)."""
+        """CMD0: reset to idle.  Sleeping, QEMU aborts whatever the argument
+        (deviation ``emmc.sleep-no-awake``); the standard takes 0 and
+        0xF0F0F0F0 only."""
         if self.sleeping:
-            if arg not in (0, 0xF0F0F0F0):
-                return Rsp.R0
             if self.qemu("emmc.sleep-no-awake"):
                 self.fatal = "QEMU aborts: CMD0 to a sleeping eMMC (device mode assertion)"
+                return Rsp.R0
+            if arg not in (0, 0xF0F0F0F0):
                 return Rsp.R0
         self.reset()
         return Rsp.R0

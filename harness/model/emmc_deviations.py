@@ -26,7 +26,7 @@ emmc_deviations: tuple[Deviation, ...] = (
         "CMD5 with the sleep bit clear brings a sleeping device back to stand-by; CMD0 "
         "resets it",
         "a sleeping device drops every command but CMD0 without a response (CMD5 cannot wake "
-        "it), and CMD0 then aborts QEMU (an assertion on the device mode)"),
+        "it), and CMD0, whatever its argument, aborts QEMU (an assertion on the device mode)"),
     Deviation(
         "emmc.partition-range", "JESD84-B51 6.2.5, 6.6.4 (partition access)",
         "block addresses are checked against the size of the partition PARTITION_ACCESS "

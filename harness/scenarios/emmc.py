@@ -244,10 +244,15 @@ for _state, _reach in _STATES.items():
 
 @emmc_scenario("emmc-sleep", "emmc-commands")
 def _sleep(t: Target, ctx: Context) -> None:
-    """CMD5 in transfer state (illegal), sleep from stand-by, commands while
-    asleep (no response), CMD5 awake (JESD84-B51: back to stand-by)."""
+    """CMD5 in transfer state (illegal), CMD5 awake in stand-by, sleep from
+    stand-by, commands while asleep (no response), CMD5 awake (JESD84-B51:
+    back to stand-by).  No CMD0 while asleep: it aborts QEMU (see
+    tests/qtest/crosscheck/test_emmc.py)."""
     d = emmc_ready(t)
     d.cmd(5, (d.card.rca << 16) | E.CMD5_SLEEP)
+    d.deselect()
+    d.cmd(5, d.card.rca << 16)  # stand-by, sleep bit clear: stays in stand-by
+    d.select()
     r = d.sleep()
     ctx.expect(r.ok, "CMD5 sleep from stand-by failed")
     d.send_status()

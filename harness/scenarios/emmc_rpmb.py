@@ -133,6 +133,13 @@ def _wrong_address(t: Target, ctx: Context) -> None:
     r = d.rpmb_auth_read(past, 1, NONCE)
     ctx.expect(_result(r) == RpmbResult.ADDRESS_FAILURE, "read past RPMB accepted",
                "emmc.rpmb-address-unchecked")
+    # the last address: past the end of the image file, so QEMU's block layer fails
+    r = d.rpmb_auth_write(d.rpmb_write_frame(KEY, 0xFFFF, test_data(256, 78),
+                                             E.frame_int(_frame(r), "write_counter") + 1))
+    ctx.expect(_result(r) in (RpmbResult.ADDRESS_FAILURE, RpmbResult.WRITE_FAILURE),
+               "write past the image accepted")
+    d.rpmb_auth_read(0xFFFF, 1, NONCE)
+    d.rpmb_auth_read(0xFFFE, 2, NONCE)
     d.select_partition(Partition.USER)
     d.read_blocks(0, 1)
 
@@ -140,7 +147,8 @@ def _wrong_address(t: Target, ctx: Context) -> None:
 @emmc_scenario("emmc-rpmb-odd-requests", "emmc-rpmb")
 def _odd(t: Target, ctx: Context) -> None:
     """A write frame sent with block count 2 (general failure), an
-    unimplemented request type (0x0006), a read without CMD23, SDMA and ADMA2 frames."""
+    unimplemented request type (0x0006), a read without CMD23, a 16-bit
+    CMD23 count, SDMA and ADMA2 frames."""
     d = _with_key(t, ctx)
     frame = d.rpmb_write_frame(KEY, 0, bytes(256), 0)
     d.rpmb_send(frame, count=2)
@@ -149,6 +157,11 @@ def _odd(t: Target, ctx: Context) -> None:
     d.rpmb_send(E.rpmb_frame(req_resp=RpmbRequest.AUTH_CONFIG_WRITE))
     d.rpmb_receive()
     d.read_blocks(0, 1, block_size=512, stop="cmd12", multi=True)
+    # CMD23's count is 16 bits on eMMC: 0x10001 is a count of 1
+    d.cmd(23, 0x10001)
+    d.write_blocks(0, d.rpmb_write_frame(KEY, 0, bytes(256), 0), block_size=512,
+                   stop="none", multi=True)
+    d.rpmb_result_request()
     for mode in (Mode.SDMA, Mode.ADMA2):
         d.rpmb_read_counter(NONCE, mode=mode)
 

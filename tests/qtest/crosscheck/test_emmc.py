@@ -21,6 +21,7 @@ from harness.driver.emmc import EmmcDriver
 from harness.errors import QemuGone
 from harness.hwdefs.emmc import Partition
 from harness.machine import CardImage, Machine
+from harness.model import emmc_defaults
 from harness.model.target import ModelTarget
 from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
@@ -79,3 +80,9 @@ def test_predicted_aborts(qemu_build: QemuBuild, steps: Callable[[EmmcDriver], N
             d.send_status()
     finally:
         q.close()
+
+
+def test_version_table_matches_the_build(qemu_build: QemuBuild) -> None:
+    """What the build offers of emmc (device, user-creatable, properties) is
+    what the model's per-version table expects of its version."""
+    assert emmc_defaults.surprises(qemu_build.profile) == []

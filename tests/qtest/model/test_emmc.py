@@ -99,9 +99,15 @@ def test_sleep_drops_commands_and_cmd0_is_fatal() -> None:
     assert c.do_command(5, (7 << 16) | E.CMD5_SLEEP)
     assert c.sleeping
     assert c.do_command(13, 7 << 16) == b"" and c.do_command(5, 7 << 16) == b""
-    assert c.do_command(0, 0x1234) == b"" and c.fatal is None
-    c.do_command(0, 0)
+    assert c.fatal is None
+    c.do_command(0, 0x1234)  # any argument: QEMU asserts on the mode before looking
     assert c.fatal and "aborts" in c.fatal
+    s = make(strict=True)
+    tran(s)
+    s.do_command(7, 0)
+    s.do_command(5, (7 << 16) | E.CMD5_SLEEP)
+    assert s.do_command(0, 0x1234) == b"" and s.sleeping
+    assert s.do_command(5, 7 << 16) and not s.sleeping and s.state == CardState.STBY
 
 
 def test_realize_rules() -> None:
