@@ -86,3 +86,34 @@ def test_version_table_matches_the_build(qemu_build: QemuBuild) -> None:
     """What the build offers of emmc (device, user-creatable, properties) is
     what the model's per-version table expects of its version."""
     assert emmc_defaults.surprises(qemu_build.profile) == []
+
+
+def test_image_layout_by_experiment(qemu_build: QemuBuild) -> None:
+    """A distinct block written through each partition (an authenticated
+    write for RPMB) lands in QEMU's image file where the recipe's layout
+    says: boot 1, boot 2, RPMB, user area, back to back."""
+    why = qemu_build.profile.emmc_unusable()
+    if why:
+        pytest.skip(why)
+    r = images.recipe(IMAGE)
+    m = Machine(card_kind="emmc", card=r.emmc_props(), image=CardImage(images.ensure(IMAGE)))
+    starts = r.partition_starts()
+    q = QemuTarget(qemu_build.binary, m)
+    try:
+        d = EmmcDriver(q)
+        d.setup()
+        d.init_emmc()
+        for name, part in (("user", Partition.USER), ("boot1", Partition.BOOT1),
+                           ("boot2", Partition.BOOT2)):
+            d.select_partition(part)
+            assert d.write_blocks(1, bytes([0x10 + part]) * 512).ok
+        d.select_partition(Partition.RPMB)
+        key = bytes(32)
+        d.rpmb_program_key(key)
+        d.rpmb_auth_write(d.rpmb_write_frame(key, 2, b"\x13" * 256, 0))
+        for name, part in (("user", 0), ("boot1", 1), ("boot2", 2)):
+            assert q.image_read(starts[name] + 512, 512) == bytes([0x10 + part]) * 512, name
+        assert q.image_read(starts["rpmb"] + 2 * 256, 256) == b"\x13" * 256
+        assert q.image_read(starts["rpmb"] + 3 * 256, 256) == r.expected(starts["rpmb"] + 768, 256)
+    finally:
+        q.close()
