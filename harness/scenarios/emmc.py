@@ -26,6 +26,7 @@ from harness.target import Target
 IMAGE = "emmc-4m-boot128k-rpmb128k"
 BOOT_ONLY = "emmc-4m-boot256k"
 PLAIN = "emmc-4m"
+LARGE = "emmc-4g-boot128k"
 MODES = (Mode.PIO, Mode.SDMA, Mode.ADMA2)
 _PART_NAMES = {Partition.USER: "user", Partition.BOOT1: "boot1", Partition.BOOT2: "boot2",
                Partition.RPMB: "rpmb"}
@@ -176,6 +177,29 @@ def _boot_config(t: Target, ctx: Context) -> None:
     d.init_emmc()
     ext = d.send_ext_csd().data or bytes(512)
     ctx.expect(ext[E.PARTITION_CONFIG] == 0x49, "CMD0 did not restore PARTITION_CONFIG")
+
+
+@emmc_scenario("emmc-sector-mode", "emmc-registers", image=LARGE)
+def _sector_mode(t: Target, ctx: Context) -> None:
+    """A 4 GiB user area: OCR sector mode from reset, CSD C_SIZE all ones and
+    the size in SEC_COUNT, block addresses, class 6 refused, the last block."""
+    d = emmc_ready(t)
+    r = images.recipe(ctx.image)
+    ctx.expect(bool(d.card.ocr & (1 << 30)), "OCR does not report sector addressing")
+    ext = d.send_ext_csd().data or bytes(512)
+    ctx.expect(E.FIELDS["SEC_COUNT"].get(ext) * 512 == r.user_size,
+               "SEC_COUNT is not the user area's size")
+    last = r.user_size // 512 - 1
+    res = d.read_blocks(last, 1)
+    expect_image(ctx, res.data, r.size - 512, "last block of the user area")
+    d.read_blocks(last, 2)
+    d.send_status()
+    d.write_blocks(last, test_data(512, 3))
+    d.cmd(28, 0)
+    d.send_status()
+    d.select_partition(Partition.BOOT2)
+    res = d.read_blocks(0, 1)
+    expect_image(ctx, res.data, r.boot_partition_size, "boot 2 on a sector-mode device")
 
 
 # -- emmc-commands ------------------------------------------------------------------

@@ -8,6 +8,7 @@ response frames with the key the host programmed.
 
 from __future__ import annotations
 
+from harness import images
 from harness.driver.emmc import EmmcDriver, frames_of
 from harness.driver.results import CommandResult, Mode
 from harness.hwdefs import emmc as E
@@ -140,6 +141,10 @@ def _wrong_address(t: Target, ctx: Context) -> None:
                "write past the image accepted")
     d.rpmb_auth_read(0xFFFF, 1, NONCE)
     d.rpmb_auth_read(0xFFFE, 2, NONCE)
+    # the last half-sector of the image file, then one past it
+    r_ = images.recipe(ctx.image)
+    last = (r_.size - r_.partition_starts()["rpmb"]) // E.RPMB_DATA_BYTES - 1
+    d.rpmb_auth_read(last, 2, NONCE)
     d.select_partition(Partition.USER)
     d.read_blocks(0, 1)
 

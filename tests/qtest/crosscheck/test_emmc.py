@@ -103,8 +103,7 @@ def test_image_layout_by_experiment(qemu_build: QemuBuild) -> None:
         d = EmmcDriver(q)
         d.setup()
         d.init_emmc()
-        for name, part in (("user", Partition.USER), ("boot1", Partition.BOOT1),
-                           ("boot2", Partition.BOOT2)):
+        for part in (Partition.USER, Partition.BOOT1, Partition.BOOT2):
             d.select_partition(part)
             assert d.write_blocks(1, bytes([0x10 + part]) * 512).ok
         d.select_partition(Partition.RPMB)
