@@ -272,6 +272,8 @@ class EmmcCard(SDCard):
                  boot_config: int | None = None, rpmb_partition_size: int | None = None,
                  auth_key: str | None = None, profile: BuildProfile = NEWEST,
                  machine: str | None = None, strict: Strictness = False) -> None:
+        # SDCard.__init__ is not called: its size rule and sd-card property
+        # defaults are not the eMMC's; the shared runtime state is (_init_runtime).
         have = profile.properties("emmc")
         for prop, value in (("boot-partition-size", boot_partition_size),
                             ("boot-config", boot_config),
@@ -305,18 +307,8 @@ class EmmcCard(SDCard):
             check_emmc_sizes(self.image_store.size, self.boot_size, self.rpmb_size)
             self.store = PartitionView(self.image_store, self)  # type: ignore[assignment]
         self._inserted = self.store is not None
-        self.readonly = False
-        self.rca_source: Callable[[], int] = lambda: 0
-        self.previous_rca = 0
-        self.fatal: str | None = None
-        self.xfer = sd_data.Transfer()
-        self.current_cmd = 0
-        self.last_rsp = Rsp.R0
-        self.blk_written = 0
-        self.vhs = 0
-        self.signal_mv = 3300
-        self._timer = None
-        self.pwd = b""
+        self.readonly = False  # QEMU refuses read-only drives
+        self._init_runtime()
         self.sleeping = False
         self.ext_csd = bytearray(E.EXT_CSD_BYTES)
         self.reset()
