@@ -338,6 +338,7 @@ EMMC_COMMANDS: dict[int, EmmcCommand] = {c.index: c for c in (
     EmmcCommand(8, "SEND_EXT_CSD", 0, _ADTC, _R1),
     EmmcCommand(9, "SEND_CSD", 0, _AC, _R2),
     EmmcCommand(10, "SEND_CID", 0, _AC, _R2),
+    EmmcCommand(11, "READ_DAT_UNTIL_STOP", 1, _ADTC, _R1),  # obsolete since v4.5
     EmmcCommand(12, "STOP_TRANSMISSION", 0, _AC, _R1B),
     EmmcCommand(13, "SEND_STATUS", 0, _AC, _R1),
     EmmcCommand(14, "BUSTEST_R", 0, _ADTC, _R1),
@@ -346,6 +347,7 @@ EMMC_COMMANDS: dict[int, EmmcCommand] = {c.index: c for c in (
     EmmcCommand(17, "READ_SINGLE_BLOCK", 2, _ADTC, _R1),
     EmmcCommand(18, "READ_MULTIPLE_BLOCK", 2, _ADTC, _R1),
     EmmcCommand(19, "BUSTEST_W", 0, _ADTC, _R1),
+    EmmcCommand(20, "WRITE_DAT_UNTIL_STOP", 3, _ADTC, _R1),  # obsolete since v4.5
     EmmcCommand(21, "SEND_TUNING_BLOCK", 2, _ADTC, _R1),
     EmmcCommand(23, "SET_BLOCK_COUNT", 2, _AC, _R1),
     EmmcCommand(24, "WRITE_BLOCK", 4, _ADTC, _R1),

@@ -8,10 +8,12 @@ dispatched through :data:`ROWS`, CMD1 power-up, the host-assigned RCA
 (CMD3), CSD/CID/EXT_CSD contents, CMD6 SWITCH of EXT_CSD bytes, partition
 access through PARTITION_CONFIG, sleep (CMD5) and RPMB frames.
 
-Image layout (found by experiment on QEMU 10.0 and 11.1, and QEMU's own
-comment): the image file holds boot partition 1, boot partition 2, the
-RPMB partition, then the user area, each ``boot-partition-size`` /
-``rpmb-partition-size`` bytes long; the user area is the rest of the file.
+Image layout (found by experiment on QEMU 11.1.3: a block-numbered pattern
+read, and distinct blocks written, through each partition; see
+``tests/qtest/crosscheck/test_emmc.py``): the image file holds boot
+partition 1, boot partition 2, the RPMB partition, then the user area,
+each ``boot-partition-size`` / ``rpmb-partition-size`` bytes long; the user
+area is the rest of the file.
 PARTITION_ACCESS moves every block access to its partition's start in the
 file; addresses are checked against the user area's size whatever the
 partition (deviation ``emmc.partition-range``).

@@ -142,3 +142,27 @@ def test_version_table() -> None:
     p111 = BuildProfile((11, 1, 3), emmc_properties={"drive": None, "boot-config": "0"},
                         emmc_pluggable=True)
     assert any("rpmb-partition-size" in s for s in emmc_defaults.surprises(p111))
+
+
+def test_ext_csd_layout_is_consistent() -> None:
+    """Fields do not overlap, fit in 512 bytes; CMD6 may write only the modes segment."""
+    seen: set[int] = set()
+    for f in E.EXT_CSD:
+        span = set(range(f.index, f.index + f.width))
+        assert not span & seen, f.name
+        assert max(span) < E.EXT_CSD_BYTES
+        seen |= span
+    assert max(E.WRITABLE_BYTES) < E.PROPERTIES_SEGMENT
+    assert E.field_at(179) is E.FIELDS["PARTITION_CONFIG"] and E.field_at(1) is None
+
+
+def test_command_rows_follow_the_standard_table() -> None:
+    """Every command QEMU implements is one the standard defines, and each
+    row's handler exists on the card."""
+    from harness.model.emmc import ROWS
+
+    c = make()
+    for index, row in ROWS.items():
+        assert index in E.EMMC_COMMANDS, index
+        if row.handler:
+            assert callable(getattr(c, row.handler)), row.handler
