@@ -24,6 +24,14 @@ def parse_version(text: str) -> Version:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
 
 
+#: Why a build cannot host an eMMC: skips for a device the build does not
+#: offer (they do not count as a build skipping too much).
+NO_EMMC = "this build has no emmc device (QEMU 9.1 and later have one)"
+EMMC_NOT_PLUGGABLE = ("this build's emmc is not user-creatable: -device emmc is refused "
+                      "('expects a pluggable device type'), so no eMMC can sit on sdhci-pci")
+DEVICE_ABSENT = frozenset({NO_EMMC, EMMC_NOT_PLUGGABLE})
+
+
 @dataclass(frozen=True)
 class BuildProfile:
     """Capabilities of one QEMU build, as far as the SD devices are concerned.
@@ -59,10 +67,9 @@ class BuildProfile:
     def emmc_unusable(self) -> str | None:
         """Why ``-device emmc`` cannot go on sdhci-pci's bus here (None: it can)."""
         if self.emmc_properties is None:
-            return "this build has no emmc device (QEMU 9.1 and later have one)"
+            return NO_EMMC
         if not self.emmc_pluggable:
-            return ("this build's emmc is not user-creatable: -device emmc is refused "
-                    "('expects a pluggable device type'), so no eMMC can sit on sdhci-pci")
+            return EMMC_NOT_PLUGGABLE
         return None
 
     @property
