@@ -47,6 +47,30 @@ class Recipe:
     kind: str = ""
     files: dict[str, str] = field(default_factory=dict)
     pattern_files: dict[str, int] = field(default_factory=dict)
+    #: eMMC images: bytes per boot partition and of the RPMB partition.
+    boot_partition_size: int = 0
+    rpmb_partition_size: int = 0
+
+    @property
+    def user_size(self) -> int:
+        """The card's user area: the image less the eMMC boot and RPMB partitions."""
+        return self.size - 2 * self.boot_partition_size - self.rpmb_partition_size
+
+    def partition_starts(self) -> dict[str, int]:
+        """Where each eMMC partition starts in the image file.  QEMU's layout,
+        found by writing through each partition and reading the file back:
+        boot 1, boot 2, RPMB, then the user area, back to back."""
+        b, r = self.boot_partition_size, self.rpmb_partition_size
+        return {"boot1": 0, "boot2": b, "rpmb": 2 * b, "user": 2 * b + r}
+
+    def emmc_props(self) -> dict[str, int]:
+        """The ``-device emmc`` size properties this image is laid out for."""
+        out: dict[str, int] = {}
+        if self.boot_partition_size:
+            out["boot-partition-size"] = self.boot_partition_size
+        if self.rpmb_partition_size:
+            out["rpmb-partition-size"] = self.rpmb_partition_size
+        return out
 
     def file_contents(self) -> dict[str, bytes]:
         """The files a ``fat32`` recipe puts on the card, by path."""

@@ -34,6 +34,9 @@ DEFAULT_BAR0 = 0xE000_0000
 DEFAULT_RAM = 128 << 20
 #: QEMU ``id=`` of the controller, the card and the card's drive.
 SDHCI_ID, CARD_ID, DRIVE_ID = "sdhci", "card", "sdcard"
+#: Card devices that plug into sdhci-pci's SD bus, by QEMU type name: an SD
+#: memory card, or an eMMC device (QEMU 9.1 and later).
+CARD_KINDS = ("sd-card", "emmc")
 
 _MIB = 1 << 20
 
@@ -126,8 +129,10 @@ class Machine:
 
     ``sdhci``/``card`` are the ``-device sdhci-pci``/``-device sd-card``
     properties by QEMU name; ``None`` leaves that device out (a bare machine,
-    see :meth:`bare`).  ``image`` is the card's drive (``None``: a card
-    with no medium).  ``ram`` is in bytes, a whole number of MiB.
+    see :meth:`bare`).  ``card_kind`` is the card's QEMU device type, one of
+    :data:`CARD_KINDS` (``emmc``: an eMMC device on the same bus).  ``image``
+    is the card's drive (``None``: a card with no medium).  ``ram`` is in
+    bytes, a whole number of MiB.
     """
 
     type: str = "q35"
@@ -136,14 +141,17 @@ class Machine:
     card: Mapping[str, PropValue] | None = field(default_factory=Props)
     image: CardImage | None = None
     bar0: int = DEFAULT_BAR0
+    card_kind: str = "sd-card"
 
     def __post_init__(self) -> None:
+        if self.card_kind not in CARD_KINDS:
+            raise ValueError(f"card kind {self.card_kind!r}: one of {', '.join(CARD_KINDS)}")
         object.__setattr__(self, "sdhci", _props_or_none(self.sdhci))
         object.__setattr__(self, "card", _props_or_none(self.card))
         if self.ram <= 0 or self.ram % _MIB:
             raise ValueError(f"RAM size {self.ram} is not a whole number of MiB")
         if self.card is not None and self.sdhci is None:
-            raise ValueError("an sd-card needs the sdhci-pci controller's SD bus")
+            raise ValueError(f"an {self.card_kind} needs the sdhci-pci controller's SD bus")
         if self.image is not None and self.card is None:
             raise ValueError("a card image needs an sd-card device")
         for props in (self.sdhci, self.card):
@@ -184,7 +192,7 @@ class Machine:
     # -- JSON -------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "format": FORMAT,
             "type": self.type,
             "ram": self.ram,
@@ -193,6 +201,9 @@ class Machine:
             "image": None if self.image is None else self.image.to_json(),
             "bar0": self.bar0,
         }
+        if self.card_kind != "sd-card":  # absent: an SD card, as before the key existed
+            out["card_kind"] = self.card_kind
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Machine:
@@ -208,6 +219,7 @@ class Machine:
             card=d["card"] if "card" in d else Props(),     # null: no card device
             image=None if image is None else CardImage.from_json(image),
             bar0=int(d.get("bar0", DEFAULT_BAR0)),
+            card_kind=str(d.get("card_kind", "sd-card")),
         )
 
     def dumps(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from harness.hwdefs import sdhci as H
 from harness.machine import CARD_ID, SDHCI_ID, Machine
-from harness.model import compat, defaults
+from harness.model import compat, defaults, emmc_defaults
 from harness.qemu.builds import QemuBuild
 from harness.qemu.session import QemuError, QemuSession
 from harness.table import print_table
@@ -145,7 +145,9 @@ def matrix(
 def unverified_notes(builds: list[QemuBuild]) -> list[str]:
     """Per build, why the model's table cannot vouch for its defaults, if so."""
     return [f"[{b.name}] defaults unverified: {n}"
-            for b in builds for n in defaults.unverified(b.profile)]
+            for b in builds for n in defaults.unverified(b.profile)] + [
+        f"[{b.name}] emmc differs from the model's table: {n}"
+        for b in builds for n in emmc_defaults.surprises(b.profile)]
 
 
 def default_notes(builds: list[QemuBuild], cells: list[Cell]) -> list[str]:

@@ -27,12 +27,14 @@ from pathlib import Path
 from harness.check import runner
 from harness.check.recording import Recording
 from harness.model.deviations import Deviation, Strictness
+from harness.model.emmc_deviations import emmc_deviations
 from harness.model.sd_deviations import sd_deviations
 from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
 
-ALL_DEVIATIONS: dict[str, Deviation] = {d.key: d for d in (*sd_deviations, *SDHCI_DEVIATIONS)}
+ALL_DEVIATIONS: dict[str, Deviation] = {
+    d.key: d for d in (*sd_deviations, *SDHCI_DEVIATIONS, *emmc_deviations)}
 
 
 @dataclass

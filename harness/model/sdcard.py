@@ -130,6 +130,12 @@ class SDCard:
             check_image_size(self.store.size, profile)
         self._inserted = self.store is not None
         self.readonly = readonly
+        self._init_runtime()
+        self.reset()
+
+    def _init_runtime(self) -> None:
+        """State that lives outside the registers and survives resets (shared
+        with the eMMC device, :mod:`harness.model.emmc`)."""
         #: Source of CMD3's random RCA (QEMU >= 9.1); replace to mirror a run.
         rng = random.Random(0x5D)
         self.rca_source: Callable[[], int] = lambda: rng.getrandbits(16)
@@ -148,7 +154,6 @@ class SDCard:
         self.signal_mv = 3300
         self._timer: TimerHandle | None = None
         self.pwd = b""
-        self.reset()
 
     # -- properties --------------------------------------------------------
 

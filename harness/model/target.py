@@ -20,10 +20,11 @@ from typing import Any, Protocol
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sdhci import REGISTER_WINDOW
-from harness.machine import Machine, PropValue
+from harness.machine import Machine, Props, PropValue
 from harness.model.blockstore import BlockStore
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
+from harness.model.emmc import EmmcCard, emmc_card_params
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
 from harness.model.sdhci import SDHCI, SDBusCard
@@ -92,8 +93,11 @@ def model_params(machine: Machine) -> tuple[dict[str, Any], dict[str, Any]]:
 
     A property the model does not know raises ``ValueError``."""
     out: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+    if machine.card_kind == "emmc":
+        out[1].update(emmc_card_params(dict(machine.card_props)))
+    card_props = Props() if machine.card_kind == "emmc" else machine.card_props
     for props, names, dev, dst in ((machine.sdhci_props, _SDHCI_PARAMS, "sdhci-pci", out[0]),
-                                   (machine.card_props, _CARD_PARAMS, "sd-card", out[1])):
+                                   (card_props, _CARD_PARAMS, "sd-card", out[1])):
         for k, v in props.items():
             if k not in names:
                 raise ValueError(f"the model has no {dev} property {k!r}")
@@ -145,8 +149,14 @@ class ModelTarget:
                 else:
                     raise ValueError(f"the model reads raw images only, not "
                                      f"{medium.format}: give the raw twin as image")
-            card = SDCard(self.clock, image, size, profile=profile, machine=machine.type,
-                          strict=strict, **card_params)
+            if machine.card_kind == "emmc":
+                if not profile.has_emmc:
+                    raise ValueError("this build has no emmc device (QEMU refuses it too)")
+                card = EmmcCard(self.clock, image, size, profile=profile, machine=machine.type,
+                                strict=strict, **card_params)
+            else:
+                card = SDCard(self.clock, image, size, profile=profile, machine=machine.type,
+                              strict=strict, **card_params)
         self.card: ModelCard = card
         self.sdhci = SDHCI(self.clock, card, self.memory, profile=profile, strict=strict,
                            machine=machine.type, **sdhci_params)
@@ -246,6 +256,8 @@ class ModelTarget:
         card = self.card
         if op != "read" or not isinstance(card, SDCard) or card.legacy:
             return False
+        if isinstance(card, EmmcCard):  # the host assigns an eMMC's RCA: nothing to adopt
+            return False
         if (self.sdhci.cmdreg >> 8) & 0x3F != 3:
             return False
         offset, size = int(args[0]), int(args[1])
@@ -270,7 +282,7 @@ class ModelTarget:
     def image_touched(self) -> list[tuple[int, int]]:
         """``(offset, length)`` extents of the card the model wrote, erased or
         filled: where its image may differ from the one it started from."""
-        store = getattr(self.card, "store", None)
+        store = getattr(self.card, "image_store", None) or getattr(self.card, "store", None)
         return store.touched() if isinstance(store, BlockStore) else []
 
     def set_card_inserted(self, inserted: bool) -> None:

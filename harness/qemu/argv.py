@@ -66,7 +66,7 @@ def device_args(machine: Machine, *, snapshot: bool = False) -> list[str]:
         card = [f"{k}={_escape(qemu_value(v))}" for k, v in machine.card.items()]
         if machine.image is not None:
             card.insert(0, f"drive={DRIVE_ID}")
-        out += ["-device", ",".join(["sd-card", f"id={CARD_ID}", *card])]
+        out += ["-device", ",".join([machine.card_kind, f"id={CARD_ID}", *card])]
     return out
 
 

@@ -80,6 +80,15 @@ def _props(session: QemuSession, typename: str) -> dict[str, str | None] | None:
     return out
 
 
+def _pluggable(session: QemuSession, typename: str) -> bool:
+    """``typename`` is user-creatable: HMP ``device_add help`` lists it."""
+    try:
+        text = session.qmp_cmd("human-monitor-command", **{"command-line": "device_add help"})
+    except QemuError:
+        return False
+    return f'name "{typename}"' in str(text)
+
+
 def _text(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -127,6 +136,8 @@ def _probe_live(path: Path, name: str) -> QemuBuild:
                     default = m["name"]
             sd = _props(s, "sd-card")
             host = _props(s, "sdhci-pci")
+            emmc = _props(s, "emmc")
+            pluggable = emmc is not None and _pluggable(s, "emmc")
             accel = s.accel == "qtest"
     except QemuError as e:
         raise BuildError(f"cannot probe {path}: {e}") from e
@@ -137,6 +148,8 @@ def _probe_live(path: Path, name: str) -> QemuBuild:
         sdhci_properties=host or {},
         has_qtest_accel=accel,
         package=str(v.get("package", "")).strip(),
+        emmc_properties=emmc,
+        emmc_pluggable=pluggable,
     )
     return QemuBuild(
         name=name,

@@ -15,6 +15,8 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     commands,
     compat,
     data,
+    emmc,
+    emmc_rpmb,
     erase,
     images,
     interrupts,

@@ -84,6 +84,9 @@ class Scenario:
     sd_card: Mapping[str, Any] = field(default_factory=dict)
     sdhci: Mapping[str, Any] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: The card's QEMU device type (``sd-card`` or ``emmc``); ``sd_card``
+    #: holds that device's properties.
+    card: str = "sd-card"
 
     def skip_reason(self, profile: BuildProfile, has_clock: bool) -> str | None:
         if self.needs_clock and not has_clock:
@@ -108,13 +111,14 @@ def scenario(
     sd_card: Mapping[str, Any] | None = None,
     sdhci: Mapping[str, Any] | None = None,
     params: Mapping[str, Any] | None = None,
+    card: str = "sd-card",
 ) -> Callable[[Callable[[Target, Context], None]], Callable[[Target, Context], None]]:
     """Register ``fn`` as scenario ``name`` in ``group``."""
 
     def deco(fn: Callable[[Target, Context], None]) -> Callable[[Target, Context], None]:
         add(Scenario(name, group, fn, (fn.__doc__ or "").strip().split("\n")[0], image,
                      needs_clock, requires, dict(sd_card or {}), dict(sdhci or {}),
-                     dict(params or {})))
+                     dict(params or {}), card))
         return fn
 
     return deco
@@ -130,7 +134,12 @@ def has_property(device: str, prop: str) -> Requirement:
     """Requirement: the build's ``device`` has property ``prop``."""
 
     def req(p: BuildProfile) -> str | None:
-        props = p.sd_card_properties if device == "sd-card" else p.sdhci_properties
+        props = p.properties(device)
         return None if prop in props else f"{device} has no property {prop} in this build"
 
     return req
+
+
+def emmc_usable(p: BuildProfile) -> str | None:
+    """Requirement: ``-device emmc`` goes on sdhci-pci's bus in this build."""
+    return p.emmc_unusable()

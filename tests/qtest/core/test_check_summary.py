@@ -48,6 +48,18 @@ def test_a_build_that_skipped_most_scenarios_is_named() -> None:
     assert runner.skipped_too_much(_results()) == ["QEMU old skipped 4 of 5 scenarios"]
 
 
+def test_skips_for_a_device_the_build_lacks_do_not_count() -> None:
+    from harness.profile import EMMC_NOT_PLUGGABLE
+
+    rs = [Result("10.0", f"emmc{i}", "emmc-rpmb", "q35", runner.SKIP, EMMC_NOT_PLUGGABLE)
+          for i in range(5)]
+    rs.append(Result("10.0", "r1", "registers", "q35", runner.AGREE))
+    assert runner.skipped_too_much(rs) == []
+    rs.append(Result("10.0", "s1", "commands", "q35", runner.SKIP, NO_CLOCK))
+    rs.append(Result("10.0", "s2", "commands", "q35", runner.SKIP, NO_CLOCK))
+    assert runner.skipped_too_much(rs) == ["QEMU 10.0 skipped 2 of 3 scenarios"]
+
+
 def test_check_exits_non_zero_on_mostly_skipped_unless_allowed(
         monkeypatch: pytest.MonkeyPatch) -> None:
     results = iter(_results())

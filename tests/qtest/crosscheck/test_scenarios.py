@@ -16,8 +16,10 @@ from harness.qemu.builds import QemuBuild
 
 pytestmark = pytest.mark.qemu
 
-#: The migration group runs with its migration points in test_migration.py.
-SCENARIOS = sorted((s for s in scenario.all_scenarios().values() if s.group != "migration"),
+#: The migration group runs with its migration points in test_migration.py; the
+#: eMMC groups run as a sample in test_emmc.py (the whole set: sdqtest check).
+SCENARIOS = sorted((s for s in scenario.all_scenarios().values()
+                    if s.group != "migration" and not s.group.startswith("emmc-")),
                    key=lambda s: (s.group, s.name))
 
 
