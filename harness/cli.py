@@ -107,6 +107,9 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     print(f"coverage of {', '.join(cb.roots)} in {cb.build_dir}:")
     print_table(["file", "lines", "%", "branches", "%", "functions", "%"],
                 coverage.summary_rows(cov))
+    print("\nreachable through sdhci-pci with an SD card (functions of other devices "
+          "left out: harness/check/coverage.py OUT_OF_REACH):")
+    print_table(["file", "lines", "%", "functions left out"], coverage.reachable_rows(cov))
     if args.functions is not None:
         print()
         print_table(["file", "line", "function", "calls", "lines", "%"],
@@ -115,7 +118,9 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     if never:
         print(f"\nfunctions never executed ({len(never)}):")
         for path, fn in never:
-            print(f"  {path}:{fn.start} {fn.name}")
+            why = coverage.out_of_reach(path, fn.name)
+            print(f"  {path}:{fn.start} {fn.name}" + (f"  (out of reach: {why.reason})"
+                                                      if why else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(cov.to_json(), indent=1))
         print(f"JSON: {args.json}")
