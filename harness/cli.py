@@ -98,8 +98,6 @@ def cmd_coverage(args: argparse.Namespace) -> int:
             cb.reset()
         os.environ.update(cb.environment())
         check_args = list(args.check_args)
-        if check_args[:1] == ["--"]:
-            check_args = check_args[1:]
         print(f"running: sdqtest check --qemu {cb.binary} {' '.join(check_args)}".rstrip())
         rc = main(["check", "--qemu", str(cb.binary), *check_args])
         print()
@@ -412,9 +410,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also list every function (or those matching REGEX)")
     cv.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     cv.add_argument("--html", metavar="DIR", help="write an annotated HTML report")
-    cv.add_argument("check_args", nargs=argparse.REMAINDER,
-                    help="arguments for 'sdqtest check' after '--' (e.g. -- --group data)")
-    cv.set_defaults(func=cmd_coverage)
+    cv.set_defaults(func=cmd_coverage, check_args=[])
+    cv.epilog = ("arguments after '--' go to 'sdqtest check' (e.g. sdqtest coverage BUILD "
+                 "-- --group data)")
 
     cm = sub.add_parser("compat", help="print the machine-compat matrix (QEMU vs model)")
     qemu_opt(cm)
@@ -467,7 +465,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     install_signal_handlers()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passed: list[str] = []
+    if argv[:1] == ["coverage"] and "--" in argv:  # the rest is for 'check'
+        at = argv.index("--")
+        argv, passed = argv[:at], argv[at + 1:]
     args = build_parser().parse_args(argv)
+    if passed:
+        args.check_args = passed
     try:
         rc: int = args.func(args)
         return rc
