@@ -374,21 +374,7 @@ class EmmcCard(SDCard):
             self.ocr |= S.OCR_CCS  # sector addressing from reset (JESD84-B51 5.3.3)
         self.ext_csd = build_ext_csd(self.size, self.boot_size, self.rpmb_size, self.boot_config)
         self._scr = bytearray(8)
-        self.card_status = S.READY_FOR_DATA
-        self._sd_status = bytearray(64)
-        self.wp_groups: set[int] = set()
-        self.function_group = [0] * 6
-        self.erase_start = sd_data.INVALID_ADDRESS
-        self.erase_end = sd_data.INVALID_ADDRESS
-        self._erase_seq = 0
-        self.blk_len = BLOCK
-        self.multi_blk_cnt = 0
-        self.expecting_acmd = False
-        self.write_blocked = False
-        if self.qemu("sd.lock-password-volatile"):
-            self.pwd = b""
-        elif self.pwd:
-            self.card_status |= S.CARD_IS_LOCKED
+        self._reset_session()
 
     @property
     def erase_value(self) -> int:
@@ -641,15 +627,7 @@ class EmmcCard(SDCard):
             if not self.range_ok(self.xfer.start, io_len):
                 return 0
             self._rpmb_response()
-        ret = sd_data.get(self, self.xfer.buf)
-        if self.xfer.offset >= io_len:
-            self.xfer.start += io_len
-            self.xfer.offset = 0
-            if self.multi_blk_cnt:
-                self.multi_blk_cnt -= 1
-                if self.multi_blk_cnt == 0:
-                    self.state = CardState.TRAN
-        return ret
+        return sd_data.next_block_byte(self, io_len)
 
     def write_data(self, data: bytes) -> None:
         if self._special_write():

@@ -369,6 +369,12 @@ def read_multiple_byte(card: DataCard, io_len: int) -> int:
         if not card.range_ok(card.xfer.start, io_len):
             return 0
         card.load(card.xfer.start, io_len)
+    return next_block_byte(card, io_len)
+
+
+def next_block_byte(card: DataCard, io_len: int) -> int:
+    """One byte of a multiple-block read from the loaded buffer; at the end
+    of a block the address moves on and the block count (CMD23) runs down."""
     ret = get(card, card.xfer.buf)
     if card.xfer.offset >= io_len:
         card.xfer.start += io_len

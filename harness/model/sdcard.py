@@ -256,6 +256,11 @@ class SDCard:
         self._scr = build_scr(self.spec_version, data_stat, cmd23_bit)
         self._cid = build_cid(PRV_WITH_SERIES if self.series else PRV_BEFORE_SERIES)
         self.csd_reg = build_csd(self.size)
+        self._reset_session()
+
+    def _reset_session(self) -> None:
+        """What every reset clears, SD and eMMC alike: status, protection,
+        erase range, block length and count, the lock password if volatile."""
         self.card_status = S.READY_FOR_DATA
         self._sd_status = bytearray(64)
         self.wp_groups: set[int] = set()
