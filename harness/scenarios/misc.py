@@ -41,31 +41,72 @@ def _switch(t: Target, ctx: Context) -> None:
     d.switch_function(1, {1: 0}, data_mode=Mode.SDMA)
 
 
-@scenario("lock-unlock", "card", needs_clock=True)
-def _lock(t: Target, ctx: Context) -> None:
+def _lock_sequence(t: Target, block: int | None) -> None:
     """Set a password, lock, what a locked card refuses, unlock with a wrong
-    then the right password, clear it, force erase (PLS 4.3.7)."""
+    then the right password, clear it, force erase (PLS 4.3.7).  ``block``
+    pads each lock card data structure to that many bytes (CMD16 sets it)."""
     d = ready(t)
     pw = b"sdqtest"
-    d.lock_unlock(d.lock_block(D.LOCK_SET_PWD, pw))
-    d.send_status()
-    d.lock_unlock(d.lock_block(D.LOCK_LOCK, pw))
-    d.send_status()
+
+    def lock(flags: int, password: bytes = b"") -> None:
+        payload = d.lock_block(flags, password)
+        d.lock_unlock(payload if block is None else payload.ljust(block, b"\0"))
+        d.send_status()
+
+    lock(D.LOCK_SET_PWD, pw)
+    lock(D.LOCK_LOCK, pw)
     d.read_blocks(0, 1)                       # refused while locked
     d.send_status()
     d.write_blocks(0, test_data(512, 3))      # refused while locked
     d.send_status()
-    d.lock_unlock(d.lock_block(0, b"wrong!"))  # unlock, wrong password
+    d.command(D.ERASE, 0, Resp.R1B)           # not a class 0/7 command: refused
     d.send_status()
-    d.lock_unlock(d.lock_block(0, pw))         # unlock
-    d.send_status()
+    lock(0, b"wrong!")                        # unlock, wrong password
+    lock(0, pw)                               # unlock
     d.read_blocks(0, 1)
-    d.lock_unlock(d.lock_block(D.LOCK_CLR_PWD, pw))
+    lock(D.LOCK_CLR_PWD, pw)
+    lock(D.LOCK_SET_PWD | D.LOCK_LOCK, pw)
+    lock(D.LOCK_ERASE)                        # force erase
+    d.read_blocks(0, 2)
+
+
+@scenario("lock-unlock", "card", needs_clock=True)
+def _lock(t: Target, ctx: Context) -> None:
+    """Lock/unlock with data blocks as long as the structure (PLS 4.3.7)."""
+    _lock_sequence(t, None)
+
+
+@scenario("lock-unlock-512", "card", needs_clock=True)
+def _lock_512(t: Target, ctx: Context) -> None:
+    """Lock/unlock as QEMU 9.1 and later take it: CMD16 gives the structure's
+    length, the data block is 512 bytes whatever CMD16 set
+    (sd.cmd42-data-length); passwords changed with PWD_LEN = old + new
+    (PLS 4.3.7.1), locked-card command filtering, and a force erase."""
+    d = ready(t)
+    old, new = b"sdqtest", b"card-2"
+
+    def lock(flags: int, password: bytes = b"") -> None:
+        structure = d.lock_block(flags, password)
+        d.cmd(D.SET_BLOCKLEN, len(structure))
+        d.lock_unlock(structure.ljust(512, b"\0"), set_blocklen=False)
+        d.cmd(D.SET_BLOCKLEN, 512)
+        d.send_status()
+
+    lock(D.LOCK_SET_PWD, old)
+    lock(D.LOCK_LOCK, old)                     # PWD_LEN = current length
+    lock(D.LOCK_SET_PWD | D.LOCK_LOCK, old + new)  # change and lock
+    d.read_blocks(0, 1)                        # refused while locked
     d.send_status()
-    d.lock_unlock(d.lock_block(D.LOCK_SET_PWD | D.LOCK_LOCK, pw))
+    d.write_blocks(0, test_data(512, 5))
     d.send_status()
-    d.lock_unlock(d.lock_block(D.LOCK_ERASE))  # force erase
+    d.command(D.ERASE, 0, Resp.R1B)
     d.send_status()
+    lock(0, b"wrong!")
+    lock(D.LOCK_SET_PWD, new + old)            # change back, unlocked
+    d.read_blocks(0, 1)
+    lock(D.LOCK_CLR_PWD, old)
+    lock(D.LOCK_SET_PWD | D.LOCK_LOCK, old + new)
+    lock(D.LOCK_ERASE)                         # force erase: structure of 1 byte
     d.read_blocks(0, 2)
 
 
