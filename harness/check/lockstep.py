@@ -189,7 +189,7 @@ class LockstepTarget:
         qemu: Target,
         *,
         quirks: QuirkSet | None = None,
-        history: int = 400,
+        history: int | None = 400,
         recipe: Recipe | None = None,
     ) -> None:
         self.name = f"lockstep({model.name}, {qemu.name})"

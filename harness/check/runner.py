@@ -14,6 +14,7 @@ from harness.check.lockstep import Divergence, LockstepTarget
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
 from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.check.replay import reproducer_header
+from harness.check.step import Step
 from harness.errors import QemuError, QemuGone
 from harness.machine import CardImage, Machine
 from harness.model.deviations import Deviation, Strictness
@@ -22,6 +23,7 @@ from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
 from harness.model.target import ModelTarget
 from harness.qemu.argv import shell_line
 from harness.qemu.builds import QemuBuild
+from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
 from harness.scenarios import Context, Miss, Scenario
 
@@ -63,6 +65,10 @@ class Result:
     not_compared: str = ""
     #: ``(step, what, value)`` of each value the model adopted from QEMU.
     adoptions: list[tuple[int, str, int]] = field(default_factory=list)
+    #: Every lockstep step and QEMU's qtest trace, when ``run(keep=True)``
+    #: (the reuse equivalence test compares them); not in the JSON.
+    history: list[Step] | None = None
+    trace: list[str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -177,13 +183,18 @@ def run(
     image: UserImage | None = None,
     record: Recording | None = None,
     replay: Recording | None = None,
+    pool: QemuPool | None = None,
+    keep: bool = False,
 ) -> Result:
     """Run one scenario on ``build`` and on the model, in lockstep.
 
     ``image`` replaces the scenario's recipe image with a user's card image
     (never written: QEMU gets a copy, the model a copy-on-write view).
     ``record`` keeps QEMU's side of the run; ``replay`` runs the model
-    against such a recording instead of a live QEMU."""
+    against such a recording instead of a live QEMU.  ``pool`` lends the
+    QEMU process (reused, reset to a fresh launch's state; not with
+    ``record``/``replay``); ``keep`` keeps every step and the qtest trace
+    in the result."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
@@ -202,16 +213,19 @@ def run(
     qemu: QemuSide | None = None
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
+    pooled = pool if record is None and replay is None else None
     try:
         described = scenario_machine(sc, machine, qemu_image, fmt)
         if replay is not None:
             qemu = ReplayTarget(replay)
+        elif pooled is not None:
+            qemu = pooled.acquire(build.binary, described, name=build.name)
         else:
             qemu = QemuTarget(build.binary, described, name=build.name)
             if record is not None:
                 qemu = RecordingTarget(qemu, record)
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
-        lock = LockstepTarget(model, qemu, quirks=qset,
+        lock = LockstepTarget(model, qemu, quirks=qset, history=None if keep else 400,
                               recipe=images.recipe(sc.image) if image is None else None)
         sc.fn(lock, ctx)
         lock.compare_watched()  # the DMA arena, once more at the end
@@ -240,7 +254,11 @@ def run(
             if model is not None:
                 res.adoptions = [(st.index, what, value) for st, (what, value)
                                  in zip(lock.reconciled, model.adoptions, strict=True)]
-        if qemu is not None:
+        if keep and lock is not None and qemu is not None:
+            res.history, res.trace = lock.history(), list(qemu.trace)
+        if isinstance(qemu, QemuTarget) and pooled is not None:
+            pooled.release(qemu, healthy=res.status not in (CRASH, ERROR))
+        elif qemu is not None:
             qemu.close()
         if model is not None:
             res.consulted = model.deviations_consulted()

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.machine import Machine
+from harness.machine import CARD_ID, Machine
 from harness.qemu import pci
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import fmt_mmio_read, fmt_mmio_write, parse_int
@@ -30,15 +30,22 @@ from harness.target import check_access, check_clock_step, check_memory
 
 #: Largest chunk moved in one b64read/b64write line.
 _CHUNK = 1 << 16
+#: Guest RAM below this is one block on both q35 and pc (no PCI hole):
+#: a reused machine with more RAM is launched afresh instead.
+REUSE_RAM_LIMIT = 1 << 31
+#: The legacy VGA window and BIOS ROM shadow, never plain RAM after reset.
+_LEGACY_HOLE = (0xA0000, 0x100000)
+#: Bytes zeroed by one qtest ``memset``.
+_SCRUB_CHUNK = 1 << 20
 
 
 class QemuTargetError(QemuError):
     """The machine QEMU built is not one the target can drive."""
 
 
-def copy_image(src: Path, dst_dir: Path) -> Path:
+def copy_image(src: Path, dst_dir: Path, stem: str = "card") -> Path:
     """A private, sparse copy of ``src`` in ``dst_dir`` (reflink when possible)."""
-    dst = dst_dir / ("card" + (src.suffix or ".img"))
+    dst = dst_dir / (stem + (src.suffix or ".img"))
     try:
         subprocess.run(
             ["cp", "--sparse=always", "--reflink=auto", str(src), str(dst)],
@@ -92,6 +99,7 @@ class QemuTarget:
         accel: str = "auto",
         timeout: float = 10.0,
         name: str | None = None,
+        reusable: bool = False,
     ) -> None:
         machine = (machine or Machine()).resolved()
         self.name = name or f"qemu:{Path(binary).name}"
@@ -99,6 +107,11 @@ class QemuTarget:
         self.machine = machine
         self.bar0 = machine.bar0
         self._workdir = Path(tempfile.mkdtemp(prefix="sdqtest-card-"))
+        #: Virtual time of the last reset (see :meth:`reuse`): clock steps
+        #: answer the time since, so the model's clock lines up.
+        self.clock_base = 0
+        #: Scenarios this process has served (1 after a fresh launch).
+        self.uses = 1
         #: The file QEMU opens (a private copy unless read-only), if any.
         self.image: Path | None = None
         self.image_format = machine.image.format if machine.image else "raw"
@@ -106,20 +119,79 @@ class QemuTarget:
         try:
             if machine.sdhci is None:
                 raise QemuTargetError("the machine has no sdhci-pci controller to drive")
-            run = machine
-            if machine.image is not None and machine.image.path is not None:
-                src = machine.image.path
-                if not src.is_file():
-                    raise QemuTargetError(f"card image {src} does not exist")
-                self.image = src if machine.image.readonly else copy_image(src, self._workdir)
-                run = machine.with_image_path(self.image)
-            self.session = QemuSession(binary, run, accel=accel, timeout=timeout)
+            self.image, run = self._card_copy(machine)
+            self.session = QemuSession(binary, run, accel=accel, timeout=timeout,
+                                       ram_file=reusable)
             self.session.start()
             self.qtest = self.session.qtest
             self._setup_pci()
         except BaseException:
             self.close()
             raise
+
+    def _card_copy(self, machine: Machine) -> tuple[Path | None, Machine]:
+        """The file QEMU should open for ``machine``'s card (a fresh private
+        copy unless read-only) and the machine naming it."""
+        if machine.image is None or machine.image.path is None:
+            return None, machine
+        src = machine.image.path
+        if not src.is_file():
+            raise QemuTargetError(f"card image {src} does not exist")
+        if machine.image.readonly:
+            return src, machine
+        dst = copy_image(src, self._workdir, f"card-{self.uses}")
+        return dst, machine.with_image_path(dst)
+
+    def reuse(self, machine: Machine) -> None:
+        """Make this process what a fresh launch of ``machine`` would be.
+
+        ``machine`` may differ from the current one in its card image only
+        (see :func:`harness.qemu.pool.reuse_key`).  The new image (a fresh
+        private copy) is swapped in with QMP ``blockdev-change-medium``;
+        ``system_reset`` resets the controller, the card (which re-reads
+        its size from the new medium) and PCI config; guest RAM is zeroed
+        with qtest ``memset``; the IRQ line must be low again; PCI is
+        programmed as at launch; and virtual time is counted from here
+        (:attr:`clock_base`), since QEMU's clock never goes back.  The qtest
+        trace starts over, so a reproducer replays on a fresh QEMU.
+        Raises :class:`QemuError` when any of that fails: the caller then
+        launches afresh.
+        """
+        machine = machine.resolved()
+        if machine.ram > REUSE_RAM_LIMIT:
+            raise QemuTargetError(f"{machine.ram >> 20} MiB of RAM is not one block to scrub")
+        self.uses += 1
+        old = self.image
+        new, _ = self._card_copy(machine)
+        s = self.session
+        if new is not None and machine.image is not None:
+            s.qmp_cmd("blockdev-change-medium", id=CARD_ID, filename=str(new),
+                      format=machine.image.format,
+                      **{"read-only-mode": "read-only" if machine.image.readonly else "retain"})
+        self.image = new
+        if old is not None and old != new and old.parent == self._workdir:
+            old.unlink(missing_ok=True)
+        q = self.qtest
+        if s.ram_file is not None:
+            s.scrub_ram()  # before the reset, which puts back any ROM blob in RAM
+            s.system_reset()
+        else:
+            s.system_reset()
+            for lo, hi in ((0, _LEGACY_HOLE[0]), (_LEGACY_HOLE[1], machine.ram)):
+                q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
+                           for a in range(lo, hi, _SCRUB_CHUNK))
+        # One nanosecond on (a zero step is refused): reads the clock and
+        # drains the IRQ lines the reset sent.
+        self.clock_base = q.clock_step(1) if s.has_clock else 0
+        if q.irq_levels.get(self.irq_line, False):
+            raise QemuTargetError("the controller's interrupt line stayed raised across "
+                                  "system_reset")
+        q.irq_events.clear()
+        q.trace.clear()
+        self.machine = machine
+        self.source_image = machine.image.path if machine.image else None
+        self.image_format = machine.image.format if machine.image else "raw"
+        self._setup_pci()
 
     @property
     def readonly(self) -> bool:
@@ -185,7 +257,7 @@ class QemuTarget:
 
     def clock_step(self, ns: int | None = None) -> int:
         check_clock_step(ns)
-        return self.session.clock_step(ns)
+        return self.session.clock_step(ns) - self.clock_base
 
     def irq_level(self) -> bool:
         return self.qtest.irq_levels.get(self.irq_line, False)
