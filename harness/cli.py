@@ -64,6 +64,7 @@ def cmd_bench_qtest(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """The main job: scenario library and compat matrix, model vs QEMU."""
+    import time
     from pathlib import Path
 
     import harness.scenarios as scenarios
@@ -89,16 +90,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     user_image = inputs.user_image(args.image, builds) if args.image else None
     if args.strict:
         return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir)
-    results: list[runner.Result] = []
-    runs = [(b, m, sc) for b in builds for sc in selected
+    from harness.check import parallel, shard
+
+    k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
+    jobs = args.jobs or parallel.default_jobs()
+    runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
             for m in (args.machine or plan.machines_for(b, sc))]
-    for done, (b, m, sc) in enumerate(runs, 1):
-        _progress(f"[{done}/{len(runs)}] {b.name} {m} {sc.name}")
-        results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir,
-                                  image=user_image))
+    total = len(runs)
+    runs = shard.take_shard(runs, lambda r: f"{r.scenario}@{r.machine}", k, n)
+    t0 = time.monotonic()
+    results, stats = parallel.run_all(
+        runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse),
+        jobs, progress=lambda done, r: _progress(
+            f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario}"))
+    elapsed = time.monotonic() - t0
     _progress("")
     notes = compat_matrix.unverified_notes(builds)  # every run, whatever is selected
-    if not args.scenario and (not args.group or "compat" in args.group):
+    run_matrix = shard.shard_of("compat-matrix", n) == k - 1
+    if run_matrix and not args.scenario and (not args.group or "compat" in args.group):
         cells = compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}"))
         for cellv in cells:
             res = runner.Result(cellv.build, f"compat {cellv.machine} {cellv.name}",
@@ -112,6 +121,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if notes:
         print("\n" + "\n".join(notes))
+    print(f"\n{len(runs)} scenario runs in {elapsed:.1f} s ({len(runs) / max(elapsed, 1e-9):.1f}/s)"
+          f" on {min(jobs, max(len(runs), 1))} workers; QEMU launched {stats.launched} times, "
+          f"reused {stats.reused} times"
+          + (f"; shard {k}/{n}: {len(runs)} of {total} runs"
+             + ("" if run_matrix else ", compat matrix in another shard") if n > 1 else ""))
+    for why in stats.fallbacks:
+        print(f"  reuse fell back to a fresh launch: {why}")
     if args.json:
         report.write_json(results, Path(args.json), [
             {"name": b.name, "binary": str(b.binary), "version": b.version,
@@ -277,6 +293,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 0 even when a build skipped most scenarios (e.g. it has no "
                    "qtest accelerator)")
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    c.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                   help="worker processes (default: one per core)")
+    c.add_argument("--no-reuse", action="store_true",
+                   help="launch QEMU afresh for every scenario instead of resetting one")
+    c.add_argument("--shard", metavar="K/N",
+                   help="run only shard K of N (K from 1): a split of the scenario runs by "
+                   "a hash of scenario@machine, the same on every machine and build")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_check)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.check.runner import Result
+from harness.check.runner import SKIP, Result
 
 _HEX = re.compile(r"0x[0-9a-f]+")
 
@@ -40,6 +40,8 @@ def _norm_line(line: str, rcas: set[int]) -> str:
 
 def normalized(res: Result) -> tuple[str, list[tuple[Any, ...]], list[str]]:
     """``(status, steps, trace)`` of a ``run(keep=True)`` result, RCA-free."""
+    if res.status == SKIP:
+        return res.status, [], []
     if res.history is None or res.trace is None:
         raise ValueError("the result was not run with keep=True")
     rcas = _rcas(res)

@@ -13,7 +13,8 @@ run checks the same scenarios on a given shard.
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from harness.errors import UsageError
 

@@ -99,7 +99,7 @@ class QemuPool:
                         target.session.timeout) if self.enabled else None
         alive = target.session.proc is not None and target.session.proc.poll() is None
         if key is None or not healthy or not alive or target.qtest.closed \
-                or target.session.ram_file is None:
+                or not target.session.can_scrub:
             target.close()
             return
         old = self._idle.pop(key, None)

@@ -159,6 +159,7 @@ class QemuSession:
         #: Guest RAM in a shared file the harness can zero (:meth:`scrub_ram`).
         self.ram_file_wanted = ram_file
         self.ram_file: Path | None = None
+        self._ram_fd: int | None = None
         self.machine = machine
         self.accel_request = accel
         self.timeout = timeout
@@ -277,6 +278,9 @@ class QemuSession:
                 raise QemuLaunchError(self._launch_failure()) from e
             raise QemuLaunchError(f"QEMU's QMP monitor did not answer: {e}") from e
         self.qmp.settimeout(self.timeout)
+        if self.ram_file is not None:  # QEMU has it mapped: keep an fd, drop the name
+            self._ram_fd = os.open(self.ram_file, os.O_RDWR)
+            self.ram_file.unlink(missing_ok=True)
 
     def _ram_file_args(self) -> list[str]:
         """Options backing guest RAM with a shared file (on tmpfs when there
@@ -295,17 +299,13 @@ class QemuSession:
 
     def scrub_ram(self) -> None:
         """Zero guest RAM at once: punch the whole RAM file (its pages read
-        as zero again, as at launch).  Only with ``ram_file``."""
-        if self.ram_file is None:
+        as zero again, as at launch).  Only with ``ram_file``.  The file's
+        name is removed once QEMU has mapped it, so nothing is left behind."""
+        if self._ram_fd is None:
             raise QemuError("this QEMU's RAM is not in a file sdqtest can scrub")
-        fd = os.open(self.ram_file, os.O_RDWR)
-        try:
-            if _libc.fallocate(fd, _FALLOC_PUNCH, ctypes.c_long(0),
-                               ctypes.c_long(self.machine.ram)) != 0:
-                err = ctypes.get_errno()
-                raise QemuError(f"cannot scrub guest RAM: {os.strerror(err)}")
-        finally:
-            os.close(fd)
+        if _libc.fallocate(self._ram_fd, _FALLOC_PUNCH, ctypes.c_long(0),
+                           ctypes.c_long(self.machine.ram)) != 0:
+            raise QemuError(f"cannot scrub guest RAM: {os.strerror(ctypes.get_errno())}")
 
     def _launch_failure(self) -> str:
         """QEMU's own error, first line and hints, without the binary prefix."""
@@ -379,10 +379,17 @@ class QemuSession:
         if self.ram_file is not None:
             self.ram_file.unlink(missing_ok=True)
             self.ram_file = None
+        if self._ram_fd is not None:
+            os.close(self._ram_fd)
+            self._ram_fd = None
         with _live_lock:
             _live.discard(self)
 
     # -- conveniences ------------------------------------------------------------
+
+    @property
+    def can_scrub(self) -> bool:
+        return self._ram_fd is not None
 
     @property
     def has_clock(self) -> bool:

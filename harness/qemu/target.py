@@ -172,7 +172,7 @@ class QemuTarget:
         if old is not None and old != new and old.parent == self._workdir:
             old.unlink(missing_ok=True)
         q = self.qtest
-        if s.ram_file is not None:
+        if s.can_scrub:
             s.scrub_ram()  # before the reset, which puts back any ROM blob in RAM
             s.system_reset()
         else:
