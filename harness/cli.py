@@ -62,6 +62,30 @@ def cmd_bench_qtest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_check(args: argparse.Namespace) -> int:
+    import os
+
+    import harness.scenarios as scenarios
+    from harness.bench import check_bench
+    from harness.check import parallel, plan
+
+    groups = [g for a in args.group or [] for g in a.split(",") if g] or None
+    try:
+        selected = list(scenarios.select(groups, None))
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from e
+    builds = select_builds(args.qemu)
+    runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
+            for m in plan.machines_for(b, sc)]
+    jobs = [int(j) for j in args.jobs.split(",")] if args.jobs else [parallel.default_jobs()]
+    before = os.getloadavg()
+    ms = check_bench.measure(runs, jobs, progress=_progress)
+    _progress("")
+    for line in check_bench.report(ms, runs, before, os.getloadavg()):
+        print(line)
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """The main job: scenario library and compat matrix, model vs QEMU."""
     import time
@@ -325,6 +349,14 @@ def build_parser() -> argparse.ArgumentParser:
     bq.add_argument("--ops", type=int, default=3000)
     bq.add_argument("--repeats", type=int, default=5)
     bq.set_defaults(func=cmd_bench_qtest)
+    bc = bsub.add_parser("check", help="scenarios/s through check: QEMU launched afresh "
+                         "vs reused, side by side")
+    qemu_opt(bc)
+    bc.add_argument("--group", action="append",
+                    help="scenario group (repeatable, or comma-separated; default: all)")
+    bc.add_argument("-j", "--jobs", metavar="N[,N...]",
+                    help="worker counts to measure (default: one per core)")
+    bc.set_defaults(func=cmd_bench_check)
     # Subcommands that live beside their code: the bench parts, bisect.
     from harness.bench import cli as bench_cli
     from harness.bisect import cli as bisect_cli
