@@ -20,9 +20,9 @@ than a skip of every QEMU test.
 
 from __future__ import annotations
 
-import pytest
-
 from collections.abc import Iterator
+
+import pytest
 
 from harness.qemu import builds as _builds
 from harness.qemu.pool import QemuPool

@@ -43,11 +43,14 @@ def measure(runs: Sequence[parallel.Run], jobs: Sequence[int],
     for j in jobs:
         for reuse in (False, True):
             label = "reused" if reuse else "fresh launch"
+            head = f"{label} -j{j}"
+
+            def tick(done: int, r: parallel.Run, head: str = head) -> None:
+                progress(f"{head} [{done}/{len(runs)}] {r.build.name} {r.scenario}")
+
             t0 = time.monotonic()
-            results, stats = parallel.run_all(
-                runs, parallel.Options(reuse=reuse), j,
-                progress=lambda done, r, lab=label, j=j: progress(
-                    f"{lab} -j{j} [{done}/{len(runs)}] {r.build.name} {r.scenario}"))
+            results, stats = parallel.run_all(runs, parallel.Options(reuse=reuse), j,
+                                              progress=tick)
             out.append(Measure(label, j, len(runs), time.monotonic() - t0, stats.launched,
                                stats.reused, [r.status for r in results]))
     return out
