@@ -152,6 +152,11 @@ def cmd_check(args: argparse.Namespace) -> int:
              + ("" if run_matrix else ", compat matrix in another shard") if n > 1 else ""))
     for why in stats.fallbacks:
         print(f"  reuse fell back to a fresh launch: {why}")
+    if args.junit:
+        from harness.check import junit
+
+        junit.write(results, Path(args.junit))
+        print(f"JUnit report: {args.junit}")
     if args.json:
         report.write_json(results, Path(args.json), [
             {"name": b.name, "binary": str(b.binary), "version": b.version,
@@ -311,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--strict", action="store_true",
                    help="model follows the SD specs: list each spec deviation as a finding")
     c.add_argument("--json", metavar="FILE", help="write every result as JSON")
+    c.add_argument("--junit", metavar="FILE", help="write every result as JUnit XML (CI)")
     c.add_argument("--report-dir", default="reports", metavar="DIR",
                    help="where reproducers of divergences go (default: ./reports)")
     c.add_argument("--allow-skips", action="store_true",
