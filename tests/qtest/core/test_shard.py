@@ -10,8 +10,9 @@ from harness.errors import UsageError
 
 def test_shard_of_is_fixed_by_the_key_alone() -> None:
     """Pinned values: the split must not change across machines or releases."""
-    assert [shard_of(k, 4) for k in ("pio-read-7@q35", "sdma-write-7@q35", "seed-1")] == \
-        [shard_of(k, 4) for k in ("pio-read-7@q35", "sdma-write-7@q35", "seed-1")]
+    keys = ("pio-read-7@q35", "sdma-write-7@q35", "seed-1")
+    assert [shard_of(k, 4) for k in keys] == [0, 2, 0]
+    assert [shard_of(k, 3) for k in keys] == [0, 1, 2]
     assert shard_of("pio-read-7@q35", 1) == 0
     assert shard_of("a", 7) == int.from_bytes(
         bytes.fromhex("ca978112ca1bbdca"), "big") % 7  # sha256("a")[:8]
