@@ -132,7 +132,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     notes = compat_matrix.unverified_notes(builds)  # every run, whatever is selected
     run_matrix = shard.shard_of("compat-matrix", n) == k - 1
     if run_matrix and not args.scenario and (not args.group or "compat" in args.group):
-        cells = compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}"))
+        pairs = [(b, m) for b in builds for m in compat_matrix.machines_of(b)]
+        cells = [c for cs in parallel.map_ordered(
+            compat_matrix.check_machine, pairs, jobs,
+            progress=lambda done, bm: _progress(f"compat [{done}/{len(pairs)}] {bm[0].name} "
+                                                f"{bm[1]}")) for c in cs]
         for cellv in cells:
             res = runner.Result(cellv.build, f"compat {cellv.machine} {cellv.name}",
                                 "compat-matrix", cellv.machine,

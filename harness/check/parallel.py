@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from multiprocessing.util import Finalize
 from pathlib import Path
+from typing import Any, TypeVar
 
 from harness.check import runner
 from harness.model.deviations import Strictness
@@ -113,3 +114,33 @@ def run_all(runs: Sequence[Run], opts: Options, jobs: int = 1,
                     if progress:
                         progress(done, runs[i])
     return [r for r in out if r is not None], stats
+
+
+R = TypeVar("R")
+
+
+def map_ordered(fn: Callable[..., R], items: Sequence[tuple[Any, ...]], jobs: int = 1,
+                progress: Callable[[int, tuple[Any, ...]], None] | None = None) -> list[R]:
+    """``[fn(*item) for item in items]`` on ``jobs`` forked workers, in order
+    (``fn`` a module-level function: it is sent by name)."""
+    if jobs <= 1 or len(items) <= 1:
+        out: list[R] = []
+        for i, it in enumerate(items):
+            out.append(fn(*it))
+            if progress:
+                progress(i + 1, it)
+        return out
+    got: list[R | None] = [None] * len(items)
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
+        pending = {ex.submit(fn, *it): i for i, it in enumerate(items)}
+        done = 0
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                i = pending.pop(f)
+                got[i] = f.result()
+                done += 1
+                if progress:
+                    progress(done, items[i])
+    return [g for g in got if g is not None]
