@@ -124,20 +124,26 @@ def image_spans(model: ModelTarget, qemu: QemuSide, source: Path) -> list[tuple[
 def unwritten_equal(spans: list[tuple[int, int]], touched: list[tuple[int, int]],
                     model_source: Path, qemu: QemuSide) -> list[tuple[int, int]]:
     """The spans still to compare through the lockstep: those the model
-    touched, and those where QEMU's raw copy differs from the file the
+    touched, and those where QEMU's raw copy may differ from the file the
     model's card started from.  Elsewhere the model's card is that file,
-    unchanged, and QEMU's holds the same bytes: comparing them through
-    both targets (1 MiB at a time, a digest each) would find them equal."""
+    unchanged, and QEMU's holds the same bytes: comparing them through both
+    targets (1 MiB at a time, a digest each) would find them equal.  QEMU's
+    copy is known unchanged past the highest offset QEMU wrote (QMP
+    ``wr_highest_offset``) and compared with the source file below it."""
     if not isinstance(qemu, QemuTarget) or qemu.image is None or qemu.image_format != "raw" \
             or qemu.source_image is None or qemu.source_image.resolve() != model_source.resolve():
         return spans
+    upto = qemu.written_upto()
     marks = merge_extents(touched)
     out: list[tuple[int, int]] = []
     with open(model_source, "rb") as a, open(qemu.image, "rb") as b:
         for off, length in spans:
-            if any(o < off + length and off < o + n for o, n in marks) \
-                    or not _same_bytes(a, b, off, length):
+            if any(o < off + length and off < o + n for o, n in marks):
                 out.append((off, length))
+            elif upto is None or off < upto:
+                n = length if upto is None else min(length, upto - off)
+                if not _same_bytes(a, b, off, n):
+                    out.append((off, length))
     return out
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
-from harness.machine import CARD_ID, Machine
+from harness.machine import CARD_ID, DRIVE_ID, Machine
 from harness.qemu import pci
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import fmt_mmio_read, fmt_mmio_write, parse_int
@@ -286,6 +286,18 @@ class QemuTarget:
         with open(self.image, "rb") as f:
             f.seek(offset)
             return f.read(length)
+
+    def written_upto(self) -> int | None:
+        """The card offset after the greatest byte QEMU wrote to the card's
+        current medium (QMP ``query-blockstats`` ``wr_highest_offset``, kept
+        by the block layer for every write); ``None`` if QEMU does not say."""
+        try:
+            for e in self.session.qmp_cmd("query-blockstats"):
+                if e.get("device") == DRIVE_ID or e.get("qdev") == CARD_ID:
+                    return int(e["stats"]["wr_highest_offset"])
+        except (QemuError, KeyError, TypeError, ValueError):
+            return None
+        return None
 
     def qom_get(self, path: str, prop: str) -> Any:
         return self.session.qmp_cmd("qom-get", path=path, property=prop)

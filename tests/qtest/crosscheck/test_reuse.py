@@ -10,6 +10,7 @@ launches differ there too; see :mod:`harness.check.equivalence`).
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import pytest
 
@@ -114,3 +115,28 @@ def test_a_divergence_crosses_processes() -> None:
     d = Divergence(Step(3, "read", (0x10, 4), 1, 2, False, False), "result", [], ["x"], "sc")
     back = pickle.loads(pickle.dumps(d))
     assert back.summary() == d.summary() and back.fields == ["x"]
+
+
+def test_a_card_write_only_qemu_made_still_diverges(qemu_build: QemuBuild,
+                                                    qemu_pool: QemuPool) -> None:
+    """The image compare skips what neither side wrote (QEMU's
+    ``wr_highest_offset``, the model's touched extents): a change to QEMU's
+    card below that offset, where the model wrote nothing, is still found,
+    on a reused process too."""
+    from harness.driver.results import Mode
+    from harness.scenarios.common import ready, test_data
+    from harness.scenarios.registry import Scenario
+
+    def fn(t: Any, ctx: Any) -> None:
+        ready(t).write_blocks(9, test_data(512, 1), mode=Mode.SDMA)
+        q = t.qemu
+        assert isinstance(q, QemuTarget) and q.image is not None
+        with open(q.image, "r+b") as f:  # as if QEMU had also written block 2
+            f.seek(2 * 512)
+            f.write(b"\x5a" * 512)
+
+    runner.run(qemu_build, all_scenarios()["pio-read-7"], "q35", pool=qemu_pool)
+    res = runner.run(qemu_build, Scenario("qemu-only-write", "data", fn, needs_clock=True),
+                     "q35", pool=qemu_pool)
+    assert res.status == runner.DIVERGE and res.divergence is not None, res.reason
+    assert res.divergence.step.op == "image_read" and qemu_pool.stats.reused >= 1, res.reason
