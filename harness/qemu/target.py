@@ -119,6 +119,7 @@ class QemuTarget:
         self.clock_base = 0
         #: Scenarios this process has served (1 after a fresh launch).
         self.uses = 1
+        self._scan: list[tuple[int, int, int, int]] = []
         #: The file QEMU opens (a private copy unless read-only), if any.
         self.image: Path | None = None
         self.image_format = machine.image.format if machine.image else "raw"
@@ -198,15 +199,23 @@ class QemuTarget:
         self.machine = machine
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"
-        self._setup_pci()
+        self._setup_pci(self._scan)
 
     @property
     def readonly(self) -> bool:
         return self.machine.image is not None and self.machine.image.readonly
 
-    def _setup_pci(self) -> None:
+    def _setup_pci(self, scan: list[tuple[int, int, int, int]] | None = None) -> None:
+        """Find sdhci-pci, map BAR0, enable it, route its INTx.  ``scan``:
+        the config reads of the launch's bus scan, done in one round trip
+        (a reused process: the same commands, so the same trace)."""
         cfg = pci.PciConfig(self.qtest)
+        if scan:
+            cfg.prefetch(scan)
         functions = cfg.scan_bus0()
+        if scan and not cfg.check_prefetched():
+            raise QemuTargetError("PCI bus 0 is not what it was at launch")
+        self._scan = list(cfg.reads)
         dev = pci.find(functions, pci.SDHCI_PCI_IDS)
         if dev is None:
             raise QemuTargetError(
