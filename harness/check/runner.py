@@ -130,10 +130,14 @@ def unwritten_equal(spans: list[tuple[int, int]], touched: list[tuple[int, int]]
     targets (1 MiB at a time, a digest each) would find them equal.  QEMU's
     copy is known unchanged past the highest offset QEMU wrote (QMP
     ``wr_highest_offset``) and compared with the source file below it."""
-    if not isinstance(qemu, QemuTarget) or qemu.image is None or qemu.image_format != "raw" \
-            or qemu.source_image is None or qemu.source_image.resolve() != model_source.resolve():
+    source = qemu.machine.image.path if qemu.machine.image is not None else None
+    if qemu.image is None or qemu.image_format != "raw" or source is None \
+            or source.resolve() != model_source.resolve():
         return spans
-    upto = qemu.written_upto()
+    # A live QEMU says how far it wrote; a recording's copy of its final card
+    # is compared whole, which drops the same spans (bytes past that offset
+    # are the source's).
+    upto = qemu.written_upto() if isinstance(qemu, QemuTarget) else None
     marks = merge_extents(touched)
     out: list[tuple[int, int]] = []
     with open(model_source, "rb") as a, open(qemu.image, "rb") as b:

@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,7 @@ class QemuTarget:
         #: Scenarios this process has served (1 after a fresh launch).
         self.uses = 1
         self._scan: list[tuple[int, int, int, int]] = []
+        self._view_key: tuple[str, int, int] | None = None
         #: The file QEMU opens (a private copy unless read-only), if any.
         self.image: Path | None = None
         self.image_format = machine.image.format if machine.image else "raw"
@@ -290,11 +292,35 @@ class QemuTarget:
     def image_read(self, offset: int, length: int) -> bytes:
         if self.image is None:
             return b""
-        if self.image_format != "raw":
-            return read_container(self.image, self.image_format, offset, length)
-        with open(self.image, "rb") as f:
+        path = self.image if self.image_format == "raw" else self._raw_view(self.image)
+        with open(path, "rb") as f:
             f.seek(offset)
             return f.read(length)
+
+    def _raw_view(self, image: Path) -> Path:
+        """The guest-visible bytes of a container image as a sparse raw file,
+        made with ``qemu-img convert -U`` (sharing the image with the running
+        QEMU, whose container metadata is written through) and made again
+        whenever the container's size or mtime changed.  A file modified in
+        the last 50 ms is converted every time: its mtime, kept at the
+        kernel's coarse clock, might not move on a write that follows."""
+        now = time.time()
+        st = image.stat()
+        key = (str(image), st.st_mtime_ns, st.st_size)
+        view = self._workdir / "container-view.raw"
+        if self._view_key != key:
+            qemu_img = shutil.which("qemu-img")
+            if qemu_img is None:
+                raise QemuTargetError("qemu-img not found: apt-get install qemu-utils")
+            try:
+                subprocess.run([qemu_img, "convert", "-U", "-f", self.image_format, "-O", "raw",
+                                str(image), str(view)], check=True, capture_output=True,
+                               timeout=600)
+            except subprocess.CalledProcessError as e:
+                raise QemuTargetError(f"qemu-img convert {image} failed: "
+                                      f"{e.stderr.decode(errors='replace').strip()}") from e
+            self._view_key = key if now - st.st_mtime > 0.05 else None
+        return view
 
     def written_upto(self) -> int | None:
         """The card offset after the greatest byte QEMU wrote to the card's
