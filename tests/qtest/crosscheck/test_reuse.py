@@ -157,3 +157,16 @@ def test_a_prefetched_scan_that_strays_is_refused(qemu_build: QemuBuild) -> None
         other.prefetch(cfg.reads[1:])  # not the path the scan takes
         other.scan_bus0()
         assert not other.check_prefetched()
+
+
+def test_workers_keep_the_order_of_runs(qemu_build: QemuBuild) -> None:
+    """``check -j 2`` reports in the order of the runs, as ``-j 1`` does."""
+    from harness.check import parallel
+
+    names = ["card-registers", "reset-values-v2", "access-sizes", "reset-values-v3"]
+    runs = [parallel.Run(qemu_build, n, "q35") for n in names]
+    one, s1 = parallel.run_all(runs, parallel.Options(), 1)
+    two, s2 = parallel.run_all(runs, parallel.Options(), 2)
+    assert [r.scenario for r in one] == [r.scenario for r in two] == names
+    assert [(r.status, r.steps) for r in one] == [(r.status, r.steps) for r in two]
+    assert s1.launched + s1.reused == s2.launched + s2.reused == len(names)
