@@ -77,6 +77,11 @@ def cmd_bench_check(args: argparse.Namespace) -> int:
     builds = select_builds(args.qemu)
     runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
             for m in plan.machines_for(b, sc)]
+    if args.equivalence:
+        lines = check_bench.equivalence(runs, progress=_progress)
+        _progress("")
+        print("\n".join(lines))
+        return 1 if len(lines) > 1 else 0
     jobs = [int(j) for j in args.jobs.split(",")] if args.jobs else [parallel.default_jobs()]
     before = os.getloadavg()
     ms = check_bench.measure(runs, jobs, progress=_progress)
@@ -366,6 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="scenario group (repeatable, or comma-separated; default: all)")
     bc.add_argument("-j", "--jobs", metavar="N[,N...]",
                     help="worker counts to measure (default: one per core)")
+    bc.add_argument("--equivalence", action="store_true",
+                    help="instead: run each scenario fresh and on a reused QEMU and name "
+                    "those whose steps or qtest trace differ (exit 1 if any)")
     bc.set_defaults(func=cmd_bench_check)
     # Subcommands that live beside their code: the bench parts, bisect.
     from harness.bench import cli as bench_cli

@@ -77,3 +77,29 @@ def report(ms: list[Measure], runs: Sequence[parallel.Run], load_before: tuple[f
                 lines.append(f"status differs: {r.build.name} {r.machine} {r.scenario}: "
                              f"{ms[0].label} {a}, {m.label} -j{m.jobs} {b}")
     return lines
+
+
+def equivalence(runs: Sequence[parallel.Run],
+                progress: Callable[[str], None] = lambda text: None) -> list[str]:
+    """Run each of ``runs`` on a fresh QEMU and on a reused one (the pool
+    having served the runs before it) and name each whose lockstep history
+    or qtest trace differs (:mod:`harness.check.equivalence`); one process."""
+    from harness.check import runner
+    from harness.check.equivalence import first_difference
+    from harness.qemu.pool import QemuPool
+    from harness.scenarios import all_scenarios
+
+    out: list[str] = []
+    with QemuPool() as pool:
+        for i, r in enumerate(runs):
+            progress(f"equivalence [{i + 1}/{len(runs)}] {r.build.name} {r.machine} {r.scenario}")
+            sc = all_scenarios()[r.scenario]
+            fresh = runner.run(r.build, sc, r.machine, keep=True)
+            reused = runner.run(r.build, sc, r.machine, keep=True, pool=pool)
+            why = first_difference(fresh, reused)
+            if why:
+                out.append(f"{r.build.name} {r.machine} {r.scenario}: {why}")
+        out.append(f"{len(runs)} runs compared: {len(out)} differ; QEMU launched "
+                   f"{pool.stats.launched} times, reused {pool.stats.reused} times"
+                   + "".join(f"\n  fell back: {f}" for f in pool.stats.fallbacks))
+    return out
