@@ -54,10 +54,18 @@ def default_jobs() -> int:
 _worker: dict[str, object] = {}
 
 
-def _init(opts: Options) -> None:
+def _init(opts: Options, runs: Sequence[Run] = ()) -> None:
     pool = QemuPool(enabled=opts.reuse)
-    _worker["pool"], _worker["opts"] = pool, opts
+    _worker["pool"], _worker["opts"], _worker["runs"] = pool, opts, runs
     Finalize(pool, pool.close, exitpriority=10)  # runs as the worker exits
+
+
+def _run_index(i: int) -> tuple[runner.Result, PoolStats]:
+    """Run ``i`` of the runs the worker was forked with (only the index and
+    the result cross the process boundary)."""
+    runs = _worker["runs"]
+    assert isinstance(runs, Sequence)
+    return _run_one(runs[i])
 
 
 def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
@@ -99,10 +107,11 @@ def run_all(runs: Sequence[Run], opts: Options, jobs: int = 1,
             pool.close()
     else:
         ctx = multiprocessing.get_context("fork")
+        # Forked: the initializer's arguments are inherited, not pickled.
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init,
-                                 initargs=(opts,)) as ex:
+                                 initargs=(opts, list(runs))) as ex:
             pending: dict[Future[tuple[runner.Result, PoolStats]], int] = {
-                ex.submit(_run_one, r): i for i, r in enumerate(runs)}
+                ex.submit(_run_index, i): i for i in range(len(runs))}
             done = 0
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -130,8 +130,10 @@ def unwritten_equal(spans: list[tuple[int, int]], touched: list[tuple[int, int]]
     targets (1 MiB at a time, a digest each) would find them equal.  QEMU's
     copy is known unchanged past the highest offset QEMU wrote (QMP
     ``wr_highest_offset``) and compared with the source file below it."""
-    source = qemu.machine.image.path if qemu.machine.image is not None else None
-    if qemu.image is None or qemu.image_format != "raw" or source is None \
+    machine: Machine | None = getattr(qemu, "machine", None)
+    image: Path | None = getattr(qemu, "image", None)
+    source = machine.image.path if machine is not None and machine.image is not None else None
+    if image is None or getattr(qemu, "image_format", "raw") != "raw" or source is None \
             or source.resolve() != model_source.resolve():
         return spans
     # A live QEMU says how far it wrote; a recording's copy of its final card
@@ -140,7 +142,7 @@ def unwritten_equal(spans: list[tuple[int, int]], touched: list[tuple[int, int]]
     upto = qemu.written_upto() if isinstance(qemu, QemuTarget) else None
     marks = merge_extents(touched)
     out: list[tuple[int, int]] = []
-    with open(model_source, "rb") as a, open(qemu.image, "rb") as b:
+    with open(model_source, "rb") as a, open(image, "rb") as b:
         for off, length in spans:
             if any(o < off + length and off < o + n for o, n in marks):
                 out.append((off, length))
