@@ -160,7 +160,8 @@ class QemuTarget:
         private copy) is swapped in with QMP ``blockdev-change-medium``;
         ``system_reset`` resets the controller, the card (which re-reads
         its size from the new medium) and PCI config; guest RAM is zeroed
-        with qtest ``memset``; the IRQ line must be low again; PCI is
+        (its shared file punched, else qtest ``memset`` outside the legacy
+        VGA/BIOS hole); the IRQ line must be low again; PCI is
         programmed as at launch; and virtual time is counted from here
         (:attr:`clock_base`), since QEMU's clock never goes back.  The qtest
         trace starts over, so a reproducer replays on a fresh QEMU.
@@ -191,8 +192,11 @@ class QemuTarget:
                 q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
                            for a in range(lo, hi, _SCRUB_CHUNK))
         # One nanosecond on (a zero step is refused): reads the clock and
-        # drains the IRQ lines the reset sent.
-        self.clock_base = q.clock_step(1) if s.has_clock else 0
+        # drains the IRQ lines the reset sent (any answer would drain them).
+        if s.has_clock:
+            self.clock_base = q.clock_step(1)
+        else:
+            q.endianness()
         if q.irq_levels.get(self.irq_line, False):
             raise QemuTargetError("the controller's interrupt line stayed raised across "
                                   "system_reset")
