@@ -137,8 +137,38 @@ def cmd_bench_qtest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_check(args: argparse.Namespace) -> int:
+    import os
+
+    import harness.scenarios as scenarios
+    from harness.bench import check_bench
+    from harness.check import parallel, plan
+
+    groups = [g for a in args.group or [] for g in a.split(",") if g] or None
+    try:
+        selected = list(scenarios.select(groups, None))
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from e
+    builds = select_builds(args.qemu)
+    runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
+            for m in plan.machines_for(b, sc)]
+    if args.equivalence:
+        lines = check_bench.equivalence(runs, progress=_progress)
+        _progress("")
+        print("\n".join(lines))
+        return 1 if len(lines) > 1 else 0
+    jobs = [int(j) for j in args.jobs.split(",")] if args.jobs else [parallel.default_jobs()]
+    before = os.getloadavg()
+    ms = check_bench.measure(runs, jobs, progress=_progress)
+    _progress("")
+    for line in check_bench.report(ms, runs, before, os.getloadavg()):
+        print(line)
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """The main job: scenario library and compat matrix, model vs QEMU."""
+    import time
     from pathlib import Path
 
     import harness.scenarios as scenarios
@@ -164,22 +194,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     user_image = inputs.user_image(args.image, builds) if args.image else None
     if args.strict:
         return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir)
-    results: list[runner.Result] = []
-    runs = [(b, m, sc) for b in builds for sc in selected
-            for m in (args.machine or plan.machines_for(b, sc))]
-    for done, (b, m, sc) in enumerate(runs, 1):
-        _progress(f"[{done}/{len(runs)}] {b.name} {m} {sc.name}")
-        if sc.group == "migration":  # the build migrated to itself at the point
-            from harness.check import migration
+    from harness.check import parallel, shard
 
-            results.append(migration.run_check(b, sc, m, report_dir))
-            continue
-        results.append(runner.run(b, sc, m, strict=args.strict, report_dir=report_dir,
-                                  image=user_image))
+    k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
+    jobs = args.jobs or parallel.default_jobs()
+    runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
+            for m in (args.machine or plan.machines_for(b, sc))]
+    total = len(runs)
+    runs = shard.take_shard(runs, lambda r: f"{r.scenario}@{r.machine}", k, n)
+    t0 = time.monotonic()
+    results, stats = parallel.run_all(
+        runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse),
+        jobs, progress=lambda done, r: _progress(
+            f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario}"))
+    elapsed = time.monotonic() - t0
     _progress("")
     notes = compat_matrix.unverified_notes(builds)  # every run, whatever is selected
-    if not args.scenario and (not args.group or "compat" in args.group):
-        cells = compat_matrix.matrix(builds, progress=lambda t: _progress(f"compat {t}"))
+    run_matrix = shard.shard_of("compat-matrix", n) == k - 1
+    if run_matrix and not args.scenario and (not args.group or "compat" in args.group):
+        pairs = [(b, m) for b in builds for m in compat_matrix.machines_of(b)]
+        cells = [c for cs in parallel.map_ordered(
+            compat_matrix.check_machine, pairs, jobs,
+            progress=lambda done, bm: _progress(f"compat [{done}/{len(pairs)}] {bm[0].name} "
+                                                f"{bm[1]}")) for c in cs]
         for cellv in cells:
             res = runner.Result(cellv.build, f"compat {cellv.machine} {cellv.name}",
                                 "compat-matrix", cellv.machine,
@@ -192,6 +229,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if notes:
         print("\n" + "\n".join(notes))
+    print(f"\n{len(runs)} scenario runs in {elapsed:.1f} s ({len(runs) / max(elapsed, 1e-9):.1f}/s)"
+          f" on {min(jobs, max(len(runs), 1))} workers; QEMU launched {stats.launched} times, "
+          f"reused {stats.reused} times"
+          + (f"; shard {k}/{n}: {len(runs)} of {total} runs"
+             + ("" if run_matrix else ", compat matrix in another shard") if n > 1 else ""))
+    for why in stats.fallbacks:
+        print(f"  reuse fell back to a fresh launch: {why}")
+    if args.junit:
+        from harness.check import junit
+
+        junit.write(results, Path(args.junit))
+        print(f"JUnit report: {args.junit}")
     if args.json:
         report.write_json(results, Path(args.json), [
             {"name": b.name, "binary": str(b.binary), "version": b.version,
@@ -390,12 +439,20 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--strict", action="store_true",
                    help="model follows the SD specs: list each spec deviation as a finding")
     c.add_argument("--json", metavar="FILE", help="write every result as JSON")
+    c.add_argument("--junit", metavar="FILE", help="write every result as JUnit XML (CI)")
     c.add_argument("--report-dir", default="reports", metavar="DIR",
                    help="where reproducers of divergences go (default: ./reports)")
     c.add_argument("--allow-skips", action="store_true",
                    help="exit 0 even when a build skipped most scenarios (e.g. it has no "
                    "qtest accelerator)")
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    c.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                   help="worker processes (default: one per core)")
+    c.add_argument("--no-reuse", action="store_true",
+                   help="launch QEMU afresh for every scenario instead of resetting one")
+    c.add_argument("--shard", metavar="K/N",
+                   help="run only shard K of N (K from 1): a split of the scenario runs by "
+                   "a hash of scenario@machine, the same on every machine and build")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_check)
 
@@ -454,6 +511,17 @@ def build_parser() -> argparse.ArgumentParser:
     bq.add_argument("--ops", type=int, default=3000)
     bq.add_argument("--repeats", type=int, default=5)
     bq.set_defaults(func=cmd_bench_qtest)
+    bc = bsub.add_parser("check", help="scenarios/s through check: QEMU launched afresh "
+                         "vs reused, side by side")
+    qemu_opt(bc)
+    bc.add_argument("--group", action="append",
+                    help="scenario group (repeatable, or comma-separated; default: all)")
+    bc.add_argument("-j", "--jobs", metavar="N[,N...]",
+                    help="worker counts to measure (default: one per core)")
+    bc.add_argument("--equivalence", action="store_true",
+                    help="instead: run each scenario fresh and on a reused QEMU and name "
+                    "those whose steps or qtest trace differ (exit 1 if any)")
+    bc.set_defaults(func=cmd_bench_check)
     # Subcommands that live beside their code: the bench parts, bisect.
     from harness.bench import cli as bench_cli
     from harness.bisect import cli as bisect_cli

@@ -8,8 +8,10 @@ Options:
 * ``--machine TYPE`` (repeatable): machine types for tests that take the
   ``machine`` fixture (default ``q35`` and ``pc``).
 
-Fixtures: ``qemu_build`` (parametrised over the builds, ids are build names)
-and ``machine`` (parametrised over machine types).  A test that needs a
+Fixtures: ``qemu_build`` (parametrised over the builds, ids are build names),
+``machine`` (parametrised over machine types) and ``qemu_pool`` (one
+:class:`harness.qemu.pool.QemuPool` per test process, so per xdist worker:
+tests that pass it to ``runner.run`` reuse QEMU processes).  A test that needs a
 capability the build lacks is skipped with the reason, never silently.  A
 selected or installed build whose probe fails is an error, with one line
 saying why, for every test (or collection) that asks for the builds, rather
@@ -18,9 +20,12 @@ than a skip of every QEMU test.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from harness.qemu import builds as _builds
+from harness.qemu.pool import QemuPool
 
 _STASH_BUILDS = pytest.StashKey[list[_builds.QemuBuild]]()
 _STASH_PROBE_ERROR = pytest.StashKey[str]()
@@ -91,6 +96,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "machine" in metafunc.fixturenames:
         machines = config.getoption("machine") or ["q35", "pc"]
         metafunc.parametrize("machine", machines, scope="session")
+
+
+@pytest.fixture(scope="session")
+def qemu_pool() -> Iterator[QemuPool]:
+    """Reused QEMU processes for this test process (closed at its end)."""
+    with QemuPool() as pool:
+        yield pool
 
 
 def require_clock(build: _builds.QemuBuild) -> None:

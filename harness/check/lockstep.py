@@ -51,6 +51,12 @@ class Divergence(Exception):
     def __post_init__(self) -> None:
         super().__init__(self.summary())
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # An exception pickles its args (the summary): rebuild from fields,
+        # so a divergence crosses from a ``check -j`` worker.
+        return (Divergence, (self.step, self.kind, self.history, self.fields, self.scenario,
+                             self.trace_file, self.context))
+
     def summary(self) -> str:
         where = f" in {self.scenario}" if self.scenario else ""
         what = self.step.describe().split(None, 1)[1]
@@ -197,7 +203,7 @@ class LockstepTarget:
         qemu: Target,
         *,
         quirks: QuirkSet | None = None,
-        history: int = 400,
+        history: int | None = 400,
         recipe: Recipe | None = None,
         stop_after: int | None = None,
     ) -> None:

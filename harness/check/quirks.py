@@ -35,6 +35,15 @@ class Quirk:
     #: Scenarios where it is expected (empty: any).
     scenarios: tuple[str, ...] = ()
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Its rules are closures: a ``check -j`` worker sends the key.
+        return (by_key, (self.key,))
+
+
+def by_key(key: str) -> Quirk:
+    """The entry of :data:`QUIRKS` named ``key``."""
+    return next(q for q in QUIRKS if q.key == key)
+
 
 def version_below(v: Version) -> Callable[[BuildProfile], bool]:
     return lambda p: p.version < v

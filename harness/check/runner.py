@@ -8,14 +8,16 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget, StopRun
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
 from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.check.replay import reproducer_header
+from harness.check.step import Step
 from harness.errors import QemuError, QemuGone
+from harness.images import merge_extents
 from harness.machine import CardImage, Machine
 from harness.model.deviations import Deviation, Strictness
 from harness.model.emmc_deviations import emmc_deviations
@@ -25,6 +27,7 @@ from harness.model.target import ModelTarget
 from harness.profile import DEVICE_ABSENT
 from harness.qemu.argv import shell_line
 from harness.qemu.builds import QemuBuild
+from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
 from harness.scenarios import Context, Miss, Scenario
 
@@ -67,6 +70,10 @@ class Result:
     not_compared: str = ""
     #: ``(step, what, value)`` of each value the model adopted from QEMU.
     adoptions: list[tuple[int, str, int]] = field(default_factory=list)
+    #: Every lockstep step and QEMU's qtest trace, when ``run(keep=True)``
+    #: (the reuse equivalence test compares them); not in the JSON.
+    history: list[Step] | None = None
+    trace: list[str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -116,6 +123,48 @@ def image_spans(model: ModelTarget, qemu: QemuSide, source: Path) -> list[tuple[
     if qemu.image is not None:
         spans += images.guest_extents(qemu.image, qemu.image_format)
     return images.merge_extents(spans)
+
+
+def unwritten_equal(spans: list[tuple[int, int]], touched: list[tuple[int, int]],
+                    model_source: Path, qemu: QemuSide) -> list[tuple[int, int]]:
+    """The spans still to compare through the lockstep: those the model
+    touched, and those where QEMU's raw copy may differ from the file the
+    model's card started from.  Elsewhere the model's card is that file,
+    unchanged, and QEMU's holds the same bytes: comparing them through both
+    targets (1 MiB at a time, a digest each) would find them equal.  QEMU's
+    copy is known unchanged past the highest offset QEMU wrote (QMP
+    ``wr_highest_offset``) and compared with the source file below it."""
+    machine: Machine | None = getattr(qemu, "machine", None)
+    image: Path | None = getattr(qemu, "image", None)
+    source = machine.image.path if machine is not None and machine.image is not None else None
+    if image is None or getattr(qemu, "image_format", "raw") != "raw" or source is None \
+            or source.resolve() != model_source.resolve():
+        return spans
+    # A live QEMU says how far it wrote; a recording's copy of its final card
+    # is compared whole, which drops the same spans (bytes past that offset
+    # are the source's).
+    upto = qemu.written_upto() if isinstance(qemu, QemuTarget) else None
+    marks = merge_extents(touched)
+    out: list[tuple[int, int]] = []
+    with open(model_source, "rb") as a, open(image, "rb") as b:
+        for off, length in spans:
+            if any(o < off + length and off < o + n for o, n in marks):
+                out.append((off, length))
+            elif upto is None or off < upto:
+                n = length if upto is None else min(length, upto - off)
+                if not _same_bytes(a, b, off, n):
+                    out.append((off, length))
+    return out
+
+
+def _same_bytes(a: BinaryIO, b: BinaryIO, off: int, length: int) -> bool:
+    for pos in range(off, off + length, _CHUNK):
+        n = min(_CHUNK, off + length - pos)
+        a.seek(pos)
+        b.seek(pos)
+        if a.read(n) != b.read(n):
+            return False
+    return True
 
 
 def compare_images(t: LockstepTarget, spans: list[tuple[int, int]],
@@ -183,6 +232,8 @@ def run(
     replay: Recording | None = None,
     stop_after: int | None = None,
     migrator: Callable[[Context, QemuSide, ModelTarget], None] | None = None,
+    pool: QemuPool | None = None,
+    keep: bool = False,
 ) -> Result:
     """Run one scenario on ``build`` and on the model, in lockstep.
 
@@ -193,7 +244,10 @@ def run(
     the run after that step, agreeing if nothing diverged up to it (the
     final memory and image comparisons are not made).  ``migrator`` is
     called once both sides exist (it sets the context's migration points
-    up: :mod:`harness.check.migration`)."""
+    up: :mod:`harness.check.migration`; not with ``pool``).  ``pool``
+    lends the QEMU process (reused, reset to a fresh launch's state; not
+    with ``record``/``replay``); ``keep`` keeps every step and the qtest
+    trace in the result."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
@@ -212,23 +266,28 @@ def run(
     qemu: QemuSide | None = None
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
+    pooled = pool if record is None and replay is None else None
     try:
         described = scenario_machine(sc, machine, qemu_image, fmt)
         if replay is not None:
             qemu = ReplayTarget(replay)
+        elif pooled is not None:
+            qemu = pooled.acquire(build.binary, described, name=build.name)
         else:
             qemu = QemuTarget(build.binary, described, name=build.name)
             if record is not None:
                 qemu = RecordingTarget(qemu, record)
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
-        lock = LockstepTarget(model, qemu, quirks=qset,
+        lock = LockstepTarget(model, qemu, quirks=qset, history=None if keep else 400,
                               recipe=images.recipe(sc.image) if image is None else None,
                               stop_after=stop_after)
         if migrator is not None:
             migrator(ctx, qemu, model)
         sc.fn(lock, ctx)
         lock.compare_watched()  # the DMA arena, once more at the end
-        res.not_compared = compare_images(lock, image_spans(model, qemu, model_image))
+        spans = unwritten_equal(image_spans(model, qemu, model_image), model.image_touched(),
+                                model_image, qemu)
+        res.not_compared = compare_images(lock, spans)
     except StopRun as e:
         res.reason = f"stopped before step {e.args[0]}, as asked"
         ctx.misses.clear()  # the scenario did not finish: its verdicts are not final
@@ -256,7 +315,11 @@ def run(
             if model is not None:
                 res.adoptions = [(st.index, what, value) for st, (what, value)
                                  in zip(lock.reconciled, model.adoptions, strict=True)]
-        if qemu is not None:
+        if keep and lock is not None and qemu is not None:
+            res.history, res.trace = lock.history(), list(qemu.trace)
+        if isinstance(qemu, QemuTarget) and pooled is not None:
+            pooled.release(qemu, healthy=res.status not in (CRASH, ERROR))
+        elif qemu is not None:
             qemu.close()
         if model is not None:
             res.consulted = model.deviations_consulted()

@@ -91,6 +91,9 @@ def find_assertion(stderr: str) -> str | None:
 _live: weakref.WeakSet[QemuSession] = weakref.WeakSet()
 _live_lock = threading.Lock()
 _PR_SET_PDEATHSIG = 1
+#: fallocate(2) FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE.
+_FALLOC_PUNCH = 0x02 | 0x01
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _set_pdeathsig() -> None:  # runs in the child before exec
@@ -153,10 +156,15 @@ class QemuSession:
         timeout: float = 10.0,
         launch_timeout: float = 20.0,
         incoming: str | None = None,
+        ram_file: bool = False,
     ) -> None:
         self.binary = str(binary)
         #: Migration URI QEMU loads its state from (``-incoming``), if any.
         self.incoming = incoming
+        #: Guest RAM in a shared file the harness can zero (:meth:`scrub_ram`).
+        self.ram_file_wanted = ram_file
+        self.ram_file: Path | None = None
+        self._ram_fd: int | None = None
         self.machine = machine
         self.accel_request = accel
         self.timeout = timeout
@@ -230,6 +238,8 @@ class QemuSession:
         self.argv = qemu_argv(self.binary, self.machine, accel=accel,
                               qtest=f"unix:{qtest_path}", qtest_log="/dev/null", qmp=qmp_path,
                               incoming=self.incoming)
+        if self.ram_file_wanted:
+            self.argv[1:1] = self._ram_file_args()
         self._stderr_file = open(self.dir / "stderr.log", "w+b")  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(
@@ -274,6 +284,34 @@ class QemuSession:
                 raise QemuLaunchError(self._launch_failure()) from e
             raise QemuLaunchError(f"QEMU's QMP monitor did not answer: {e}") from e
         self.qmp.settimeout(self.timeout)
+        if self.ram_file is not None:  # QEMU has it mapped: keep an fd, drop the name
+            self._ram_fd = os.open(self.ram_file, os.O_RDWR)
+            self.ram_file.unlink(missing_ok=True)
+
+    def _ram_file_args(self) -> list[str]:
+        """Options backing guest RAM with a shared file (on tmpfs when there
+        is one): the same RAM to the guest and devices, but the harness can
+        zero it by punching the file (:meth:`scrub_ram`)."""
+        shm = Path("/dev/shm")
+        where = shm if shm.is_dir() and os.access(shm, os.W_OK) else self.dir
+        fd, name = tempfile.mkstemp(prefix="sdqtest-ram-", dir=where)
+        self.ram_file = Path(name)
+        try:
+            os.ftruncate(fd, self.machine.ram)
+        finally:
+            os.close(fd)
+        return ["-object", f"memory-backend-file,id=sdqtest-ram,size={self.machine.ram},"
+                f"mem-path={self.ram_file},share=on", "-machine", "memory-backend=sdqtest-ram"]
+
+    def scrub_ram(self) -> None:
+        """Zero guest RAM at once: punch the whole RAM file (its pages read
+        as zero again, as at launch).  Only with ``ram_file``.  The file's
+        name is removed once QEMU has mapped it, so nothing is left behind."""
+        if self._ram_fd is None:
+            raise QemuError("this QEMU's RAM is not in a file sdqtest can scrub")
+        if _libc.fallocate(self._ram_fd, _FALLOC_PUNCH, ctypes.c_long(0),
+                           ctypes.c_long(self.machine.ram)) != 0:
+            raise QemuError(f"cannot scrub guest RAM: {os.strerror(ctypes.get_errno())}")
 
     def _launch_failure(self) -> str:
         """QEMU's own error, first line and hints, without the binary prefix."""
@@ -344,10 +382,20 @@ class QemuSession:
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+        if self.ram_file is not None:
+            self.ram_file.unlink(missing_ok=True)
+            self.ram_file = None
+        if self._ram_fd is not None:
+            os.close(self._ram_fd)
+            self._ram_fd = None
         with _live_lock:
             _live.discard(self)
 
     # -- conveniences ------------------------------------------------------------
+
+    @property
+    def can_scrub(self) -> bool:
+        return self._ram_fd is not None
 
     @property
     def has_clock(self) -> bool:
@@ -360,6 +408,24 @@ class QemuSession:
                 "(install a build with 'sdqtest qemu install')"
             )
         return self.qtest.clock_step(ns)
+
+    def system_reset(self) -> None:
+        """QMP ``system_reset``, returning once QEMU has done it (its
+        ``RESET`` event): the request itself is served by the main loop."""
+        self.qmp.clear_events()
+        self.qmp_cmd("system_reset")
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                event = self.qmp.pull_event(wait=max(left, 0.001))
+            except Exception as e:
+                self.check_alive()
+                raise QemuError(f"no RESET event from QEMU within {self.timeout:g} s") from e
+            if event is not None and event.get("event") == "RESET":
+                return
+            if left <= 0:
+                raise QemuError(f"no RESET event from QEMU within {self.timeout:g} s")
 
     def qmp_cmd(self, name: str, **args: Any) -> Any:
         """Run a QMP command; a QMP error raises :class:`QemuError`."""

@@ -14,14 +14,17 @@ The card image is never written: the target works on a private sparse copy
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.machine import Machine
+from harness import images
+from harness.machine import CARD_ID, DRIVE_ID, Machine
 from harness.qemu import pci
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import fmt_mmio_read, fmt_mmio_write, parse_int
@@ -30,26 +33,38 @@ from harness.target import check_access, check_clock_step, check_memory
 
 #: Largest chunk moved in one b64read/b64write line.
 _CHUNK = 1 << 16
+#: Guest RAM below this is one block on both q35 and pc (no PCI hole):
+#: a reused machine with more RAM is launched afresh instead.
+REUSE_RAM_LIMIT = 1 << 31
+#: The legacy VGA window and BIOS ROM shadow, never plain RAM after reset.
+_LEGACY_HOLE = (0xA0000, 0x100000)
+#: Bytes zeroed by one qtest ``memset``.
+_SCRUB_CHUNK = 1 << 20
 
 
 class QemuTargetError(QemuError):
     """The machine QEMU built is not one the target can drive."""
 
 
-def copy_image(src: Path, dst_dir: Path) -> Path:
-    """A private, sparse copy of ``src`` in ``dst_dir`` (reflink when possible)."""
-    dst = dst_dir / ("card" + (src.suffix or ".img"))
+def copy_image(src: Path, dst_dir: Path, stem: str = "card") -> Path:
+    """A private, sparse copy of ``src`` in ``dst_dir``: its data extents
+    copied in the kernel (``copy_file_range``, a reflink where the file
+    system shares blocks), its holes left holes."""
+    dst = dst_dir / (stem + (src.suffix or ".img"))
     try:
-        subprocess.run(
-            ["cp", "--sparse=always", "--reflink=auto", str(src), str(dst)],
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
-    except subprocess.CalledProcessError as e:
-        raise QemuTargetError(
-            f"cannot copy the card image {src}: {e.stderr.decode(errors='replace').strip()}"
-        ) from e
+        with open(src, "rb") as fi, open(dst, "wb") as fo:
+            size = os.fstat(fi.fileno()).st_size
+            for off, length in images.data_extents(src):
+                done = 0
+                while done < length:
+                    n = os.copy_file_range(fi.fileno(), fo.fileno(), length - done,
+                                           off + done, off + done)
+                    if n <= 0:
+                        raise OSError(f"short copy at {off + done:#x}")
+                    done += n
+            fo.truncate(size)
+    except OSError as e:
+        raise QemuTargetError(f"cannot copy the card image {src}: {e}") from e
     return dst
 
 
@@ -92,6 +107,7 @@ class QemuTarget:
         accel: str = "auto",
         timeout: float = 10.0,
         name: str | None = None,
+        reusable: bool = False,
     ) -> None:
         machine = (machine or Machine()).resolved()
         self.name = name or f"qemu:{Path(binary).name}"
@@ -101,6 +117,13 @@ class QemuTarget:
         #: Virtual time of the last :meth:`clock_step`, in ns (0 at start).
         self.now = 0
         self._workdir = Path(tempfile.mkdtemp(prefix="sdqtest-card-"))
+        #: Virtual time of the last reset (see :meth:`reuse`): clock steps
+        #: answer the time since, so the model's clock lines up.
+        self.clock_base = 0
+        #: Scenarios this process has served (1 after a fresh launch).
+        self.uses = 1
+        self._scan: list[tuple[int, int, int, int]] = []
+        self._view_key: tuple[str, int, int] | None = None
         #: The file QEMU opens (a private copy unless read-only), if any.
         self.image: Path | None = None
         self.image_format = machine.image.format if machine.image else "raw"
@@ -108,14 +131,9 @@ class QemuTarget:
         try:
             if machine.sdhci is None:
                 raise QemuTargetError("the machine has no sdhci-pci controller to drive")
-            run = machine
-            if machine.image is not None and machine.image.path is not None:
-                src = machine.image.path
-                if not src.is_file():
-                    raise QemuTargetError(f"card image {src} does not exist")
-                self.image = src if machine.image.readonly else copy_image(src, self._workdir)
-                run = machine.with_image_path(self.image)
-            self.session = QemuSession(binary, run, accel=accel, timeout=timeout)
+            self.image, run = self._card_copy(machine)
+            self.session = QemuSession(binary, run, accel=accel, timeout=timeout,
+                                       ram_file=reusable)
             self.session.start()
             self.qtest = self.session.qtest
             self._setup_pci()
@@ -123,13 +141,89 @@ class QemuTarget:
             self.close()
             raise
 
+    def _card_copy(self, machine: Machine) -> tuple[Path | None, Machine]:
+        """The file QEMU should open for ``machine``'s card (a fresh private
+        copy unless read-only) and the machine naming it."""
+        if machine.image is None or machine.image.path is None:
+            return None, machine
+        src = machine.image.path
+        if not src.is_file():
+            raise QemuTargetError(f"card image {src} does not exist")
+        if machine.image.readonly:
+            return src, machine
+        dst = copy_image(src, self._workdir, f"card-{self.uses}")
+        return dst, machine.with_image_path(dst)
+
+    def reuse(self, machine: Machine) -> None:
+        """Make this process what a fresh launch of ``machine`` would be.
+
+        ``machine`` may differ from the current one in its card image only
+        (see :func:`harness.qemu.pool.reuse_key`).  The new image (a fresh
+        private copy) is swapped in with QMP ``blockdev-change-medium``;
+        ``system_reset`` resets the controller, the card (which re-reads
+        its size from the new medium) and PCI config; guest RAM is zeroed
+        (its shared file punched, else qtest ``memset`` outside the legacy
+        VGA/BIOS hole); the IRQ line must be low again; PCI is
+        programmed as at launch; and virtual time is counted from here
+        (:attr:`clock_base`), since QEMU's clock never goes back.  The qtest
+        trace starts over, so a reproducer replays on a fresh QEMU.
+        Raises :class:`QemuError` when any of that fails: the caller then
+        launches afresh.
+        """
+        machine = machine.resolved()
+        if machine.ram > REUSE_RAM_LIMIT:
+            raise QemuTargetError(f"{machine.ram >> 20} MiB of RAM is not one block to scrub")
+        self.uses += 1
+        old = self.image
+        new, _ = self._card_copy(machine)
+        s = self.session
+        if new is not None and machine.image is not None:
+            s.qmp_cmd("blockdev-change-medium", id=CARD_ID, filename=str(new),
+                      format=machine.image.format,
+                      **{"read-only-mode": "read-only" if machine.image.readonly else "retain"})
+        self.image = new
+        if old is not None and old != new and old.parent == self._workdir:
+            old.unlink(missing_ok=True)
+        q = self.qtest
+        if s.can_scrub:
+            s.scrub_ram()  # before the reset, which puts back any ROM blob in RAM
+            s.system_reset()
+        else:
+            s.system_reset()
+            for lo, hi in ((0, _LEGACY_HOLE[0]), (_LEGACY_HOLE[1], machine.ram)):
+                q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
+                           for a in range(lo, hi, _SCRUB_CHUNK))
+        # One nanosecond on (a zero step is refused): reads the clock and
+        # drains the IRQ lines the reset sent (any answer would drain them).
+        if s.has_clock:
+            self.clock_base = q.clock_step(1)
+        else:
+            q.endianness()
+        if q.irq_levels.get(self.irq_line, False):
+            raise QemuTargetError("the controller's interrupt line stayed raised across "
+                                  "system_reset")
+        q.irq_events.clear()
+        q.trace.clear()
+        self.machine = machine
+        self.source_image = machine.image.path if machine.image else None
+        self.image_format = machine.image.format if machine.image else "raw"
+        self._setup_pci(self._scan)
+
     @property
     def readonly(self) -> bool:
         return self.machine.image is not None and self.machine.image.readonly
 
-    def _setup_pci(self) -> None:
+    def _setup_pci(self, scan: list[tuple[int, int, int, int]] | None = None) -> None:
+        """Find sdhci-pci, map BAR0, enable it, route its INTx.  ``scan``:
+        the config reads of the launch's bus scan, done in one round trip
+        (a reused process: the same commands, so the same trace)."""
         cfg = pci.PciConfig(self.qtest)
+        if scan:
+            cfg.prefetch(scan)
         functions = cfg.scan_bus0()
+        if scan and not cfg.check_prefetched():
+            raise QemuTargetError("PCI bus 0 is not what it was at launch")
+        self._scan = list(cfg.reads)
         dev = pci.find(functions, pci.SDHCI_PCI_IDS)
         if dev is None:
             raise QemuTargetError(
@@ -187,8 +281,8 @@ class QemuTarget:
 
     def clock_step(self, ns: int | None = None) -> int:
         check_clock_step(ns)
-        self.now = self.session.clock_step(ns)
-        return self.now
+        self.now = self.session.clock_step(ns)  # QEMU's own time (a migration carries it)
+        return self.now - self.clock_base
 
     def irq_level(self) -> bool:
         return self.qtest.irq_levels.get(self.irq_line, False)
@@ -205,11 +299,47 @@ class QemuTarget:
     def image_read(self, offset: int, length: int) -> bytes:
         if self.image is None:
             return b""
-        if self.image_format != "raw":
-            return read_container(self.image, self.image_format, offset, length)
-        with open(self.image, "rb") as f:
+        path = self.image if self.image_format == "raw" else self._raw_view(self.image)
+        with open(path, "rb") as f:
             f.seek(offset)
             return f.read(length)
+
+    def _raw_view(self, image: Path) -> Path:
+        """The guest-visible bytes of a container image as a sparse raw file,
+        made with ``qemu-img convert -U`` (sharing the image with the running
+        QEMU, whose container metadata is written through) and made again
+        whenever the container's size or mtime changed.  A file modified in
+        the last 50 ms is converted every time: its mtime, kept at the
+        kernel's coarse clock, might not move on a write that follows."""
+        now = time.time()
+        st = image.stat()
+        key = (str(image), st.st_mtime_ns, st.st_size)
+        view = self._workdir / "container-view.raw"
+        if self._view_key != key:
+            qemu_img = shutil.which("qemu-img")
+            if qemu_img is None:
+                raise QemuTargetError("qemu-img not found: apt-get install qemu-utils")
+            try:
+                subprocess.run([qemu_img, "convert", "-U", "-f", self.image_format, "-O", "raw",
+                                str(image), str(view)], check=True, capture_output=True,
+                               timeout=600)
+            except subprocess.CalledProcessError as e:
+                raise QemuTargetError(f"qemu-img convert {image} failed: "
+                                      f"{e.stderr.decode(errors='replace').strip()}") from e
+            self._view_key = key if now - st.st_mtime > 0.05 else None
+        return view
+
+    def written_upto(self) -> int | None:
+        """The card offset after the greatest byte QEMU wrote to the card's
+        current medium (QMP ``query-blockstats`` ``wr_highest_offset``, kept
+        by the block layer for every write); ``None`` if QEMU does not say."""
+        try:
+            for e in self.session.qmp_cmd("query-blockstats"):
+                if e.get("device") == DRIVE_ID or e.get("qdev") == CARD_ID:
+                    return int(e["stats"]["wr_highest_offset"])
+        except (QemuError, KeyError, TypeError, ValueError):
+            return None
+        return None
 
     def qom_get(self, path: str, prop: str) -> Any:
         return self.session.qmp_cmd("qom-get", path=path, property=prop)

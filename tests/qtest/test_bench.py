@@ -247,10 +247,12 @@ def test_bench_harness_cli_writes_json_and_plots(build: QemuBuild, tmp_path: Pat
     assert rc == 0
     text = capsys.readouterr().out
     assert "qtest round trips" in text and "model speedup over QEMU" in text
-    assert "reuse is not implemented" in text
+    assert "without and with QEMU process reuse" in text
     r = output.read_json(j)
     tables = set(r.tables())
     assert {"qtest round trips", "model erase", "cross-check scenarios per second"} <= tables
+    rates = [f for f in r.figures if f.table == "cross-check scenarios per second"]
+    assert sorted(f.labels["qemu reuse"] for f in rates) == ["with", "without"]
     erased = [f for f in r.figures if f.table == "model erase"]
     assert {f.labels["range"] for f in erased} == {"2 MiB", "2 GiB", "64 GiB"}
     assert all(f.extra["erased"] == "yes" for f in erased)

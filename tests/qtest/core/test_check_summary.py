@@ -71,7 +71,7 @@ def test_check_exits_non_zero_on_mostly_skipped_unless_allowed(
     monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
     monkeypatch.setattr(inputs, "check_build", lambda b: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: next(results))
-    argv = ["check", "--scenario", "cmd-all-in-stby", "--scenario", "card-registers",
+    argv = ["check", "-j", "1", "--scenario", "cmd-all-in-stby", "--scenario", "card-registers",
             "--scenario", "access-sizes", "--scenario", "reset-values-v2",
             "--scenario", "erase-as-zero-on"]
     assert cli.main(argv) == 4

@@ -133,5 +133,6 @@ def test_check_exits_1_on_a_spec_miss(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
     monkeypatch.setattr(inputs, "check_build", lambda b: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: next(results))
-    argv = ["check", "--scenario", "sdma-boundaries", "--scenario", "write-protect-groups"]
+    argv = ["check", "-j", "1", "--scenario", "sdma-boundaries",
+            "--scenario", "write-protect-groups"]
     assert cli.main(argv) == 1

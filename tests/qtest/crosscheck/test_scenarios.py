@@ -1,7 +1,8 @@
 """The regression suite: every scenario, model against each QEMU build.
 
 A failure prints the first divergence decoded field by field and the path
-of a reproducer that replays it on QEMU.
+of a reproducer that replays it on QEMU.  QEMU processes are reused (reset
+between scenarios) within each test process.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pytest
 import harness.scenarios as scenario
 from harness.check import plan, runner
 from harness.qemu.builds import QemuBuild
+from harness.qemu.pool import QemuPool
 
 pytestmark = pytest.mark.qemu
 
@@ -44,8 +46,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def test_scenario(qemu_build: QemuBuild, sc: scenario.Scenario, on_machine: str,
-                  tmp_path: Path) -> None:
-    res = runner.run(qemu_build, sc, on_machine, report_dir=tmp_path)
+                  tmp_path: Path, qemu_pool: QemuPool) -> None:
+    res = runner.run(qemu_build, sc, on_machine, report_dir=tmp_path, pool=qemu_pool)
     if res.status == runner.SKIP:
         pytest.skip(res.reason)
     detail = res.divergence.render() if res.divergence else res.reason

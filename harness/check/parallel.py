@@ -1,0 +1,161 @@
+"""Scenario runs spread over worker processes, each reusing its QEMUs.
+
+``check -j N`` hands runs to ``N`` forked workers (a Python process each:
+the model and the lockstep are Python, so threads would share one core).
+Each worker keeps a :class:`harness.qemu.pool.QemuPool` for its life and
+closes it when it exits.  Results come back in the order the runs were
+given, whatever order they finish in, so the report is the same for any
+``N``.  ``N = 1`` runs in this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from multiprocessing.util import Finalize
+from pathlib import Path
+from typing import Any, TypeVar
+
+from harness.check import runner
+from harness.model.deviations import Strictness
+from harness.qemu.builds import QemuBuild
+from harness.qemu.pool import PoolStats, QemuPool
+from harness.scenarios import all_scenarios
+
+
+@dataclass(frozen=True)
+class Run:
+    """One scenario on one build and machine type."""
+
+    build: QemuBuild
+    scenario: str
+    machine: str
+
+
+@dataclass(frozen=True)
+class Options:
+    """What every run of a check shares."""
+
+    strict: Strictness = False
+    report_dir: Path | None = None
+    image: runner.UserImage | None = None
+    reuse: bool = True
+
+
+def default_jobs() -> int:
+    """One worker per core this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else os.cpu_count() or 1
+
+
+_worker: dict[str, object] = {}
+
+
+def _init(opts: Options, runs: Sequence[Run] = ()) -> None:
+    pool = QemuPool(enabled=opts.reuse)
+    _worker["pool"], _worker["opts"], _worker["runs"] = pool, opts, runs
+    Finalize(pool, pool.close, exitpriority=10)  # runs as the worker exits
+
+
+def _run_index(i: int) -> tuple[runner.Result, PoolStats]:
+    """Run ``i`` of the runs the worker was forked with (only the index and
+    the result cross the process boundary)."""
+    runs = _worker["runs"]
+    assert isinstance(runs, Sequence)
+    return _run_one(runs[i])
+
+
+def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
+    pool, opts = _worker["pool"], _worker["opts"]
+    assert isinstance(pool, QemuPool) and isinstance(opts, Options)
+    before = PoolStats(pool.stats.launched, pool.stats.reused, list(pool.stats.fallbacks))
+    sc = all_scenarios()[r.scenario]
+    if sc.group == "migration":  # the build migrated to itself: its own processes
+        from harness.check import migration
+
+        res = migration.run_check(r.build, sc, r.machine, opts.report_dir)
+    else:
+        res = runner.run(r.build, sc, r.machine, strict=opts.strict,
+                         report_dir=opts.report_dir, image=opts.image, pool=pool)
+    s = pool.stats
+    return res, PoolStats(s.launched - before.launched, s.reused - before.reused,
+                          s.fallbacks[len(before.fallbacks):])
+
+
+def run_all(runs: Sequence[Run], opts: Options, jobs: int = 1,
+            progress: Callable[[int, Run], None] | None = None
+            ) -> tuple[list[runner.Result], PoolStats]:
+    """Every run's result, in the order of ``runs``, and what the pools did.
+
+    ``progress(done, run)`` is called as each run finishes."""
+    stats = PoolStats()
+
+    def add(s: PoolStats) -> None:
+        stats.launched += s.launched
+        stats.reused += s.reused
+        stats.fallbacks += s.fallbacks
+
+    out: list[runner.Result | None] = [None] * len(runs)
+    if jobs <= 1 or len(runs) <= 1:
+        _init(opts)
+        try:
+            for i, r in enumerate(runs):
+                out[i], s = _run_one(r)
+                add(s)
+                if progress:
+                    progress(i + 1, r)
+        finally:
+            pool = _worker.pop("pool")
+            assert isinstance(pool, QemuPool)
+            pool.close()
+    else:
+        ctx = multiprocessing.get_context("fork")
+        # Forked: the initializer's arguments are inherited, not pickled.
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init,
+                                 initargs=(opts, list(runs))) as ex:
+            pending: dict[Future[tuple[runner.Result, PoolStats]], int] = {
+                ex.submit(_run_index, i): i for i in range(len(runs))}
+            done = 0
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    i = pending.pop(f)
+                    out[i], s = f.result()
+                    add(s)
+                    done += 1
+                    if progress:
+                        progress(done, runs[i])
+    return [r for r in out if r is not None], stats
+
+
+R = TypeVar("R")
+
+
+def map_ordered(fn: Callable[..., R], items: Sequence[tuple[Any, ...]], jobs: int = 1,
+                progress: Callable[[int, tuple[Any, ...]], None] | None = None) -> list[R]:
+    """``[fn(*item) for item in items]`` on ``jobs`` forked workers, in order
+    (``fn`` a module-level function: it is sent by name)."""
+    if jobs <= 1 or len(items) <= 1:
+        out: list[R] = []
+        for i, it in enumerate(items):
+            out.append(fn(*it))
+            if progress:
+                progress(i + 1, it)
+        return out
+    got: list[R | None] = [None] * len(items)
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
+        pending = {ex.submit(fn, *it): i for i, it in enumerate(items)}
+        done = 0
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                i = pending.pop(f)
+                got[i] = f.result()
+                done += 1
+                if progress:
+                    progress(done, items[i])
+    return [g for g in got if g is not None]
