@@ -51,6 +51,8 @@ tree and the code in step.
     +-- BisectError                  [bisect.driver] a bisect cannot go on
     +-- GitError                     [bisect.step] a git command failed
     +-- BuildSetupError              [bisect.build] a QEMU tree cannot be built
+    +-- MutantError                  [bisect.mutants] a tree cannot take the mutants
+    +-- CoverageError                [check.coverage] not a gcov build, or gcov failed
 
 Not an error: ``check.lockstep.Divergence`` is a result (the first step
 where model and QEMU disagree); it is raised to stop a scenario and caught

@@ -17,6 +17,7 @@ import pytest
 from harness import cli
 from harness.check import compat_matrix, inputs, runner
 from harness.hwdefs import sdhci as H
+from harness.model import emmc_defaults
 from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
@@ -29,8 +30,13 @@ _SDHCI = {"capareg": str(CAP), "maxcurr": "0", "sd-spec-version": "2", "uhs": "0
 def _build(version: tuple[int, int, int], name: str = "fake",
            sdhci: dict[str, str | None] | None = None) -> QemuBuild:
     types = ("pc-q35-9.0", "pc-q35-9.1", "pc-q35-11.1", "pc-i440fx-11.1")
+    # an emmc device as the model's table expects of the version (its own notes
+    # are emmc_defaults' business, tested in model/test_emmc.py)
+    emmc = {p: str(v) for p, v in emmc_defaults.expected_properties(version).items()}
     prof = BuildProfile(version, types, {"spec_version": "3", "drive": None},
-                        sdhci or dict(_SDHCI))
+                        sdhci or dict(_SDHCI),
+                        emmc_properties={**emmc, "drive": None} if emmc else None,
+                        emmc_pluggable=emmc_defaults.pluggable(version))
     return QemuBuild(name, Path("/nonexistent"), prof,
                      aliases={"q35": "pc-q35-11.1", "pc": "pc-i440fx-11.1"},
                      has_sdhci_pci=True)

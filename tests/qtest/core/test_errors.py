@@ -13,7 +13,9 @@ from harness import errors
 from tests.qtest.core.test_layers import modules
 
 #: Raised to stop a scenario, but a result (see harness/errors.py).
-NOT_ERRORS = {"harness.check.lockstep.Divergence"}
+#: Control flow, not errors: a divergence ends a run with its report, StopRun
+#: ends a strict retry at the step it must explain.
+NOT_ERRORS = {"harness.check.lockstep.Divergence", "harness.check.lockstep.StopRun"}
 
 _NODE = re.compile(r"^    (?P<indent>[| ]*)(?:\+-- )?(?P<name>[A-Z]\w+)"
                    r"(?: \((?P<extra>\w+)\))?\s*(?:\[(?P<module>[\w.]+)\])?")
