@@ -30,26 +30,40 @@ def build(request: pytest.FixtureRequest) -> QemuBuild:
     return found[-1]
 
 
-def _no_qemu_left(before: set[int]) -> None:
-    """No QEMU child of this process outlives a benchmark."""
+def _qemu_children() -> set[int]:
+    """QEMU processes whose parent is this (pytest worker) process."""
     mine = str(os.getpid())
-    left = []
+    found = set()
     for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) in before:
+        if not pid.isdigit():
             continue
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             continue
         if "qemu-system" in stat and stat.rsplit(")", 1)[1].split()[1] == mine:
-            left.append(pid)
+            found.add(int(pid))
+    return found
+
+
+@pytest.fixture
+def qemu_before() -> set[int]:
+    """QEMU children that were there before the test (a session-wide pool of
+    reused processes in this worker, say): not the benchmark's."""
+    return _qemu_children()
+
+
+def _no_qemu_left(before: set[int]) -> None:
+    """No QEMU child of this process started by a benchmark outlives it."""
+    left = sorted(_qemu_children() - before)
     assert not left, f"QEMU processes left behind: {left}"
 
 
 # -- data ---------------------------------------------------------------------------
 
 
-def test_data_moves_the_bytes_it_requests(build: QemuBuild, tmp_path: Path) -> None:
+def test_data_moves_the_bytes_it_requests(build: QemuBuild, tmp_path: Path,
+                                          qemu_before: set[int]) -> None:
     res = data.run([build], sizes_kib=(4, 16), repeats=1, min_bytes=16 * 1024,
                    workdir=tmp_path)
     assert len(res.figures) == 3 * 3 * 2
@@ -64,7 +78,7 @@ def test_data_moves_the_bytes_it_requests(build: QemuBuild, tmp_path: Path) -> N
         mib = int(f.labels["block_kib"]) / 1024
         assert f.samples[0] == pytest.approx(mib / (total_ms / 1000), rel=1e-3)
     assert build_row(res, build.name)["sha256"] == build.digest()
-    _no_qemu_left(set())
+    _no_qemu_left(qemu_before)
 
 
 def build_row(res: Run, name: str) -> dict[str, object]:
@@ -109,7 +123,7 @@ def test_pio_driver_reads_what_the_plain_driver_reads(build: QemuBuild, tmp_path
 # -- erase --------------------------------------------------------------------------
 
 
-def test_erase_really_erases(build: QemuBuild, tmp_path: Path) -> None:
+def test_erase_really_erases(build: QemuBuild, tmp_path: Path, qemu_before: set[int]) -> None:
     res = erase.run([build], cases=erase.QUICK_CASES, repeats=1, limit=60, workdir=tmp_path)
     times = [f for f in res.figures if f.table == "erase time" and f.status == "ok"]
     assert {f.labels["format"] for f in times} >= {"raw"}
@@ -122,10 +136,11 @@ def test_erase_really_erases(build: QemuBuild, tmp_path: Path) -> None:
     if not build.has_erase_blocks_as_zero:
         on = [f for f in res.figures if f.labels.get(erase.PROPERTY) == "on"]
         assert on and all(f.status == "no property" and not f.samples for f in on)
-    _no_qemu_left(set())
+    _no_qemu_left(qemu_before)
 
 
-def test_erase_over_budget_is_stopped(build: QemuBuild, tmp_path: Path) -> None:
+def test_erase_over_budget_is_stopped(build: QemuBuild, tmp_path: Path,
+                                      qemu_before: set[int]) -> None:
     if build.has_erase_blocks_as_zero:
         pytest.skip("with erase-blocks-as-zero the erase is fast: nothing to stop")
     case = erase.Case("64 GiB", 64 << 30, 64 << 30)
@@ -135,7 +150,7 @@ def test_erase_over_budget_is_stopped(build: QemuBuild, tmp_path: Path) -> None:
             and f.status.startswith("over budget")]
     assert f.extra["samples_s"] and len(f.extra["samples_s"]) == 1  # not repeated
     assert f.extra["alloc_after_mib"] >= f.extra["alloc_before_mib"]
-    _no_qemu_left(set())
+    _no_qemu_left(qemu_before)
 
 
 def test_allocated_counts_blocks(tmp_path: Path) -> None:
