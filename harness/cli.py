@@ -191,9 +191,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except replay.ReplayError as e:
         raise UsageError(str(e)) from e
     extra = args.qemu_args.split() if args.qemu_args else None
+    reported = None if extra else replay.field_argv(path)  # a field reproducer's own
     rc = 0
     for b in select_builds(args.qemu):
-        res = replay.replay_qemu(b.binary, trace, machine, extra, timeout=args.timeout)
+        from harness.check import field
+
+        argv = field.replay_argv(reported, str(b.binary)) if reported else None
+        res = replay.replay_qemu(b.binary, trace, machine, extra, timeout=args.timeout,
+                                 argv=argv)
         print(f"{b.name}: {res.summary()}")
         if res.crashed:
             rc = 1
@@ -208,7 +213,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for line in res.model_diffs[:20]:
                 print(f"    {line}")
         elif res.model_checked:
-            print("  model agrees on every register and memory read")
+            print("  model agrees on every register and memory read"
+                  + (f" ({res.model_reason})" if res.model_reason else ""))
         else:
             print(f"  model not run: {res.model_reason}")
     return rc
@@ -248,14 +254,15 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise UsageError(f"--shard {args.shard}: K must be 1..N")
     seconds = _duration(args.time) if args.time else (None if args.count else 60.0)
     store = corpus.Corpus(Path(args.corpus))
+    builds = select_builds(args.qemu)
     for path in args.input or []:
-        from harness.check import replay
+        from harness.fuzz.inputs import trace_ops
 
-        ops = replay.trace_ops(Path(path))
+        ops = trace_ops(Path(path), builds[0].binary, builds[0].profile)
         store.add_input(ops)
         print(f"input {path}: {len(ops)} operations added to the corpus")
     total = 0
-    for b in select_builds(args.qemu):
+    for b in builds:
         inputs.check_build(b)
         c = campaign.Campaign(b, store, seed=args.seed, strict=args.strict, shard=(k, n),
                               machine=args.machine, progress=_progress)
