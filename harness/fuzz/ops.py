@@ -289,7 +289,36 @@ def apply(d: HostDriver, t: Target, op: Op) -> None:
         pass
 
 
+def normalise(op: Op) -> Op:
+    """``op`` with every number in the range the driver and the Target take
+    (the shrinker simplifies numbers toward 0 without knowing the ranges)."""
+    o = dict(op)
+    if "size" in o and o["size"] not in (1, 2, 4, 8):
+        o["size"] = 1
+    if o["op"] == "init":
+        o["bus_width"] = 4 if o["bus_width"] == 4 else 1
+        o["block_len"] = max(1, o["block_len"])
+    elif o["op"] in ("rw", "adma"):
+        o["count"] = max(1, o["count"])
+        if o.get("pio_access") not in (None, 1, 2, 4):
+            o["pio_access"] = 4
+        b = o.get("boundary")
+        if b is not None and (b < 4096 or b > 512 * 1024 or b & (b - 1)):
+            o["boundary"] = 512 * 1024
+        if o.get("max_segment") is not None and not 1 <= o["max_segment"] <= 65536:
+            o["max_segment"] = 65536
+        if o["op"] == "adma" and not o["descs"]:
+            o["descs"] = [[0, 0, H.ADMA_VALID | H.ADMA_END]]
+    elif o["op"] == "cmd" and "data" in o:
+        o["data"] = dict(o["data"], bs=max(1, o["data"]["bs"]),
+                         count=max(1, o["data"]["count"]))
+    elif o["op"] == "clock" and o["ns"] is not None:
+        o["ns"] = max(1, o["ns"])  # QEMU >= 10 refuses a step of 0
+    return o
+
+
 def _apply(d: HostDriver, t: Target, op: Op) -> None:
+    op = normalise(op)
     kind = op["op"]
     if kind == "setup":
         d.setup(freq_hz=op["freq"])
@@ -328,7 +357,8 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
     elif kind == "read":
         t.read(op["off"], op["size"])
     elif kind == "mem":
-        t.mem_write(DMA_BASE + op["off"], bytes.fromhex(op["data"]))
+        if op["data"]:
+            t.mem_write(DMA_BASE + op["off"], bytes.fromhex(op["data"]))
     elif kind == "power":
         if op["on"]:
             d.power_on(op["volt"])
