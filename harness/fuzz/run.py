@@ -166,6 +166,9 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
         try:
             if out.status == OK:
                 out.spec = _strict_keys(rec, profile, machine, ops)
+                if out.spec:
+                    out.reason = ("the specification-following model diverges where QEMU "
+                                  f"follows deviation {', '.join(out.spec)}")
         finally:
             rec.cleanup()
     out.seconds = time.monotonic() - t0
