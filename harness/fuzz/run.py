@@ -49,9 +49,13 @@ HANG_TIMEOUT = 5.0
 DRIVER_POLLS = 64
 #: Most bytes of the card compared at the end of an input.
 IMAGE_LIMIT = 4 << 20
+#: ADMA timer steps (100 ns each) without guest interaction after which the
+#: model gives up an endless chain (``SDHCI.step_budget``): lower than the
+#: check's, so that such an input costs a second, not a minute.
+STEP_BUDGET = 5000
 
 OK, DIVERGE, CRASH, HANG, ERROR, PREDICTED = (
-    "ok", "diverge", "crash", "hang", "error", "predicted-crash")
+    "ok", "diverge", "crash", "hang", "error", "predicted")
 
 
 @dataclass
@@ -95,6 +99,12 @@ def _features(model: ModelTarget, op: Op) -> set[tuple[Any, ...]]:
              s.prnsts & 0x30F)}
 
 
+def _qemu_dies(model: ModelTarget) -> bool:
+    """Whether the model's ``hung`` is a QEMU abort (card assertion, buffer
+    index assertion), rather than an endless transfer QEMU keeps running."""
+    return model.card.fatal is not None or "QEMU asserts" in (model.sdhci.hung or "")
+
+
 def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence[Op],
            out: Outcome) -> None:
     d = HostDriver(lock, timeout_steps=DRIVER_POLLS)
@@ -103,6 +113,11 @@ def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence
         apply(d, lock, op)
         out.features |= _features(model, op)
         if model.hung:
+            if not _qemu_dies(model):
+                # An endless ADMA chain: QEMU keeps stepping it, the model
+                # stopped; nothing after this point can be compared.
+                out.status, out.reason = PREDICTED, f"the model stopped: {model.hung}"
+                return
             # QEMU would have died by now: one more access tells.
             lock.read(0xFE, 2)
             out.status, out.reason = DIVERGE, (
@@ -120,13 +135,22 @@ def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence
     out.features |= {("deviation", k) for k in model.deviations_consulted()}
 
 
+def launch(binary: str | Path, machine_type: str = "q35", *, timeout: float = HANG_TIMEOUT,
+           name: str = "qemu") -> QemuTarget:
+    """A fresh QEMU building the fuzz machine, ready for :func:`execute`."""
+    return QemuTarget(binary, fuzz_machine(machine_type), name=name, timeout=timeout)
+
+
 def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
             machine_type: str = "q35", strict: bool = False,
-            timeout: float = HANG_TIMEOUT, name: str = "qemu") -> Outcome:
-    """Run ``ops`` on a fresh QEMU ``binary`` and the model of ``profile``."""
+            timeout: float = HANG_TIMEOUT, name: str = "qemu",
+            fresh: QemuTarget | None = None) -> Outcome:
+    """Run ``ops`` on a fresh QEMU ``binary`` and the model of ``profile``.
+    ``fresh`` is a QEMU :func:`launch` started for this input (it is
+    closed here); without it one is started."""
     t0 = time.monotonic()
     out = Outcome(OK)
-    machine = fuzz_machine(machine_type)
+    machine = fresh.machine if fresh is not None else fuzz_machine(machine_type)
     out.machine = machine
     rec = Recording() if strict else None
     qemu: QemuTarget | None = None
@@ -134,17 +158,20 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     try:
-        qemu = QemuTarget(binary, machine, name=name, timeout=timeout)
+        qemu = fresh if fresh is not None else QemuTarget(binary, machine, name=name,
+                                                          timeout=timeout)
         side = qemu if rec is None else RecordingTarget(qemu, rec)
         model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
+        model.sdhci.step_budget = STEP_BUDGET
         lock = LockstepTarget(model, side, quirks=QuirkSet(QUIRKS, profile, "fuzz"))
         _drive(lock, model, side, ops, out)
     except Divergence as d:
         out.status, out.divergence, out.reason = DIVERGE, d, d.summary()
     except QtestTimeout as e:
-        out.status, out.reason = HANG, str(e)
+        predicted = model is not None and model.hung is not None
+        out.status, out.reason = (PREDICTED if predicted else HANG), str(e)
     except QemuGone as e:
-        predicted = model is not None and model.hung
+        predicted = model is not None and model.hung is not None and _qemu_dies(model)
         out.status, out.reason = (PREDICTED if predicted else CRASH), str(e)
         if isinstance(e, QemuDied):
             out.crash_site = e.assertion or (
@@ -180,6 +207,7 @@ def _strict_run(rec: Recording, profile: BuildProfile, machine: Machine, ops: Se
     """The step a model of ``strict`` diverges at against the recording
     (None: it agrees), and the deviation keys it consulted."""
     model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile, strict=strict)
+    model.sdhci.step_budget = STEP_BUDGET
     lock = LockstepTarget(model, ReplayTarget(rec), quirks=QuirkSet(QUIRKS, profile, "fuzz"))
     scratch = Outcome(OK)
     try:
