@@ -14,12 +14,10 @@ finding is shrunk, deduplicated by signature and written as reproducers.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import random
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,11 +25,10 @@ from typing import Any
 from harness.fuzz import emit
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.ops import Op, generate, mutate
-from harness.fuzz.run import OK, PREDICTED, Outcome, execute, launch
+from harness.fuzz.run import OK, PREDICTED, Outcome, execute
 from harness.fuzz.shrink import shrink_ops
 from harness.fuzz.signature import signature
 from harness.qemu.builds import QemuBuild
-from harness.qemu.target import QemuTarget
 
 
 def shard_of(key: str, n: int) -> int:
@@ -70,39 +67,6 @@ class Stats:
         return self.execs / self.seconds if self.seconds else 0.0
 
 
-class _Launcher:
-    """Starts the next QEMU in a thread of its own while an input runs, so
-    that its start-up (process, QMP handshake, PCI set-up) overlaps the
-    lockstep run.  The thread lives as long as the launcher: QEMU gets
-    SIGKILL when the thread that started it ends (``PR_SET_PDEATHSIG``)."""
-
-    def __init__(self, build: QemuBuild, machine: str) -> None:
-        self.build, self.machine = build, machine
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="sdqtest-fuzz-launch")
-        self.next: Future[QemuTarget] | None = None
-
-    def _start(self) -> QemuTarget:
-        return launch(self.build.binary, self.machine, name=self.build.name)
-
-    def take(self) -> QemuTarget | None:
-        """The QEMU started in advance (None the first time, or when it
-        failed: the caller starts its own), and the next one on its way."""
-        fut, self.next = self.next, self.pool.submit(self._start)
-        if fut is None:
-            return None
-        try:
-            return fut.result(timeout=120)
-        except Exception:  # noqa: BLE001 - the caller's own launch reports it
-            return None
-
-    def close(self) -> None:
-        if self.next is not None:
-            with contextlib.suppress(Exception):
-                self.next.result(timeout=120).close()
-            self.next = None
-        self.pool.shutdown(wait=True)
-
-
 @dataclass
 class Campaign:
     build: QemuBuild
@@ -115,26 +79,15 @@ class Campaign:
     new_coverage: Callable[[], int | None] | None = None
     progress: Callable[[str], None] | None = None
     max_len: int = 24
-    #: Start the next input's QEMU while the current input runs.
-    prelaunch: bool = True
     _features: set[tuple[Any, ...]] = field(default_factory=set)
-    _launcher: _Launcher | None = None
 
     def execute(self, ops: list[Op]) -> Outcome:
-        fresh = self._launcher.take() if self._launcher is not None else None
         return execute(self.build.binary, self.build.profile, ops, machine_type=self.machine,
-                       strict=self.strict, name=self.build.name, fresh=fresh)
+                       strict=self.strict, name=self.build.name)
 
     def run(self, *, seconds: float | None = None, count: int | None = None) -> Stats:
         """Run until ``seconds`` have passed or ``count`` inputs ran."""
-        if self.prelaunch:
-            self._launcher = _Launcher(self.build, self.machine)
-        try:
-            return self._run(seconds, count)
-        finally:
-            if self._launcher is not None:
-                self._launcher.close()
-                self._launcher = None
+        return self._run(seconds, count)
 
     def _run(self, seconds: float | None, count: int | None) -> Stats:
         st = Stats(self.build.name)
