@@ -5,13 +5,15 @@ own layer and of the layers after its arrow, so dependencies point one way
 (``tests/qtest/core/test_layers.py`` holds the code to this table)::
 
     cli        cli, pytest_plugin
-               -> bisect, bench, guest, check, scenarios, driver, qemu, model, target,
-                  base, errors
+               -> bisect, bench, fuzz, guest, check, scenarios, driver, qemu, model,
+                  target, base, errors
     bisect     bisect.*
                -> bench, guest, check, scenarios, driver, qemu, model, target, base,
                   errors
     bench      bench.*
                -> guest, check, scenarios, driver, qemu, model, target, base, errors
+    fuzz       fuzz.*
+               -> check, scenarios, driver, qemu, model, target, base, errors
     guest      guest.*
                -> qemu, target, base, errors
     check      check.*

@@ -350,9 +350,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except replay.ReplayError as e:
         raise UsageError(str(e)) from e
     extra = args.qemu_args.split() if args.qemu_args else None
+    reported = None if extra else replay.field_argv(path)  # a field reproducer's own
     rc = 0
     for b in select_builds(args.qemu):
-        res = replay.replay_qemu(b.binary, trace, machine, extra, timeout=args.timeout)
+        from harness.check import field
+
+        argv = field.replay_argv(reported, str(b.binary)) if reported else None
+        res = replay.replay_qemu(b.binary, trace, machine, extra, timeout=args.timeout,
+                                 argv=argv)
         print(f"{b.name}: {res.summary()}")
         if res.crashed:
             rc = 1
@@ -367,10 +372,72 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for line in res.model_diffs[:20]:
                 print(f"    {line}")
         elif res.model_checked:
-            print("  model agrees on every register and memory read")
+            print("  model agrees on every register and memory read"
+                  + (f" ({res.model_reason})" if res.model_reason else ""))
         else:
             print(f"  model not run: {res.model_reason}")
     return rc
+
+
+def _duration(text: str) -> float:
+    """Seconds of ``60``, ``90s``, ``10m`` or ``1h``."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        if text and text[-1] in units:
+            return float(text[:-1]) * units[text[-1]]
+        return float(text)
+    except ValueError:
+        raise UsageError(f"bad duration {text!r} (60, 90s, 10m, 1h)") from None
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    """Differential fuzzing: random inputs on model and QEMU in lockstep."""
+    from pathlib import Path
+
+    from harness.check import inputs
+    from harness.fuzz import campaign, corpus
+
+    if args.merge:
+        merged = corpus.merge(Path(args.corpus), [Path(d) for d in args.merge])
+        print(f"merged {len(args.merge)} campaign directories into {args.corpus}: "
+              f"{len(list(merged.inputs_dir.glob('*.json')))} inputs, "
+              f"{len(merged.index)} findings")
+        for sig, info in sorted(merged.index.items()):
+            print(f"  {sig}  x{info.get('count', 1)}  {info['dir']}")
+        return 0
+    try:
+        k, n = (int(x) for x in args.shard.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard takes K/N, not {args.shard!r}") from None
+    if not 1 <= k <= n:
+        raise UsageError(f"--shard {args.shard}: K must be 1..N")
+    seconds = _duration(args.time) if args.time else (None if args.count else 60.0)
+    store = corpus.Corpus(Path(args.corpus))
+    builds = select_builds(args.qemu)
+    for path in args.input or []:
+        from harness.fuzz.inputs import trace_ops
+
+        ops = trace_ops(Path(path), builds[0].binary, builds[0].profile)
+        store.add_input(ops)
+        print(f"input {path}: {len(ops)} operations added to the corpus")
+    total = 0
+    for b in builds:
+        inputs.check_build(b)
+        c = campaign.Campaign(b, store, seed=args.seed, strict=args.strict, shard=(k, n),
+                              machine=args.machine, progress=_progress)
+        st = c.run(seconds=seconds, count=args.count)
+        _progress("")
+        print(c.status_line(st) + f" in {st.seconds:.0f} s; outcomes: "
+              + ", ".join(f"{s} {v}" for s, v in sorted(st.by_status.items())))
+        for f in st.found:
+            kind = "spec deviation" if f.signature.startswith("spec:") else f.status
+            print(f"  NEW {kind}: {f.signature}\n      {f.reason}\n      shrunk "
+                  f"{f.original_len} -> {f.shrunk_len} operations in {f.shrink_runs} runs; "
+                  f"reproducers: {f.directory}")
+        for sig, count in sorted(st.repeats.items()):
+            print(f"  known {sig}: hit {count} more times")
+        total += sum(not f.signature.startswith("spec:") for f in st.found)
+    return 1 if total else 0
 
 
 _last_plain = [0.0]
@@ -503,6 +570,27 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=10.0, help="seconds per command")
     r.add_argument("--no-model", action="store_true", help="do not run the model")
     r.set_defaults(func=cmd_replay)
+
+    fz = sub.add_parser("fuzz", help="differential fuzzing: random inputs on model and QEMU")
+    qemu_opt(fz)
+    fz.add_argument("--time", "--budget", metavar="T",
+                    help="time budget per build: 60, 90s, 10m, 1h (default 60 s)")
+    fz.add_argument("--count", type=int, metavar="N", help="inputs per build")
+    fz.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    fz.add_argument("--corpus", default="fuzz-corpus", metavar="DIR",
+                    help="campaign directory: inputs, findings (default ./fuzz-corpus)")
+    fz.add_argument("--machine", default="q35", help="machine type (default q35)")
+    fz.add_argument("--strict", action="store_true",
+                    help="also report spec deviations (the model following the spec), "
+                    "apart from findings")
+    fz.add_argument("--shard", default="1/1", metavar="K/N",
+                    help="run shard K of N of the campaign's inputs")
+    fz.add_argument("--input", action="append", metavar="TRACE",
+                    help="a qtest trace (ours, QEMU's -qtest stdio or bug-report shell form) "
+                    "to add to the corpus")
+    fz.add_argument("--merge", nargs="+", metavar="DIR",
+                    help="merge these campaign directories into --corpus and exit")
+    fz.set_defaults(func=cmd_fuzz)
 
     b = sub.add_parser("bench", help="benchmarks (figures, never pass/fail)")
     bsub = b.add_subparsers(dest="bench_command", required=True)

@@ -21,12 +21,17 @@ from __future__ import annotations
 import base64
 import re
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 from pathlib import Path
+from typing import Any
 
 import pexpect
 
+from harness.check import field as field
 from harness.errors import UsageError
+from harness.hwdefs.pci import COMMAND_MEMORY, SDHCI_PCI
+from harness.hwdefs.sdhci import REGISTER_WINDOW
 from harness.machine import CardImage, Machine
 from harness.profile import BuildProfile
 from harness.qemu.argv import qemu_argv
@@ -41,6 +46,7 @@ _ANSWER = re.compile(r"^(OK|FAIL|ERR)\b.*$", re.M)
 _SDHCI_IDS = 0x0007_1B36
 _REG = re.compile(r"^(read|write)([bwlq]) (0x[0-9a-fA-F]+|\d+)(?: (0x[0-9a-fA-F]+|\d+))?$")
 _SIZES = {"b": 1, "w": 2, "l": 4, "q": 8}
+CONFIG_ADDRESS, CONFIG_DATA = 0xCF8, 0xCFC  #: PCI configuration mechanism #1 ports
 
 
 @dataclass
@@ -51,10 +57,14 @@ class ReplayResult:
     signal: int | None = None
     exit_status: int | None = None
     output_tail: str = ""
-    answers: list[tuple[str, str]] = field(default_factory=list)
-    model_diffs: list[str] = field(default_factory=list)
+    answers: list[tuple[str, str]] = _field(default_factory=list)
+    model_diffs: list[str] = _field(default_factory=list)
     model_checked: bool = False
     model_reason: str = ""
+    #: sdhci-pci's devfn on bus 0, scanned after the trace (None: not found).
+    sdhci_devfn: int | None = None
+    #: Register and memory reads the model answered and compared.
+    model_reads: int = 0
 
     def summary(self) -> str:
         if self.crashed:
@@ -65,13 +75,18 @@ class ReplayResult:
 
 
 def read_trace(path: Path) -> list[str]:
-    """Command lines of a trace; blank lines and ``#`` comments dropped."""
-    out = []
-    for raw in path.read_text().splitlines():
-        line = raw.strip()
-        if line and not line.startswith("#"):
-            out.append(line)
-    return out
+    """Command lines of a trace; blank lines and ``#`` comments dropped.  A
+    bug report's shell form (``cat << EOF | qemu-system-x86_64 ...``) gives
+    the lines of its here-document (:mod:`harness.check.field`)."""
+    return field.parse(path.read_text()).lines
+
+
+def field_argv(path: Path) -> list[str] | None:
+    """The QEMU command line a field reproducer names (shell form or a
+    comment header), or None (ours record a machine instead)."""
+    if machine_of(path) is not None:
+        return None
+    return field.parse(path.read_text()).argv
 
 
 def reproducer_header(machine: Machine, what: str = "") -> str:
@@ -105,7 +120,15 @@ def replay_machine(trace_path: Path, machine_type: str | None = None, *,
     default; ``machine_type`` overrides the type.  A recorded card image
     that is gone raises :class:`ReplayError`, unless QEMU gets the user's
     own devices (``own_devices``): the model then gets the default card."""
-    m = machine_of(trace_path) or DEFAULT_MACHINE
+    m = machine_of(trace_path)
+    if m is None:
+        argv = field.parse(trace_path.read_text()).argv
+        if argv is not None:
+            try:
+                m, _ = field.machine_from_argv(argv)
+            except ValueError as e:
+                raise ReplayError(f"{trace_path}: {e}") from e
+    m = m or DEFAULT_MACHINE
     if machine_type is not None:
         m = m.replace(type=machine_type)
     if m.image is not None and m.image.path is not None and not m.image.path.is_file():
@@ -117,11 +140,18 @@ def replay_machine(trace_path: Path, machine_type: str | None = None, *,
 
 
 def replay_qemu(binary: Path, trace: list[str], machine: Machine,
-                args: list[str] | None = None, timeout: float = 10.0) -> ReplayResult:
+                args: list[str] | None = None, timeout: float = 10.0, *,
+                argv: list[str] | None = None) -> ReplayResult:
     """Feed ``trace`` to QEMU building ``machine`` (the card image opened
-    with ``snapshot=on``); ``args`` replaces the machine's devices."""
-    argv = qemu_argv(binary, machine, qtest="stdio", qtest_log="none", snapshot=True,
-                     devices=args)
+    with ``snapshot=on``); ``args`` replaces the machine's devices, ``argv``
+    the whole command line (a field reproducer's, see
+    :func:`harness.check.field.replay_argv`).  When QEMU survives the
+    trace, PCI bus 0 is scanned after it for sdhci-pci (the trace's own
+    answers are complete by then), so that the model knows which function's
+    BAR the trace programs."""
+    if argv is None:
+        argv = qemu_argv(binary, machine, qtest="stdio", qtest_log="none", snapshot=True,
+                         devices=args)
     res = ReplayResult(lines=len(trace))
     child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", timeout=timeout,
                           echo=False, codec_errors="replace")
@@ -135,6 +165,7 @@ def replay_qemu(binary: Path, trace: list[str], machine: Machine,
             res.answers.append((line, str(child.after).strip()))
             res.answered += 1
         else:
+            res.sdhci_devfn = _probe_sdhci(child)
             child.sendeof()
     finally:
         res.output_tail = (child.before or "")[-2000:] if isinstance(child.before, str) else ""
@@ -148,78 +179,187 @@ def replay_qemu(binary: Path, trace: list[str], machine: Machine,
     return res
 
 
-def replay_model(res: ReplayResult, profile: BuildProfile, machine: Machine) -> None:
-    """Run the trace's sdhci-pci operations on the model of ``machine``;
-    compare reads."""
-    from harness.model.target import ModelTarget
+def _probe_sdhci(child: pexpect.spawn) -> int | None:  # type: ignore[type-arg]
+    """The devfn of sdhci-pci on bus 0, read through config space."""
+    for devfn in range(256):
+        for line in (f"outl 0xcf8 {0x8000_0000 | devfn << 8:#x}", "inl 0xcfc"):
+            child.sendline(line)
+            if child.expect([_ANSWER, pexpect.EOF, pexpect.TIMEOUT]) != 0:
+                return None
+        words = str(child.after).split()
+        if len(words) > 1 and words[0] == "OK" and int(words[1], 0) == _SDHCI_IDS:
+            return devfn
+    return None
 
-    bar: int | None = None
-    cf8 = 0
-    sdhci_devfn: int | None = None
-    try:
-        model = ModelTarget(machine, profile=profile)
-    except ValueError as e:
-        res.model_reason = f"the model cannot mirror this machine: {e}"
-        return
+
+@dataclass
+class _PciShadow:
+    """What the trace did to sdhci-pci's config space that decides where
+    its BAR0 is mapped (PCI 3.0 6.2.5.1; QEMU ``pci_bar_address``): the
+    Memory Space enable bit and BAR0's address bits; and the config
+    address latch at 0xcf8 (its low bits ORed into the offset, as QEMU's
+    ``pci_host_data_write`` does)."""
+
+    devfn: int | None
+    ram: int
+    cf8: int = 0
+    config: bytearray = _field(default_factory=lambda: bytearray(64))
+
+    def access(self, port: int, size: int) -> int | None:
+        """Config offset of a data-port access to sdhci-pci, or None."""
+        if not self.cf8 >> 31 or (self.cf8 >> 16) & 0xFF or self.devfn is None \
+                or (self.cf8 >> 8) & 0xFF != self.devfn:
+            return None
+        return (self.cf8 & 0xFF) | (port & 3)
+
+    def write(self, port: int, size: int, value: int) -> None:
+        off = self.access(port, size)
+        if off is None:
+            return
+        for i in range(size):
+            if off + i < len(self.config):
+                self.config[off + i] = (value >> (8 * i)) & 0xFF
+
+    @property
+    def bar(self) -> int | None:
+        """Where BAR0's 256 bytes are mapped, or None when they are not."""
+        command = int.from_bytes(self.config[4:6], "little")
+        if not command & COMMAND_MEMORY:
+            return None
+        addr = int.from_bytes(self.config[0x10:0x14], "little") & SDHCI_PCI.bar0_mask
+        if addr == 0 or addr + REGISTER_WINDOW - 1 >= 0xFFFF_FFFF or addr < self.ram:
+            return None  # unmapped, or under RAM (RAM wins)
+        return addr
+
+
+def replay_model(res: ReplayResult, profile: BuildProfile, machine: Machine,
+                 model: Any = None) -> None:
+    """Run the trace's sdhci-pci operations on the model of ``machine``;
+    compare reads.
+
+    The controller's BAR0 is wherever the trace maps it through config
+    space (``outl 0xcf8``/``0xcfc``), only while Memory Space is enabled,
+    as QEMU maps it; register accesses reach the model through ``readX``/
+    ``writeX`` and through guest-memory commands (``write``, ``b64write``
+    ...: QEMU's fuzzers use those for MMIO too) that fall in the BAR.  The
+    function is the one the trace reads the IDs of, else the one the scan
+    after the trace found.  Accesses elsewhere outside RAM are not compared
+    (counted in ``model_reason``).  ``model`` replaces the model with any
+    object of the same methods (a recorder of the operations)."""
+    from harness.model.target import ModelTarget, split_access
+
+    if model is None:
+        try:
+            model = ModelTarget(machine, profile=profile)
+        except ValueError as e:
+            res.model_reason = f"the model cannot mirror this machine: {e}"
+            return
+    pci = _PciShadow(res.sdhci_devfn, machine.ram)
+    ever_mapped = False
+    outside = 0
+
+    def in_bar(addr: int, length: int) -> int | None:
+        bar = pci.bar
+        if bar is not None and bar <= addr and addr + length <= bar + REGISTER_WINDOW:
+            return addr - bar
+        return None
+
     try:
         for line, answer in res.answers:
             words = line.split()
-            if words[0] == "outl" and int(words[1], 0) == 0xCF8:
-                cf8 = int(words[2], 0)
+            op = words[0]
+            if op in ("outb", "outw", "outl"):
+                port, value, size = int(words[1], 0), int(words[2], 0), _SIZES[op[-1]]
+                if port == CONFIG_ADDRESS and size == 4:
+                    pci.cf8 = value
+                elif CONFIG_DATA <= port < CONFIG_DATA + 4:
+                    pci.write(port, size, value)
+                ever_mapped |= pci.bar is not None
                 continue
-            if words[0] == "inl" and int(words[1], 0) == 0xCFC and (cf8 & 0xFC) == 0:
-                if int(answer.split()[1], 0) == _SDHCI_IDS:
-                    sdhci_devfn = (cf8 >> 8) & 0xFF
+            if op in ("inb", "inw", "inl"):
+                port = int(words[1], 0)
+                if pci.devfn is None and op == "inl" and port == CONFIG_DATA \
+                        and pci.cf8 >> 31 and (pci.cf8 & 0xFC) == 0 \
+                        and int(answer.split()[1], 0) == _SDHCI_IDS:
+                    pci.devfn = (pci.cf8 >> 8) & 0xFF
                 continue
-            if words[0] == "outl" and int(words[1], 0) == 0xCFC:
-                if sdhci_devfn is not None and (cf8 >> 8) & 0xFF == sdhci_devfn \
-                        and cf8 & 0xFC == 0x10:
-                    bar = int(words[2], 0) & ~0xF
-                continue
-            if words[0] in ("outb", "outw", "inb", "inw", "inl", "irq_intercept_in",
-                            "irq_intercept_out", "endianness"):
+            if op in ("irq_intercept_in", "irq_intercept_out", "endianness"):
                 continue
             m = _REG.match(line)
-            if m and bar is not None and bar <= int(m.group(3), 0) < bar + 0x100:
-                off, size = int(m.group(3), 0) - bar, _SIZES[m.group(2)]
+            if m:
+                addr, size = int(m.group(3), 0), _SIZES[m.group(2)]
+                off = in_bar(addr, size)
+                if off is None:
+                    outside += 1
+                    continue
                 if m.group(1) == "write":
                     model.write(off, size, int(m.group(4), 0))
                 else:
+                    res.model_reads += 1
                     got = model.read(off, size)
                     want = int(answer.split()[1], 0)
                     if got != want:
-                        res.model_diffs.append(
-                            f"{line}: QEMU {want:#x}, model {got:#x}")
+                        res.model_diffs.append(f"{line}: QEMU {want:#x}, model {got:#x}")
                 continue
-            if words[0] == "clock_step":
+            if op == "clock_step":
                 model.clock_step(int(words[1], 0) if len(words) > 1 else None)
                 continue
-            if words[0] in ("write", "b64write", "read", "b64read", "memset"):
+            if op in ("write", "b64write", "read", "b64read", "memset"):
                 addr, length = int(words[1], 0), int(words[2], 0)
+                off = in_bar(addr, length)
+                if off is not None:  # MMIO through the memory commands
+                    _mmio_bytes(model, split_access, off, op, words, answer, line, res)
+                    continue
                 if addr + length > machine.ram:
-                    res.model_reason = f"trace touches memory outside RAM: {line!r}"
-                    return
-                if words[0] == "write":
-                    data = bytes.fromhex(words[3][2:].ljust(2 * length, "0")[: 2 * length])
-                    model.mem_write(addr, data)
-                elif words[0] == "b64write":
+                    outside += 1
+                    continue
+                if op == "write":
+                    model.mem_write(addr, _hex_data(words[3], length))
+                elif op == "b64write":
                     model.mem_write(addr, base64.b64decode(words[3]))
-                elif words[0] == "memset":
+                elif op == "memset":
                     model.mem_write(addr, bytes([int(words[3], 0)]) * length)
                 else:
+                    res.model_reads += 1
                     tail = answer.split()[1]
-                    want_b = (bytes.fromhex(tail[2:]) if words[0] == "read"
+                    want_b = (bytes.fromhex(tail[2:]) if op == "read"
                               else base64.b64decode(tail))
                     if model.mem_read(addr, length) != want_b:
                         res.model_diffs.append(f"{line}: guest memory differs")
                 continue
-            if m:
-                res.model_reason = f"trace touches MMIO outside the sdhci BAR: {line!r}"
-                return
-            res.model_reason = f"trace uses {words[0]!r}, which the model does not replay"
+            res.model_reason = f"trace uses {op!r}, which the model does not replay"
             return
-        res.model_checked = bar is not None
-        if bar is None:
-            res.model_reason = "trace never maps the sdhci-pci BAR"
+        res.model_checked = ever_mapped
+        if not ever_mapped:
+            res.model_reason = ("trace never maps the sdhci-pci BAR"
+                                + ("" if pci.devfn is not None else
+                                   " (no sdhci-pci found on bus 0)"))
+        elif outside:
+            res.model_reason = (f"{outside} accesses outside RAM and the sdhci-pci BAR "
+                                "were not compared")
     finally:
         model.close()
+
+
+def _hex_data(text: str, length: int) -> bytes:
+    return bytes.fromhex(text[2:].ljust(2 * length, "0")[: 2 * length])
+
+
+def _mmio_bytes(model: Any, split: Any, off: int, op: str, words: list[str], answer: str,
+                line: str, res: ReplayResult) -> None:
+    """A guest-memory command on the BAR: the accesses QEMU's memory core
+    makes of it (pieces of at most 4 bytes, aligned), little endian."""
+    length = int(words[2], 0)
+    if op in ("write", "b64write", "memset"):
+        data = (_hex_data(words[3], length) if op == "write"
+                else base64.b64decode(words[3]) if op == "b64write"
+                else bytes([int(words[3], 0)]) * length)
+        for o, n in split(off, len(data)):
+            model.write(o, n, int.from_bytes(data[o - off:o - off + n], "little"))
+        return
+    res.model_reads += 1
+    got = b"".join(model.read(o, n).to_bytes(n, "little") for o, n in split(off, length))
+    tail = answer.split()[1]
+    want = bytes.fromhex(tail[2:]) if op == "read" else base64.b64decode(tail)
+    if got != want:
+        res.model_diffs.append(f"{line}: QEMU {want.hex()}, model {got.hex()}")

@@ -318,6 +318,11 @@ def get(card: DataCard, src: bytes | bytearray) -> int:
     return src[off] if off < len(src) else 0
 
 
+#: Commands whose data the card sends byte by byte (CMD18 aside; QEMU
+#: ``sd_read_byte``): any other command in the data state sends zeros.
+SENDING_COMMANDS = frozenset({6, 8, 9, 10, 13, 17, 19, 22, 30, 51, 56})
+
+
 def read_byte(card: DataCard) -> int:
     """One data byte to the host (QEMU ``sd_read_byte``); 0x00 when the
     card has nothing to send."""
@@ -331,7 +336,7 @@ def read_byte(card: DataCard) -> int:
         return read_multiple_byte(card, io_len)
     if card.legacy:
         return legacy_read(card, cc, io_len)
-    if cc not in (6, 8, 9, 10, 13, 17, 19, 22, 30, 51, 56):
+    if cc not in SENDING_COMMANDS:
         return 0
     ret = get(card, card.xfer.buf)
     if card.xfer.offset >= card.xfer.size:

@@ -962,7 +962,13 @@ class SDCard:
     def read_data(self, length: int) -> bytes:
         """The same as :meth:`read_byte` ``length`` times, with the bytes
         inside a CMD17/CMD18 block (neither its first nor its last) sliced
-        from the block buffer."""
+        from the block buffer.  A card that sends nothing (no data state,
+        blocked, ejected, dead) gives zeros and stays as it is."""
+        if (self.fatal is not None or not self._inserted or self.state != CardState.DATA
+                or self.card_status & sd_data._blockers(self)
+                or (not self.legacy and self.current_cmd != 18
+                    and self.current_cmd not in sd_data.SENDING_COMMANDS)):
+            return bytes(length)
         out = bytearray()
         while len(out) < length:
             n = self._span(length - len(out), receiving=False)

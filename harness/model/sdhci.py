@@ -201,6 +201,7 @@ class SDHCI(SdhciDma):
         timeout = False
         rsp_type = _RSPTYP.get(self.cmdreg)
         if rsp_type:
+            self.rspreg3_undefined = False
             if len(resp) == 4:
                 self.rspreg = [int.from_bytes(resp, "big"), 0, 0, 0]
             elif len(resp) == 16:

@@ -157,6 +157,9 @@ class SdhciState:
         self.trnmod = 0
         self.cmdreg = 0
         self.rspreg = [0, 0, 0, 0]
+        #: RSPREG3 holds what QEMU never wrote: an Auto CMD12 the card did
+        #: not answer leaves it uninitialised stack bytes (ModelTarget.reconcile).
+        self.rspreg3_undefined = False
         self.prnsts = 0
         self.hostctl1 = 0
         self.pwrcon = 0
@@ -280,8 +283,12 @@ class SdhciState:
             resp = self.card_command(12, 0)
             if len(resp) >= 4:
                 self.rspreg[3] = int.from_bytes(resp[:4], "big")
-            # QEMU reads an uninitialised buffer when the card does not answer;
-            # the model leaves RSPREG3 unchanged then.
+                self.rspreg3_undefined = False
+            else:
+                # QEMU copies its uninitialised response buffer when the card
+                # does not answer: the value is undefined (the model keeps its
+                # own and adopts QEMU's, see ModelTarget.reconcile).
+                self.rspreg3_undefined = True
         self.prnsts &= ~(H.PRNSTS_READ_ACTIVE | H.PRNSTS_WRITE_ACTIVE | H.PRNSTS_DATLINEACTIVE
                          | H.PRNSTS_DATINHIBIT | H.PRNSTS_BUFWRRDY | H.PRNSTS_BUFRDRDY)
         self.sdma_paused = False

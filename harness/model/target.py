@@ -253,6 +253,9 @@ class ModelTarget:
         draw but a fault, so it stays a divergence (the reason is kept in
         :attr:`refused`).  Each adoption is kept in :attr:`adoptions`.
         """
+        if op == "read" and self._adopt_rspreg3(int(args[0]), int(args[1]), int(model_value),
+                                                int(qemu_value)):
+            return True
         card = self.card
         if op != "read" or not isinstance(card, SDCard) or card.legacy:
             return False
@@ -277,6 +280,33 @@ class ModelTarget:
         self.adoptions.append(("RCA", rca))
         card.rca = rca
         self.sdhci.rspreg[0] = (rca << 16) | (self.sdhci.rspreg[0] & 0xFFFF)
+        return True
+
+    def _adopt_rspreg3(self, offset: int, size: int, model_value: int,
+                       qemu_value: int) -> bool:
+        """Adopt QEMU's RSPREG3 after an Auto CMD12 the card did not answer.
+
+        QEMU's ``sdhci_end_transfer`` copies its response buffer into
+        RSPREG3 whatever the card answered; when the card refuses CMD12
+        (it is not sending or receiving: PLS 4.3.4) the buffer is
+        uninitialised stack, so the value cannot be predicted.  Only the
+        RSPREG3 bytes may differ; the adoption is kept in :attr:`adoptions`.
+        """
+        if not self.sdhci.rspreg3_undefined:
+            return False
+        lo, hi = max(offset, H.RSPREG3.offset), min(offset + size, H.RSPREG3.offset + 4)
+        if lo >= hi:
+            return False
+        mask = sum(0xFF << (8 * (a - offset)) for a in range(lo, hi))
+        if (model_value ^ qemu_value) & ~mask:
+            return False
+        value = self.sdhci.rspreg[3]
+        for a in range(lo, hi):
+            shift_r, shift_v = 8 * (a - H.RSPREG3.offset), 8 * (a - offset)
+            value = (value & ~(0xFF << shift_r)) | (((qemu_value >> shift_v) & 0xFF) << shift_r)
+        self.sdhci.rspreg[3] = value
+        self.sdhci.rspreg3_undefined = False
+        self.adoptions.append(("RSPREG3", value))
         return True
 
     def image_touched(self) -> list[tuple[int, int]]:

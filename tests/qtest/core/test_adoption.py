@@ -70,3 +70,23 @@ def test_the_previous_rca_again_is_a_divergence() -> None:
         d.cmd(D.SEND_RELATIVE_ADDR, 0)
     assert model.adoptions == [("RCA", 0xBEEF)]
     assert "previous RCA 0xbeef" in model.refused[0]
+
+
+def test_rspreg3_after_a_refused_auto_cmd12_is_adopted_only_then() -> None:
+    """QEMU copies an uninitialised buffer into RSPREG3 when the card does not
+    answer Auto CMD12 (found by sdqtest fuzz on 7.2: a single-block write
+    with Auto CMD12): the model adopts that value, and nothing else."""
+    from harness.hwdefs import sdhci as H
+
+    model = ModelTarget(Machine(), size=SIZE)
+    assert not model.reconcile("read", (H.RSPREG3.offset, 4), 0, 0x300000E0)
+    model.sdhci.trnmod = H.TRNMOD_ACMD12   # the card (idle) refuses CMD12
+    model.sdhci.end_transfer()
+    assert model.sdhci.rspreg3_undefined
+    # Bytes outside RSPREG3 must still agree.
+    assert not model.reconcile("read", (H.RSPREG2.offset + 2, 4), 0, 0x00E00001)
+    assert model.reconcile("read", (H.RSPREG3.offset, 4), 0, 0x300000E0)
+    assert model.read(H.RSPREG3.offset, 4) == 0x300000E0
+    assert model.adoptions == [("RSPREG3", 0x300000E0)]
+    assert not model.sdhci.rspreg3_undefined  # adopted once, then compared again
+    assert not model.reconcile("read", (H.RSPREG3.offset, 4), 0x300000E0, 0x12)

@@ -29,11 +29,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "scenarios": ("driver", "target", "base", "errors"),
     "check": ("scenarios", "driver", "qemu", "model", "target", "base", "errors"),
     "guest": ("qemu", "target", "base", "errors"),
+    "fuzz": ("check", "scenarios", "driver", "qemu", "model", "target", "base", "errors"),
     "bench": ("guest", "check", "scenarios", "driver", "qemu", "model", "target", "base",
               "errors"),
     "bisect": ("bench", "guest", "check", "scenarios", "driver", "qemu", "model", "target",
                "base", "errors"),
-    "cli": ("bisect", "bench", "guest", "check", "scenarios", "driver", "qemu", "model",
+    "cli": ("bisect", "bench", "fuzz", "guest", "check", "scenarios", "driver", "qemu", "model",
             "target", "base", "errors"),
 }
 
@@ -53,6 +54,7 @@ MODULES: dict[str, str] = {
     "harness.driver": "driver",
     "harness.scenarios": "scenarios",
     "harness.check": "check",
+    "harness.fuzz": "fuzz",
     "harness.bench": "bench",
     "harness.bisect": "bisect",
     "harness.cli": "cli",

@@ -716,3 +716,36 @@ def test_powerup_timer_survives_reset() -> None:
     c.do_command(0, 0)
     clock.step(500_000)
     assert c.ocr & S.OCR_BUSY  # QEMU's reset leaves the timer running
+
+
+# -- read_data: the bulk path equals byte-wise reads ---------------------------------------
+
+
+@pytest.mark.parametrize("setup", ["transfer", "cmd16-data", "cmd17", "cmd6"])
+def test_read_data_equals_read_byte_loop(setup: str) -> None:
+    """``read_data(n)`` is ``read_byte`` n times (found by sdqtest fuzz: the
+    byte loop made a 64 K-block SDMA from a card sending nothing take minutes)."""
+    cards = []
+    for _ in range(2):
+        c = make()
+        rca = to_transfer(c)
+        if setup == "cmd17":
+            c.do_command(17, 512)
+        elif setup == "cmd6":
+            c.do_command(6, 0x00FFFFF1)
+        elif setup == "cmd16-data":
+            c.do_command(16, 8)
+            c.do_command(13, rca << 16)  # no data: the card stays in transfer
+        cards.append(c)
+    bulk = cards[0].read_data(700)
+    single = bytes(sd_data_read_byte(cards[1]) for _ in range(700))
+    assert bulk == single
+    assert cards[0].state == cards[1].state
+    if setup in ("transfer", "cmd16-data"):
+        assert bulk == bytes(700) and cards[0].state is CardState.TRAN
+
+
+def sd_data_read_byte(card: SDCard) -> int:
+    from harness.model import sd_data
+
+    return sd_data.read_byte(card)

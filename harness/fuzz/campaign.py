@@ -1,0 +1,168 @@
+"""A fuzz campaign: generate or mutate, run, keep, shrink, report.
+
+Input ``i`` of a campaign is drawn from ``random.Random(f"{seed}:{i}")``
+and the corpus as it stands, so a seed replays the same campaign (the same
+builds, the same corpus).  ``--shard K/N`` keeps the inputs whose key falls
+in shard K, so N machines run disjoint parts of one campaign.
+
+An input is kept in the corpus when it reaches something no earlier input
+did: new lines of QEMU when a coverage callback is given (``new_coverage``,
+the coverage build's count of newly executed lines), else new model states
+(operation kind, card state, interrupt status, consulted deviations).  A
+finding is shrunk, deduplicated by signature and written as reproducers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.fuzz import emit
+from harness.fuzz.corpus import Corpus
+from harness.fuzz.ops import Op, generate, mutate
+from harness.fuzz.run import OK, PREDICTED, Outcome, execute
+from harness.fuzz.shrink import shrink_ops
+from harness.fuzz.signature import signature
+from harness.qemu.builds import QemuBuild
+
+
+def shard_of(key: str, n: int) -> int:
+    """The shard (0..n-1) of ``key``: a stable hash, the same on every machine.
+
+    Local stand-in for ``harness.check.shard.shard_of`` until that lands."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") % n
+
+
+@dataclass
+class Found:
+    signature: str
+    status: str
+    directory: Path
+    original_len: int
+    shrunk_len: int
+    shrink_runs: int
+    reason: str
+
+
+@dataclass
+class Stats:
+    build: str
+    execs: int = 0
+    seconds: float = 0.0
+    shrink_runs: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    found: list[Found] = field(default_factory=list)
+    #: Signatures seen again (already in the corpus's findings).
+    repeats: dict[str, int] = field(default_factory=dict)
+    kept: int = 0
+    coverage: int | None = None
+
+    @property
+    def rate(self) -> float:
+        return self.execs / self.seconds if self.seconds else 0.0
+
+
+@dataclass
+class Campaign:
+    build: QemuBuild
+    corpus: Corpus
+    seed: int = 0
+    strict: bool = False
+    shard: tuple[int, int] = (1, 1)
+    machine: str = "q35"
+    shrink_calls: int = 60
+    new_coverage: Callable[[], int | None] | None = None
+    progress: Callable[[str], None] | None = None
+    max_len: int = 24
+    _features: set[tuple[Any, ...]] = field(default_factory=set)
+
+    def execute(self, ops: list[Op]) -> Outcome:
+        return execute(self.build.binary, self.build.profile, ops, machine_type=self.machine,
+                       strict=self.strict, name=self.build.name)
+
+    def run(self, *, seconds: float | None = None, count: int | None = None) -> Stats:
+        """Run until ``seconds`` have passed or ``count`` inputs ran."""
+        return self._run(seconds, count)
+
+    def _run(self, seconds: float | None, count: int | None) -> Stats:
+        st = Stats(self.build.name)
+        pool = self.corpus.inputs()
+        t0 = time.monotonic()
+        k, n = self.shard
+        i = 0
+        while True:
+            st.seconds = time.monotonic() - t0
+            if (seconds is not None and st.seconds >= seconds) or (
+                    count is not None and st.execs >= count):
+                break
+            key = f"{self.seed}:{i}"
+            i += 1
+            if n > 1 and shard_of(key, n) != k - 1:
+                continue
+            rng = random.Random(key)
+            if pool and rng.random() < 0.6:
+                ops = mutate(rng, rng.choice(pool), pool)
+            else:
+                ops = generate(rng, self.max_len)
+            out = self.execute(ops)
+            st.execs += 1
+            st.by_status[out.status] = st.by_status.get(out.status, 0) + 1
+            if self._keep(out, st):
+                self.corpus.add_input(ops)
+                pool.append(ops)
+                st.kept += 1
+            sig = signature(out)
+            if sig:
+                self._finding(sig, ops, out, st)
+            if self.progress:
+                st.seconds = time.monotonic() - t0
+                self.progress(self.status_line(st))
+        st.seconds = time.monotonic() - t0
+        return st
+
+    def status_line(self, st: Stats) -> str:
+        cov = "-" if st.coverage is None else str(st.coverage)
+        return (f"[{st.build}] {st.execs} execs, {st.rate:.1f}/s, {len(st.found)} new findings "
+                f"({sum(st.repeats.values())} repeats), corpus +{st.kept}, coverage {cov}")
+
+    def _keep(self, out: Outcome, st: Stats) -> bool:
+        if out.status not in (OK, PREDICTED):
+            return False
+        new: int | None = None
+        if self.new_coverage is not None:
+            new = self.new_coverage()
+            if new is not None:
+                st.coverage = (st.coverage or 0) + new
+        if new is None:
+            new = len(out.features - self._features)
+        self._features |= out.features
+        return new > 0
+
+    def _finding(self, sig: str, ops: list[Op], out: Outcome, st: Stats) -> None:
+        if self.corpus.known(sig):
+            self.corpus.seen(sig)
+            st.repeats[sig] = st.repeats.get(sig, 0) + 1
+            return
+        if self.progress:
+            self.progress(f"[{st.build}] shrinking {sig} ({len(ops)} operations)")
+
+        def fails(cand: list[Op]) -> bool:
+            return signature(self.execute(cand)) == sig
+
+        shrunk, runs = shrink_ops(ops, fails, stop_at=out.op_index, calls=self.shrink_calls)
+        st.shrink_runs += runs
+        final = self.execute(shrunk)
+        if signature(final) != sig:  # flaky: keep the original
+            shrunk, final = ops, out
+        d = emit.write(final, shrunk, sig, self.build.name, self.corpus.findings_dir,
+                       runs=runs, original_len=len(ops))
+        self.corpus.record(sig, self.build.name, d, status=final.status,
+                           reason=(final.reason.splitlines() or [""])[0],
+                           ops=len(shrunk), seed=self.seed)
+        st.found.append(Found(sig, final.status, d, len(ops), len(shrunk), runs,
+                              (final.reason.splitlines() or [""])[0]))

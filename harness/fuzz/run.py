@@ -1,0 +1,244 @@
+"""One fuzz input on the model and on QEMU, in lockstep.
+
+QEMU builds the fuzz machine (q35, sdhci-pci, an sd-card on a private copy
+of the sdsc-16m recipe image); the model mirrors it; every operation of the
+input runs through the host driver on a :class:`LockstepTarget`, which
+compares each register answer, the interrupt line and the DMA arena.  At
+the end the arena and the card blocks the model touched are compared once
+more.  The outcome says whether the two agreed, where they first differed,
+or how QEMU died (signal, assertion text) or hung (no qtest answer within
+the timeout); the QEMU side's qtest trace is kept for the reproducer.
+
+With ``strict``, QEMU's side is recorded and the specification-following
+model then runs against the recording (no second QEMU): a run that agrees
+with the QEMU-following model but not with the strict one shows a spec
+deviation, attributed to one deviation key as ``sdqtest check --strict``
+does.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import images
+from harness.check.lockstep import Divergence, LockstepTarget
+from harness.check.quirks import QUIRKS, QuirkSet
+from harness.check.recording import Recording, RecordingTarget, ReplayTarget
+from harness.driver.host import HostDriver
+from harness.errors import QemuGone
+from harness.fuzz.ops import Op, apply
+from harness.machine import CardImage, Machine
+from harness.model.deviations import Strictness
+from harness.model.target import ModelTarget
+from harness.profile import BuildProfile
+from harness.qemu.qtest import QtestTimeout
+from harness.qemu.session import QemuDied
+from harness.qemu.target import QemuTarget
+from harness.target import Target
+
+#: The card image recipe every fuzz input runs on.
+IMAGE = "sdsc-16m"
+#: Seconds QEMU may take to answer one qtest command before it counts as hung.
+HANG_TIMEOUT = 5.0
+#: Polls the driver makes before giving up a wait (each steps 10 us).
+DRIVER_POLLS = 64
+#: Most bytes of the card compared at the end of an input.
+IMAGE_LIMIT = 4 << 20
+#: ADMA timer steps (100 ns each) without guest interaction after which the
+#: model gives up an endless chain (``SDHCI.step_budget``): lower than the
+#: check's, so that such an input costs a second, not a minute.
+STEP_BUDGET = 5000
+
+OK, DIVERGE, CRASH, HANG, ERROR, PREDICTED = (
+    "ok", "diverge", "crash", "hang", "error", "predicted")
+
+
+@dataclass
+class Outcome:
+    """What one input did."""
+
+    status: str
+    reason: str = ""
+    divergence: Divergence | None = None
+    #: Index of the operation during which the run stopped (None: it ran to the end).
+    op_index: int | None = None
+    trace: list[str] = field(default_factory=list)
+    replay_argv: list[str] = field(default_factory=list)
+    machine: Machine | None = None
+    steps: int = 0
+    seconds: float = 0.0
+    #: QEMU's assertion line, or ``signal NAME``, for a crash.
+    crash_site: str = ""
+    #: ``Type at file:function`` of a harness or model exception.
+    error_site: str = ""
+    #: What the run reached, for the corpus (a stand-in for line coverage).
+    features: set[tuple[Any, ...]] = field(default_factory=set)
+    #: Deviation keys a strict run showed (``--strict``).
+    spec: list[str] = field(default_factory=list)
+    #: The IOAPIC input QEMU routes the controller's INTx to.
+    irq_line: int | None = None
+
+    @property
+    def finding(self) -> bool:
+        return self.status in (DIVERGE, CRASH, HANG, ERROR)
+
+
+def fuzz_machine(machine_type: str = "q35") -> Machine:
+    return Machine(type=machine_type, image=CardImage(images.ensure(IMAGE)))
+
+
+def _features(model: ModelTarget, op: Op) -> set[tuple[Any, ...]]:
+    s = model.sdhci
+    card = model.card
+    return {(op["op"], str(getattr(card, "state", "")), s.norintsts, s.errintsts,
+             s.prnsts & 0x30F)}
+
+
+def _qemu_dies(model: ModelTarget) -> bool:
+    """Whether the model's ``hung`` is a QEMU abort (card assertion, buffer
+    index assertion), rather than an endless transfer QEMU keeps running."""
+    return model.card.fatal is not None or "QEMU asserts" in (model.sdhci.hung or "")
+
+
+def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence[Op],
+           out: Outcome) -> None:
+    d = HostDriver(lock, timeout_steps=DRIVER_POLLS)
+    for i, op in enumerate(ops):
+        out.op_index = i
+        apply(d, lock, op)
+        out.features |= _features(model, op)
+        if model.hung:
+            if not _qemu_dies(model):
+                # An endless ADMA chain: QEMU keeps stepping it, the model
+                # stopped; nothing after this point can be compared.
+                out.status, out.reason = PREDICTED, f"the model stopped: {model.hung}"
+                return
+            # QEMU would have died by now: one more access tells.
+            lock.read(0xFE, 2)
+            out.status, out.reason = DIVERGE, (
+                f"the model says QEMU would stop here ({model.hung}); QEMU still answers")
+            return
+    out.op_index = None
+    lock.compare_watched()
+    spans = images.merge_extents(model.image_touched())
+    budget = IMAGE_LIMIT
+    for off, n in spans:
+        n = min(n, budget)
+        for pos in range(off, off + n, 1 << 20):
+            lock.image_read(pos, min(1 << 20, off + n - pos))
+        budget -= n
+    out.features |= {("deviation", k) for k in model.deviations_consulted()}
+
+
+def launch(binary: str | Path, machine_type: str = "q35", *, timeout: float = HANG_TIMEOUT,
+           name: str = "qemu") -> QemuTarget:
+    """A fresh QEMU building the fuzz machine, ready for :func:`execute`."""
+    return QemuTarget(binary, fuzz_machine(machine_type), name=name, timeout=timeout)
+
+
+def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
+            machine_type: str = "q35", strict: bool = False,
+            timeout: float = HANG_TIMEOUT, name: str = "qemu",
+            fresh: QemuTarget | None = None) -> Outcome:
+    """Run ``ops`` on a fresh QEMU ``binary`` and the model of ``profile``.
+    ``fresh`` is a QEMU :func:`launch` started for this input (it is
+    closed here); without it one is started."""
+    t0 = time.monotonic()
+    out = Outcome(OK)
+    machine = fresh.machine if fresh is not None else fuzz_machine(machine_type)
+    out.machine = machine
+    rec = Recording() if strict else None
+    qemu: QemuTarget | None = None
+    side: QemuTarget | RecordingTarget | None = None
+    model: ModelTarget | None = None
+    lock: LockstepTarget | None = None
+    try:
+        qemu = fresh if fresh is not None else QemuTarget(binary, machine, name=name,
+                                                          timeout=timeout)
+        side = qemu if rec is None else RecordingTarget(qemu, rec)
+        model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
+        model.sdhci.step_budget = STEP_BUDGET
+        lock = LockstepTarget(model, side, quirks=QuirkSet(QUIRKS, profile, "fuzz"))
+        _drive(lock, model, side, ops, out)
+    except Divergence as d:
+        out.status, out.divergence, out.reason = DIVERGE, d, d.summary()
+    except QtestTimeout as e:
+        predicted = model is not None and model.hung is not None
+        out.status, out.reason = (PREDICTED if predicted else HANG), str(e)
+    except QemuGone as e:
+        predicted = model is not None and model.hung is not None and _qemu_dies(model)
+        out.status, out.reason = (PREDICTED if predicted else CRASH), str(e)
+        if isinstance(e, QemuDied):
+            out.crash_site = e.assertion or (
+                f"signal {e.signal}" if e.signal else f"exit {e.returncode}")
+        else:
+            out.crash_site = "qtest stream closed"
+    except Exception as e:  # a model or harness bug: a finding too
+        out.status, out.reason = ERROR, f"{type(e).__name__}: {e}"
+        out.error_site = error_site(e)
+    finally:
+        if lock is not None:
+            out.steps = lock.count
+        if qemu is not None:
+            out.trace = list(qemu.qtest.trace) if hasattr(qemu, "qtest") else []
+            out.replay_argv = qemu.replay_argv() if hasattr(qemu, "session") else []
+            out.irq_line = getattr(qemu, "irq_line", None)
+            (side or qemu).close()
+    if rec is not None:
+        try:
+            if out.status == OK:
+                out.spec = _strict_keys(rec, profile, machine, ops)
+                if out.spec:
+                    out.reason = ("the specification-following model diverges where QEMU "
+                                  f"follows deviation {', '.join(out.spec)}")
+        finally:
+            rec.cleanup()
+    out.seconds = time.monotonic() - t0
+    return out
+
+
+def _strict_run(rec: Recording, profile: BuildProfile, machine: Machine, ops: Sequence[Op],
+                strict: Strictness) -> tuple[int | None, set[str]]:
+    """The step a model of ``strict`` diverges at against the recording
+    (None: it agrees), and the deviation keys it consulted."""
+    model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile, strict=strict)
+    model.sdhci.step_budget = STEP_BUDGET
+    lock = LockstepTarget(model, ReplayTarget(rec), quirks=QuirkSet(QUIRKS, profile, "fuzz"))
+    scratch = Outcome(OK)
+    try:
+        _drive(lock, model, lock.qemu, ops, scratch)
+    except Divergence as d:
+        return d.step.index, model.deviations_consulted()
+    except Exception:  # noqa: BLE001 - a strict model leaving the recorded path
+        return lock.count, model.deviations_consulted()
+    return None, model.deviations_consulted()
+
+
+def _strict_keys(rec: Recording, profile: BuildProfile, machine: Machine,
+                 ops: Sequence[Op]) -> list[str]:
+    """Deviation keys whose spec-following rule alone makes the run diverge
+    at the step the fully strict model does."""
+    at, consulted = _strict_run(rec, profile, machine, ops, True)
+    if at is None:
+        return []
+    found = []
+    for key in sorted(consulted):
+        one, _ = _strict_run(rec, profile, machine, ops, frozenset({key}))
+        if one == at:
+            found.append(key)
+    return found or ["unexplained"]
+
+
+def error_site(e: BaseException) -> str:
+    """``Type at file:function`` of the innermost harness frame of ``e``."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if "/harness/" in f.filename]
+    if not frames:
+        return type(e).__name__
+    f = frames[-1]
+    path = f.filename[f.filename.rindex("/harness/") + 1:]
+    return f"{type(e).__name__} at {path}:{f.name}"

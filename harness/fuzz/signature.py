@@ -1,0 +1,84 @@
+"""What makes two findings the same: a short, stable signature.
+
+* a divergence: its kind and, for a register read, the registers and the
+  decoded fields that differ (``diverge:result:PRNSTS.DATINHIBIT``); for
+  guest memory the kind of zone of the first differing byte; for the
+  interrupt line the two event sequences;
+* a crash: QEMU's assertion line with numbers masked, else the signal;
+* a hang: the register last written before QEMU stopped answering;
+* a harness or model exception: its type and innermost harness frame;
+* a spec deviation (``--strict``): its key.
+
+Addresses, values and step numbers stay out, so one bug reached by many
+inputs has one signature.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from harness.check.lockstep import Divergence
+from harness.fuzz.run import CRASH, DIVERGE, ERROR, HANG, Outcome
+from harness.hwdefs import sdhci
+
+_NUMBER = re.compile(r"0x[0-9a-fA-F]+|\b\d+\b")
+_MMIO_WRITE = re.compile(r"^write([bwlq]) (0x[0-9a-f]+) ")
+
+
+def _divergence(d: Divergence) -> str:
+    s = d.step
+    if d.kind == "result" and s.op == "read" and isinstance(s.model, int) \
+            and isinstance(s.qemu, int):
+        offset, size = int(s.args[0]), int(s.args[1])
+        parts = []
+        for reg in sdhci.registers_in(offset, size):
+            shift = 8 * (reg.offset - offset)
+            mask = (1 << (8 * reg.width)) - 1
+            m = (s.model >> shift if shift >= 0 else s.model << -shift) & mask
+            q = (s.qemu >> shift if shift >= 0 else s.qemu << -shift) & mask
+            if m != q:
+                names = [n for n, _, _ in reg.diff(m, q)] or ["?"]
+                parts.append(f"{reg.name}.{'+'.join(sorted(names))}")
+        return f"diverge:result:{','.join(parts) or 'outside-registers'}"
+    if d.kind == "memory":
+        zone = next((f.split(" in ", 1)[1] for f in d.fields if f.startswith("  in ")), "?")
+        return f"diverge:memory:{_NUMBER.sub('N', zone).strip()}"
+    if d.kind == "irq":
+        return (f"diverge:irq:model={''.join('RL'[not e] for e in s.irq_events_model)}"
+                f"/{int(s.irq_model)},qemu={''.join('RL'[not e] for e in s.irq_events_qemu)}"
+                f"/{int(s.irq_qemu)}")
+    return f"diverge:{d.kind}:{s.op}"
+
+
+def _last_register_write(trace: list[str]) -> str:
+    for line in reversed(trace):
+        m = _MMIO_WRITE.match(line)
+        if m:
+            reg = sdhci.register_at(int(m.group(2), 16) & 0xFF)
+            return reg.name if reg else "unassigned"
+    return "none"
+
+
+def signature(out: Outcome) -> str:
+    """The signature of ``out`` ("" when it is no finding)."""
+    if out.status == DIVERGE:
+        if out.divergence is None:
+            return "diverge:model-predicts-crash"
+        return _divergence(out.divergence)
+    if out.status == CRASH:
+        return f"crash:{_NUMBER.sub('N', out.crash_site)}"
+    if out.status == HANG:
+        return f"hang:after-write-{_last_register_write(out.trace)}"
+    if out.status == ERROR:
+        return f"error:{out.error_site}"
+    if out.spec:
+        return f"spec:{'+'.join(out.spec)}"
+    return ""
+
+
+def slug(sig: str) -> str:
+    """A file-name-safe short name for ``sig``: readable prefix and a hash."""
+    h = hashlib.blake2b(sig.encode(), digest_size=4).hexdigest()
+    text = re.sub(r"[^A-Za-z0-9]+", "-", sig).strip("-")[:48]
+    return f"{text}-{h}"

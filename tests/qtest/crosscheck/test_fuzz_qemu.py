@@ -1,0 +1,97 @@
+"""``sdqtest fuzz`` on a real QEMU: a short campaign, a deliberately wrong
+model rule found and shrunk, and field reproducers replayed on the model."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.check import field, replay
+from harness.fuzz import campaign as C
+from harness.fuzz.corpus import Corpus
+from harness.fuzz.run import ERROR, OK, execute
+from harness.model.sdcard import SDCard
+from harness.pytest_plugin import selected_builds
+from harness.qemu.builds import QemuBuild
+
+pytestmark = pytest.mark.qemu
+
+FIELD = Path(__file__).resolve().parent / "field_inputs"
+
+
+@pytest.fixture(scope="module")
+def newest(pytestconfig: pytest.Config) -> QemuBuild:
+    """One build for the campaign tests (the newest selected), to keep them short."""
+    found = selected_builds(pytestconfig)
+    if not found:
+        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
+    return max(found, key=lambda b: b.profile.version)
+
+
+def test_short_campaign_runs_inputs_in_lockstep(newest: QemuBuild, tmp_path: Path) -> None:
+    lines: list[str] = []
+    st = C.Campaign(newest, Corpus(tmp_path), seed=0, progress=lines.append).run(count=3)
+    assert st.execs == 3 and ERROR not in st.by_status, st.by_status
+    assert st.kept >= 1 and lines and "execs" in lines[-1]
+    out = execute(newest.binary, newest.profile, Corpus(tmp_path).inputs()[0],
+                  name=newest.name)
+    assert out.status == OK and out.steps > 50 and out.trace  # it did drive the devices
+
+
+def test_wrong_model_rule_is_found_and_shrunk(newest: QemuBuild, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model broken on purpose (bit 0 of the card's CMD55 response set) is
+    a finding with a short reproducer, whose C test asserts the model's
+    value where QEMU answers otherwise."""
+    real = SDCard.do_command
+
+    def broken(self: SDCard, cmd: int, arg: int) -> bytes:
+        resp = real(self, cmd, arg)
+        return resp[:3] + bytes([resp[3] | 1]) if cmd == 55 and len(resp) == 4 else resp
+
+    monkeypatch.setattr(SDCard, "do_command", broken)
+    camp = C.Campaign(newest, Corpus(tmp_path), seed=0, shrink_calls=30)
+    st = camp.run(count=1)
+    assert [f.signature for f in st.found] == ["diverge:result:RSPREG0.RSP"]
+    f = st.found[0]
+    assert f.shrunk_len <= 2 < f.original_len
+    c_text = (f.directory / "repro.c").read_text()
+    m = re.search(r"g_assert_cmphex\(qtest_readl\(s, (0x[0-9a-f]+)\), ==, (0x[0-9a-f]+)\)",
+                  c_text)
+    assert m, c_text[-600:]
+    trace = f.directory / "repro.qtest"
+    res = replay.replay_qemu(newest.binary, replay.read_trace(trace),
+                             replay.replay_machine(trace))
+    line, answer = res.answers[-1]
+    assert line == f"readl {m.group(1)}" and int(answer.split()[1], 0) != int(m.group(2), 0)
+    monkeypatch.setattr(SDCard, "do_command", real)
+    ops = __import__("json").loads((f.directory / "finding.json").read_text())["ops"]
+    assert execute(newest.binary, newest.profile, ops, name=newest.name).status == OK
+
+
+@pytest.mark.parametrize("name", ["shell-form-bar-e0000000.sh",
+                                  "header-q35-bar-febf1000.qtest"])
+def test_field_reproducer_runs_on_the_model(qemu_build: QemuBuild, name: str) -> None:
+    path = FIELD / name
+    argv = replay.field_argv(path)
+    assert argv is not None
+    machine = replay.replay_machine(path)
+    res = replay.replay_qemu(qemu_build.binary, replay.read_trace(path), machine,
+                             argv=field.replay_argv(argv, str(qemu_build.binary)))
+    assert not res.crashed and res.answered == res.lines
+    assert res.sdhci_devfn is not None
+    replay.replay_model(res, qemu_build.profile, machine)
+    assert res.model_checked, res.model_reason
+    assert res.model_reads >= 5 and res.model_diffs == []
+
+
+def test_field_reproducer_becomes_fuzz_input(newest: QemuBuild) -> None:
+    from harness.fuzz.inputs import trace_ops
+
+    ops = trace_ops(FIELD / "header-q35-bar-febf1000.qtest", newest.binary, newest.profile)
+    assert ops[0] == {"op": "read", "off": 0x24, "size": 4}
+    assert {"op": "write", "off": 0x29, "size": 1, "value": 0x0F} in ops
+    out = execute(newest.binary, newest.profile, ops, name=newest.name)
+    assert out.status == OK, out.reason
