@@ -420,12 +420,35 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         ops = trace_ops(Path(path), builds[0].binary, builds[0].profile)
         store.add_input(ops)
         print(f"input {path}: {len(ops)} operations added to the corpus")
+    new_coverage = None
+    if args.coverage_build:
+        import os
+
+        from harness.check import coverage
+
+        cb = coverage.CoverageBuild(Path(args.coverage_build))
+        builds = select_builds([str(cb.binary)])
+        os.environ.update(cb.environment())
+        # counts add to what the build holds (e.g. a check run just before):
+        # only lines no earlier run executed count as new
+        seen: set[tuple[str, int]] = cb.measure().lines_hit()
+
+        def new_coverage() -> int | None:
+            now = cb.measure().lines_hit()
+            fresh = len(now - seen)
+            seen.update(now)
+            return fresh
+
+    from harness.qemu.pool import QemuPool
+
     total = 0
     for b in builds:
         inputs.check_build(b)
-        c = campaign.Campaign(b, store, seed=args.seed, strict=args.strict, shard=(k, n),
-                              machine=args.machine, progress=_progress)
-        st = c.run(seconds=seconds, count=args.count)
+        with QemuPool(enabled=not args.no_reuse and not args.coverage_build) as pool:
+            c = campaign.Campaign(b, store, seed=args.seed, strict=args.strict, shard=(k, n),
+                                  machine=args.machine, progress=_progress, pool=pool,
+                                  new_coverage=new_coverage)
+            st = c.run(seconds=seconds, count=args.count)
         _progress("")
         print(c.status_line(st) + f" in {st.seconds:.0f} s; outcomes: "
               + ", ".join(f"{s} {v}" for s, v in sorted(st.by_status.items())))
@@ -436,6 +459,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                   f"reproducers: {f.directory}")
         for sig, count in sorted(st.repeats.items()):
             print(f"  known {sig}: hit {count} more times")
+        if args.coverage_build:
+            print(f"  hw/sd lines first executed by this campaign: {st.coverage or 0} "
+                  f"(all runs' counts, per file: sdqtest coverage {args.coverage_build} "
+                  "--no-run)")
         total += sum(not f.signature.startswith("spec:") for f in st.found)
     return 1 if total else 0
 
@@ -590,6 +617,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "to add to the corpus")
     fz.add_argument("--merge", nargs="+", metavar="DIR",
                     help="merge these campaign directories into --corpus and exit")
+    fz.add_argument("--no-reuse", action="store_true",
+                    help="launch QEMU afresh for every input instead of resetting one")
+    fz.add_argument("--coverage-build", metavar="DIR",
+                    help="a gcov build of QEMU (sdqtest qemu build --coverage): fuzz its "
+                    "binary, keep inputs that execute new hw/sd lines, report lines covered "
+                    "(each input then runs on its own QEMU, which writes its counts as it "
+                    "exits)")
     fz.set_defaults(func=cmd_fuzz)
 
     b = sub.add_parser("bench", help="benchmarks (figures, never pass/fail)")

@@ -14,7 +14,6 @@ finding is shrunk, deduplicated by signature and written as reproducers.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.check.shard import shard_of
 from harness.fuzz import emit
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.ops import Op, generate, mutate
@@ -29,13 +29,7 @@ from harness.fuzz.run import OK, PREDICTED, Outcome, execute
 from harness.fuzz.shrink import shrink_ops
 from harness.fuzz.signature import signature
 from harness.qemu.builds import QemuBuild
-
-
-def shard_of(key: str, n: int) -> int:
-    """The shard (0..n-1) of ``key``: a stable hash, the same on every machine.
-
-    Local stand-in for ``harness.check.shard.shard_of`` until that lands."""
-    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") % n
+from harness.qemu.pool import QemuPool
 
 
 @dataclass
@@ -77,13 +71,15 @@ class Campaign:
     machine: str = "q35"
     shrink_calls: int = 60
     new_coverage: Callable[[], int | None] | None = None
+    #: Lends QEMU processes reset between inputs (None: a launch per input).
+    pool: QemuPool | None = None
     progress: Callable[[str], None] | None = None
     max_len: int = 24
     _features: set[tuple[Any, ...]] = field(default_factory=set)
 
     def execute(self, ops: list[Op]) -> Outcome:
         return execute(self.build.binary, self.build.profile, ops, machine_type=self.machine,
-                       strict=self.strict, name=self.build.name)
+                       strict=self.strict, name=self.build.name, pool=self.pool)
 
     def run(self, *, seconds: float | None = None, count: int | None = None) -> Stats:
         """Run until ``seconds`` have passed or ``count`` inputs ran."""

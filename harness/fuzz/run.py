@@ -36,6 +36,7 @@ from harness.machine import CardImage, Machine
 from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
+from harness.qemu.pool import QemuPool
 from harness.qemu.qtest import QtestTimeout
 from harness.qemu.session import QemuDied
 from harness.qemu.target import QemuTarget
@@ -144,22 +145,29 @@ def launch(binary: str | Path, machine_type: str = "q35", *, timeout: float = HA
 def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
             machine_type: str = "q35", strict: bool = False,
             timeout: float = HANG_TIMEOUT, name: str = "qemu",
-            fresh: QemuTarget | None = None) -> Outcome:
+            fresh: QemuTarget | None = None, pool: QemuPool | None = None) -> Outcome:
     """Run ``ops`` on a fresh QEMU ``binary`` and the model of ``profile``.
     ``fresh`` is a QEMU :func:`launch` started for this input (it is
-    closed here); without it one is started."""
+    closed here); else ``pool`` lends one, reset to a fresh launch's state
+    (not with ``strict``, whose recording wants its own process); without
+    either one is started."""
     t0 = time.monotonic()
     out = Outcome(OK)
     machine = fresh.machine if fresh is not None else fuzz_machine(machine_type)
     out.machine = machine
     rec = Recording() if strict else None
+    pooled = pool if rec is None and fresh is None else None
     qemu: QemuTarget | None = None
     side: QemuTarget | RecordingTarget | None = None
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     try:
-        qemu = fresh if fresh is not None else QemuTarget(binary, machine, name=name,
-                                                          timeout=timeout)
+        if fresh is not None:
+            qemu = fresh
+        elif pooled is not None:
+            qemu = pooled.acquire(binary, machine, timeout=timeout, name=name)
+        else:
+            qemu = QemuTarget(binary, machine, name=name, timeout=timeout)
         side = qemu if rec is None else RecordingTarget(qemu, rec)
         model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
         model.sdhci.step_budget = STEP_BUDGET
@@ -188,7 +196,10 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
             out.trace = list(qemu.qtest.trace) if hasattr(qemu, "qtest") else []
             out.replay_argv = qemu.replay_argv() if hasattr(qemu, "session") else []
             out.irq_line = getattr(qemu, "irq_line", None)
-            (side or qemu).close()
+            if pooled is not None and side is qemu:
+                pooled.release(qemu, healthy=out.status in (OK, DIVERGE))
+            else:
+                (side or qemu).close()
     if rec is not None:
         try:
             if out.status == OK:
