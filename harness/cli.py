@@ -193,7 +193,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             inputs.check_machine(b, m)
     user_image = inputs.user_image(args.image, builds) if args.image else None
     if args.strict:
-        return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir)
+        from harness.check import parallel
+
+        return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir,
+                             args.jobs or parallel.default_jobs())
     from harness.check import parallel, shard
 
     k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
@@ -265,7 +268,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_strict(builds: list[Any], selected: list[Any], machine: str,
-                  report_dir: Any) -> int:
+                  report_dir: Any, jobs: int = 1) -> int:
     """Findings: each deviation from the SD specifications a build shows."""
     from harness.check import runner, strict
 
@@ -273,7 +276,8 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
           "place where QEMU does not\n")
     total = 0
     for b in builds:
-        rep = strict.findings_for(b, selected, machine, report_dir, progress=_progress)
+        rep = strict.findings_for(b, selected, machine, report_dir, progress=_progress,
+                                  jobs=jobs)
         _progress("")
         print(f"== QEMU {b.name} ({b.version}): {len(rep.findings)} spec deviations found "
               f"by {len(rep.results)} scenarios")

@@ -72,78 +72,103 @@ def _step(r: runner.Result) -> int | None:
     return None
 
 
+@dataclass
+class _ScenarioOutcome:
+    """One scenario's part of a strict report: its first strict run, the
+    deviations its retries credited (key, step, reproducer), in order, and
+    its unexplained divergences."""
+
+    result: runner.Result
+    credits: list[tuple[str, str, str]] = field(default_factory=list)
+    unexplained: list[Unexplained] = field(default_factory=list)
+
+
 def findings_for(
     build: QemuBuild,
     scenarios: list[Scenario],
     machine: str,
     report_dir: Path,
     progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
 ) -> StrictReport:
     """Run ``scenarios`` once each on ``build``, then every strict variant
-    of the model against the recording; findings and unexplained divergences."""
+    of the model against the recording; findings and unexplained divergences.
+    Scenarios run on ``jobs`` forked workers; the report is in their order."""
+    from harness.check import parallel
+
+    # forked workers find a scenario in the registry by name
+    items = [(build, sc.name if jobs > 1 else sc, machine, report_dir) for sc in scenarios]
+    outcomes = parallel.map_ordered(
+        _scenario, items, jobs,
+        progress=(lambda done, it: progress(
+            f"strict {build.name} [{done}/{len(items)}] "
+            f"{it[1] if isinstance(it[1], str) else it[1].name}")) if progress else None)
     found: dict[str, Finding] = {}
     unexplained: list[Unexplained] = []
-    results: list[runner.Result] = []
+    for sc, out in zip(scenarios, outcomes, strict=True):
+        for key, step, trace in out.credits:
+            if key in found:
+                if sc.name not in found[key].scenarios:
+                    found[key].scenarios.append(sc.name)
+            else:
+                found[key] = Finding(build.name, ALL_DEVIATIONS[key], sc.name, step, trace,
+                                     [sc.name])
+        unexplained += out.unexplained
+    return StrictReport(list(found.values()), unexplained, [o.result for o in outcomes])
 
-    def credit(key: str, sc: Scenario, one: runner.Result) -> None:
-        assert one.divergence is not None
-        if key in found:
-            if sc.name not in found[key].scenarios:
-                found[key].scenarios.append(sc.name)
-        else:
-            found[key] = Finding(build.name, ALL_DEVIATIONS[key], sc.name,
-                                 one.divergence.step.describe(),
-                                 one.divergence.trace_file, [sc.name])
 
-    for sc in scenarios:
-        if progress:
-            progress(f"strict {build.name} {sc.name}")
-        rec = Recording()
-        try:
-            base = runner.run(build, sc, machine, strict=False, record=rec,
-                              report_dir=report_dir / "non-strict")
-            if base.status in (runner.SKIP, runner.CRASH, runner.ERROR):
-                results.append(base)
-                continue
-            base_at = _step(base)
-            # Peel: the strict model's first divergence is explained by the
-            # deviations whose run alone diverges at that very step; those
-            # then follow QEMU, and the next divergence is looked for.
-            explained_keys: set[str] = set()
-            while True:
-                keys: Strictness = (frozenset(ALL_DEVIATIONS) - explained_keys
-                                    if explained_keys else True)
-                full = runner.run(build, sc, machine, strict=keys, replay=rec,
-                                  report_dir=report_dir)
-                if not explained_keys:
-                    results.append(full)
-                at = _step(full)
-                if at is None:
-                    break
-                if base_at is not None and base_at <= at:
-                    unexplained.append(Unexplained(
-                        full, f"the non-strict model diverges too, at step {base_at}"))
-                    break
-                credited: set[str] = set()
-                explains = False
-                for key in sorted(full.consulted - explained_keys):
-                    if progress:
-                        progress(f"strict {build.name} {sc.name} {key}")
-                    # a key consulted only after ``at`` cannot explain it; the
-                    # retry stops there (later divergences are the next round's)
-                    one = runner.run(build, sc, machine, strict=frozenset({key}), replay=rec,
-                                     report_dir=report_dir / "by-deviation", stop_after=at)
-                    one_at = _step(one)
-                    if one_at is None or (base_at is not None and base_at <= one_at):
-                        continue
-                    credit(key, sc, one)
-                    credited.add(key)
-                    explains |= one_at == at
-                if not explains:
-                    unexplained.append(Unexplained(
-                        full, f"no single deviation reproduces it at step {at}"))
-                    break
-                explained_keys |= credited
-        finally:
-            rec.cleanup()
-    return StrictReport(list(found.values()), unexplained, results)
+def _scenario(build: QemuBuild, which: Scenario | str, machine: str,
+              report_dir: Path) -> _ScenarioOutcome:
+    """One scenario: QEMU once (recorded), then the strict model peeled."""
+    from harness.scenarios import all_scenarios
+
+    sc = all_scenarios()[which] if isinstance(which, str) else which
+    rec = Recording()
+    try:
+        base = runner.run(build, sc, machine, strict=False, record=rec,
+                          report_dir=report_dir / "non-strict")
+        if base.status in (runner.SKIP, runner.CRASH, runner.ERROR):
+            return _ScenarioOutcome(base)
+        base_at = _step(base)
+        out: _ScenarioOutcome | None = None
+        # Peel: the strict model's first divergence is explained by the
+        # deviations whose run alone diverges at that very step; those
+        # then follow QEMU, and the next divergence is looked for.
+        explained_keys: set[str] = set()
+        while True:
+            keys: Strictness = (frozenset(ALL_DEVIATIONS) - explained_keys
+                                if explained_keys else True)
+            full = runner.run(build, sc, machine, strict=keys, replay=rec,
+                              report_dir=report_dir)
+            if out is None:
+                out = _ScenarioOutcome(full)
+            at = _step(full)
+            if at is None:
+                break
+            if base_at is not None and base_at <= at:
+                out.unexplained.append(Unexplained(
+                    full, f"the non-strict model diverges too, at step {base_at}"))
+                break
+            credited: set[str] = set()
+            explains = False
+            for key in sorted(full.consulted - explained_keys):
+                # a key consulted only after ``at`` cannot explain it; the
+                # retry stops there (later divergences are the next round's)
+                one = runner.run(build, sc, machine, strict=frozenset({key}), replay=rec,
+                                 report_dir=report_dir / "by-deviation", stop_after=at)
+                one_at = _step(one)
+                if one_at is None or one.divergence is None or (
+                        base_at is not None and base_at <= one_at):
+                    continue
+                out.credits.append((key, one.divergence.step.describe(),
+                                    one.divergence.trace_file))
+                credited.add(key)
+                explains |= one_at == at
+            if not explains:
+                out.unexplained.append(Unexplained(
+                    full, f"no single deviation reproduces it at step {at}"))
+                break
+            explained_keys |= credited
+        return out
+    finally:
+        rec.cleanup()
