@@ -32,6 +32,12 @@ DEFAULT_IDLE = 4
 
 PoolKey = tuple[str, str, float, Machine]
 
+#: Cards whose state a reset does not clear, always launched afresh: an
+#: eMMC's RPMB authentication key and write counter stand for the device's
+#: non-volatile storage and survive ``system_reset`` (a reused process
+#: would start with the key of the previous scenario programmed).
+NOT_RESET = frozenset({"emmc"})
+
 
 def reuse_key(binary: str | Path, machine: Machine, accel: str = "auto",
               timeout: float = 10.0) -> PoolKey | None:
@@ -40,7 +46,7 @@ def reuse_key(binary: str | Path, machine: Machine, accel: str = "auto",
     file left out (its format, read-only flag, cache mode and null size
     stay).  ``None``: this machine is always launched afresh."""
     m = machine.resolved()
-    if m.ram > REUSE_RAM_LIMIT or m.sdhci is None:
+    if m.ram > REUSE_RAM_LIMIT or m.sdhci is None or m.card_kind in NOT_RESET:
         return None
     image = m.image
     if image is not None and image.path is not None:

@@ -105,6 +105,8 @@ def test_pool_key_separates_what_a_reset_cannot_change() -> None:
     assert reuse_key("q", a) != reuse_key("q", a.replace(image=CardImage(
         images.RECIPES_FILE, format="qcow2")))
     assert reuse_key("q", a.replace(ram=4 << 30)) is None
+    # an eMMC's RPMB key and write counter survive a reset: never reused
+    assert reuse_key("q", a.replace(card_kind="emmc")) is None
 
 
 def test_a_divergence_crosses_processes() -> None:
