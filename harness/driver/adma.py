@@ -17,6 +17,13 @@ from harness.hwdefs import sdhci as H
 ADMA2_MAX_LENGTH = 65536
 
 
+#: Descriptor formats, each with its DMA Select value (SDHC 3.00 2.2.10, 1.13).
+AdmaFormat = Literal["adma2-32", "adma2-64", "adma1"]
+DMA_SELECT: dict[str, int] = {"adma2-32": H.HOSTCTL_DMA_ADMA2_32,
+                              "adma2-64": H.HOSTCTL_DMA_ADMA2_64,
+                              "adma1": H.HOSTCTL_DMA_ADMA1}
+
+
 @dataclass(frozen=True)
 class Adma2Desc:
     """One 32-bit-address ADMA2 descriptor: ``attr`` holds Valid/End/Int and
@@ -26,7 +33,17 @@ class Adma2Desc:
     length: int
     attr: int
 
-    def encode(self) -> bytes:
+    def encode(self, fmt: AdmaFormat = "adma2-32") -> bytes:
+        """The descriptor in ``fmt``: 8 bytes (ADMA2, 32-bit address), 12
+        bytes (ADMA2, 64-bit address) or, for ADMA1, 4 bytes, a transfer
+        being a Set Length descriptor followed by a Tran (1.13.3)."""
+        if fmt == "adma2-64":
+            return H.adma2_desc64(self.addr, self.length & 0xFFFF, self.attr)
+        if fmt == "adma1":
+            if self.attr & H.ADMA_ACT_MASK == H.ADMA_ACT_TRAN:
+                return (H.adma1_desc(self.length, H.ADMA_VALID | H.ADMA_ACT_SET)
+                        + H.adma1_desc(self.addr, self.attr))
+            return H.adma1_desc(self.addr, self.attr)
         return H.adma2_desc32(self.addr, self.length & 0xFFFF, self.attr)
 
     @staticmethod
@@ -65,6 +82,9 @@ class AdmaOptions:
     trailing Nop, or nowhere (the block count ends the transfer).
     ``descriptors``: a raw table that replaces everything above (for error
     scenarios); ``segments`` then tells where the data is.
+    ``format``: the descriptor format and DMA Select: ADMA2 with 32-bit
+    addresses (the default), with 64-bit addresses (needs the 64-bit
+    system bus capability), or ADMA1 (4 KiB aligned segments).
     """
 
     max_segment: int = ADMA2_MAX_LENGTH
@@ -76,6 +96,7 @@ class AdmaOptions:
     interrupt: Literal["none", "last", "all"] = "none"
     end: Literal["last", "nop", "none"] = "last"
     descriptors: list[Adma2Desc] | None = None
+    format: AdmaFormat = "adma2-32"
 
 
 @dataclass
@@ -106,10 +127,19 @@ def default_segments(buffer: int, length: int, opts: AdmaOptions) -> list[tuple[
 def plan_adma2(table_addr: int, buffer: int, length: int, opts: AdmaOptions) -> AdmaPlan:
     """Build the descriptor tables for ``length`` bytes at ``buffer``."""
     segs = opts.segments if opts.segments is not None else default_segments(buffer, length, opts)
+    fmt = opts.format
+
+    def placed_at(start: int, descs: list[Adma2Desc]) -> list[tuple[int, Adma2Desc]]:
+        out, at = [], start
+        for d in descs:
+            out.append((at, d))
+            at += len(d.encode(fmt))
+        return out
+
     if opts.descriptors is not None:
-        blob = b"".join(d.encode() for d in opts.descriptors)
-        pos = [(table_addr + 8 * i, d) for i, d in enumerate(opts.descriptors)]
-        return AdmaPlan(table_addr, [(table_addr, blob)], list(segs), pos)
+        blob = b"".join(d.encode(fmt) for d in opts.descriptors)
+        return AdmaPlan(table_addr, [(table_addr, blob)], list(segs),
+                        placed_at(table_addr, opts.descriptors))
 
     # The logical list of descriptors, before links are placed.
     logical: list[Adma2Desc] = []
@@ -131,14 +161,14 @@ def plan_adma2(table_addr: int, buffer: int, length: int, opts: AdmaOptions) -> 
         more = i < len(logical) - 1
         if opts.link_every and more and len(chunk) == opts.link_every:
             nxt = cur + opts.link_stride
-            if opts.link_stride < 8 * (len(chunk) + 1):
-                raise ValueError("link_stride too small for link_every descriptors")
             chunk.append(Adma2Desc.link(nxt))
-            plan.tables.append((cur, b"".join(c.encode() for c in chunk)))
-            placed.extend((cur + 8 * k, c) for k, c in enumerate(chunk))
+            if opts.link_stride < sum(len(c.encode(fmt)) for c in chunk):
+                raise ValueError("link_stride too small for link_every descriptors")
+            plan.tables.append((cur, b"".join(c.encode(fmt) for c in chunk)))
+            placed.extend(placed_at(cur, chunk))
             cur, chunk = nxt, []
     if chunk:
-        plan.tables.append((cur, b"".join(c.encode() for c in chunk)))
-        placed.extend((cur + 8 * k, c) for k, c in enumerate(chunk))
+        plan.tables.append((cur, b"".join(c.encode(fmt) for c in chunk)))
+        placed.extend(placed_at(cur, chunk))
     plan.descriptors = placed
     return plan

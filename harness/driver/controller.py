@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.driver.adma import AdmaPlan, plan_adma2
+from harness.driver.adma import DMA_SELECT, AdmaPlan, plan_adma2
 from harness.driver.arena import DmaArena
 from harness.driver.results import (
     RESPONSE_ENCODING,
@@ -467,7 +467,7 @@ class Controller:
                     if chunk:
                         self.target.mem_write(addr, chunk)
                     pos += n
-            self.select_dma(H.HOSTCTL_DMA_ADMA2_32)
+            self.select_dma(DMA_SELECT[t.adma.format])
             self.wr(H.ADMASYSADDR, plan.table_addr, 4)
             trnmod |= H.TRNMOD_DMA
         if t.auto_cmd == 23:

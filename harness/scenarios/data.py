@@ -125,6 +125,36 @@ def _adma_chains(t: Target, ctx: Context) -> None:
         d.write_blocks(64 + 4 * i, data, mode=Mode.ADMA2, adma=opts)
 
 
+@scenario("adma1-transfers", "data", needs_clock=True)
+def _adma1(t: Target, ctx: Context) -> None:
+    """ADMA1 (DMA Select 1, SDHC 2.00 1.13.3; reserved since 3.00): 4-byte
+    descriptors, each 4 KiB aligned transfer led by a Set Length
+    descriptor; one and two whole 4 KiB segments."""
+    d = ready(t)
+    for i, (count, seg) in enumerate(((8, 4096), (16, 4096))):
+        opts = AdmaOptions(max_segment=seg, format="adma1")
+        r = d.read_blocks(20 + i, count, mode=Mode.ADMA2, adma=opts)
+        expect_pattern(ctx, r.data, 20 + i, f"ADMA1 read of {count} blocks")
+        d.write_blocks(90 + 16 * i, test_data(count * 512, 40 + i), mode=Mode.ADMA2, adma=opts)
+        d.read_blocks(90 + 16 * i, count)
+
+
+@scenario("adma2-64bit-transfers", "data", needs_clock=True,
+          sdhci={"capareg": H.CAPAREG_DEFAULT | H.CAPAB.mask("BUS64BIT")})
+def _adma2_64(t: Target, ctx: Context) -> None:
+    """ADMA2 with 96-bit descriptors (DMA Select 3, 1.13.4) on a controller
+    that reports the 64-bit system bus: plain, short segments with link
+    and nop descriptors, and a read back of what was written."""
+    d = ready(t)
+    variants = [AdmaOptions(format="adma2-64"),
+                AdmaOptions(max_segment=700, link_every=2, nop_every=1, format="adma2-64")]
+    for i, opts in enumerate(variants):
+        r = d.read_blocks(30 + i, 8, mode=Mode.ADMA2, adma=opts)
+        expect_pattern(ctx, r.data, 30 + i, f"ADMA2 64-bit read with {opts}")
+        d.write_blocks(120 + 8 * i, test_data(4 * 512, 60 + i), mode=Mode.ADMA2, adma=opts)
+        d.read_blocks(120 + 8 * i, 4)
+
+
 @scenario("adma2-malformed", "data", needs_clock=True)
 def _adma_bad(t: Target, ctx: Context) -> None:
     """A descriptor without the valid bit, and a chain that ends before the
