@@ -409,12 +409,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         for sig, info in sorted(merged.index.items()):
             print(f"  {sig}  x{info.get('count', 1)}  {info['dir']}")
         return 0
-    try:
-        k, n = (int(x) for x in args.shard.split("/"))
-    except ValueError:
-        raise UsageError(f"--shard takes K/N, not {args.shard!r}") from None
-    if not 1 <= k <= n:
-        raise UsageError(f"--shard {args.shard}: K must be 1..N")
+    from harness.check import shard
+
+    k, n = shard.parse_shard(args.shard)
     seconds = _duration(args.time) if args.time else (None if args.count else 60.0)
     store = corpus.Corpus(Path(args.corpus))
     builds = select_builds(args.qemu)
