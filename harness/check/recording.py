@@ -115,14 +115,19 @@ class RecordingTarget(_CallTarget):
     def replay_argv(self) -> list[str]:
         return self.inner.replay_argv()
 
-    def close(self) -> None:
-        """Keep QEMU's trace and a copy of its final card image, then close it."""
+    def finish(self) -> None:
+        """Keep QEMU's trace and a copy of its final card image (QEMU stays up:
+        a pool may reuse it)."""
         rec = self.rec
         rec.trace = list(self.inner.trace)
         rec.replay_argv = self.inner.replay_argv()
         if self.inner.image is not None and rec._dir is None:
             rec._dir = tempfile.TemporaryDirectory(prefix="sdqtest-rec-")
             rec.image = copy_image(self.inner.image, Path(rec._dir.name))
+
+    def close(self) -> None:
+        """:meth:`finish`, then close QEMU."""
+        self.finish()
         self.inner.close()
 
 

@@ -246,7 +246,8 @@ def run(
     called once both sides exist (it sets the context's migration points
     up: :mod:`harness.check.migration`; not with ``pool``).  ``pool``
     lends the QEMU process (reused, reset to a fresh launch's state; not
-    with ``record``/``replay``); ``keep`` keeps every step and the qtest
+    with ``replay``; a recording keeps its trace and image as it ends);
+    ``keep`` keeps every step and the qtest
     trace in the result."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
@@ -266,13 +267,15 @@ def run(
     qemu: QemuSide | None = None
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
-    pooled = pool if record is None and replay is None else None
+    pooled = pool if replay is None else None
     try:
         described = scenario_machine(sc, machine, qemu_image, fmt)
         if replay is not None:
             qemu = ReplayTarget(replay)
         elif pooled is not None:
             qemu = pooled.acquire(build.binary, described, name=build.name)
+            if record is not None:
+                qemu = RecordingTarget(qemu, record)
         else:
             qemu = QemuTarget(build.binary, described, name=build.name)
             if record is not None:
@@ -317,7 +320,10 @@ def run(
                                  in zip(lock.reconciled, model.adoptions, strict=True)]
         if keep and lock is not None and qemu is not None:
             res.history, res.trace = lock.history(), list(qemu.trace)
-        if isinstance(qemu, QemuTarget) and pooled is not None:
+        if pooled is not None and isinstance(qemu, RecordingTarget):
+            qemu.finish()
+            pooled.release(qemu.inner, healthy=res.status not in (CRASH, ERROR))
+        elif isinstance(qemu, QemuTarget) and pooled is not None:
             pooled.release(qemu, healthy=res.status not in (CRASH, ERROR))
         elif qemu is not None:
             qemu.close()

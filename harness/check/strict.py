@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.util import Finalize
 from pathlib import Path
 
 from harness.check import runner
@@ -31,6 +32,7 @@ from harness.model.emmc_deviations import emmc_deviations
 from harness.model.sd_deviations import sd_deviations
 from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
 from harness.qemu.builds import QemuBuild
+from harness.qemu.pool import QemuPool
 from harness.scenarios import Scenario
 
 ALL_DEVIATIONS: dict[str, Deviation] = {
@@ -98,11 +100,14 @@ def findings_for(
 
     # forked workers find a scenario in the registry by name
     items = [(build, sc.name if jobs > 1 else sc, machine, report_dir) for sc in scenarios]
-    outcomes = parallel.map_ordered(
-        _scenario, items, jobs,
-        progress=(lambda done, it: progress(
-            f"strict {build.name} [{done}/{len(items)}] "
-            f"{it[1] if isinstance(it[1], str) else it[1].name}")) if progress else None)
+    try:
+        outcomes = parallel.map_ordered(
+            _scenario, items, jobs,
+            progress=(lambda done, it: progress(
+                f"strict {build.name} [{done}/{len(items)}] "
+                f"{it[1] if isinstance(it[1], str) else it[1].name}")) if progress else None)
+    finally:
+        _close_pool()  # this process's (jobs 1); a worker's closes as it exits
     found: dict[str, Finding] = {}
     unexplained: list[Unexplained] = []
     for sc, out in zip(scenarios, outcomes, strict=True):
@@ -126,7 +131,7 @@ def _scenario(build: QemuBuild, which: Scenario | str, machine: str,
     rec = Recording()
     try:
         base = runner.run(build, sc, machine, strict=False, record=rec,
-                          report_dir=report_dir / "non-strict")
+                          report_dir=report_dir / "non-strict", pool=_process_pool())
         if base.status in (runner.SKIP, runner.CRASH, runner.ERROR):
             return _ScenarioOutcome(base)
         base_at = _step(base)
@@ -172,3 +177,21 @@ def _scenario(build: QemuBuild, which: Scenario | str, machine: str,
         return out
     finally:
         rec.cleanup()
+
+
+_pool: list[QemuPool] = []
+
+
+def _process_pool() -> QemuPool:
+    """This process's pool of reused QEMUs for the recorded runs (one per
+    worker, closed as the worker exits, as ``check -j`` does)."""
+    if not _pool:
+        pool = QemuPool()
+        _pool.append(pool)
+        Finalize(pool, pool.close, exitpriority=10)
+    return _pool[0]
+
+
+def _close_pool() -> None:
+    while _pool:
+        _pool.pop().close()
