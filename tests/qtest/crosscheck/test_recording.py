@@ -44,3 +44,32 @@ def test_replay_equals_live(qemu_build: QemuBuild, tmp_path: Path, name: str) ->
                 assert replay_trace.read_text() == live_trace.read_text()
     finally:
         rec.cleanup()
+
+
+def test_a_recording_on_a_reused_qemu_equals_a_fresh_one(qemu_build: QemuBuild,
+                                                         tmp_path: Path) -> None:
+    """Strict checks record on pooled QEMUs: a recording made on a fresh
+    process, on a pooled one and on that one reused replays to the same
+    verdict, with the same final card image (answers themselves differ by
+    the card's random RCA on 9.1 and later)."""
+    from harness.qemu.pool import QemuPool
+
+    sc = all_scenarios()["pio-write-1"]
+    recs = [Recording() for _ in range(3)]
+    try:
+        fresh = runner.run(qemu_build, sc, "q35", record=recs[0], report_dir=tmp_path)
+        if fresh.status == runner.SKIP:
+            pytest.skip(fresh.reason)
+        with QemuPool() as pool:
+            for rec in recs[1:]:
+                runner.run(qemu_build, sc, "q35", record=rec, report_dir=tmp_path, pool=pool)
+            assert pool.stats.reused == 1
+        verdicts = [_verdict(runner.run(qemu_build, sc, "q35", replay=rec,
+                                        report_dir=tmp_path)) for rec in recs]
+        assert verdicts == [_verdict(fresh)] * 3 and fresh.status == runner.AGREE
+        assert len({len(rec.calls) for rec in recs}) == 1
+        images = [rec.image.read_bytes() for rec in recs if rec.image is not None]
+        assert len(images) == 3 and images[1] == images[0] and images[2] == images[0]
+    finally:
+        for rec in recs:
+            rec.cleanup()
