@@ -129,7 +129,8 @@ def _adma_chains(t: Target, ctx: Context) -> None:
 def _adma1(t: Target, ctx: Context) -> None:
     """ADMA1 (DMA Select 1, SDHC 2.00 1.13.3; reserved since 3.00): 4-byte
     descriptors, each 4 KiB aligned transfer led by a Set Length
-    descriptor; one and two whole 4 KiB segments."""
+    descriptor; one and two whole 4 KiB segments, then a 1536-byte segment
+    whose Set length matches the block count."""
     d = ready(t)
     for i, (count, seg) in enumerate(((8, 4096), (16, 4096))):
         opts = AdmaOptions(max_segment=seg, format="adma1")
@@ -137,6 +138,13 @@ def _adma1(t: Target, ctx: Context) -> None:
         expect_pattern(ctx, r.data, 20 + i, f"ADMA1 read of {count} blocks")
         d.write_blocks(90 + 16 * i, test_data(count * 512, 40 + i), mode=Mode.ADMA2, adma=opts)
         d.read_blocks(90 + 16 * i, count)
+    short = AdmaOptions(max_segment=4096, format="adma1")
+    r = d.read_blocks(22, 3, mode=Mode.ADMA2, adma=short)
+    ctx.expect(not r.error, "ADMA1 read of 3 blocks, Set length 1536: the transfer failed "
+               f"(ADMA Error Status {r.admaerr})", deviation="sdhci.adma1-set-length-ignored")
+    w = d.write_blocks(130, test_data(3 * 512, 45), mode=Mode.ADMA2, adma=short)
+    ctx.expect(not w.error, "ADMA1 write of 3 blocks, Set length 1536: the transfer failed "
+               f"(ADMA Error Status {w.admaerr})", deviation="sdhci.adma1-set-length-ignored")
 
 
 @scenario("adma2-64bit-transfers", "data", needs_clock=True,
