@@ -595,25 +595,15 @@ class EmmcCard(SDCard):
                 self.state = CardState.TRAN
                 sd_data.program_cid(self)
             return
-        n = self.xfer_len()
-        if self.xfer.offset == 0:
-            if not self.range_ok(self.xfer.start, n):
-                return
-            if self.size <= S.SDSC_MAX and self.wp_addr(self.xfer.start):
-                self.card_status |= S.WP_VIOLATION
-                return
-        sd_data.put(self, value)
-        if self.xfer.offset >= n:
-            self._rpmb_request(bytes(self.xfer.buf))
-            self.blk_written += 1
-            self.xfer.start += n
-            self.xfer.offset = 0
-            if self.qemu("sd.csd-copy-bit-on-write"):
-                self.csd_reg[14] |= sd_data.CSD_COPY
-            if self.multi_blk_cnt:
-                self.multi_blk_cnt -= 1
-                if self.multi_blk_cnt == 0:
-                    self.state = CardState.TRAN
+        sd_data.write_multiple_byte(self, value, program=self._program_rpmb_frame)
+
+    def _program_rpmb_frame(self, addr: int, length: int) -> None:
+        """A received RPMB frame is a request to the RPMB engine, not data
+        for the block store; it counts as a written block all the same."""
+        self._rpmb_request(bytes(self.xfer.buf))
+        self.blk_written += 1
+        if self.qemu("sd.csd-copy-bit-on-write"):
+            self.csd_reg[14] |= sd_data.CSD_COPY
 
     def read_byte(self) -> int:
         if not self._special_read():

@@ -10,6 +10,7 @@ Layer Simplified Specification.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -257,7 +258,11 @@ def write_byte(card: DataCard, value: int) -> None:
         lock_command(card)
 
 
-def write_multiple_byte(card: DataCard, value: int) -> None:
+def write_multiple_byte(card: DataCard, value: int,
+                        program: Callable[[int, int], None] | None = None) -> None:
+    """One byte of a multiple-block write; a full block is programmed
+    (:func:`commit`, or ``program(addr, length)`` instead), then
+    the address moves on and the block count (CMD23) runs down."""
     n = card.xfer_len()
     if card.xfer.offset == 0:
         if not card.range_ok(card.xfer.start, n):
@@ -267,7 +272,10 @@ def write_multiple_byte(card: DataCard, value: int) -> None:
             return
     put(card, value)
     if card.xfer.offset >= n:
-        commit(card, card.xfer.start, card.xfer.offset)
+        if program is None:
+            commit(card, card.xfer.start, card.xfer.offset)
+        else:
+            program(card.xfer.start, card.xfer.offset)
         card.xfer.start += n
         card.xfer.offset = 0
         if card.multi_blk_cnt:
