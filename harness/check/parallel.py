@@ -54,10 +54,27 @@ def default_jobs() -> int:
 _worker: dict[str, object] = {}
 
 
+def worker_pool(reuse: bool = True) -> QemuPool:
+    """This process's pool of reused QEMUs, made on first use and closed as
+    a forked worker exits (in the parent: :func:`close_worker_pool`)."""
+    pool = _worker.get("pool")
+    if not isinstance(pool, QemuPool):
+        pool = QemuPool(enabled=reuse)
+        _worker["pool"] = pool
+        Finalize(pool, pool.close, exitpriority=10)  # runs as the worker exits
+    return pool
+
+
+def close_worker_pool() -> None:
+    """Close this process's pool, if it has one."""
+    pool = _worker.pop("pool", None)
+    if isinstance(pool, QemuPool):
+        pool.close()
+
+
 def _init(opts: Options, runs: Sequence[Run] = ()) -> None:
-    pool = QemuPool(enabled=opts.reuse)
-    _worker["pool"], _worker["opts"], _worker["runs"] = pool, opts, runs
-    Finalize(pool, pool.close, exitpriority=10)  # runs as the worker exits
+    _worker["opts"], _worker["runs"] = opts, runs
+    worker_pool(opts.reuse)
 
 
 def _run_index(i: int) -> tuple[runner.Result, PoolStats]:
@@ -108,9 +125,7 @@ def run_all(runs: Sequence[Run], opts: Options, jobs: int = 1,
                 if progress:
                     progress(i + 1, r)
         finally:
-            pool = _worker.pop("pool")
-            assert isinstance(pool, QemuPool)
-            pool.close()
+            close_worker_pool()
     else:
         ctx = multiprocessing.get_context("fork")
         # Forked: the initializer's arguments are inherited, not pickled.

@@ -22,17 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing.util import Finalize
 from pathlib import Path
 
-from harness.check import runner
+from harness.check import parallel, runner
 from harness.check.recording import Recording
 from harness.model.deviations import Deviation, Strictness
 from harness.model.emmc_deviations import emmc_deviations
 from harness.model.sd_deviations import sd_deviations
 from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
 from harness.qemu.builds import QemuBuild
-from harness.qemu.pool import QemuPool
 from harness.scenarios import Scenario
 
 ALL_DEVIATIONS: dict[str, Deviation] = {
@@ -96,8 +94,6 @@ def findings_for(
     """Run ``scenarios`` once each on ``build``, then every strict variant
     of the model against the recording; findings and unexplained divergences.
     Scenarios run on ``jobs`` forked workers; the report is in their order."""
-    from harness.check import parallel
-
     # forked workers find a scenario in the registry by name
     items = [(build, sc.name if jobs > 1 else sc, machine, report_dir) for sc in scenarios]
     try:
@@ -107,7 +103,7 @@ def findings_for(
                 f"strict {build.name} [{done}/{len(items)}] "
                 f"{it[1] if isinstance(it[1], str) else it[1].name}")) if progress else None)
     finally:
-        _close_pool()  # this process's (jobs 1); a worker's closes as it exits
+        parallel.close_worker_pool()  # this process's; a worker's closes as it exits
     found: dict[str, Finding] = {}
     unexplained: list[Unexplained] = []
     for sc, out in zip(scenarios, outcomes, strict=True):
@@ -131,7 +127,7 @@ def _scenario(build: QemuBuild, which: Scenario | str, machine: str,
     rec = Recording()
     try:
         base = runner.run(build, sc, machine, strict=False, record=rec,
-                          report_dir=report_dir / "non-strict", pool=_process_pool())
+                          report_dir=report_dir / "non-strict", pool=parallel.worker_pool())
         if base.status in (runner.SKIP, runner.CRASH, runner.ERROR):
             return _ScenarioOutcome(base)
         base_at = _step(base)
@@ -177,21 +173,3 @@ def _scenario(build: QemuBuild, which: Scenario | str, machine: str,
         return out
     finally:
         rec.cleanup()
-
-
-_pool: list[QemuPool] = []
-
-
-def _process_pool() -> QemuPool:
-    """This process's pool of reused QEMUs for the recorded runs (one per
-    worker, closed as the worker exits, as ``check -j`` does)."""
-    if not _pool:
-        pool = QemuPool()
-        _pool.append(pool)
-        Finalize(pool, pool.close, exitpriority=10)
-    return _pool[0]
-
-
-def _close_pool() -> None:
-    while _pool:
-        _pool.pop().close()
