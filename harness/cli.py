@@ -340,47 +340,67 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    """Replay a qtest trace on each build; crash or not; model diff if it can."""
+    """Replay qtest traces on each build: refused, crashed, hung, sanitizer
+    report or clean; model diff where it can.  Exit status: 3 when QEMU
+    crashed, hung or a sanitizer reported on some build, else 1 when the
+    model disagreed, else 4 when QEMU refused a command line, else 0."""
     from pathlib import Path
 
     from harness.check import replay
 
-    path = Path(args.trace)
-    if not path.is_file():
-        raise UsageError(f"trace {path} does not exist")
-    trace = replay.read_trace(path)
-    try:
-        machine = replay.replay_machine(path, args.machine, own_devices=bool(args.qemu_args))
-    except replay.ReplayError as e:
-        raise UsageError(str(e)) from e
+    paths = [Path(t) for t in args.trace]
+    if args.field:
+        paths += replay.field_corpus()
+    if not paths:
+        raise UsageError("no trace given (a path, or --field for the field corpus)")
+    for path in paths:
+        if not path.is_file():
+            raise UsageError(f"trace {path} does not exist")
     extra = args.qemu_args.split() if args.qemu_args else None
-    reported = None if extra else replay.field_argv(path)  # a field reproducer's own
-    rc = 0
-    for b in select_builds(args.qemu):
-        from harness.check import field
-
-        argv = field.replay_argv(reported, str(b.binary)) if reported else None
-        res = replay.replay_qemu(b.binary, trace, machine, extra, timeout=args.timeout,
-                                 argv=argv)
-        print(f"{b.name}: {res.summary()}")
-        if res.crashed:
-            rc = 1
-            print("  last output:\n    " + "\n    ".join(res.output_tail.splitlines()[-8:]))
-            continue
-        if args.no_model:
-            continue
-        replay.replay_model(res, b.profile, machine)
-        if res.model_diffs:
-            rc = 1
-            print(f"  model disagrees on {len(res.model_diffs)} reads:")
-            for line in res.model_diffs[:20]:
-                print(f"    {line}")
-        elif res.model_checked:
-            print("  model agrees on every register and memory read"
-                  + (f" ({res.model_reason})" if res.model_reason else ""))
-        else:
-            print(f"  model not run: {res.model_reason}")
-    return rc
+    builds = select_builds(args.qemu)
+    worst = {"finding": False, "diff": False, "refused": False}
+    for path in paths:
+        if len(paths) > 1:
+            print(f"{path}:")
+        for b in builds:
+            try:
+                pl = replay.plan(path, b.binary, {*b.profile.machine_types, *b.aliases},
+                                 machine_type=args.machine, qemu_args=extra,
+                                 as_is=args.as_is)
+            except replay.ReplayError as e:
+                raise UsageError(str(e)) from e
+            for note in pl.notes:
+                print(f"  rewrite: {note}")
+            res = replay.replay_qemu(b.binary, pl.trace, pl.machine, pl.devices,
+                                     timeout=args.timeout, argv=pl.argv)
+            print(f"{b.name}: {res.summary()}")
+            if res.verdict == replay.REFUSED:
+                worst["refused"] = True
+                continue
+            if res.finding:
+                worst["finding"] = True
+                tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-8:]
+                if tail:
+                    print("  QEMU's stderr, last lines:\n    " + "\n    ".join(tail))
+                continue
+            if args.no_model:
+                continue
+            replay.replay_model(res, b.profile, pl.machine)
+            if res.model_diffs:
+                worst["diff"] = True
+                print(f"  model disagrees on {len(res.model_diffs)} reads:")
+                for line in res.model_diffs[:20]:
+                    print(f"    {line}")
+            elif res.model_checked:
+                print("  model agrees on every register and memory read"
+                      + (f" ({res.model_reason})" if res.model_reason else ""))
+            else:
+                print(f"  model not run: {res.model_reason}")
+    if worst["finding"]:
+        return 3
+    if worst["diff"]:
+        return 1
+    return 4 if worst["refused"] else 0
 
 
 def _duration(text: str) -> float:
@@ -416,9 +436,17 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     store = corpus.Corpus(Path(args.corpus))
     builds = select_builds(args.qemu)
     for path in args.input or []:
+        from harness.check.replay import ReplayError
         from harness.fuzz.inputs import trace_ops
 
-        ops = trace_ops(Path(path), builds[0].binary, builds[0].profile)
+        said: list[str] = []
+        try:
+            ops = trace_ops(Path(path), builds[0].binary, builds[0].profile,
+                            as_is=args.as_is, notes=said)
+        except ReplayError as e:
+            raise UsageError(str(e)) from e
+        for note in said:
+            print(f"  rewrite: {note}")
         store.add_input(ops)
         print(f"input {path}: {len(ops)} operations added to the corpus")
     new_coverage = None
@@ -589,7 +617,13 @@ def build_parser() -> argparse.ArgumentParser:
     mg.set_defaults(func=cmd_migrate)
 
     r = sub.add_parser("replay", help="replay a qtest trace on QEMU (and the model)")
-    r.add_argument("trace", help="qtest commands, one per line (-qtest stdio format)")
+    r.add_argument("trace", nargs="*", help="qtest commands, one per line (-qtest stdio "
+                   "format), or a bug report's shell form; several may be given")
+    r.add_argument("--field", action="store_true",
+                   help="also every reproducer of the field corpus (tests/qtest/field/)")
+    r.add_argument("--as-is", action="store_true",
+                   help="run a field command line as written: no -drive if=sd, accelerator "
+                   "or machine type rewrites")
     qemu_opt(r)
     r.add_argument("--machine", help="machine type (default: the one recorded in the "
                    "trace's header, else q35)")
@@ -616,6 +650,8 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("--input", action="append", metavar="TRACE",
                     help="a qtest trace (ours, QEMU's -qtest stdio or bug-report shell form) "
                     "to add to the corpus")
+    fz.add_argument("--as-is", action="store_true",
+                    help="--input command lines as written (no rewrites; see replay --as-is)")
     fz.add_argument("--merge", nargs="+", metavar="DIR",
                     help="merge these campaign directories into --corpus and exit")
     fz.add_argument("--no-reuse", action="store_true",

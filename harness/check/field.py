@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +33,12 @@ from harness.machine import DEFAULT_RAM, CardImage, Machine, PropValue
 _HEREDOC = re.compile(r"<<\s*-?\s*(['\"]?)(\w+)\1")
 #: QEMU's null-co block driver is 1 GiB unless told otherwise.
 NULL_CO_SIZE = 1 << 30
-_IGNORED_FLAGS = {"-nodefaults", "-nographic", "-no-reboot", "-no-shutdown", "-S"}
+#: QEMU options that take no argument (``qemu-options.hx``): never read the
+#: next word as their value.
+_IGNORED_FLAGS = {"-nodefaults", "-nographic", "-no-reboot", "-no-shutdown", "-S",
+                  "-enable-kvm", "-snapshot", "-no-acpi", "-no-hpet", "-s", "-no-user-config",
+                  "-daemonize", "-full-screen", "-usb", "-only-migratable", "-preconfig",
+                  "-no-fd-bootchk", "-win2k-hack", "-enable-fips", "-no-quit"}
 _IGNORED_OPTS = {"-display", "-qtest", "-qtest-log", "-accel", "-serial", "-monitor",
                  "-vga", "-audio", "-cpu", "-smp", "-name", "-L", "-trace", "-d", "-D"}
 _SIZE = re.compile(r"^(\d+)([kKmMgGtT]?)[bB]?$")
@@ -52,36 +58,138 @@ def _is_qemu(word: str) -> bool:
     return "qemu-system" in Path(word).name or Path(word).name.startswith("qemu-")
 
 
+#: ``-qtest-log`` lines: ``[R +0.012345] outl 0xcf8 ...`` (received),
+#: ``[S +0.012345] OK`` (sent), ``[I 0.000001] OPENED`` (information).
+_LOGGED = re.compile(r"^\[([RSI]) \+?\d+(?:\.\d+)?\]\s*")
+_ANSWER_WORDS = ("OK", "FAIL", "ERR")
+
+
 def _commands(lines: list[str]) -> list[str]:
-    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+    """The qtest commands of ``lines``: comments and blank lines dropped;
+    a ``-qtest-log`` transcript reduced to the commands QEMU received
+    (answers, information lines and QEMU's own messages dropped)."""
+    logged = any(_LOGGED.match(ln.strip()) for ln in lines)
+    out = []
+    for raw in lines:
+        ln = raw.strip()
+        if not ln or ln.startswith("#"):
+            continue
+        if logged:
+            m = _LOGGED.match(ln)
+            if m is None:
+                if ln.split()[0] in _ANSWER_WORDS or _is_qemu(ln.split()[0].rstrip(":")) \
+                        or ln.startswith("=="):
+                    continue  # an answer on stdout, QEMU's or a sanitizer's message
+            elif m.group(1) != "R":
+                continue
+            else:
+                ln = ln[m.end():]
+                ln = re.split(r"\s\[[SRI] \+?\d", ln, maxsplit=1)[0].strip()  # a flattened log
+        out.append(ln)
+    return out
+
+
+def _joined(raw: list[str], i: int) -> tuple[str, int]:
+    """Line ``i`` with its backslash continuation lines (a ``# comment``
+    after the backslash, or a comment line amid them, left out), and the
+    index of its last line."""
+    cmd, j = raw[i], i
+    while True:
+        stripped = re.sub(r"\\\s+#.*$", lambda _: "\\", cmd.rstrip())
+        if not stripped.endswith("\\") or j + 1 >= len(raw):
+            return stripped, j
+        j += 1
+        while j + 1 < len(raw) and raw[j].strip().startswith("#"):
+            j += 1
+        cmd = stripped[:-1] + " " + raw[j]
+
+
+def _qemu_words(cmd: str) -> list[str] | None:
+    """The QEMU command of a shell command line: from the QEMU binary on,
+    without redirections and the rest of a pipeline."""
+    try:
+        words = shlex.split(cmd, comments=True)
+    except ValueError:
+        return None
+    at = next((k for k, w in enumerate(words) if _is_qemu(w)), None)
+    if at is None:
+        return None
+    out: list[str] = []
+    it = iter(words[at:])
+    for w in it:
+        if w in ("|", "&&", ";", "||", "2>&1"):
+            break
+        if w in ("<", ">", "2>", ">>", "<<", "<<<"):
+            next(it, None)
+            continue
+        if re.match(r"^\d?[<>]", w):
+            continue
+        out.append(w)
+    return out
+
+
+def _heredoc_body(raw: list[str], after: int, end: str) -> tuple[list[str], int]:
+    body: list[str] = []
+    k = after + 1
+    while k < len(raw) and raw[k].strip() != end:
+        body.append(raw[k])
+        k += 1
+    return body, k
 
 
 def parse(text: str) -> FieldInput:
-    """Split a reproducer into its qtest commands and QEMU arguments."""
+    """Split a reproducer into its qtest commands and QEMU arguments.
+
+    Forms: ``cat << EOF | qemu ...`` and ``qemu ... << EOF`` (heredoc,
+    with continuation lines and comments); ``cat << EOF > FILE`` and later
+    ``qemu ... < FILE``; a ``-qtest stdio`` trace whose comment header holds
+    the command line; a ``-qtest-log`` transcript (``[R +0.01] ...``)."""
     raw = text.splitlines()
-    for i, line in enumerate(raw):
+    files: dict[str, list[str]] = {}
+    i = 0
+    while i < len(raw):
+        line = raw[i]
+        if line.strip().startswith("#"):
+            i += 1
+            continue
         m = _HEREDOC.search(line)
-        if m and "|" in line and ("qemu" in line or line.rstrip().endswith("\\")):
-            cmd = line.split("|", 1)[1]
-            j = i
-            while cmd.rstrip().endswith("\\") and j + 1 < len(raw):
-                j += 1
-                cmd = cmd.rstrip()[:-1] + " " + raw[j]
-            end = m.group(2)
-            body: list[str] = []
-            for k in range(j + 1, len(raw)):
-                if raw[k].strip() == end:
-                    break
-                body.append(raw[k])
-            words = shlex.split(cmd, comments=False)
-            while words and not _is_qemu(words[0]):
-                words.pop(0)  # "env VAR=..", "timeout 10", "./build/"
-            return FieldInput(_commands(body), words or None, "shell")
+        if m:
+            cmd, j = _joined(raw, i)
+            body, k = _heredoc_body(raw, j, m.group(2))
+            redirect = re.search(r">\s*(\S+)", cmd[m.end():])
+            if "|" in cmd[m.end():]:
+                words = _qemu_words(cmd.split("|", 1)[1])
+                if words:
+                    return FieldInput(_commands(body), words, "shell")
+            elif _is_qemu_line(cmd[:m.start()]):
+                words = _qemu_words(cmd[:m.start()] + cmd[m.end():])
+                if words:
+                    return FieldInput(_commands(body), words, "shell")
+            elif redirect:
+                files[redirect.group(1)] = body
+            i = k + 1
+            continue
+        if _is_qemu_line(line):
+            cmd, j = _joined(raw, i)
+            src = re.search(r"(?<![<\d])<\s*(\S+)", cmd)
+            if src:
+                name = src.group(1)
+                if name not in files:
+                    raise ValueError(f"the QEMU command reads {name}, which this "
+                                     "reproducer does not write (cat << EOF > FILE)")
+                words = _qemu_words(cmd)
+                if words:
+                    return FieldInput(_commands(files[name]), words, "shell-file",
+                                      [f"qtest commands read from the here-document "
+                                       f"written to {name}"])
+            i = j + 1
+            continue
+        i += 1
     argv: list[str] | None = None
     for line in raw:
         s = line.strip()
         if not s.startswith("#"):
-            if s:
+            if s and not _LOGGED.match(s):
                 break
             continue
         try:
@@ -91,7 +199,18 @@ def parse(text: str) -> FieldInput:
         at = next((k for k, w in enumerate(split) if _is_qemu(w)), None)
         if at is not None and argv is None:
             argv = split[at:]
-    return FieldInput(_commands(raw), argv, "header" if argv else "trace")
+    form = "header" if argv else "trace"
+    if any(_LOGGED.match(ln.strip()) for ln in raw):
+        form = "log"
+    return FieldInput(_commands(raw), argv, form)
+
+
+def _is_qemu_line(cmd: str) -> bool:
+    try:
+        words = shlex.split(cmd, comments=True)
+    except ValueError:
+        words = cmd.split()
+    return any(_is_qemu(w) for w in words[:4])
 
 
 def _size(text: str) -> int:
@@ -139,7 +258,14 @@ def machine_from_argv(argv: list[str]) -> tuple[Machine, list[str]]:
         if opt in _IGNORED_OPTS:
             next(it, None)
             continue
+        if not opt.startswith("-"):
+            extra.append(a)  # a stray word (a kernel image path): kept, not a value
+            continue
         val = next(it, "")
+        if val.startswith("-") and not re.fullmatch(r"-\d.*", val):
+            extra.append(a)  # an option without a value, then the next option
+            it = iter([val, *it])
+            continue
         if opt in ("-machine", "-M"):
             head, opts = _options(val)
             if "=" in head:  # "-machine accel=qtest": no type given
@@ -186,32 +312,120 @@ def machine_from_argv(argv: list[str]) -> tuple[Machine, list[str]]:
     return Machine(type=mtype, ram=ram, sdhci=sdhci, card=card, image=image), extra
 
 
-def replay_argv(argv: list[str], binary: str) -> list[str]:
-    """``argv`` as the replay runs it: ``binary`` instead of the reporter's,
-    qtest on stdio with the qtest accelerator, and every drive backed by a
-    file opened with ``snapshot=on`` (a user's image is never written)."""
+@dataclass
+class Normalised:
+    """A field command line as the replay runs it, and what was changed."""
+
+    argv: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def _nearest_machine(want: str, machines: Collection[str]) -> str | None:
+    """The build's machine type closest to ``want``: same family
+    (``pc-q35-*``, ``pc-i440fx-*``), the oldest version not older than the
+    one asked, else the newest; else the family's alias (q35, pc)."""
+    m = re.fullmatch(r"(pc-q35-|pc-i440fx-|pc-)(\d+)\.(\d+)", want)
+    family = "q35" if "q35" in want else "pc"
+    if m:
+        prefix = "pc-i440fx-" if m.group(1) == "pc-" else m.group(1)
+        v = (int(m.group(2)), int(m.group(3)))
+        have = sorted((tuple(int(x) for x in t[len(prefix):].split(".")), t) for t in machines
+                      if re.fullmatch(re.escape(prefix) + r"\d+\.\d+", t))
+        newer = [t for ver, t in have if ver >= v]
+        if newer:
+            return newer[0]
+        if have:
+            return have[-1][1]
+    return family if family in machines else None
+
+
+def normalise(argv: list[str], binary: str, *, machines: Collection[str] | None = None,
+              as_is: bool = False) -> Normalised:
+    """``argv`` as the replay runs it, each change said in ``notes``.
+
+    Always: ``binary`` instead of the reporter's (``qemu-system-i386`` too:
+    x86_64 has its machines), qtest on stdio, drives backed by a user's file
+    opened with ``snapshot=on`` (never written).  Unless ``as_is``:
+
+    * ``-drive if=sd,...`` becomes ``-drive if=none,id=sdN,...`` and
+      ``-device sd-card,drive=sdN`` (QEMU 6.0 and later refuse ``if=sd``
+      on PC machines: no SD bus of the board's own);
+    * ``-enable-kvm``, ``-accel X``, ``accel=X`` in ``-machine`` go: the
+      replay runs ``-accel qtest``;
+    * a machine type the build lacks (``machines``) becomes the nearest it
+      has (:func:`_nearest_machine`)."""
+    notes: list[str] = []
+    name = Path(argv[0]).name
+    if "i386" in name and not as_is:
+        notes.append(f"{name} replaced by {Path(binary).name} (same PC machines)")
     out = [binary]
     it = iter(argv[1:])
+    sd = 0
+    accel_said = False
     for a in it:
         opt = a if not a.startswith("--") else a[1:]
-        if opt in ("-qtest", "-qtest-log", "-accel", "-display"):
+        if opt in ("-qtest", "-qtest-log", "-display"):
             next(it, None)
             continue
         if opt == "-nographic":
             continue
+        if opt == "-accel" and not as_is:
+            val = next(it, "")
+            if val.split(",")[0] != "qtest":
+                notes.append(f"-accel {val} dropped: the replay runs -accel qtest")
+            continue
+        if opt == "-enable-kvm" and not as_is:
+            notes.append("-enable-kvm dropped: the replay runs -accel qtest")
+            continue
         if opt in ("-machine", "-M"):
-            parts = [p for p in re.split(r"(?<!,),(?!,)", next(it, ""))
-                     if p and not p.startswith("accel=")]
+            val = next(it, "")
+            parts = [p for p in re.split(r"(?<!,),(?!,)", val) if p]
+            if not as_is:
+                accels = [p for p in parts if p.startswith("accel=")]
+                if accels and not accel_said:
+                    notes.append(f"-machine {val}: {', '.join(accels)} dropped: the "
+                                 "replay runs -accel qtest")
+                    accel_said = True
+                parts = [p for p in parts if not p.startswith("accel=")]
+                if machines is not None and parts:
+                    key = 0 if "=" not in parts[0] else next(
+                        (k for k, p in enumerate(parts) if p.startswith("type=")), -1)
+                    if key >= 0:
+                        mtype = parts[key].removeprefix("type=")
+                        if mtype not in machines:
+                            near = _nearest_machine(mtype, machines)
+                            if near is not None:
+                                notes.append(f"machine type {mtype} is not in this build: "
+                                             f"{near} instead")
+                                parts[key] = near if key == 0 else f"type={near}"
             if parts:
                 out += [a, ",".join(parts)]
             continue
         if opt == "-drive":
             val = next(it, "")
             _, opts = _options("," + val)
+            if opts.get("if") == "sd" and not as_is:
+                did = opts.get("id") or f"sd{sd}"
+                sd += 1
+                kept = [p for p in re.split(r"(?<!,),(?!,)", val)
+                        if p and not p.startswith(("if=", "id=", "index=", "bus=", "unit="))]
+                val = ",".join(["if=none", f"id={did}", *kept])
+                out += [a, val, "-device", f"sd-card,drive={did}"]
+                notes.append(f"-drive if=sd rewritten to -drive {val} -device sd-card,"
+                             f"drive={did} (QEMU 6.0+ has no if=sd on PC machines)")
+                continue
             if opts.get("file") and not opts["file"].startswith("null-co") \
                     and opts.get("snapshot", "off") not in ("on", "true"):
                 val += ",snapshot=on"
             out += [a, val]
             continue
         out.append(a)
-    return out + ["-accel", "qtest", "-display", "none", "-qtest", "stdio", "-qtest-log", "none"]
+    tail = ["-display", "none", "-qtest", "stdio", "-qtest-log", "none"]
+    if not as_is:
+        tail = ["-accel", "qtest", *tail]
+    return Normalised(out + tail, notes)
+
+
+def replay_argv(argv: list[str], binary: str) -> list[str]:
+    """``argv`` as the replay runs it (:func:`normalise`, its notes left out)."""
+    return normalise(argv, binary).argv

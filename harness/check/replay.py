@@ -2,8 +2,9 @@
 
 A trace is what ``-qtest stdio`` reads: one command per line.  Ours come
 from divergence reports; others from QEMU's fuzzers and bug reports.  QEMU
-runs under a pty (pexpect), fed one line at a time; the replay reports
-whether QEMU crashed (signal, assertion text) and at which line.
+reads it on pipes (no line length limit), one command at a time; the
+replay reports whether QEMU refused its command line, crashed (signal,
+assertion text, sanitizer report) or hung, and at which line.
 
 When the trace touches nothing but the sdhci-pci function (its PCI config
 space, its BAR, guest RAM and the clock), the same register and memory
@@ -21,20 +22,22 @@ from __future__ import annotations
 import base64
 import re
 import signal
+from collections.abc import Collection
 from dataclasses import dataclass
 from dataclasses import field as _field
 from pathlib import Path
 from typing import Any
 
-import pexpect
-
 from harness.check import field as field
-from harness.errors import UsageError
+from harness.errors import QemuError, UsageError
 from harness.hwdefs.pci import COMMAND_MEMORY, SDHCI_PCI
 from harness.hwdefs.sdhci import REGISTER_WINDOW
 from harness.machine import CardImage, Machine
 from harness.profile import BuildProfile
+from harness.qemu import sanitizer
 from harness.qemu.argv import qemu_argv
+from harness.qemu.session import find_assertion
+from harness.qemu.stdio import StdioQtest, StdioTimeout
 
 #: The machine of a trace without a header: q35, the controller and a card
 #: on QEMU's null block driver (no image needed).
@@ -42,17 +45,23 @@ DEFAULT_MACHINE = Machine(image=CardImage.null(16 << 20))
 
 _HEADER = "# machine: "
 
-_ANSWER = re.compile(r"^(OK|FAIL|ERR)\b.*$", re.M)
 _SDHCI_IDS = 0x0007_1B36
 _REG = re.compile(r"^(read|write)([bwlq]) (0x[0-9a-fA-F]+|\d+)(?: (0x[0-9a-fA-F]+|\d+))?$")
 _SIZES = {"b": 1, "w": 2, "l": 4, "q": 8}
 CONFIG_ADDRESS, CONFIG_DATA = 0xCF8, 0xCFC  #: PCI configuration mechanism #1 ports
 
 
+#: What a replay on QEMU came to (:attr:`ReplayResult.verdict`).
+CLEAN, REFUSED, CRASHED, HUNG, SANITIZER, EXITED = (
+    "clean", "refused", "crashed", "hung", "sanitizer", "exited")
+
+
 @dataclass
 class ReplayResult:
     lines: int = 0
     answered: int = 0
+    #: QEMU died of a signal, an assertion or a sanitizer report after the
+    #: trace started (a finding), as opposed to refusing its command line.
     crashed: bool = False
     signal: int | None = None
     exit_status: int | None = None
@@ -65,12 +74,48 @@ class ReplayResult:
     sdhci_devfn: int | None = None
     #: Register and memory reads the model answered and compared.
     model_reads: int = 0
+    verdict: str = CLEAN
+    #: QEMU's own message when it refused its command line (exited before
+    #: answering the first command, without a signal or a sanitizer report).
+    refusal: str = ""
+    #: The assertion or abort line of QEMU's stderr, if any.
+    assertion: str = ""
+    #: Sanitizer reports on QEMU's stderr (leaks at exit left out).
+    reports: list[sanitizer.Report] = _field(default_factory=list)
+    stderr: str = ""
+    timeout: float = 0.0
+    #: What the trace normalisation changed (:mod:`harness.check.field`).
+    rewrites: list[str] = _field(default_factory=list)
+
+    @property
+    def finding(self) -> bool:
+        """A crash, a hang or a sanitizer report (refusals are not findings)."""
+        return self.verdict in (CRASHED, HUNG, SANITIZER)
+
+    def _at(self) -> str:
+        line = min(self.answered + 1, self.lines)
+        return (f"at trace line {line} of {self.lines}" if self.answered < self.lines
+                else f"after the last of {self.lines} trace lines")
 
     def summary(self) -> str:
-        if self.crashed:
+        if self.verdict == REFUSED:
+            return f"refused: {self.refusal}"
+        if self.verdict == SANITIZER:
+            r = self.reports[0]
+            more = f" (+{len(self.reports) - 1} more reports)" if len(self.reports) > 1 else ""
+            went_on = (" (QEMU went on: halt_on_error=0)"
+                       if self.answered == self.lines else "")
+            return f"{r.summary()} {self._at()}{more}{went_on}"
+        if self.verdict == CRASHED:
             how = (f"signal {signal.Signals(self.signal).name}" if self.signal
                    else f"exit status {self.exit_status}")
-            return f"QEMU crashed ({how}) at trace line {self.answered + 1} of {self.lines}"
+            text = f"QEMU crashed ({how}) {self._at()}"
+            return text + (f": {self.assertion}" if self.assertion else "")
+        if self.verdict == HUNG:
+            return f"QEMU hung: no answer within {self.timeout:g} s {self._at()}"
+        if self.verdict == EXITED:
+            return (f"QEMU exited (status {self.exit_status}) {self._at()}, "
+                    f"{self.answered} commands answered")
         return f"no crash: {self.answered} of {self.lines} commands answered"
 
 
@@ -79,6 +124,15 @@ def read_trace(path: Path) -> list[str]:
     bug report's shell form (``cat << EOF | qemu-system-x86_64 ...``) gives
     the lines of its here-document (:mod:`harness.check.field`)."""
     return field.parse(path.read_text()).lines
+
+
+#: The field corpus: public bug reports' reproducers, normalised, one file each.
+FIELD_DIR = Path(__file__).resolve().parents[2] / "tests" / "qtest" / "field"
+
+
+def field_corpus(directory: Path = FIELD_DIR) -> list[Path]:
+    """The reproducers of the field corpus, by name."""
+    return sorted(p for p in directory.glob("*.qtest") if p.is_file())
 
 
 def field_argv(path: Path) -> list[str] | None:
@@ -115,17 +169,24 @@ def machine_of(trace_path: Path) -> Machine | None:
 
 
 def replay_machine(trace_path: Path, machine_type: str | None = None, *,
-                   own_devices: bool = False) -> Machine:
+                   own_devices: bool = False,
+                   machines: Collection[str] | None = None) -> Machine:
     """The machine to replay ``trace_path`` on: its header's, else the
     default; ``machine_type`` overrides the type.  A recorded card image
     that is gone raises :class:`ReplayError`, unless QEMU gets the user's
-    own devices (``own_devices``): the model then gets the default card."""
+    own devices (``own_devices``): the model then gets the default card.
+    ``machines`` are the build's machine types, for a field command line's
+    nearest one (:func:`harness.check.field.normalise`)."""
     m = machine_of(trace_path)
     if m is None:
-        argv = field.parse(trace_path.read_text()).argv
+        try:
+            argv = field.parse(trace_path.read_text()).argv
+        except ValueError as e:
+            raise ReplayError(f"{trace_path}: {e}") from e
         if argv is not None:
             try:
-                m, _ = field.machine_from_argv(argv)
+                m, _ = field.machine_from_argv(
+                    field.normalise(argv, "qemu", machines=machines).argv)
             except ValueError as e:
                 raise ReplayError(f"{trace_path}: {e}") from e
     m = m or DEFAULT_MACHINE
@@ -139,54 +200,141 @@ def replay_machine(trace_path: Path, machine_type: str | None = None, *,
     return m
 
 
+@dataclass
+class Plan:
+    """How a trace file replays on one build."""
+
+    trace: list[str]
+    machine: Machine
+    #: QEMU's whole command line (a field reproducer's), or None: built
+    #: from ``machine`` (and ``devices``).
+    argv: list[str] | None
+    devices: list[str] | None = None
+    #: The reproducer's form and every rewrite made to it, one line each.
+    notes: list[str] = _field(default_factory=list)
+    form: str = "trace"
+
+
+def plan(path: Path, binary: Path, machines: Collection[str] | None = None, *,
+         machine_type: str | None = None, qemu_args: list[str] | None = None,
+         as_is: bool = False) -> Plan:
+    """The trace at ``path`` made ready for ``binary`` (whose machine types
+    are ``machines``): its commands, the model's machine, QEMU's command
+    line and the rewrites said (:func:`harness.check.field.normalise`;
+    ``as_is`` makes none).  Raises :class:`ReplayError` for a trace that
+    cannot be replayed."""
+    if not path.is_file():
+        raise ReplayError(f"trace {path} does not exist")
+    try:
+        fi = field.parse(path.read_text(errors="replace"))
+    except ValueError as e:
+        raise ReplayError(f"{path}: {e}") from e
+    if not fi.lines:
+        raise ReplayError(f"{path}: no qtest commands in it")
+    machine = replay_machine(path, machine_type, own_devices=bool(qemu_args),
+                             machines=machines)
+    argv = None
+    notes = list(fi.notes)
+    if qemu_args is None and machine_of(path) is None and fi.argv is not None:
+        n = field.normalise(fi.argv, str(binary), machines=machines, as_is=as_is)
+        argv, notes = n.argv, notes + n.notes
+    return Plan(fi.lines, machine, argv, qemu_args, notes, fi.form)
+
+
 def replay_qemu(binary: Path, trace: list[str], machine: Machine,
                 args: list[str] | None = None, timeout: float = 10.0, *,
                 argv: list[str] | None = None) -> ReplayResult:
     """Feed ``trace`` to QEMU building ``machine`` (the card image opened
     with ``snapshot=on``); ``args`` replaces the machine's devices, ``argv``
     the whole command line (a field reproducer's, see
-    :func:`harness.check.field.replay_argv`).  When QEMU survives the
-    trace, PCI bus 0 is scanned after it for sdhci-pci (the trace's own
-    answers are complete by then), so that the model knows which function's
-    BAR the trace programs."""
+    :func:`harness.check.field.replay_argv`).  QEMU's ``-qtest stdio`` is on
+    pipes (:mod:`harness.qemu.stdio`: no line length limit).  When QEMU
+    survives the trace, PCI bus 0 is scanned after it for sdhci-pci (the
+    trace's own answers are complete by then), so that the model knows
+    which function's BAR the trace programs.
+
+    The verdict: ``refused`` when QEMU exits before answering the first
+    command with neither a signal nor a sanitizer report (its command line,
+    a missing device or image); ``sanitizer`` when its stderr holds an
+    AddressSanitizer/UBSan report (also when QEMU went on, as with
+    ``halt_on_error=0``); ``crashed`` for a signal, an assertion or a
+    non-zero exit after the trace started; ``hung`` when a command got no
+    answer within ``timeout`` seconds."""
     if argv is None:
         argv = qemu_argv(binary, machine, qtest="stdio", qtest_log="none", snapshot=True,
                          devices=args)
-    res = ReplayResult(lines=len(trace))
-    child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", timeout=timeout,
-                          echo=False, codec_errors="replace")
-    child.delaybeforesend = None
+    res = ReplayResult(lines=len(trace), timeout=timeout)
     try:
+        ch = StdioQtest(argv, env=sanitizer.environment())
+    except QemuError as e:
+        raise ReplayError(str(e)) from e
+    with ch:
+        gone = False
         for line in trace:
-            child.sendline(line)
-            idx = child.expect([_ANSWER, pexpect.EOF, pexpect.TIMEOUT])
-            if idx != 0:
+            try:
+                answer = ch.command(line, timeout)
+            except StdioTimeout:
+                res.verdict = HUNG
+                ch.kill()
                 break
-            res.answers.append((line, str(child.after).strip()))
+            if answer is None:
+                gone = True
+                break
+            res.answers.append((line, answer))
             res.answered += 1
         else:
-            res.sdhci_devfn = _probe_sdhci(child)
-            child.sendeof()
-    finally:
-        res.output_tail = (child.before or "")[-2000:] if isinstance(child.before, str) else ""
-        if child.isalive():
-            child.terminate(force=True)
-        child.close(force=True)
-        res.exit_status = child.exitstatus
-        res.signal = child.signalstatus
-        res.crashed = res.answered < res.lines and (
-            child.signalstatus is not None or (child.exitstatus not in (0, None)))
+            res.sdhci_devfn = _probe_sdhci(ch, timeout)
+        status = ch.close()
+        res.stderr = ch.stderr()
+        stopped = ch.stopped_by_us
+    res.output_tail = res.stderr[-2000:]
+    res.exit_status = None if status is None or status < 0 else status
+    res.signal = -status if status is not None and status < 0 else None
+    res.reports = [r for r in sanitizer.parse(res.stderr) if r.tool != "LeakSanitizer"]
+    res.assertion = find_assertion(res.stderr) or ""
+    if res.reports:
+        res.verdict = SANITIZER
+    elif res.verdict == HUNG:
+        pass
+    elif stopped and res.answered == res.lines:
+        res.verdict = CLEAN  # it served the whole trace; we ended it
+    elif res.signal is not None or res.assertion:
+        res.verdict = CRASHED
+    elif gone and res.answered == 0:
+        res.verdict = REFUSED
+        res.refusal = refusal_message(res.stderr, str(binary)) or (
+            f"QEMU exited with status {res.exit_status} before its first qtest command")
+    elif gone and res.exit_status not in (0, None):
+        res.verdict = CRASHED
+    elif gone:
+        res.verdict = EXITED
+    res.crashed = res.verdict in (CRASHED, SANITIZER)
     return res
 
 
-def _probe_sdhci(child: pexpect.spawn) -> int | None:  # type: ignore[type-arg]
+def refusal_message(stderr: str, binary: str = "") -> str:
+    """QEMU's complaint about its command line, on one line: its first
+    stderr lines without the ``qemu-system-x86_64:`` prefix."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    out = []
+    for ln in lines[:3]:
+        head, sep, rest = ln.partition(": ")
+        out.append(rest if sep and ("qemu" in head or head == binary) else ln)
+    return " ".join(out)
+
+
+def _probe_sdhci(ch: StdioQtest, timeout: float) -> int | None:
     """The devfn of sdhci-pci on bus 0, read through config space."""
     for devfn in range(256):
+        answer: str | None = None
         for line in (f"outl 0xcf8 {0x8000_0000 | devfn << 8:#x}", "inl 0xcfc"):
-            child.sendline(line)
-            if child.expect([_ANSWER, pexpect.EOF, pexpect.TIMEOUT]) != 0:
+            try:
+                answer = ch.command(line, timeout)
+            except StdioTimeout:
                 return None
-        words = str(child.after).split()
+            if answer is None:
+                return None
+        words = (answer or "").split()
         if len(words) > 1 and words[0] == "OK" and int(words[1], 0) == _SDHCI_IDS:
             return devfn
     return None

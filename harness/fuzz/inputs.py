@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.check import field, replay
+from harness.check import replay
 from harness.fuzz.ops import DMA_BASE, Op
 from harness.profile import BuildProfile
 
@@ -47,14 +47,19 @@ class _Recorder:
 
 
 def trace_ops(path: Path, binary: str | Path, profile: BuildProfile,
-              timeout: float = 10.0) -> list[Op]:
-    """The fuzz operations of the trace at ``path`` (replayed once on ``binary``)."""
-    lines = replay.read_trace(path)
-    machine = replay.replay_machine(path)
-    argv = replay.field_argv(path)
-    full = field.replay_argv(argv, str(binary)) if argv else None
-    res = replay.replay_qemu(Path(binary), lines, machine, timeout=timeout, argv=full)
+              timeout: float = 10.0, *, as_is: bool = False,
+              notes: list[str] | None = None) -> list[Op]:
+    """The fuzz operations of the trace at ``path`` (replayed once on
+    ``binary``).  The field forms are normalised as ``sdqtest replay`` does
+    (:func:`replay.plan`); each rewrite is appended to ``notes``.  A trace
+    QEMU refuses or crashes on raises :class:`replay.ReplayError`."""
+    pl = replay.plan(Path(path), Path(binary), profile.machine_types, as_is=as_is)
+    if notes is not None:
+        notes.extend(pl.notes)
+    res = replay.replay_qemu(Path(binary), pl.trace, pl.machine, timeout=timeout, argv=pl.argv)
+    if res.verdict == replay.REFUSED:
+        raise replay.ReplayError(f"{path}: QEMU {res.summary()}")
     rec = _Recorder()
-    replay.replay_model(res, profile, machine, model=rec)
+    replay.replay_model(res, profile, pl.machine, model=rec)
     out: list[Any] = rec.ops
     return out

@@ -36,6 +36,7 @@ from qemu.qmp.legacy import QEMUMonitorProtocol
 from harness.errors import QemuError as QemuError
 from harness.errors import QemuGone
 from harness.machine import Machine
+from harness.qemu import sanitizer
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import QtestClient
 from harness.target import ClockUnavailable
@@ -58,7 +59,9 @@ class QemuDied(QemuGone):
         self.returncode = returncode
         self.signal = -returncode if returncode is not None and returncode < 0 else None
         self.stderr = stderr
-        self.assertion = find_assertion(stderr)
+        #: The first AddressSanitizer/UBSan report on stderr (a sanitizer build).
+        self.sanitizer = sanitizer.first(stderr)
+        self.assertion = None if self.sanitizer else find_assertion(stderr)
         self.qtest_log = list(qtest_log)
         self.argv = list(argv)
         if self.signal is not None:
@@ -66,7 +69,9 @@ class QemuDied(QemuGone):
         else:
             how = f"exited with status {returncode}"
         text = f"QEMU {how}"
-        if self.assertion:
+        if self.sanitizer:
+            text += f": {self.sanitizer.summary()}"
+        elif self.assertion:
             text += f": {self.assertion}"
         elif stderr.strip():
             text += f": {stderr.strip().splitlines()[-1]}"
@@ -102,6 +107,10 @@ def _set_pdeathsig() -> None:  # runs in the child before exec
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except OSError:
         pass
+
+
+#: For other launchers of QEMU (the ``-qtest stdio`` replay): the child dies with us.
+set_pdeathsig = _set_pdeathsig
 
 
 def _kill_all_live() -> None:
@@ -249,6 +258,7 @@ class QemuSession:
                 stderr=self._stderr_file,
                 preexec_fn=_set_pdeathsig,
                 close_fds=True,
+                env=sanitizer.environment(),  # a sanitizer build: no leak report at exit
             )
         except OSError as e:
             raise QemuLaunchError(f"cannot run {self.binary}: {e.strerror}") from e
