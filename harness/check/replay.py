@@ -20,6 +20,7 @@ never written).  A trace without one replays on :data:`DEFAULT_MACHINE`.
 from __future__ import annotations
 
 import base64
+import binascii
 import re
 import signal
 from collections.abc import Collection
@@ -412,71 +413,82 @@ def replay_model(res: ReplayResult, profile: BuildProfile, machine: Machine,
             return addr - bar
         return None
 
+    def _model_step(line: str, answer: str) -> str | None:
+        """One trace line on the model; "stop" when the model cannot go on."""
+        nonlocal ever_mapped, outside
+        words = line.split()
+        op = words[0]
+        if op in ("outb", "outw", "outl"):
+            port, value, size = int(words[1], 0), int(words[2], 0), _SIZES[op[-1]]
+            if port == CONFIG_ADDRESS and size == 4:
+                pci.cf8 = value
+            elif CONFIG_DATA <= port < CONFIG_DATA + 4:
+                pci.write(port, size, value)
+            ever_mapped |= pci.bar is not None
+            return None
+        if op in ("inb", "inw", "inl"):
+            port = int(words[1], 0)
+            if pci.devfn is None and op == "inl" and port == CONFIG_DATA \
+                    and pci.cf8 >> 31 and (pci.cf8 & 0xFC) == 0 \
+                    and int(answer.split()[1], 0) == _SDHCI_IDS:
+                pci.devfn = (pci.cf8 >> 8) & 0xFF
+            return None
+        if op in ("irq_intercept_in", "irq_intercept_out", "endianness"):
+            return None
+        m = _REG.match(line)
+        if m:
+            addr, size = int(m.group(3), 0), _SIZES[m.group(2)]
+            off = in_bar(addr, size)
+            if off is None:
+                outside += 1
+                return None
+            if m.group(1) == "write":
+                model.write(off, size, int(m.group(4), 0))
+            else:
+                res.model_reads += 1
+                got = model.read(off, size)
+                want = int(answer.split()[1], 0)
+                if got != want:
+                    res.model_diffs.append(f"{line}: QEMU {want:#x}, model {got:#x}")
+            return None
+        if op == "clock_step":
+            model.clock_step(int(words[1], 0) if len(words) > 1 else None)
+            return None
+        if op in ("write", "b64write", "read", "b64read", "memset"):
+            addr, length = int(words[1], 0), int(words[2], 0)
+            off = in_bar(addr, length)
+            if off is not None:  # MMIO through the memory commands
+                _mmio_bytes(model, split_access, off, op, words, answer, line, res)
+                return None
+            if addr + length > machine.ram:
+                outside += 1
+                return None
+            if op == "write":
+                model.mem_write(addr, _hex_data(words[3], length))
+            elif op == "b64write":
+                model.mem_write(addr, base64.b64decode(words[3]))
+            elif op == "memset":
+                model.mem_write(addr, bytes([int(words[3], 0)]) * length)
+            else:
+                res.model_reads += 1
+                tail = answer.split()[1]
+                want_b = (bytes.fromhex(tail[2:]) if op == "read"
+                          else base64.b64decode(tail))
+                if model.mem_read(addr, length) != want_b:
+                    res.model_diffs.append(f"{line}: guest memory differs")
+            return None
+        res.model_reason = f"trace uses {op!r}, which the model does not replay"
+        return "stop"
+
     try:
         for line, answer in res.answers:
-            words = line.split()
-            op = words[0]
-            if op in ("outb", "outw", "outl"):
-                port, value, size = int(words[1], 0), int(words[2], 0), _SIZES[op[-1]]
-                if port == CONFIG_ADDRESS and size == 4:
-                    pci.cf8 = value
-                elif CONFIG_DATA <= port < CONFIG_DATA + 4:
-                    pci.write(port, size, value)
-                ever_mapped |= pci.bar is not None
-                continue
-            if op in ("inb", "inw", "inl"):
-                port = int(words[1], 0)
-                if pci.devfn is None and op == "inl" and port == CONFIG_DATA \
-                        and pci.cf8 >> 31 and (pci.cf8 & 0xFC) == 0 \
-                        and int(answer.split()[1], 0) == _SDHCI_IDS:
-                    pci.devfn = (pci.cf8 >> 8) & 0xFF
-                continue
-            if op in ("irq_intercept_in", "irq_intercept_out", "endianness"):
-                continue
-            m = _REG.match(line)
-            if m:
-                addr, size = int(m.group(3), 0), _SIZES[m.group(2)]
-                off = in_bar(addr, size)
-                if off is None:
-                    outside += 1
-                    continue
-                if m.group(1) == "write":
-                    model.write(off, size, int(m.group(4), 0))
-                else:
-                    res.model_reads += 1
-                    got = model.read(off, size)
-                    want = int(answer.split()[1], 0)
-                    if got != want:
-                        res.model_diffs.append(f"{line}: QEMU {want:#x}, model {got:#x}")
-                continue
-            if op == "clock_step":
-                model.clock_step(int(words[1], 0) if len(words) > 1 else None)
-                continue
-            if op in ("write", "b64write", "read", "b64read", "memset"):
-                addr, length = int(words[1], 0), int(words[2], 0)
-                off = in_bar(addr, length)
-                if off is not None:  # MMIO through the memory commands
-                    _mmio_bytes(model, split_access, off, op, words, answer, line, res)
-                    continue
-                if addr + length > machine.ram:
-                    outside += 1
-                    continue
-                if op == "write":
-                    model.mem_write(addr, _hex_data(words[3], length))
-                elif op == "b64write":
-                    model.mem_write(addr, base64.b64decode(words[3]))
-                elif op == "memset":
-                    model.mem_write(addr, bytes([int(words[3], 0)]) * length)
-                else:
-                    res.model_reads += 1
-                    tail = answer.split()[1]
-                    want_b = (bytes.fromhex(tail[2:]) if op == "read"
-                              else base64.b64decode(tail))
-                    if model.mem_read(addr, length) != want_b:
-                        res.model_diffs.append(f"{line}: guest memory differs")
-                continue
-            res.model_reason = f"trace uses {op!r}, which the model does not replay"
-            return
+            try:
+                if _model_step(line, answer) == "stop":
+                    return
+            except (binascii.Error, ValueError, IndexError, KeyError) as e:
+                res.model_reason = (f"{line[:60]}: cannot use QEMU's answer "
+                                    f"{answer[:40]!r} ({type(e).__name__}: {e})")
+                return
         res.model_checked = ever_mapped
         if not ever_mapped:
             res.model_reason = ("trace never maps the sdhci-pci BAR"
