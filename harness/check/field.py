@@ -62,6 +62,7 @@ def _is_qemu(word: str) -> bool:
 #: ``[S +0.012345] OK`` (sent), ``[I 0.000001] OPENED`` (information).
 _LOGGED = re.compile(r"^\[([RSI]) \+?\d+(?:\.\d+)?\]\s*")
 _ANSWER_WORDS = ("OK", "FAIL", "ERR")
+_RECEIVED = re.compile(r"\[R \+?\d+(?:\.\d+)?\]\s*(.*?)(?=\s*\[[SRI] \+?\d|$)")
 
 
 def _commands(lines: list[str]) -> list[str]:
@@ -75,16 +76,13 @@ def _commands(lines: list[str]) -> list[str]:
         if not ln or ln.startswith("#"):
             continue
         if logged:
-            m = _LOGGED.match(ln)
-            if m is None:
-                if ln.split()[0] in _ANSWER_WORDS or _is_qemu(ln.split()[0].rstrip(":")) \
-                        or ln.startswith("=="):
-                    continue  # an answer on stdout, QEMU's or a sanitizer's message
-            elif m.group(1) != "R":
+            received = _RECEIVED.findall(ln)
+            if received:  # one per line, or several in a log pasted flat
+                out += [r.strip() for r in received if r.strip()]
                 continue
-            else:
-                ln = ln[m.end():]
-                ln = re.split(r"\s\[[SRI] \+?\d", ln, maxsplit=1)[0].strip()  # a flattened log
+            if _LOGGED.match(ln) or ln.split()[0] in _ANSWER_WORDS \
+                    or _is_qemu(ln.split()[0].rstrip(":")) or ln.startswith("=="):
+                continue  # sent, information, an answer, QEMU's or a sanitizer's message
         out.append(ln)
     return out
 
@@ -325,6 +323,8 @@ def _nearest_machine(want: str, machines: Collection[str]) -> str | None:
     (``pc-q35-*``, ``pc-i440fx-*``), the oldest version not older than the
     one asked, else the newest; else the family's alias (q35, pc)."""
     m = re.fullmatch(r"(pc-q35-|pc-i440fx-|pc-)(\d+)\.(\d+)", want)
+    if not want.startswith("pc") and want != "q35":
+        return None  # not a PC machine: nothing near it
     family = "q35" if "q35" in want else "pc"
     if m:
         prefix = "pc-i440fx-" if m.group(1) == "pc-" else m.group(1)

@@ -15,7 +15,7 @@ import pytest
 from harness.check import replay
 
 _ASAN = """\
-==4242==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x619000001e80 at pc 0x55d1 bp 0x7ffc sp 0x7ffc
+==42==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6190 at pc 0x55 bp 0x7f sp 0x7f
 WRITE of size 4 at 0x619000001e80 thread T0
     #0 0x55d1c0a3 in sdhci_write_dataport ../hw/sd/sdhci.c:479:35
     #1 0x55d1c0b4 in sdhci_write ../hw/sd/sdhci.c:1148:13

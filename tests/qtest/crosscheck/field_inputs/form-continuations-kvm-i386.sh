@@ -8,9 +8,9 @@ cat << EOF | ./build/qemu-system-i386 -enable-kvm \
   -device sdhci-pci -device sd-card,drive=d0 \
   -drive if=none,id=d0,file=null-co://,format=raw -qtest stdio
 # CMD0 then CMD8
-outl 0xcf8 0x80001010
+outl 0xcf8 0x80000810
 outl 0xcfc 0xe0000000
-outl 0xcf8 0x80001004
+outl 0xcf8 0x80000804
 outw 0xcfc 0x06
 readw 0xe00000fe
 readl 0xe0000040

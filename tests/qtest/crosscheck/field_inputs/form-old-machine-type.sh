@@ -3,9 +3,9 @@
 cat << EOF | qemu-system-x86_64 -M pc-q35-2.4 -accel qtest -nodefaults \
   -device sdhci-pci -device sd-card,drive=d -drive if=none,id=d,file=null-co://,format=raw \
   -qtest stdio
-outl 0xcf8 0x80001010
+outl 0xcf8 0x80000810
 outl 0xcfc 0xe0000000
-outl 0xcf8 0x80001004
+outl 0xcf8 0x80000804
 outw 0xcfc 0x06
 readw 0xe00000fe
 readl 0xe0000040
