@@ -394,6 +394,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             elif res.model_checked:
                 print("  model agrees on every register and memory read"
                       + (f" ({res.model_reason})" if res.model_reason else ""))
+            for line in res.model_adopted[:5]:
+                print(f"  adopted (a value QEMU leaves undefined or draws at random): {line}")
             else:
                 print(f"  model not run: {res.model_reason}")
     if worst["finding"]:
@@ -488,6 +490,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                   f"reproducers: {f.directory}")
         for sig, count in sorted(st.repeats.items()):
             print(f"  known {sig}: hit {count} more times")
+        for sig, count in sorted(st.unconfirmed.items()):
+            print(f"  not a finding: {sig} x{count} (passes on a fresh QEMU: state left by "
+                  "an earlier input on the reused process, or flaky)")
         if args.coverage_build:
             print(f"  hw/sd lines first executed by this campaign: {st.coverage or 0} "
                   f"(all runs' counts, per file: sdqtest coverage {args.coverage_build} "

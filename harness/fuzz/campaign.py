@@ -10,6 +10,9 @@ did: new lines of QEMU when a coverage callback is given (``new_coverage``,
 the coverage build's count of newly executed lines), else new model states
 (operation kind, card state, interrupt status, consulted deviations).  A
 finding is shrunk, deduplicated by signature and written as reproducers.
+A failure on a reused (pooled) QEMU counts only when the same input fails
+again on a fresh one; shrinking runs every candidate on a fresh QEMU too,
+so a reproducer never depends on what earlier inputs left behind.
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ class Stats:
     found: list[Found] = field(default_factory=list)
     #: Signatures seen again (already in the corpus's findings).
     repeats: dict[str, int] = field(default_factory=dict)
+    #: Failures that did not fail again on a fresh QEMU (state carried over
+    #: on a reused process, or flaky): not reported as findings.
+    unconfirmed: dict[str, int] = field(default_factory=dict)
     kept: int = 0
     coverage: int | None = None
 
@@ -80,6 +86,13 @@ class Campaign:
     def execute(self, ops: list[Op]) -> Outcome:
         return execute(self.build.binary, self.build.profile, ops, machine_type=self.machine,
                        strict=self.strict, name=self.build.name, pool=self.pool)
+
+    def execute_fresh(self, ops: list[Op]) -> Outcome:
+        """``ops`` on a QEMU launched for them alone (never the pool's): a
+        finding, and each shrinking step, must fail from a fresh launch's
+        state, as its reproducers and generated tests run."""
+        return execute(self.build.binary, self.build.profile, ops, machine_type=self.machine,
+                       strict=self.strict, name=self.build.name)
 
     def run(self, *, seconds: float | None = None, count: int | None = None) -> Stats:
         """Run until ``seconds`` have passed or ``count`` inputs ran."""
@@ -144,15 +157,21 @@ class Campaign:
             self.corpus.seen(sig)
             st.repeats[sig] = st.repeats.get(sig, 0) + 1
             return
+        if self.pool is not None:
+            again = self.execute_fresh(ops)
+            if signature(again) != sig:  # the reused process's state, or flaky
+                st.unconfirmed[sig] = st.unconfirmed.get(sig, 0) + 1
+                return
+            out = again
         if self.progress:
             self.progress(f"[{st.build}] shrinking {sig} ({len(ops)} operations)")
 
         def fails(cand: list[Op]) -> bool:
-            return signature(self.execute(cand)) == sig
+            return signature(self.execute_fresh(cand)) == sig
 
         shrunk, runs = shrink_ops(ops, fails, stop_at=out.op_index, calls=self.shrink_calls)
         st.shrink_runs += runs
-        final = self.execute(shrunk)
+        final = self.execute_fresh(shrunk)
         if signature(final) != sig:  # flaky: keep the original
             shrunk, final = ops, out
         d = emit.write(final, shrunk, sig, self.build.name, self.corpus.findings_dir,

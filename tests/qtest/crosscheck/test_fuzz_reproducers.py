@@ -1,0 +1,112 @@
+"""The project's own reproducers replay to the verdict of the run that
+wrote them, on the build that produced them: an agreeing input whose trace
+holds DMA-sized ``b64write``/``b64read`` lines (11 KiB and more) replays
+clean with the model agreeing on every read; a divergence replays with the
+model disagreeing (exit 1); a crash replays as a crash at its line (exit
+3).  A failure seen on a reused QEMU is a finding only when it fails again
+on a fresh one."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from harness import cli
+from harness.check import replay
+from harness.fuzz import campaign as C
+from harness.fuzz import emit
+from harness.fuzz.corpus import Corpus
+from harness.fuzz.ops import generate
+from harness.fuzz.run import CRASH, OK, Outcome, execute, fuzz_machine
+from harness.model.sdcard import SDCard
+from harness.pytest_plugin import selected_builds
+from harness.qemu.argv import qemu_argv
+from harness.qemu.builds import QemuBuild
+from harness.qemu.pool import QemuPool
+
+pytestmark = pytest.mark.qemu
+
+
+@pytest.fixture(scope="module")
+def newest(pytestconfig: pytest.Config) -> QemuBuild:
+    found = selected_builds(pytestconfig)
+    if not found:
+        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
+    return max(found, key=lambda b: b.profile.version)
+
+
+def _replay(build: QemuBuild, trace: Path, capsys: pytest.CaptureFixture[str]) -> tuple[
+        int, str]:
+    rc = cli.main(["replay", str(trace), "--qemu", str(build.binary)])
+    return rc, capsys.readouterr().out
+
+
+def test_agreeing_input_with_dma_lines_replays_clean(qemu_build: QemuBuild, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    ops = generate(random.Random("0:2"), 24)
+    out = execute(qemu_build.binary, qemu_build.profile, ops, name=qemu_build.name)
+    assert out.status == OK, out.reason
+    long_lines = [ln for ln in out.trace if len(ln) > 4095]
+    assert long_lines and any(ln.startswith("b64") for ln in long_lines)
+    d = emit.write(out, ops, "test:agree", qemu_build.name, tmp_path)
+    res = replay.replay_qemu(qemu_build.binary, replay.read_trace(d / "repro.qtest"),
+                             replay.replay_machine(d / "repro.qtest"))
+    assert res.verdict == replay.CLEAN and res.answered == len(out.trace)
+    rc, text = _replay(qemu_build, d / "repro.qtest", capsys)
+    assert rc == 0 and "Traceback" not in text, text
+    assert "model disagrees" not in text
+
+
+def test_divergence_replays_as_a_model_disagreement(newest: QemuBuild, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    real = SDCard.do_command
+
+    def broken(self: SDCard, cmd: int, arg: int) -> bytes:
+        resp = real(self, cmd, arg)
+        return resp[:3] + bytes([resp[3] | 1]) if cmd == 55 and len(resp) == 4 else resp
+
+    monkeypatch.setattr(SDCard, "do_command", broken)
+    with QemuPool() as pool:  # found on a reused QEMU, confirmed on a fresh one
+        st = C.Campaign(newest, Corpus(tmp_path), seed=0, shrink_calls=20,
+                        pool=pool).run(count=1)
+    assert [f.signature for f in st.found] == ["diverge:result:RSPREG0.RSP"]
+    assert st.unconfirmed == {}
+    rc, text = _replay(newest, st.found[0].directory / "repro.qtest", capsys)
+    assert rc == 1 and "model disagrees" in text, text
+
+
+def test_crash_reproducer_replays_as_a_crash(qemu_build: QemuBuild, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # A crash outcome as the fuzzer records it; QEMU's qtest server asserts
+    # on a zero-length read (system/qtest.c), a crash every build has.
+    machine = fuzz_machine()
+    out = Outcome(CRASH, reason="QEMU killed by SIGABRT", machine=machine,
+                  trace=["endianness", "read 0x0 0x0"], crash_site="signal 6",
+                  replay_argv=qemu_argv(qemu_build.binary, machine, qtest="stdio",
+                                        qtest_log="none", snapshot=True))
+    d = emit.write(out, [], "crash:signal N", qemu_build.name, tmp_path)
+    rc, text = _replay(qemu_build, d / "repro.qtest", capsys)
+    assert rc == 3 and "crashed (signal SIGABRT) at trace line 2 of 2" in text, text
+
+
+def test_failure_only_on_a_reused_qemu_is_not_a_finding(newest: QemuBuild, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An input that fails on the pool's QEMU but passes on a fresh one (as
+    state carried over would) is counted apart, never shrunk or written."""
+    camp = C.Campaign(newest, Corpus(tmp_path), seed=0, pool=QemuPool(enabled=False))
+    fresh_runs: list[int] = []
+
+    def fresh(ops: list[dict[str, object]]) -> Outcome:
+        fresh_runs.append(len(ops))
+        return Outcome(OK)
+
+    monkeypatch.setattr(camp, "execute_fresh", fresh)
+    st = C.Stats(newest.name)
+    camp._finding("diverge:result:mem_read", [{"op": "read", "off": 0, "size": 4}],
+                  Outcome("diverge"), st)
+    assert st.found == [] and st.unconfirmed == {"diverge:result:mem_read": 1}
+    assert fresh_runs == [1] and not (tmp_path / "findings").exists() or not any(
+        (tmp_path / "findings").iterdir())
