@@ -394,10 +394,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
             elif res.model_checked:
                 print("  model agrees on every register and memory read"
                       + (f" ({res.model_reason})" if res.model_reason else ""))
-            for line in res.model_adopted[:5]:
-                print(f"  adopted (a value QEMU leaves undefined or draws at random): {line}")
             else:
                 print(f"  model not run: {res.model_reason}")
+            for line in res.model_adopted[:5]:
+                print(f"  adopted (a value QEMU leaves undefined or draws at random): {line}")
     if worst["finding"]:
         return 3
     if worst["diff"]:
