@@ -7,8 +7,9 @@ its qtest and QMP channels on unix sockets inside a private 0700 directory
 where the harness listens and QEMU connects, as QEMU's own libqtest does.
 
 No path leaves QEMU running: the context exit, ``close()``, an atexit hook,
-SIGTERM/SIGHUP handlers that turn into ``SystemExit``, and, should the
-harness be killed outright, ``PR_SET_PDEATHSIG`` in the child.
+SIGINT/SIGTERM/SIGHUP handlers that unwind (installed even where the
+harness inherited them ignored), and, should the harness be killed
+outright, ``PR_SET_PDEATHSIG`` in the child.
 """
 
 from __future__ import annotations
@@ -127,17 +128,26 @@ def _raise_system_exit(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-def install_signal_handlers() -> None:
-    """Turn SIGTERM and SIGHUP into ``SystemExit`` so context managers run.
+#: What a harness process does on each signal it must stop cleanly on.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-    Only from the main thread, and only where the default action is set
-    (pytest and others may have installed their own).
+
+def install_signal_handlers() -> None:
+    """SIGINT raises ``KeyboardInterrupt``, SIGTERM and SIGHUP
+    ``SystemExit(128 + n)``, so context managers run and no QEMU is left.
+
+    Whatever the process inherited: a job started in the background
+    (``cmd &``, some CI runners) has SIGINT ignored, ``nohup`` SIGHUP, and
+    an ignored signal would leave the harness unstoppable but by SIGKILL.
+    Only from the main thread; a handler of another program's (pytest's
+    own) is left in place.
     """
     if threading.current_thread() is not threading.main_thread():
         return
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) in (signal.SIG_DFL, None):
-            signal.signal(sig, _raise_system_exit)
+    for sig in _STOP_SIGNALS:
+        if signal.getsignal(sig) in (signal.SIG_DFL, signal.SIG_IGN, None):
+            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT
+                          else _raise_system_exit)
 
 
 # -- the session -----------------------------------------------------------------

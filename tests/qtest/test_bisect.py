@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -350,9 +351,23 @@ def test_not_a_qemu_tree(tmp_path: Path) -> None:
     assert "not a QEMU source tree" in text and "--build-cmd" in text
 
 
-@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_interrupted_bisect_resets_tree(tmp_path: Path, sig: signal.Signals, code: int) -> None:
-    """A signal in the middle of a build: the build is killed and the tree reset."""
+def _inherit(disposition: signal.Handlers) -> Callable[[], None]:
+    """A ``preexec_fn`` setting the child's SIGINT, SIGTERM and SIGHUP to
+    ``disposition`` (not whatever pytest inherited: ``cmd &`` ignores SIGINT)."""
+    def child() -> None:
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, disposition)
+    return child
+
+
+@pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN],
+                         ids=["inherited-default", "inherited-ignored"])
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
+                                      (signal.SIGHUP, 129)])
+def test_interrupted_bisect_resets_tree(tmp_path: Path, sig: signal.Signals, code: int,
+                                        inherited: signal.Handlers) -> None:
+    """A signal in the middle of a build: the build is killed and the tree
+    reset, whether the bisect inherited the signal at its default or ignored."""
     commits = [Commit(f"c{i}", [MARK] if i >= 3 else []) for i in range(6)]
     shas = make_repo(tmp_path / "repo", FAKE_QEMU, commits)
     repo = tmp_path / "repo"
@@ -362,7 +377,8 @@ def test_interrupted_bisect_resets_tree(tmp_path: Path, sig: signal.Signals, cod
     p = subprocess.Popen(
         [sys.executable, "-m", "harness.bisect", "bisect", "--qemu-src", str(repo),
          "--good", shas[0], "--bad", shas[-1], "--pytest", "x.py", "--build-cmd", build],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=_inherit(inherited))
     try:
         deadline = time.monotonic() + 30
         while not pidfile.exists() or not pidfile.read_text().strip():

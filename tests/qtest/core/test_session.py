@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -119,8 +120,24 @@ def test_binary_without_sdhci_pci(qemu_build: QemuBuild, tmp_path: Path) -> None
         QemuTarget(qemu_build.binary, Machine("none"))
 
 
-def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Path) -> None:
-    """SIGTERM and SIGINT of a harness process, and SIGKILL of it: no QEMU survives."""
+def _inherit(disposition: signal.Handlers) -> Callable[[], None]:
+    """A ``preexec_fn`` giving the child SIGINT, SIGTERM and SIGHUP set to
+    ``disposition``: what the test depends on is set here, not inherited
+    from however pytest was started (``cmd &`` ignores SIGINT, ``nohup``
+    SIGHUP)."""
+    def child() -> None:
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, disposition)
+    return child
+
+
+@pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN],
+                         ids=["inherited-default", "inherited-ignored"])
+def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Path,
+                                            inherited: signal.Handlers) -> None:
+    """SIGTERM, SIGINT and SIGHUP of a harness process, and SIGKILL of it: no
+    QEMU survives, whether the harness inherited those signals at their
+    default or ignored (a background job, nohup)."""
     script = tmp_path / "victim.py"
     script.write_text(textwrap.dedent(f"""
         import sys, time
@@ -132,8 +149,9 @@ def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Pat
     """))
     root = Path(__file__).resolve().parents[3]
     env = dict(os.environ, PYTHONPATH=str(root))
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
-        p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL):
+        p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env,
+                             preexec_fn=_inherit(inherited))
         assert p.stdout is not None
         qemu_pid = int(p.stdout.readline())
         assert _alive(qemu_pid)
