@@ -370,7 +370,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             except replay.ReplayError as e:
                 raise UsageError(str(e)) from e
             for note in pl.notes:
-                print(f"  rewrite: {note}")
+                print(f"{b.name}: rewrite: {note}")
             res = replay.replay_qemu(b.binary, pl.trace, pl.machine, pl.devices,
                                      timeout=args.timeout, argv=pl.argv)
             print(f"{b.name}: {res.summary()}")

@@ -55,7 +55,9 @@ class FieldInput:
 
 
 def _is_qemu(word: str) -> bool:
-    return "qemu-system" in Path(word).name or Path(word).name.startswith("qemu-")
+    """A QEMU binary's name (``qemu-system-x86_64``, ``./build/qemu-system-i386``,
+    ``qemu-kvm``), not a word that merely starts so (``qemu-devel,``)."""
+    return re.fullmatch(r"qemu-(system-[A-Za-z0-9_]+|kvm)", Path(word).name) is not None
 
 
 #: ``-qtest-log`` lines: ``[R +0.012345] outl 0xcf8 ...`` (received),
