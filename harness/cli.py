@@ -60,10 +60,15 @@ def cmd_qemu_build(args: argparse.Namespace) -> int:
     from harness.bisect import build
 
     src = Path(args.src).resolve()
+    sanitize = tuple(n.strip() for n in (args.sanitize or "").split(",") if n.strip())
+    bad = [n for n in sanitize if n not in build.SANITIZERS]
+    if bad:
+        raise UsageError(f"unknown sanitizer {', '.join(bad)} (address, undefined)")
+    suffix = ("-coverage" if args.coverage else "") + ("-" + "-".join(
+        build.SANITIZERS[n] for n in sanitize) if sanitize else "")
     out = Path(args.build_dir).resolve() if args.build_dir else (
-        build.bisect_root().parent / "builds"
-        / (build.tree_dir(src).name + ("-coverage" if args.coverage else "")))
-    builder = build.QemuTreeBuilder(build_dir=out, coverage=args.coverage)
+        build.bisect_root().parent / "builds" / (build.tree_dir(src).name + suffix))
+    builder = build.QemuTreeBuilder(build_dir=out, coverage=args.coverage, sanitize=sanitize)
     missing = builder.prerequisites(src)
     if missing:
         raise UsageError(build.format_missing(missing))
@@ -548,6 +553,9 @@ def build_parser() -> argparse.ArgumentParser:
     qb.add_argument("src", help="QEMU source tree (upstream git, or 'apt-get source qemu')")
     qb.add_argument("--coverage", action="store_true",
                     help="configure with --enable-gcov (for 'sdqtest coverage')")
+    qb.add_argument("--sanitize", metavar="LIST",
+                    help="address,undefined: configure with --enable-asan/--enable-ubsan "
+                    "(replay, check and fuzz then report sanitizer findings)")
     qb.add_argument("--build-dir", metavar="DIR",
                     help="default: a folder per tree under the sdqtest cache")
     qb.add_argument("--timeout", type=float, default=3600.0, help="seconds (default 3600)")

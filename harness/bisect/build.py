@@ -237,6 +237,38 @@ def configure_flags(help_text: str, src: Path) -> list[str]:
     return flags
 
 
+#: ``--sanitize`` names and the ``configure`` feature each turns on.
+SANITIZERS = {"address": "asan", "undefined": "ubsan"}
+
+
+def sanitizer_flags(help_text: str, names: tuple[str, ...]) -> list[str]:
+    """``configure`` flags for the sanitizers ``names`` (QEMU's
+    ``--enable-asan`` / ``--enable-ubsan``; before 6.0 one
+    ``--enable-sanitizers`` for both).  AddressSanitizer is built recoverable
+    (``-fsanitize-recover=address``) so that ``ASAN_OPTIONS=halt_on_error=0``
+    can let QEMU go on after a report; by default it still stops at the first.
+    Raises :class:`BuildSetupError` for a name it does not know or a
+    ``configure`` that has none of these options."""
+    bad = [n for n in names if n not in SANITIZERS]
+    if bad:
+        raise BuildSetupError(f"unknown sanitizer {', '.join(bad)} (known: "
+                              f"{', '.join(SANITIZERS)})")
+    known = configure_options(help_text)
+    flags: list[str] = []
+    for n in names:
+        feature = SANITIZERS[n]
+        if feature in known:
+            flags.append(f"--enable-{feature}")
+        elif "sanitizers" in known:
+            if "--enable-sanitizers" not in flags:
+                flags.append("--enable-sanitizers")
+        else:
+            raise BuildSetupError(f"this configure has no --enable-{feature}")
+    if "address" in names:
+        flags.append("--extra-cflags=-fsanitize-recover=address")
+    return flags
+
+
 def _meson_min(src: Path) -> tuple[int, ...] | None:
     try:
         text = (src / "meson.build").read_text(errors="replace")
@@ -263,6 +295,9 @@ class QemuTreeBuilder:
     #: Instrument for gcov (``--enable-gcov``, meson's ``b_coverage``): each
     #: QEMU that exits normally adds its counts to ``*.gcda`` beside the objects.
     coverage: bool = False
+    #: Sanitizers to build with: ``address`` (``--enable-asan``), ``undefined``
+    #: (``--enable-ubsan``); see :func:`sanitizer_flags`.
+    sanitize: tuple[str, ...] = ()
 
     # -- prerequisites -----------------------------------------------------------
 
@@ -411,6 +446,11 @@ class QemuTreeBuilder:
             if "gcov" not in configure_options(help_text):
                 return BuildResult(False, message="this configure has no --enable-gcov")
             flags.append("--enable-gcov")
+        if self.sanitize:
+            try:
+                flags += sanitizer_flags(help_text, self.sanitize)
+            except BuildSetupError as e:
+                return BuildResult(False, message=str(e))
         if not _bundles_meson(src):
             try:
                 py = self.ensure_meson(src, log)
