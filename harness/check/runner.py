@@ -25,6 +25,7 @@ from harness.model.sd_deviations import sd_deviations
 from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
 from harness.model.target import ModelTarget
 from harness.profile import DEVICE_ABSENT
+from harness.qemu import sanitizer
 from harness.qemu.argv import shell_line
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
@@ -268,6 +269,7 @@ def run(
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     pooled = pool if replay is None else None
+    err_at = 0
     try:
         described = scenario_machine(sc, machine, qemu_image, fmt)
         if replay is not None:
@@ -280,6 +282,7 @@ def run(
             qemu = QemuTarget(build.binary, described, name=build.name)
             if record is not None:
                 qemu = RecordingTarget(qemu, record)
+        err_at = sanitizer.mark(qemu)
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
         lock = LockstepTarget(model, qemu, quirks=qset, history=None if keep else 400,
                               recipe=images.recipe(sc.image) if image is None else None,
@@ -312,6 +315,10 @@ def run(
         res.reason = f"{type(e).__name__}: {e}"
         res.notes.append(traceback.format_exc())
     finally:
+        report = (sanitizer.since(qemu, err_at) if qemu is not None
+                  and res.status not in (CRASH, ERROR) else None)
+        if report is not None:  # a sanitizer build that went on (halt_on_error=0, UBSan)
+            res.status, res.reason = CRASH, f"{report.summary()} (QEMU went on)"
         if lock is not None:
             res.steps = lock.count
             res.quirks = [q for q, _ in lock.applied]

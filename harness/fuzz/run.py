@@ -36,6 +36,7 @@ from harness.machine import CardImage, Machine
 from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
+from harness.qemu import sanitizer
 from harness.qemu.pool import QemuPool
 from harness.qemu.qtest import QtestTimeout
 from harness.qemu.session import QemuDied
@@ -161,6 +162,7 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
     side: QemuTarget | RecordingTarget | None = None
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
+    err_at = 0
     try:
         if fresh is not None:
             qemu = fresh
@@ -169,6 +171,7 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
         else:
             qemu = QemuTarget(binary, machine, name=name, timeout=timeout)
         side = qemu if rec is None else RecordingTarget(qemu, rec)
+        err_at = sanitizer.mark(qemu)
         model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
         model.sdhci.step_budget = STEP_BUDGET
         lock = LockstepTarget(model, side, quirks=QuirkSet(QUIRKS, profile, "fuzz"))
@@ -181,7 +184,9 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
     except QemuGone as e:
         predicted = model is not None and model.hung is not None and _qemu_dies(model)
         out.status, out.reason = (PREDICTED if predicted else CRASH), str(e)
-        if isinstance(e, QemuDied):
+        if isinstance(e, QemuDied) and e.sanitizer is not None:
+            out.crash_site = e.sanitizer.signature  # the top hw/sd frame names it
+        elif isinstance(e, QemuDied):
             out.crash_site = e.assertion or (
                 f"signal {e.signal}" if e.signal else f"exit {e.returncode}")
         else:
@@ -190,6 +195,11 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
         out.status, out.reason = ERROR, f"{type(e).__name__}: {e}"
         out.error_site = error_site(e)
     finally:
+        report = (sanitizer.since(qemu, err_at) if qemu is not None
+                  and out.status in (OK, DIVERGE, PREDICTED) else None)
+        if report is not None:  # QEMU went on after it (halt_on_error=0, UBSan)
+            out.status, out.reason = CRASH, f"{report.summary()} (QEMU went on)"
+            out.crash_site = report.signature
         if lock is not None:
             out.steps = lock.count
         if qemu is not None:

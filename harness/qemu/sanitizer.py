@@ -162,3 +162,31 @@ def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     for k, v in DEFAULT_OPTIONS.items():
         env.setdefault(k, v)
     return env
+
+
+def _stderr(target: object) -> str | None:
+    """QEMU's stderr so far, for a QEMU target (or a wrapper of one with
+    ``inner``); None for anything else (a replay, the model)."""
+    for _ in range(3):
+        session = getattr(target, "session", None)
+        if session is not None and callable(getattr(session, "stderr", None)):
+            text = session.stderr()
+            return text if isinstance(text, str) else None
+        target = getattr(target, "inner", None)
+        if target is None:
+            return None
+    return None
+
+
+def mark(target: object) -> int:
+    """Where QEMU's stderr ends now (a reused QEMU keeps one stderr for
+    many runs: only what comes after the mark is this run's)."""
+    text = _stderr(target)
+    return len(text) if text is not None else 0
+
+
+def since(target: object, at: int) -> Report | None:
+    """The first sanitizer report QEMU wrote after ``at`` (see :func:`mark`)
+    that did not stop it: ``halt_on_error=0``, or UBSan's recoverable checks."""
+    text = _stderr(target)
+    return first(text[at:]) if text else None

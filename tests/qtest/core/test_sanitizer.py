@@ -89,3 +89,43 @@ def test_environment_adds_defaults_only_where_unset() -> None:
     env = sanitizer.environment({"ASAN_OPTIONS": "halt_on_error=0"})
     assert env["ASAN_OPTIONS"] == "halt_on_error=0"
     assert env["UBSAN_OPTIONS"] == "print_stacktrace=1"
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def stderr(self) -> str:
+        return self.text
+
+
+class _Target:
+    def __init__(self) -> None:
+        self.session = _Session()
+
+
+class _Wrapper:  # a recording around a QEMU target
+    def __init__(self, inner: _Target) -> None:
+        self.inner = inner
+
+
+def test_reports_after_the_mark_belong_to_this_run() -> None:
+    """A reused QEMU keeps one stderr: a report from an earlier input (before
+    the mark) is not this run's; one after it is, also through a wrapper."""
+    t = _Target()
+    t.session.text = ASAN_READ
+    at = sanitizer.mark(t)
+    assert sanitizer.since(t, at) is None
+    t.session.text += UBSAN_RECOVERED
+    r = sanitizer.since(_Wrapper(t), at)
+    assert r is not None and r.signature == "ubsan:index-out-of-bounds:sd_write_byte"
+    assert sanitizer.mark(object()) == 0 and sanitizer.since(object(), 0) is None
+
+
+def test_qemu_died_names_the_sanitizer_report() -> None:
+    from harness.qemu.session import QemuDied
+
+    e = QemuDied(1, ASAN_READ, ["writel 0xe0000020 0x1"], ["qemu"])
+    assert e.sanitizer is not None and e.assertion is None
+    assert "AddressSanitizer: heap-buffer-overflow, READ of size 1 in sdhci_read_dataport" \
+        in str(e)
