@@ -86,3 +86,15 @@ def test_dma_sized_lines_cross_whole(qemu_build: QemuBuild) -> None:
     assert res.answers[2][1] == f"OK 0x{data.hex()}"
     replay.replay_model(res, qemu_build.profile, replay.DEFAULT_MACHINE)
     assert res.model_diffs == [] and res.model_reads == 2
+
+
+def test_fuzz_input_takes_each_form_and_says_its_rewrites(qemu_build: QemuBuild) -> None:
+    from harness.fuzz.inputs import trace_ops
+
+    notes: list[str] = []
+    ops = trace_ops(FIELD / "form-drive-if-sd.sh", qemu_build.binary, qemu_build.profile,
+                    notes=notes)
+    assert {"op": "write", "off": 0x29, "size": 1, "value": 0x0F} in ops
+    assert any(n.startswith("-drive if=sd rewritten") for n in notes)
+    with pytest.raises(replay.ReplayError, match="refused: .*no-such-device"):
+        trace_ops(FIELD / "refused-unknown-device.sh", qemu_build.binary, qemu_build.profile)
