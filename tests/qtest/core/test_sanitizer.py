@@ -129,3 +129,24 @@ def test_qemu_died_names_the_sanitizer_report() -> None:
     assert e.sanitizer is not None and e.assertion is None
     assert "AddressSanitizer: heap-buffer-overflow, READ of size 1 in sdhci_read_dataport" \
         in str(e)
+
+
+ASAN_VIA_MEMCPY = """\
+==9==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6150 at pc 0x56 bp 0x7f sp 0x7f
+WRITE of size 786432 at 0x61500001e500 thread T0
+    #0 0x5651bce1a93f in __asan_memcpy (/build/qemu-system-i386+0x2d2893f)
+    #1 0x5651bf4197ce in flatview_read_continue /build/../exec.c:3246:13
+    #2 0x5651bf41bff3 in flatview_read /build/../exec.c:3279:12
+    #3 0x5651bd61b052 in sdhci_do_adma /build/../hw/sd/sdhci.c:792:21
+    #4 0x5651bd60d3c4 in sdhci_data_transfer /build/../hw/sd/sdhci.c:887:13
+    #5 0x5651c0c4d917 in timerlist_run_timers /build/../util/qemu-timer.c:572:9
+"""
+
+
+def test_signature_names_the_top_hw_sd_frame_not_the_copy() -> None:
+    """DMA overflows are reported in ``__asan_memcpy``/``flatview_read``:
+    the signature and summary name the controller function that did it."""
+    [r] = sanitizer.parse(ASAN_VIA_MEMCPY)
+    assert r.frames[0].function == "__asan_memcpy" and r.size == 786432
+    assert r.signature == "asan:heap-buffer-overflow:sdhci_do_adma"
+    assert "in sdhci_do_adma (sdhci.c:792) < sdhci_data_transfer (sdhci.c:887)" in r.summary()
