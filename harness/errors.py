@@ -26,6 +26,7 @@ tree and the code in step.
     |   +-- QemuLaunchError          [qemu.session] could not start / refused argv
     |   +-- QemuTargetError          [qemu.target] machine not one it can drive
     |   +-- QtestError               [qemu.qtest] a FAIL/ERR answer
+    |   +-- StdioTimeout             [qemu.stdio] no answer on -qtest stdio in time
     |   +-- MigrationRefused         [qemu.migrate] QEMU could not save or load
     |   |                            a migration stream (QEMU's reason)
     |   +-- QemuGone                 QEMU stopped serving the session: a crash
