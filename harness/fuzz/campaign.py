@@ -90,7 +90,11 @@ class Campaign:
     def execute_fresh(self, ops: list[Op]) -> Outcome:
         """``ops`` on a QEMU launched for them alone (never the pool's): a
         finding, and each shrinking step, must fail from a fresh launch's
-        state, as its reproducers and generated tests run."""
+        state, as its reproducers and generated tests run.  Without a pool
+        (or with a disabled one) every run is a fresh launch already:
+        :meth:`execute`."""
+        if self.pool is None or not self.pool.enabled:
+            return self.execute(ops)
         return execute(self.build.binary, self.build.profile, ops, machine_type=self.machine,
                        strict=self.strict, name=self.build.name)
 
@@ -157,7 +161,7 @@ class Campaign:
             self.corpus.seen(sig)
             st.repeats[sig] = st.repeats.get(sig, 0) + 1
             return
-        if self.pool is not None:
+        if self.pool is not None and self.pool.enabled:
             again = self.execute_fresh(ops)
             if signature(again) != sig:  # the reused process's state, or flaky
                 st.unconfirmed[sig] = st.unconfirmed.get(sig, 0) + 1
