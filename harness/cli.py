@@ -391,6 +391,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
             if args.no_model:
                 continue
             replay.replay_model(res, b.profile, pl.machine)
+            if res.model_error:
+                worst["diff"] = True
+                print(f"  model error: {res.model_error}")
+                continue
             if res.model_diffs:
                 worst["diff"] = True
                 print(f"  model disagrees on {len(res.model_diffs)} reads:")

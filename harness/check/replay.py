@@ -75,6 +75,8 @@ class ReplayResult:
     sdhci_devfn: int | None = None
     #: Register and memory reads the model answered and compared.
     model_reads: int = 0
+    #: The model's exception on a trace line (a model bug, as a fuzz ``error``).
+    model_error: str = ""
     #: Reads where the model took QEMU's random draw (``ModelTarget.reconcile``).
     model_adopted: list[str] = _field(default_factory=list)
     verdict: str = CLEAN
@@ -496,6 +498,10 @@ def replay_model(res: ReplayResult, profile: BuildProfile, machine: Machine,
             except (binascii.Error, ValueError, IndexError, KeyError) as e:
                 res.model_reason = (f"{line[:60]}: cannot use QEMU's answer "
                                     f"{answer[:40]!r} ({type(e).__name__}: {e})")
+                return
+            except Exception as e:  # noqa: BLE001 - a model bug: the finding, said
+                res.model_error = f"{line[:60]}: the model raised {type(e).__name__}: {e}"
+                res.model_reason = res.model_error
                 return
         res.model_checked = ever_mapped
         if not ever_mapped:

@@ -113,3 +113,24 @@ def test_failure_only_on_a_reused_qemu_is_not_a_finding(newest: QemuBuild, tmp_p
     assert fresh_runs == [1]
     findings = tmp_path / "findings"
     assert not findings.exists() or not any(findings.iterdir())
+
+
+def test_model_error_replays_as_a_one_line_model_error(qemu_build: QemuBuild, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """A fuzz ``error`` finding (the model raised) replays with the model
+    raising again: said in one line, exit 1, never a traceback."""
+    from harness.model.target import ModelTarget
+
+    ops = generate(random.Random("0:4"), 24)
+    out = execute(qemu_build.binary, qemu_build.profile, ops, name=qemu_build.name)
+    d = emit.write(out, ops, "error:RuntimeError at model", qemu_build.name, tmp_path)
+
+    def broken(self: ModelTarget, offset: int, size: int) -> int:
+        raise RuntimeError("model bug on purpose")
+
+    monkeypatch.setattr(ModelTarget, "read", broken)
+    rc, text = _replay(qemu_build, d / "repro.qtest", capsys)
+    assert rc == 1 and "Traceback" not in text, text
+    assert "model error: " in text and "RuntimeError: model bug on purpose" in text
