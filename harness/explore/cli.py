@@ -58,10 +58,12 @@ def cmd_explore(args: argparse.Namespace) -> int:
     if args.report:
         return _report(args.brief)
     say = (lambda s: print(s, flush=True)) if args.verbose else None
-    kept, seen, stats = search.search(args.seed, args.count, args.plateau, say=say)
+    found, seen, stats = search.search(args.seed, args.count, args.plateau, say=say)
+    kept = search.cover(found)
     arcs = sum(1 for f in seen if f[0] == "arc")
     print(f"{stats.inputs} inputs ({stats.model_runs} model runs incl. shrinking) in "
-          f"{stats.seconds:.1f} s: {stats.runs_per_second:.1f} model runs/s; kept {len(kept)}, "
+          f"{stats.seconds:.1f} s: {stats.runs_per_second:.1f} model runs/s; kept {len(found)}, "
+          f"{len(kept)} after set cover, "
           f"{arcs} model arcs, {len(seen) - arcs} abstract states; stopped by {stats.stopped}")
     if stats.not_kept:
         print("not kept: " + ", ".join(f"{k} {v}" for k, v in sorted(stats.not_kept.items())))

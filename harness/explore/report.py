@@ -97,7 +97,7 @@ def _regions(report: dict[str, Any]) -> dict[tuple[str, str], tuple[set[Branch],
         for fn, d in funcs.items():
             ex = {tuple(b) for b in d.get("executed_branches", [])}
             miss = {tuple(b) for b in d.get("missing_branches", [])}
-            out[(name, fn or "(module)")] = ({*ex, *miss}, ex)  # type: ignore[arg-type]
+            out[(name, fn or "(module)")] = ({*ex, *miss}, ex)
     return out
 
 

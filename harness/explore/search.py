@@ -40,9 +40,8 @@ from harness.hwdefs import sdhci as H
 from harness.machine import CardImage, Machine
 from harness.model.target import ModelTarget
 from harness.profile import NEWEST, BuildProfile
+from harness.scenarios.explore import DRIVER_POLLS
 
-#: Polls the driver makes before it gives up a wait (as the fuzzer's).
-DRIVER_POLLS = 16
 #: ADMA timer steps without guest interaction after which the model stops
 #: an endless chain: such an input is not kept.
 STEP_BUDGET = 200
@@ -55,6 +54,25 @@ _CMD13_STATES = S.DATA_TRANSFER_MODE_STATES
 _CMD_INHIBIT = 1 << next(f.lsb for f in H.PRNSTS.fields if f.name == "CMDINHIBIT")
 
 Feature = tuple[Any, ...]
+
+
+class ReuseDependent(Exception):
+    """The input reads card state a reused QEMU may carry over."""
+
+
+class _Unknown:
+    """The card's written-block count at the start of a run: unknown.
+
+    QEMU's ``sd_reset`` leaves ``blk_written`` as it was (only CMD24/CMD25
+    clear it), so on a QEMU reused between scenarios (a system reset, not
+    a fresh launch) ACMD22 before any write answers the previous run's
+    count.  An input that reads it then is not kept: its answer would
+    depend on what ran before it on that process."""
+
+    def __and__(self, other: object) -> int:
+        raise ReuseDependent("ACMD22 before a write: blk_written carries over a reset")
+
+    __rand__ = __and__
 
 
 def explore_machine() -> Machine:
@@ -100,6 +118,8 @@ class ModelRunner:
         when ``probes``) on a fresh model."""
         model = ModelTarget(self.machine, image=self.image, profile=self.profile)
         model.sdhci.step_budget = STEP_BUDGET
+        if hasattr(model.card, "blk_written"):
+            setattr(model.card, "blk_written", _Unknown())
         d = HostDriver(model, timeout_steps=DRIVER_POLLS)
         ran: list[Op] = []
         states: set[Feature] = set()
@@ -153,6 +173,7 @@ class Entry:
     ops: list[Op]                    #: as run, probes included
     new: int                         #: features it brought first
     arcs: int                        #: model arcs it takes
+    features: frozenset[Feature] = frozenset()
 
 
 @dataclass
@@ -169,7 +190,7 @@ class Stats:
         return self.model_runs / self.seconds if self.seconds else 0.0
 
 
-def shrink(ops: list[Op], keeps: Callable[[list[Op]], bool], calls: int = 10) -> list[Op]:
+def shrink(ops: list[Op], keeps: Callable[[list[Op]], bool], calls: int = 4) -> list[Op]:
     """The shortest sublist of ``ops`` (order kept) for which ``keeps``
     holds, by chunk then single removal (ddmin), at most ``calls`` runs."""
     left = [calls]
@@ -195,6 +216,21 @@ def shrink(ops: list[Op], keeps: Callable[[list[Op]], bool], calls: int = 10) ->
                 break
             n = min(len(cur), 2 * n)
     return cur
+
+
+def cover(entries: list[Entry]) -> list[Entry]:
+    """A smaller corpus reaching every feature ``entries`` reach: greedy set
+    cover (most uncovered features first, the earlier input on a tie), in
+    the order the search found them.  Fewer inputs to replay on QEMU."""
+    left = set().union(*(e.features for e in entries)) if entries else set()
+    chosen: list[Entry] = []
+    while left:
+        best = max(entries, key=lambda e: (len(e.features & left), -e.index))
+        if not best.features & left:
+            break
+        chosen.append(best)
+        left -= best.features
+    return sorted(chosen, key=lambda e: e.index)
 
 
 def bare(ops: Iterable[Op]) -> list[Op]:
@@ -241,7 +277,8 @@ def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
                     final = r
                 seen |= final.features
                 kept.append(Entry(i, final.ops, len(new),
-                                  sum(1 for f in final.features if f[0] == "arc")))
+                                  sum(1 for f in final.features if f[0] == "arc"),
+                                  frozenset(final.features)))
                 stats.kept += 1
                 quiet = 0
                 if say is not None:

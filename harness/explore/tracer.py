@@ -36,6 +36,7 @@ class CoverageTracer:
         self.arcs: set[Arc] = set()
         self._cov = coverage.Coverage(branch=True, data_file=None,
                                       include=[MODEL_DIR + "/*"])
+        self._cov.set_option("run:disable_warnings", ["no-data-collected"])
 
     def __enter__(self) -> CoverageTracer:
         self.arcs = set()
