@@ -343,10 +343,13 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         table = S.SD_APP_COMMANDS if op["app"] else S.SD_COMMANDS
         spec = table.get(op["index"])
         resp = S.Resp(op["resp"]) if "resp" in op else (spec.resp if spec else S.Resp.R1)
+        arg = op["arg"]
+        if op.get("rca"):  # addressed by the card's RCA (PLS 4.7.4: arg bits 31:16)
+            arg = (d.card.rca << 16) | (arg & 0xFFFF)
         if op["app"]:
-            d.acmd(op["index"], op["arg"], resp, tr)
+            d.acmd(op["index"], arg, resp, tr)
         else:
-            d.cmd(op["index"], op["arg"], resp, tr)
+            d.cmd(op["index"], arg, resp, tr)
     elif kind in ("rw", "adma"):
         _rw(d, op)
     elif kind == "erase":

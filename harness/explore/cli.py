@@ -11,8 +11,8 @@ from typing import Any
 
 #: The seed and bounds the committed corpus was made with (its file says so too).
 SEED = 1
-COUNT = 1500
-PLATEAU = 400
+COUNT = 300
+PLATEAU = 100
 
 
 def add_parsers(sub: Any) -> None:

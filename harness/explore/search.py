@@ -22,6 +22,7 @@ not compare past them (they are counted).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import random
 import time
@@ -33,6 +34,7 @@ from typing import Any
 from harness import images
 from harness.driver.host import HostDriver
 from harness.driver.ops import Op, apply, generate, mutate
+from harness.explore import tables
 from harness.explore.state import abstract
 from harness.explore.tracer import MODEL_DIR, arc_tracer
 from harness.hwdefs import sd as S
@@ -118,14 +120,20 @@ class ModelRunner:
         when ``probes``) on a fresh model."""
         model = ModelTarget(self.machine, image=self.image, profile=self.profile)
         model.sdhci.step_budget = STEP_BUDGET
-        if hasattr(model.card, "blk_written"):
-            setattr(model.card, "blk_written", _Unknown())
+        card: Any = model.card
+        if hasattr(card, "blk_written"):
+            card.blk_written = _Unknown()
         d = HostDriver(model, timeout_steps=DRIVER_POLLS)
         ran: list[Op] = []
         states: set[Feature] = set()
         tracer = self.tracer
         tracer.arcs = set()
         ok, why = True, ""
+        # No garbage collection while tracing: a collection would run the
+        # finalisers of earlier runs' models (BlockStore.__del__) inside
+        # this one, and their arcs would depend on when it happened.
+        enabled = gc.isenabled()
+        gc.disable()
         try:
             with tracer if self.trace else _Null():
                 for op in ops:
@@ -146,6 +154,9 @@ class ModelRunner:
                             break
         except Exception as e:  # noqa: BLE001 - a model exception: not kept, counted
             ok, why = False, f"{type(e).__name__}: {e}"
+        finally:
+            if enabled:
+                gc.enable()
         feats: set[Feature] = set(states)
         feats.update(("arc", *a) for a in tracer.arcs)
         return Run(ran, feats, ok, why)
@@ -238,19 +249,24 @@ def bare(ops: Iterable[Op]) -> list[Op]:
 
 
 def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
-           profile: BuildProfile = NEWEST, max_ops: int = MAX_OPS,
+           profile: BuildProfile = NEWEST, max_ops: int = MAX_OPS, with_tables: bool = True,
            say: Callable[[str], None] | None = None) -> tuple[list[Entry], set[Feature], Stats]:
     """The covering corpus for ``seed``: kept entries, every feature they
-    reach, and the run's statistics (see the module doc)."""
+    reach, and the run's statistics (see the module doc).  The inputs of
+    :mod:`.tables` come first (``with_tables``), then ``count`` drawn ones;
+    ``plateau`` counts drawn inputs only."""
     runner = ModelRunner(profile)
     seen: set[Feature] = set()
     kept: list[Entry] = []
     stats = Stats()
     t0 = time.monotonic()
     quiet = 0
-    for i in range(count):
+    table = tables.table_inputs() if with_tables else []
+    for i in range(len(table) + count):
         rng = random.Random(f"{seed}:{i}")
-        if kept and rng.random() < 0.5:
+        if i < len(table):
+            ops = table[i]
+        elif kept and rng.random() < 0.5:
             ops = mutate(rng, bare(rng.choice(kept).ops), [bare(e.ops) for e in kept],
                          max_len=max_ops)
         else:
@@ -286,10 +302,12 @@ def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
                         f"({len(bare(final.ops))} ops), {len(seen)} features")
             else:
                 quiet += 1
-        if quiet >= plateau:
+        if i < len(table):
+            quiet = 0
+        elif quiet >= plateau:
             stats.stopped = f"plateau: {plateau} inputs in a row brought nothing new"
             break
     else:
-        stats.stopped = f"count: {count} inputs"
+        stats.stopped = f"count: {count} inputs after {len(table)} from the tables"
     stats.seconds = time.monotonic() - t0
     return kept, seen, stats
