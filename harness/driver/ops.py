@@ -209,7 +209,7 @@ def _g_probe(rng: random.Random) -> Op:
 
 def _g_force(rng: random.Random) -> Op:
     """A Force Event write (SDHC 2.2.22/2.2.23: FEAER and FEERR in one longword)."""
-    return {"op": "write", "off": H.FEAER.offset, "size": rng.choice([2, 4]),
+    return {"op": "force", "size": rng.choice([2, 4]),
             "value": rng.choice([1 << rng.randrange(32), rng.randrange(1 << 32), 0xFFFF0000,
                                  0x0000009F])}
 
@@ -389,6 +389,8 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         d.wr(H.HOSTCTL, op["value"])
     elif kind == "blkgap":
         d.wr(H.BLKGAP, op["value"])
+    elif kind == "force":
+        t.write(H.FEAER.offset, 4 if op["size"] == 4 else 2, op["value"])
     elif kind == "probe":
         probe(d, t, status=bool(op.get("status")))
     else:

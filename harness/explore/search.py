@@ -88,6 +88,7 @@ def model_digest() -> str:
     here = Path(MODEL_DIR)
     files = sorted(here.glob("*.py")) + [here.parent / "driver" / "ops.py",
                                          Path(__file__).parent / "state.py",
+                                         Path(__file__).parent / "tables.py",
                                          Path(__file__)]
     for f in files:
         h.update(f.name.encode())
