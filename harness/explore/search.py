@@ -230,13 +230,15 @@ def shrink(ops: list[Op], keeps: Callable[[list[Op]], bool], calls: int = 4) -> 
     return cur
 
 
-def cover(entries: list[Entry]) -> list[Entry]:
+def cover(entries: list[Entry], limit: int | None = None) -> list[Entry]:
     """A smaller corpus reaching every feature ``entries`` reach: greedy set
     cover (most uncovered features first, the earlier input on a tie), in
-    the order the search found them.  Fewer inputs to replay on QEMU."""
+    the order the search found them.  Fewer inputs to replay on QEMU;
+    ``limit`` keeps only the first ``limit`` picks (those that bring the
+    most), for the check's time budget."""
     left = set().union(*(e.features for e in entries)) if entries else set()
     chosen: list[Entry] = []
-    while left:
+    while left and (limit is None or len(chosen) < limit):
         best = max(entries, key=lambda e: (len(e.features & left), -e.index))
         if not best.features & left:
             break
