@@ -117,6 +117,14 @@ def combine(scen: dict[str, Any], expl: dict[str, Any]) -> list[Region]:
 #: (first match wins).  A heuristic: each is a hint where to look.
 _REASONS = (
     ("strict", "the spec-following model (--strict)"),
+    ("qemu(", "one side of a listed deviation: the other is the spec-following model "
+     "(--strict)"),
+    ("uhs", "a device property (sdhci-pci uhs)"),
+    ("sd_spec_version", "a device property (sdhci-pci sd-spec-version)"),
+    ("spec_version", "a device property (sd-card spec_version)"),
+    ("capareg", "a device property (sdhci-pci capareg)"),
+    ("readonly", "a read-only medium (QEMU refuses it at realize)"),
+    ("inserted", "a medium change (eject / blockdev-change-medium: not an operation yet)"),
     ("profile", "another build's profile (version-dependent rule)"),
     ("version", "another build's profile (version-dependent rule)"),
     ("emmc", "an eMMC card"),
