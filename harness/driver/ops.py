@@ -203,6 +203,11 @@ def _g_blkgap(rng: random.Random) -> Op:
     return {"op": "blkgap", "value": rng.choice([1, 2, 3, 0])}
 
 
+def _g_medium(rng: random.Random) -> Op:
+    """A media change by the management layer (QMP eject / blockdev-change-medium)."""
+    return {"op": "medium", "inserted": rng.random() < 0.5}
+
+
 def _g_probe(rng: random.Random) -> Op:
     return {"op": "probe", "status": rng.random() < 0.5}
 
@@ -222,6 +227,7 @@ GENERATORS: dict[str, tuple[Callable[[random.Random], Op], int]] = {
     "write": (_g_write, 7), "read": (_g_read, 3), "mem": (_g_mem, 2), "power": (_g_power, 1),
     "sdclk": (_g_sdclk, 1), "switch": (_g_switch, 2), "hostctl": (_g_hostctl, 2),
     "blkgap": (_g_blkgap, 1), "probe": (_g_probe, 4), "force": (_g_force, 1),
+    "medium": (_g_medium, 1),
 }
 _KINDS = list(GENERATORS)
 _WEIGHTS = [w for _, w in GENERATORS.values()]
@@ -391,10 +397,24 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         d.wr(H.BLKGAP, op["value"])
     elif kind == "force":
         t.write(H.FEAER.offset, 4 if op["size"] == 4 else 2, op["value"])
+    elif kind == "medium":
+        set_medium(t, bool(op["inserted"]))
     elif kind == "probe":
         probe(d, t, status=bool(op.get("status")))
     else:
         raise ValueError(f"unknown fuzz operation {kind!r}")
+
+
+def set_medium(t: Target, inserted: bool) -> None:
+    """Insert or eject the card's medium on ``t``: on both sides of a
+    lockstep target (it has ``model`` and ``qemu``), else on ``t`` itself;
+    a side without media changes (a recording) is left as it is."""
+    inner: Any = t
+    sides = [inner.model, inner.qemu] if hasattr(t, "model") and hasattr(t, "qemu") else [t]
+    for side in sides:
+        change = getattr(side, "set_card_inserted", None)
+        if callable(change):
+            change(inserted)
 
 
 #: What a guest can read of the controller without changing it (every
