@@ -124,7 +124,7 @@ _REASONS = (
     ("spec_version", "a device property (sd-card spec_version)"),
     ("capareg", "a device property (sdhci-pci capareg)"),
     ("readonly", "a read-only medium (QEMU refuses it at realize)"),
-    ("inserted", "a medium change (eject / blockdev-change-medium: not an operation yet)"),
+    ("inserted", "a medium change (the medium operation) in a state no input reached"),
     ("profile", "another build's profile (version-dependent rule)"),
     ("version", "another build's profile (version-dependent rule)"),
     ("emmc", "an eMMC card"),

@@ -34,6 +34,7 @@ from typing import Any
 from harness import images
 from harness.driver.host import HostDriver
 from harness.driver.ops import Op, apply, generate, mutate
+from harness.errors import SdqtestError
 from harness.explore import tables
 from harness.explore.state import abstract
 from harness.explore.tracer import MODEL_DIR, arc_tracer
@@ -58,7 +59,7 @@ _CMD_INHIBIT = 1 << next(f.lsb for f in H.PRNSTS.fields if f.name == "CMDINHIBIT
 Feature = tuple[Any, ...]
 
 
-class ReuseDependent(Exception):
+class ReuseDependent(SdqtestError):
     """The input reads card state a reused QEMU may carry over."""
 
 
