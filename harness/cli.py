@@ -271,7 +271,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 #: Seconds of scenario time the explore group may take per build (the
 #: summary says how much it took; the corpus is fixed, so this is a
 #: statement, not a cut-off).
-EXPLORE_BUDGET = 20.0
+EXPLORE_BUDGET = 30.0
 #: Explore divergences shrunk into reproducers per check run.
 EXPLORE_SHRINK = 2
 
