@@ -5,8 +5,8 @@ own layer and of the layers after its arrow, so dependencies point one way
 (``tests/qtest/core/test_layers.py`` holds the code to this table)::
 
     cli        cli, pytest_plugin
-               -> bisect, bench, fuzz, guest, check, scenarios, driver, qemu, model,
-                  target, base, errors
+               -> bisect, bench, fuzz, guest, explore, check, scenarios, driver, qemu,
+                  model, target, base, errors
     bisect     bisect.*
                -> bench, guest, check, scenarios, driver, qemu, model, target, base,
                   errors
@@ -16,6 +16,8 @@ own layer and of the layers after its arrow, so dependencies point one way
                -> check, scenarios, driver, qemu, model, target, base, errors
     guest      guest.*
                -> qemu, target, base, errors
+    explore    explore.*
+               -> scenarios, driver, qemu, model, target, base, errors
     check      check.*
                -> scenarios, driver, qemu, model, target, base, errors
     scenarios  scenarios.*

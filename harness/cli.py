@@ -244,6 +244,7 @@ def cmd_check(args: argparse.Namespace) -> int:
              + ("" if run_matrix else ", compat matrix in another shard") if n > 1 else ""))
     for why in stats.fallbacks:
         print(f"  reuse fell back to a fresh launch: {why}")
+    _explore_summary(results, builds, report_dir)
     if args.junit:
         from harness.check import junit
 
@@ -270,6 +271,50 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"sdqtest: {line} (--allow-skips accepts that)", file=sys.stderr)
         return 4
     return 0
+
+
+#: Seconds of scenario time the explore group may take per build (the
+#: summary says how much it took; the corpus is fixed, so this is a
+#: statement, not a cut-off).
+EXPLORE_BUDGET = 30.0
+#: Explore divergences shrunk into reproducers per check run.
+EXPLORE_SHRINK = 2
+
+
+def _explore_summary(results: list[Any], builds: list[Any], report_dir: Any) -> None:
+    """The explore group's line of the summary; each of its divergences
+    (at most :data:`EXPLORE_SHRINK`) shrunk into the fuzzer's reproducers."""
+    from pathlib import Path
+
+    from harness.scenarios import explore
+
+    runs = [r for r in results if r.group == explore.GROUP]
+    if not runs:
+        return
+    secs = sum(r.seconds for r in runs)
+    per = secs / max(len({r.build for r in runs}), 1)
+    print(f"explore group: {len(runs)} runs of the model-driven corpus "
+          f"({len(explore.load()['inputs'])} inputs), {secs:.1f} s of scenario time, "
+          f"{per:.1f} s per build (budget {EXPLORE_BUDGET:.0f} s per build"
+          + ("" if per <= EXPLORE_BUDGET else ", EXCEEDED") + ")")
+    bad = [r for r in runs if r.status == "diverge"][:EXPLORE_SHRINK]
+    if not bad:
+        return
+    from harness.fuzz.reproduce import shrink_divergence
+
+    corpus = {e["name"]: e["ops"] for e in explore.load()["inputs"]}
+    by_name = {b.name: b for b in builds}
+    for r in bad:
+        _progress(f"shrinking {r.build} {r.scenario}")
+        got = shrink_divergence(by_name[r.build], corpus[r.scenario],
+                                Path(report_dir) / "explore-findings")
+        _progress("")
+        if got is None:
+            print(f"  {r.build} {r.scenario}: did not fail again when re-run alone")
+        else:
+            print(f"  {r.build} {r.scenario}: shrunk {got.before} -> {got.after} operations "
+                  f"({got.runs} runs), {got.signature}\n    reproducers (qtest, sh, C, "
+                  f"pytest): {got.directory}")
 
 
 def _check_strict(builds: list[Any], selected: list[Any], machine: str,
@@ -701,9 +746,11 @@ def build_parser() -> argparse.ArgumentParser:
     # Subcommands that live beside their code: the bench parts, bisect.
     from harness.bench import cli as bench_cli
     from harness.bisect import cli as bisect_cli
+    from harness.explore import cli as explore_cli
 
     bench_cli.add_parsers(bsub)
     bisect_cli.add_parsers(sub)
+    explore_cli.add_parsers(sub)
     return p
 
 

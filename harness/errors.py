@@ -54,6 +54,8 @@ tree and the code in step.
     +-- BuildSetupError              [bisect.build] a QEMU tree cannot be built
     +-- MutantError                  [bisect.mutants] a tree cannot take the mutants
     +-- CoverageError                [check.coverage] not a gcov build, or gcov failed
+    +-- ReuseDependent               [explore.search] an explored input reads card
+                                     state a reused QEMU carries over (not kept)
 
 Not an error: ``check.lockstep.Divergence`` is a result (the first step
 where model and QEMU disagree); it is raised to stop a scenario and caught

@@ -160,8 +160,12 @@ def prove(
     binary = build()
     if binary is None:
         raise MutantError(f"the unchanged tree does not build (log: {log.name})")
-    groups = sorted({a for m in mutants for a in m.check_args[1].split(",")})
-    rc, out = run_check(binary, ("--group", ",".join(groups)), report_dir / "baseline", timeout)
+    if all(m.check_args for m in mutants):
+        groups = sorted({a for m in mutants for a in m.check_args[1].split(",")})
+        baseline: tuple[str, ...] = ("--group", ",".join(groups))
+    else:  # a mutant checked by the default check: the baseline is that check
+        baseline = ()
+    rc, out = run_check(binary, baseline, report_dir / "baseline", timeout)
     outcomes.append(Outcome("(unchanged tree)", "agrees" if rc == 0 else f"FAILS (exit {rc})",
                             first_finding(out), time.monotonic() - t0))
     print(f"baseline: {outcomes[-1].status}", file=say, flush=True)

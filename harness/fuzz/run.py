@@ -108,8 +108,8 @@ def _qemu_dies(model: ModelTarget) -> bool:
 
 
 def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence[Op],
-           out: Outcome) -> None:
-    d = HostDriver(lock, timeout_steps=DRIVER_POLLS)
+           out: Outcome, polls: int = DRIVER_POLLS) -> None:
+    d = HostDriver(lock, timeout_steps=polls)
     for i, op in enumerate(ops):
         out.op_index = i
         apply(d, lock, op)
@@ -146,12 +146,14 @@ def launch(binary: str | Path, machine_type: str = "q35", *, timeout: float = HA
 def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
             machine_type: str = "q35", strict: bool = False,
             timeout: float = HANG_TIMEOUT, name: str = "qemu",
-            fresh: QemuTarget | None = None, pool: QemuPool | None = None) -> Outcome:
+            fresh: QemuTarget | None = None, pool: QemuPool | None = None,
+            polls: int = DRIVER_POLLS) -> Outcome:
     """Run ``ops`` on a fresh QEMU ``binary`` and the model of ``profile``.
     ``fresh`` is a QEMU :func:`launch` started for this input (it is
     closed here); else ``pool`` lends one, reset to a fresh launch's state
     (not with ``strict``, whose recording wants its own process); without
-    either one is started."""
+    either one is started.  ``polls``: the driver's waits (the explore
+    corpus replays with its own value)."""
     t0 = time.monotonic()
     out = Outcome(OK)
     machine = fresh.machine if fresh is not None else fuzz_machine(machine_type)
@@ -175,7 +177,7 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
         model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
         model.sdhci.step_budget = STEP_BUDGET
         lock = LockstepTarget(model, side, quirks=QuirkSet(QUIRKS, profile, "fuzz"))
-        _drive(lock, model, side, ops, out)
+        _drive(lock, model, side, ops, out, polls)
     except Divergence as d:
         out.status, out.divergence, out.reason = DIVERGE, d, d.summary()
     except QtestTimeout as e:

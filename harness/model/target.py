@@ -318,6 +318,8 @@ class ModelTarget:
     def set_card_inserted(self, inserted: bool) -> None:
         """Insert or eject the card's medium (QEMU: blockdev change/eject);
         the controller sees a card change event."""
+        if self.card.inserted == inserted:
+            return  # as QEMU: no media change event
         self.card.inserted = inserted
         self.sdhci.card_changed()
 

@@ -182,6 +182,7 @@ class QemuTarget:
                       format=machine.image.format,
                       **{"read-only-mode": "read-only" if machine.image.readonly else "retain"})
         self.image = new
+        self._ejected = False
         if old is not None and old != new and old.parent == self._workdir:
             old.unlink(missing_ok=True)
         q = self.qtest
@@ -208,6 +209,25 @@ class QemuTarget:
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"
         self._setup_pci(self._scan)
+
+    def set_card_inserted(self, inserted: bool) -> None:
+        """Eject the card's medium (QMP ``eject``) or put the run's image
+        back (``blockdev-change-medium``), as a management layer does; the
+        card and controller see a media change.  Nothing when the medium is
+        already so.  QMP is not in the qtest trace: a reproducer of a run
+        with a media change needs sdqtest (``sdqtest check --scenario``)."""
+        ejected = getattr(self, "_ejected", False)
+        if inserted != ejected:
+            return
+        s = self.session
+        if not inserted:
+            s.qmp_cmd("eject", id=CARD_ID, force=True)
+        else:
+            if self.image is None:
+                raise QemuTargetError("no medium to insert: this card has no image")
+            s.qmp_cmd("blockdev-change-medium", id=CARD_ID, filename=str(self.image),
+                      format=self.image_format)
+        self._ejected = not inserted
 
     @property
     def readonly(self) -> bool:

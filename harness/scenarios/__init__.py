@@ -18,6 +18,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     emmc,
     emmc_rpmb,
     erase,
+    explore,
     images,
     interrupts,
     migration,

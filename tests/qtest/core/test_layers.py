@@ -28,14 +28,15 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "driver": ("target", "base", "errors"),
     "scenarios": ("driver", "target", "base", "errors"),
     "check": ("scenarios", "driver", "qemu", "model", "target", "base", "errors"),
+    "explore": ("scenarios", "driver", "qemu", "model", "target", "base", "errors"),
     "guest": ("qemu", "target", "base", "errors"),
     "fuzz": ("check", "scenarios", "driver", "qemu", "model", "target", "base", "errors"),
     "bench": ("guest", "check", "scenarios", "driver", "qemu", "model", "target", "base",
               "errors"),
     "bisect": ("bench", "guest", "check", "scenarios", "driver", "qemu", "model", "target",
                "base", "errors"),
-    "cli": ("bisect", "bench", "fuzz", "guest", "check", "scenarios", "driver", "qemu", "model",
-            "target", "base", "errors"),
+    "cli": ("bisect", "bench", "fuzz", "guest", "explore", "check", "scenarios", "driver",
+            "qemu", "model", "target", "base", "errors"),
 }
 
 #: Module (or package prefix) -> layer.  Every module must be listed.
@@ -54,6 +55,7 @@ MODULES: dict[str, str] = {
     "harness.driver": "driver",
     "harness.scenarios": "scenarios",
     "harness.check": "check",
+    "harness.explore": "explore",
     "harness.fuzz": "fuzz",
     "harness.bench": "bench",
     "harness.bisect": "bisect",

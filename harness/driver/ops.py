@@ -1,0 +1,479 @@
+"""The fuzzer's operation vocabulary: what one input is made of.
+
+An input is a list of operations, each a JSON object ``{"op": KIND, ...}``
+so that corpora and findings are plain files.  Operations sit at the level
+of the Target and of the host driver (:mod:`harness.driver`): a whole SD
+command with its data phase (PIO, SDMA, ADMA2) is one operation, so that a
+random sequence reaches deep card and controller state, and the raw
+register writes, clock steps, resets and guest memory writes between them
+disturb that state at random points.  :func:`apply` runs one operation
+through a driver on any Target; :func:`generate` and :func:`mutate` draw
+inputs from a seeded ``random.Random`` only, so a seed gives one input.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from harness.driver.adma import Adma2Desc, AdmaOptions
+from harness.driver.host import HostDriver
+from harness.driver.results import DriverError, Mode, Transfer
+from harness.hwdefs import sd as S
+from harness.hwdefs import sdhci as H
+from harness.target import Target
+
+Op = dict[str, Any]
+
+#: Blocks of the fuzzed card (the sdsc-16m recipe: 16 MiB).
+CARD_BLOCKS = 32768
+#: Guest memory the fuzzer's DMA buffers and descriptor tables live in
+#: (the driver's DMA area: tables at +0, data at +0x10000).
+DMA_BASE = 0x0100_0000
+DMA_SPAN = 0x40000
+
+#: Commands whose data phase the card sends to the host (reads).
+_READ_ADTC = frozenset({6, 17, 18, 19, 30, 46, 48, 56, 58})
+_WRITE_ADTC = frozenset({24, 25, 27, 42, 47, 49, 59})
+_READ_ACMD = frozenset({13, 22, 51})
+_MODES = [m.value for m in Mode]
+_STOPS = ["auto", "auto12", "auto23", "cmd12", "cmd23", "none"]
+
+
+def _arg(rng: random.Random) -> int:
+    """A command argument: mostly small or structured, sometimes any."""
+    return rng.choice([
+        0, rng.randrange(64), rng.randrange(CARD_BLOCKS) * rng.choice([1, 512]),
+        rng.randrange(1 << 16) << 16, 0x1AA, 0x40FF8000, 0x80FFFFF1, 0x00FFFFF1,
+        rng.randrange(1 << 32), 0xFFFFFFFF,
+    ])
+
+
+def _block(rng: random.Random) -> int:
+    return rng.choice([rng.randrange(64), rng.randrange(CARD_BLOCKS),
+                       CARD_BLOCKS - rng.randrange(1, 4), CARD_BLOCKS + rng.randrange(4),
+                       rng.randrange(1 << 23)])
+
+
+def _block_size(rng: random.Random) -> int | None:
+    return rng.choice([None, None, 512, 1, 2, 3, 4, 7, 8, 16, 64, 100, 257, 511,
+                       rng.randrange(1, 513), rng.randrange(513, 4096)])
+
+
+def _descriptor(rng: random.Random) -> list[int]:
+    """``[address offset, length, attribute]`` of one ADMA2 descriptor, valid
+    or malformed: any act, end/int/valid bits, lengths 0..65535, addresses
+    inside the DMA area, at its end, or beyond RAM."""
+    act = rng.choice([H.ADMA_ACT_TRAN, H.ADMA_ACT_TRAN, H.ADMA_ACT_NOP, H.ADMA_ACT_LINK,
+                      H.ADMA_ACT_RSV])
+    attr = act | (H.ADMA_VALID if rng.random() < 0.9 else 0)
+    attr |= H.ADMA_END if rng.random() < 0.3 else 0
+    attr |= H.ADMA_INT if rng.random() < 0.2 else 0
+    if rng.random() < 0.1:
+        attr = rng.randrange(256)
+    length = rng.choice([0, 1, 3, 4, 200, 512, 1024, 4096, 65535, rng.randrange(1 << 16)])
+    addr = rng.choice([0x10000, 0x10000 + rng.randrange(0x8000), rng.randrange(0x100) * 8,
+                       DMA_SPAN - 4, -DMA_BASE + 0x7FFF_0000])
+    return [addr, length, attr]
+
+
+# -- generators, one per operation kind ----------------------------------------------
+
+def _g_setup(rng: random.Random) -> Op:
+    return {"op": "setup", "freq": rng.choice([400_000, 25_000_000, 50_000_000])}
+
+
+def _g_init(rng: random.Random) -> Op:
+    return {"op": "init", "bus_width": rng.choice([1, 4, 4]), "hcs": rng.random() < 0.8,
+            "block_len": rng.choice([512, 512, 512, 1, 64, 1024])}
+
+
+def _g_cmd(rng: random.Random) -> Op:
+    app = rng.random() < 0.25
+    table = S.SD_APP_COMMANDS if app else S.SD_COMMANDS
+    valid = [c.index for c in table.values() if not c.reserved]
+    index = rng.choice(valid) if rng.random() < 0.85 else rng.randrange(64)
+    op: Op = {"op": "cmd", "index": index, "arg": _arg(rng), "app": app}
+    spec = table.get(index)
+    if spec is not None and spec.kind is S.CmdType.ADTC or rng.random() < 0.05:
+        read = index in (_READ_ACMD if app else _READ_ADTC) or (
+            index not in _WRITE_ADTC and rng.random() < 0.5)
+        op["data"] = {"read": read, "bs": rng.choice([512, 64, 8, 16, 4, rng.randrange(1, 600)]),
+                      "count": rng.choice([1, 1, 2, 3]), "mode": rng.choice(_MODES)}
+    if rng.random() < 0.1:
+        op["resp"] = rng.choice([r.value for r in S.Resp])
+    return op
+
+
+def _g_rw(rng: random.Random) -> Op:
+    return {"op": "rw", "read": rng.random() < 0.6, "block": _block(rng),
+            "count": rng.choice([1, 1, 2, 3, 7, 16, rng.randrange(1, 40)]),
+            "bs": _block_size(rng), "mode": rng.choice(_MODES), "stop": rng.choice(_STOPS),
+            "pio_access": rng.choice([4, 4, 2, 1]), "skew": rng.choice([0, 0, 0, 1, 4, 0x7FC]),
+            "boundary": rng.choice([512 * 1024, 4096, 8192]),
+            "max_segment": rng.choice([65536, 512, 200, 4096])}
+
+
+def _g_adma(rng: random.Random) -> Op:
+    return {"op": "adma", "read": rng.random() < 0.6, "block": rng.randrange(64),
+            "count": rng.choice([1, 2, 3]), "bs": rng.choice([512, 512, 64, 4]),
+            "descs": [_descriptor(rng) for _ in range(rng.randrange(1, 6))],
+            "width64": rng.random() < 0.15}
+
+
+def _g_erase(rng: random.Random) -> Op:
+    first = _block(rng)
+    return {"op": "erase", "first": first, "last": first + rng.choice([0, 1, 7, 100, -1]),
+            "arg": rng.choice([0, 0, 1, 2, rng.randrange(1 << 32)])}
+
+
+def _g_lock(rng: random.Random) -> Op:
+    flags = rng.choice([S.LOCK_SET_PWD, S.LOCK_CLR_PWD, 0x04, 0x08, 0x05, 0x00,
+                        rng.randrange(256)])
+    pwd = bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 4, 16, 17])))
+    return {"op": "lock", "flags": flags, "pwd": pwd.hex(),
+            "pwd_len": rng.choice([None, None, rng.randrange(256)])}
+
+
+def _g_reset(rng: random.Random) -> Op:
+    return {"op": "reset", "what": rng.choice([H.SWRST_ALL, H.SWRST_CMD, H.SWRST_DAT,
+                                               H.SWRST_CMD | H.SWRST_DAT])}
+
+
+def _g_clock(rng: random.Random) -> Op:
+    return {"op": "clock", "ns": rng.choice([1, 100, 10_000, 1_000_000, 100_000_000,
+                                             rng.randrange(1, 1 << 30)])}
+
+
+def _g_irq(rng: random.Random) -> Op:
+    return {"op": "irq", "norsts": rng.choice([0xFFFF, 0x01FF, 0, rng.randrange(1 << 16)]),
+            "errsts": rng.choice([0xFFFF, 0, rng.randrange(1 << 16)]),
+            "norsig": rng.choice([0xFFFF, 0, 0x0003, rng.randrange(1 << 16)]),
+            "errsig": rng.choice([0xFFFF, 0, rng.randrange(1 << 16)])}
+
+
+def _g_write(rng: random.Random) -> Op:
+    size = rng.choice([1, 2, 4, 4, 8])
+    if rng.random() < 0.85:
+        reg = rng.choice(H.REGISTERS)
+        off = reg.offset + rng.randrange(reg.width)
+    else:
+        off = rng.randrange(H.REGISTER_WINDOW + 8)
+    value = rng.choice([0, (1 << (8 * size)) - 1, rng.randrange(1 << (8 * size)),
+                        1 << rng.randrange(8 * size)])
+    return {"op": "write", "off": off, "size": size, "value": value}
+
+
+def _g_read(rng: random.Random) -> Op:
+    reg = rng.choice(H.REGISTERS)
+    return {"op": "read", "off": reg.offset + rng.choice([0, 0, 0, 1, 2]),
+            "size": rng.choice([1, 2, 4, 8])}
+
+
+def _g_mem(rng: random.Random) -> Op:
+    n = rng.choice([8, 16, 64])
+    fill = rng.choice(["random", "zero", "ff"])
+    data = (bytes(rng.randrange(256) for _ in range(n)) if fill == "random"
+            else bytes(n) if fill == "zero" else b"\xff" * n)
+    return {"op": "mem", "off": rng.choice([0, 8, 0x10000, rng.randrange(DMA_SPAN - 64)]),
+            "data": data.hex()}
+
+
+def _g_power(rng: random.Random) -> Op:
+    return {"op": "power", "on": rng.random() < 0.7,
+            "volt": rng.choice([H.PWRCON_VOLT_33, H.PWRCON_VOLT_30, H.PWRCON_VOLT_18])}
+
+
+def _g_sdclk(rng: random.Random) -> Op:
+    return {"op": "sdclk", "freq": rng.choice([0, 400_000, 25_000_000, 50_000_000, 1])}
+
+
+def _g_switch(rng: random.Random) -> Op:
+    return {"op": "switch", "mode": rng.choice([0, 1]), "group": rng.randrange(1, 7),
+            "value": rng.choice([0, 1, 2, 0xF, rng.randrange(16)])}
+
+
+def _g_hostctl(rng: random.Random) -> Op:
+    return {"op": "hostctl", "value": rng.choice([0, 0x02, 0x04, 0x10, 0x18, 0x20,
+                                                  rng.randrange(256)])}
+
+
+def _g_blkgap(rng: random.Random) -> Op:
+    return {"op": "blkgap", "value": rng.choice([1, 2, 3, 0])}
+
+
+def _g_medium(rng: random.Random) -> Op:
+    """A media change by the management layer (QMP eject / blockdev-change-medium)."""
+    return {"op": "medium", "inserted": rng.random() < 0.5}
+
+
+def _g_probe(rng: random.Random) -> Op:
+    return {"op": "probe", "status": rng.random() < 0.5}
+
+
+def _g_force(rng: random.Random) -> Op:
+    """A Force Event write (SDHC 2.2.22/2.2.23: FEAER and FEERR in one longword)."""
+    return {"op": "force", "size": rng.choice([2, 4]),
+            "value": rng.choice([1 << rng.randrange(32), rng.randrange(1 << 32), 0xFFFF0000,
+                                 0x0000009F])}
+
+
+#: Each kind's generator and its weight in a random sequence.
+GENERATORS: dict[str, tuple[Callable[[random.Random], Op], int]] = {
+    "setup": (_g_setup, 1), "init": (_g_init, 2), "cmd": (_g_cmd, 14), "rw": (_g_rw, 14),
+    "adma": (_g_adma, 5), "erase": (_g_erase, 3), "lock": (_g_lock, 3),
+    "reset": (_g_reset, 3), "clock": (_g_clock, 4), "irq": (_g_irq, 4),
+    "write": (_g_write, 7), "read": (_g_read, 3), "mem": (_g_mem, 2), "power": (_g_power, 1),
+    "sdclk": (_g_sdclk, 1), "switch": (_g_switch, 2), "hostctl": (_g_hostctl, 2),
+    "blkgap": (_g_blkgap, 1), "probe": (_g_probe, 4), "force": (_g_force, 1),
+    "medium": (_g_medium, 1),
+}
+_KINDS = list(GENERATORS)
+_WEIGHTS = [w for _, w in GENERATORS.values()]
+
+
+def random_op(rng: random.Random) -> Op:
+    kind = rng.choices(_KINDS, _WEIGHTS)[0]
+    return GENERATORS[kind][0](rng)
+
+
+def generate(rng: random.Random, max_len: int = 24) -> list[Op]:
+    """A random input: usually the controller set up and the card brought to
+    the transfer state first (deep state is where bugs hide), then random
+    operations."""
+    ops: list[Op] = []
+    if rng.random() < 0.9:
+        ops.append({"op": "setup", "freq": 400_000})
+        if rng.random() < 0.9:
+            ops.append(_g_init(rng) if rng.random() < 0.3 else
+                       {"op": "init", "bus_width": 4, "hcs": True, "block_len": 512})
+    ops += [random_op(rng) for _ in range(rng.randrange(1, max_len))]
+    return ops
+
+
+def mutate(rng: random.Random, ops: list[Op], pool: list[list[Op]] | None = None,
+           max_len: int = 64) -> list[Op]:
+    """A variant of ``ops``: an operation inserted, deleted, replaced, one of
+    its numbers changed, or a splice with another input of ``pool``."""
+    out = [dict(o) for o in ops]
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        what = rng.randrange(5)
+        if what == 0 or not out:
+            out.insert(rng.randrange(len(out) + 1), random_op(rng))
+        elif what == 1 and len(out) > 1:
+            del out[rng.randrange(len(out))]
+        elif what == 2:
+            out[rng.randrange(len(out))] = random_op(rng)
+        elif what == 3:
+            i = rng.randrange(len(out))
+            fresh = GENERATORS[out[i]["op"]][0](rng)
+            keys = [k for k in out[i] if k != "op"]
+            if keys:
+                k = rng.choice(keys)
+                out[i][k] = fresh.get(k, out[i][k])
+        elif pool:
+            other = rng.choice(pool)
+            cut = rng.randrange(len(out) + 1)
+            out = out[:cut] + [dict(o) for o in other[rng.randrange(len(other) + 1):]]
+    return out[:max_len]
+
+
+def describe(op: Op) -> str:
+    """One line: the kind, then its arguments."""
+    args = " ".join(f"{k}={v:#x}" if isinstance(v, int) and not isinstance(v, bool) and v > 9
+                    else f"{k}={v}" for k, v in op.items() if k != "op")
+    return f"{op['op']} {args}".strip()
+
+
+# -- running one operation ---------------------------------------------------------------
+
+def _transfer(read: bool, bs: int, count: int, mode: str, *, data_seed: int = 1,
+              adma: AdmaOptions | None = None) -> Transfer:
+    n = bs * count
+    data = None if read else bytes((data_seed * 37 + i * 7) & 0xFF for i in range(n))
+    return Transfer(read=read, block_size=bs, block_count=count, mode=Mode(mode), data=data,
+                    multi=count > 1, adma=adma or AdmaOptions())
+
+
+def apply(d: HostDriver, t: Target, op: Op) -> None:
+    """Run ``op`` through driver ``d`` on target ``t``.  A failed command is
+    an answer like any other: :class:`DriverError` is swallowed; what the
+    devices answered is compared by the target (the lockstep)."""
+    try:
+        _apply(d, t, op)
+    except DriverError:
+        pass
+
+
+def normalise(op: Op) -> Op:
+    """``op`` with every number in the range the driver and the Target take
+    (the shrinker simplifies numbers toward 0 without knowing the ranges)."""
+    o = dict(op)
+    if "size" in o and o["size"] not in (1, 2, 4, 8):
+        o["size"] = 1
+    if o["op"] == "init":
+        o["bus_width"] = 4 if o["bus_width"] == 4 else 1
+        o["block_len"] = max(1, o["block_len"])
+    elif o["op"] in ("rw", "adma"):
+        o["count"] = max(1, o["count"])
+        if o.get("pio_access") not in (None, 1, 2, 4):
+            o["pio_access"] = 4
+        b = o.get("boundary")
+        if b is not None and (b < 4096 or b > 512 * 1024 or b & (b - 1)):
+            o["boundary"] = 512 * 1024
+        if o.get("max_segment") is not None and not 1 <= o["max_segment"] <= 65536:
+            o["max_segment"] = 65536
+        if o["op"] == "adma" and not o["descs"]:
+            o["descs"] = [[0, 0, H.ADMA_VALID | H.ADMA_END]]
+    elif o["op"] == "cmd" and "data" in o:
+        o["data"] = dict(o["data"], bs=max(1, o["data"]["bs"]),
+                         count=max(1, o["data"]["count"]))
+    elif o["op"] == "clock" and o["ns"] is not None:
+        o["ns"] = max(1, o["ns"])  # QEMU >= 10 refuses a step of 0
+    return o
+
+
+def _apply(d: HostDriver, t: Target, op: Op) -> None:
+    op = normalise(op)
+    kind = op["op"]
+    if kind == "setup":
+        d.setup(freq_hz=op["freq"])
+    elif kind == "init":
+        d.init_card(bus_width=op["bus_width"], hcs=op["hcs"], block_len=op["block_len"],
+                    acmd41_tries=50)
+    elif kind == "cmd":
+        data = op.get("data")
+        tr = None if data is None else _transfer(data["read"], data["bs"], data["count"],
+                                                 data["mode"])
+        table = S.SD_APP_COMMANDS if op["app"] else S.SD_COMMANDS
+        spec = table.get(op["index"])
+        resp = S.Resp(op["resp"]) if "resp" in op else (spec.resp if spec else S.Resp.R1)
+        arg = op["arg"]
+        if op.get("rca"):  # addressed by the card's RCA (PLS 4.7.4: arg bits 31:16)
+            arg = (d.card.rca << 16) | (arg & 0xFFFF)
+        if op["app"]:
+            d.acmd(op["index"], arg, resp, tr)
+        else:
+            d.cmd(op["index"], arg, resp, tr)
+    elif kind in ("rw", "adma"):
+        _rw(d, op)
+    elif kind == "erase":
+        d.erase(op["first"] & 0xFFFFFFFF, op["last"] & 0xFFFFFFFF, arg=op["arg"])
+    elif kind == "lock":
+        d.lock_unlock(d.lock_block(op["flags"], bytes.fromhex(op["pwd"]),
+                                   pwd_len=op["pwd_len"]))
+    elif kind == "reset":
+        d.reset(op["what"])
+    elif kind == "clock":
+        t.clock_step(op["ns"])
+    elif kind == "irq":
+        d.wr(H.NORINTSTSEN, op["norsts"])
+        d.wr(H.ERRINTSTSEN, op["errsts"])
+        d.wr(H.NORINTSIGEN, op["norsig"])
+        d.wr(H.ERRINTSIGEN, op["errsig"])
+    elif kind == "write":
+        t.write(op["off"], op["size"], op["value"])
+    elif kind == "read":
+        t.read(op["off"], op["size"])
+    elif kind == "mem":
+        if op["data"]:
+            t.mem_write(DMA_BASE + op["off"], bytes.fromhex(op["data"]))
+    elif kind == "power":
+        if op["on"]:
+            d.power_on(op["volt"])
+        else:
+            d.power_off()
+    elif kind == "sdclk":
+        if op["freq"]:
+            d.set_clock(op["freq"])
+        else:
+            d.clock_off()
+    elif kind == "switch":
+        d.switch_function(op["mode"], {op["group"]: op["value"]})
+    elif kind == "hostctl":
+        d.wr(H.HOSTCTL, op["value"])
+    elif kind == "blkgap":
+        d.wr(H.BLKGAP, op["value"])
+    elif kind == "force":
+        t.write(H.FEAER.offset, 4 if op["size"] == 4 else 2, op["value"])
+    elif kind == "medium":
+        set_medium(t, bool(op["inserted"]))
+    elif kind == "probe":
+        probe(d, t, status=bool(op.get("status")))
+    else:
+        raise ValueError(f"unknown fuzz operation {kind!r}")
+
+
+def set_medium(t: Target, inserted: bool) -> None:
+    """Insert or eject the card's medium on ``t``: on both sides of a
+    lockstep target (it has ``model`` and ``qemu``), else on ``t`` itself;
+    a side without media changes (a recording) is left as it is."""
+    inner: Any = t
+    sides = [inner.model, inner.qemu] if hasattr(t, "model") and hasattr(t, "qemu") else [t]
+    for side in sides:
+        change = getattr(side, "set_card_inserted", None)
+        if callable(change):
+            change(inserted)
+
+
+#: What a guest can read of the controller without changing it (every
+#: register but BDATA, whose read moves data, and the read-only capability
+#: words), read after an explored operation: the lockstep compares each.
+PROBED = (H.SDMASYSAD, H.BLKSIZE, H.BLKCNT, H.ARGUMENT, H.TRNMOD, H.CMDREG, H.RSPREG0,
+          H.RSPREG1, H.RSPREG2, H.RSPREG3, H.PRNSTS, H.HOSTCTL, H.PWRCON, H.BLKGAP, H.WAKCON,
+          H.CLKCON, H.TIMEOUTCON, H.SWRST, H.NORINTSTS, H.ERRINTSTS, H.NORINTSTSEN,
+          H.ERRINTSTSEN, H.NORINTSIGEN, H.ERRINTSIGEN, H.ACMD12ERRSTS, H.HOSTCTL2, H.ADMAERR,
+          H.ADMASYSADDR, H.SLOT_INT_STATUS)
+
+
+def probe(d: HostDriver, t: Target, *, status: bool = False) -> None:
+    """Read what the last operation may have changed and the driver did not
+    read itself: every side-effect-free controller register (issue #19 item
+    3), the DMA arena where the target compares it, and with ``status`` the
+    card's status through CMD13 (PLS 4.10.1; the caller asks only where the
+    card is addressed and the command line free, so the probe is itself a
+    well-formed command)."""
+    for reg in PROBED:
+        if reg.width == 8:
+            t.read(reg.offset, 4)
+            t.read(reg.offset + 4, 4)
+        else:
+            t.read(reg.offset, reg.width)
+    watched = getattr(t, "compare_watched", None)
+    if callable(watched):
+        watched()
+    if status:
+        try:
+            d.send_status()
+        except DriverError:
+            pass
+
+
+def _rw(d: HostDriver, op: Op) -> None:
+    bs = op.get("bs") or d.card.block_len or 512
+    count = max(1, op["count"])
+    # Within the driver's data area; narrow PIO accesses cost a step per byte.
+    limit = 0x20000 if op.get("mode") != "pio" else 0x800 * op.get("pio_access", 4)
+    if bs * count > limit:
+        count = max(1, limit // bs)
+    if op["op"] == "adma":
+        descs = [Adma2Desc((DMA_BASE + a) & 0xFFFFFFFF, n, attr) for a, n, attr in op["descs"]]
+        opts = AdmaOptions(descriptors=descs, segments=[(DMA_BASE + 0x10000, bs * count)])
+        if op.get("width64"):
+            d.wr(H.HOSTCTL, (d.rd(H.HOSTCTL) & ~H.HOSTCTL_DMA_MASK) | H.HOSTCTL_DMA_ADMA2_64)
+        tr = _transfer(op["read"], bs, count, "adma2", adma=opts)
+        index = (17 if count == 1 else 18) if op["read"] else (24 if count == 1 else 25)
+        d.cmd(index, d.address(op["block"], bs), data=tr)
+        return
+    buffer = d.data_area + op["skew"] if op["skew"] else None
+    adma = AdmaOptions(max_segment=op["max_segment"])
+    common: dict[str, Any] = dict(mode=Mode(op["mode"]), block_size=bs, stop=op["stop"],
+                                  buffer=buffer, pio_access=op["pio_access"],
+                                  sdma_boundary=op["boundary"], adma=adma)
+    block = op["block"] & 0xFFFFFFFF
+    if op["read"]:
+        d.read_blocks(block, count, **common)
+    else:
+        data = bytes((block * 13 + i * 5) & 0xFF for i in range(bs * count))
+        d.write_blocks(block, data, **common)

@@ -1,0 +1,178 @@
+"""The model's own branch coverage as the map (issue #19 item 1).
+
+Runs the scenario library and the explore corpus on the model alone (no
+QEMU; each scenario on a fresh :class:`~harness.model.target.ModelTarget`
+of its own machine, the newest build profile) under coverage.py with
+branch data limited to ``harness/model/``, and prints, per model file and
+function, the branches the scenarios take, those only the explore corpus
+takes, and those no run takes.  A branch no run takes is a rule of the
+model that was never compared with QEMU; each is listed with its line and
+a reason *class* read from the line's text (a heuristic, marked as such):
+the spec-following (``--strict``) model, another build's profile, the
+eMMC, a realize-time property, QEMU's abort paths, or unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import linecache
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import images
+from harness.explore.tracer import MODEL_DIR
+from harness.machine import CardImage, Machine
+from harness.model.target import ModelTarget
+from harness.profile import NEWEST, BuildProfile
+from harness.scenarios import Context, Scenario
+
+Branch = tuple[int, int]
+
+
+def scenario_model(sc: Scenario, profile: BuildProfile) -> ModelTarget:
+    """The model of ``sc``'s machine (as the check builds it, q35)."""
+    recipe = images.recipe(sc.image)
+    machine = Machine(type="q35", sdhci=sc.sdhci, card=sc.sd_card,
+                      image=CardImage(images.ensure(sc.image), format=recipe.format),
+                      card_kind=sc.card)
+    return ModelTarget(machine, image=images.raw_twin(sc.image), profile=profile)
+
+
+def run_on_model(scs: Iterable[Scenario], profile: BuildProfile = NEWEST) -> dict[str, str]:
+    """Run each scenario on the model alone; ``{name: error}`` of those that
+    raised (a scenario may need QEMU's answers, e.g. a migration)."""
+    errors: dict[str, str] = {}
+    for sc in scs:
+        if sc.skip_reason(profile, True):
+            continue
+        try:
+            model = scenario_model(sc, profile)
+            sc.fn(model, Context(profile, "q35", sc.image, sc.params))
+        except Exception as e:  # noqa: BLE001 - counted and listed, the report goes on
+            errors[sc.name] = f"{type(e).__name__}: {e}"
+    return errors
+
+
+def measure(run: Callable[[], Any]) -> dict[str, Any]:
+    """coverage.py's JSON report (branches, per function) of ``run()``."""
+    import coverage
+
+    cov = coverage.Coverage(branch=True, data_file=None, include=[MODEL_DIR + "/*"])
+    cov.start()
+    try:
+        run()
+    finally:
+        cov.stop()
+    with tempfile.TemporaryDirectory(prefix="sdqtest-explore-") as tmp:
+        out = Path(tmp) / "cov.json"
+        cov.json_report(outfile=str(out), show_contexts=False)
+        data: dict[str, Any] = json.loads(out.read_text())
+    return data
+
+
+@dataclass
+class Region:
+    """One function (or a file's module level) and its branches."""
+
+    file: str
+    name: str
+    branches: set[Branch] = field(default_factory=set)
+    scenarios: set[Branch] = field(default_factory=set)
+    explore: set[Branch] = field(default_factory=set)
+
+    @property
+    def never(self) -> set[Branch]:
+        return self.branches - self.scenarios - self.explore
+
+
+def _regions(report: dict[str, Any]) -> dict[tuple[str, str], tuple[set[Branch], set[Branch]]]:
+    """``(file, function) -> (every branch, executed branches)``."""
+    out: dict[tuple[str, str], tuple[set[Branch], set[Branch]]] = {}
+    for path, f in report["files"].items():
+        name = Path(path).name
+        funcs = f.get("functions") or {"": f}
+        for fn, d in funcs.items():
+            ex = {tuple(b) for b in d.get("executed_branches", [])}
+            miss = {tuple(b) for b in d.get("missing_branches", [])}
+            out[(name, fn or "(module)")] = ({*ex, *miss}, ex)
+    return out
+
+
+def combine(scen: dict[str, Any], expl: dict[str, Any]) -> list[Region]:
+    a, b = _regions(scen), _regions(expl)
+    regions = []
+    for key in sorted(set(a) | set(b)):
+        all_a, ex_a = a.get(key, (set(), set()))
+        all_b, ex_b = b.get(key, (set(), set()))
+        r = Region(key[0], key[1], all_a | all_b, ex_a, ex_b - ex_a)
+        if r.branches:
+            regions.append(r)
+    return regions
+
+
+#: Reason classes of a never-taken branch, from the text of its line
+#: (first match wins).  A heuristic: each is a hint where to look.
+_REASONS = (
+    ("strict", "the spec-following model (--strict)"),
+    ("qemu(", "one side of a listed deviation: the other is the spec-following model "
+     "(--strict)"),
+    ("uhs", "a device property (sdhci-pci uhs)"),
+    ("sd_spec_version", "a device property (sdhci-pci sd-spec-version)"),
+    ("spec_version", "a device property (sd-card spec_version)"),
+    ("capareg", "a device property (sdhci-pci capareg)"),
+    ("readonly", "a read-only medium (QEMU refuses it at realize)"),
+    ("inserted", "a medium change (the medium operation) in a state no input reached"),
+    ("profile", "another build's profile (version-dependent rule)"),
+    ("version", "another build's profile (version-dependent rule)"),
+    ("emmc", "an eMMC card"),
+    ("rpmb", "an eMMC card (RPMB)"),
+    ("spi", "SPI mode (not on this bus)"),
+    ("fatal", "a QEMU abort path"),
+    ("hung", "a QEMU abort or endless-transfer path"),
+    ("raise ", "an error the model raises (bad input)"),
+    ("ValueError", "an error the model raises (bad input)"),
+)
+
+
+def reason(path: str, line: int) -> str:
+    text = linecache.getline(path, abs(line)).lower()
+    for needle, why in _REASONS:
+        if needle.lower() in text:
+            return why
+    if "emmc" in Path(path).name:
+        return "an eMMC card"
+    return "unknown: no scenario or explored input reaches it yet"
+
+
+def render(regions: list[Region], *, detail: bool = True) -> str:
+    """The report: per file, per function; never-taken branches with reasons."""
+    lines: list[str] = []
+    files: dict[str, list[Region]] = {}
+    for r in regions:
+        files.setdefault(r.file, []).append(r)
+    tot = [0, 0, 0, 0]
+    for name, rs in files.items():
+        n = sum(len(r.branches) for r in rs)
+        s = sum(len(r.scenarios) for r in rs)
+        e = sum(len(r.explore) for r in rs)
+        v = sum(len(r.never) for r in rs)
+        tot = [tot[0] + n, tot[1] + s, tot[2] + e, tot[3] + v]
+        lines.append(f"{name}: {n} branches, scenarios {s}, explore only {e}, never {v} "
+                     f"({100 * (s + e) / max(n, 1):.1f}% taken)")
+        for r in rs:
+            if not r.never and not detail:
+                continue
+            lines.append(f"  {r.name}: {len(r.branches)} branches, scenarios "
+                         f"{len(r.scenarios)}, explore only {len(r.explore)}, never "
+                         f"{len(r.never)}")
+            if detail:
+                path = str(Path(MODEL_DIR) / name)
+                for src, dst in sorted(r.never):
+                    to = "exit" if dst < 0 else f"line {dst}"
+                    lines.append(f"      line {src} -> {to}: {reason(path, src)}")
+    lines.append(f"total: {tot[0]} branches, scenarios {tot[1]}, explore only {tot[2]}, "
+                 f"never {tot[3]} ({100 * (tot[1] + tot[2]) / max(tot[0], 1):.1f}% taken)")
+    return "\n".join(lines)

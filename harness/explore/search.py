@@ -1,0 +1,317 @@
+"""Grow a covering corpus on the model alone (issue #19 item 2).
+
+Inputs are operation sequences of :mod:`harness.driver.ops`, drawn from
+``random.Random(f"{seed}:{i}")`` (new ones, or mutations of kept ones) and
+run on a fresh :class:`~harness.model.target.ModelTarget` of the fuzz
+machine, no QEMU.  After each operation a *probe* is inserted (item 3):
+every side-effect-free register, the DMA arena, and CMD13 where the card
+is addressed (PLS 4.10.1: a data-transfer-mode state) and the command line
+free; the probes are part of the input, so they replay on QEMU.
+
+An input is kept when it takes a model arc (:mod:`.tracer`) or reaches an
+abstract state (:mod:`.state`) no kept input did; it is then shrunk
+(delta debugging, :func:`harness.fuzz.shrink.ddmin`-style over its
+operations, probes re-derived each run) to the shortest sequence that
+still brings everything new it brought.  The search stops after
+``count`` inputs or when ``plateau`` inputs in a row brought nothing:
+counts, not wall time, so the corpus is a function of the seed and the
+model's code only.  Inputs on which the model stops (an endless ADMA
+chain, a QEMU abort it predicts) or raises are not kept: the check could
+not compare past them (they are counted).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import images
+from harness.driver.host import HostDriver
+from harness.driver.ops import Op, apply, generate, mutate
+from harness.errors import SdqtestError
+from harness.explore import tables
+from harness.explore.state import abstract
+from harness.explore.tracer import MODEL_DIR, arc_tracer
+from harness.hwdefs import sd as S
+from harness.hwdefs import sdhci as H
+from harness.machine import CardImage, Machine
+from harness.model.target import ModelTarget
+from harness.profile import NEWEST, BuildProfile
+from harness.scenarios.explore import DRIVER_POLLS
+
+#: ADMA timer steps without guest interaction after which the model stops
+#: an endless chain: such an input is not kept.
+STEP_BUDGET = 200
+#: The card image recipe (the fuzzer's and the scenarios' default).
+IMAGE = "sdsc-16m"
+#: Longest input (operations, probes not counted).
+MAX_OPS = 12
+
+_CMD13_STATES = S.DATA_TRANSFER_MODE_STATES
+_CMD_INHIBIT = 1 << next(f.lsb for f in H.PRNSTS.fields if f.name == "CMDINHIBIT")
+
+Feature = tuple[Any, ...]
+
+
+class ReuseDependent(SdqtestError):
+    """The input reads card state a reused QEMU may carry over."""
+
+
+class _Unknown:
+    """The card's written-block count at the start of a run: unknown.
+
+    QEMU's ``sd_reset`` leaves ``blk_written`` as it was (only CMD24/CMD25
+    clear it), so on a QEMU reused between scenarios (a system reset, not
+    a fresh launch) ACMD22 before any write answers the previous run's
+    count.  An input that reads it then is not kept: its answer would
+    depend on what ran before it on that process."""
+
+    def __and__(self, other: object) -> int:
+        raise ReuseDependent("ACMD22 before a write: blk_written carries over a reset")
+
+    __rand__ = __and__
+
+
+def explore_machine() -> Machine:
+    return Machine(type="q35", image=CardImage(images.ensure(IMAGE)))
+
+
+def model_digest() -> str:
+    """A digest of the model's code and the operation vocabulary: the
+    corpus is a function of this and the seed."""
+    h = hashlib.sha256()
+    here = Path(MODEL_DIR)
+    files = sorted(here.glob("*.py")) + [here.parent / "driver" / "ops.py",
+                                         Path(__file__).parent / "state.py",
+                                         Path(__file__).parent / "tables.py",
+                                         Path(__file__)]
+    for f in files:
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class Run:
+    """One input on the model: the operations as run (probes included)."""
+
+    ops: list[Op]
+    features: set[Feature]
+    ok: bool
+    why: str = ""
+
+
+class ModelRunner:
+    """Runs inputs on fresh models of one machine; ``trace`` records arcs."""
+
+    def __init__(self, profile: BuildProfile = NEWEST, *, trace: bool = True) -> None:
+        self.profile = profile
+        self.machine = explore_machine()
+        self.image = images.raw_twin(IMAGE)
+        self.trace = trace
+        self.tracer = arc_tracer()
+
+    def run(self, ops: Sequence[Op], *, probes: bool = True) -> Run:
+        """Run ``ops`` (without probes; one is added after each operation
+        when ``probes``) on a fresh model."""
+        model = ModelTarget(self.machine, image=self.image, profile=self.profile)
+        model.sdhci.step_budget = STEP_BUDGET
+        card: Any = model.card
+        if hasattr(card, "blk_written"):
+            card.blk_written = _Unknown()
+        d = HostDriver(model, timeout_steps=DRIVER_POLLS)
+        ran: list[Op] = []
+        states: set[Feature] = set()
+        tracer = self.tracer
+        tracer.arcs = set()
+        ok, why = True, ""
+        # No garbage collection while tracing: a collection would run the
+        # finalisers of earlier runs' models (BlockStore.__del__) inside
+        # this one, and their arcs would depend on when it happened.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with tracer if self.trace else _Null():
+                for op in ops:
+                    if op["op"] == "probe":
+                        continue
+                    apply(d, model, op)
+                    ran.append(op)
+                    if model.hung:
+                        ok, why = False, f"model stopped: {model.hung}"
+                        break
+                    states.add(("state", op["op"], abstract(model)))
+                    if probes:
+                        p = {"op": "probe", "status": self._status_ok(model)}
+                        apply(d, model, p)
+                        ran.append(p)
+                        if model.hung:
+                            ok, why = False, f"model stopped: {model.hung}"
+                            break
+        except Exception as e:  # noqa: BLE001 - a model exception: not kept, counted
+            ok, why = False, f"{type(e).__name__}: {e}"
+        finally:
+            if enabled:
+                gc.enable()
+        feats: set[Feature] = set(states)
+        feats.update(("arc", *a) for a in tracer.arcs)
+        return Run(ran, feats, ok, why)
+
+    @staticmethod
+    def _status_ok(model: ModelTarget) -> bool:
+        card: Any = model.card
+        return (getattr(card, "state", None) in _CMD13_STATES
+                and not model.sdhci.prnsts & _CMD_INHIBIT)
+
+
+class _Null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@dataclass
+class Entry:
+    """A kept input and what it brought first."""
+
+    index: int                       #: the input number that found it
+    ops: list[Op]                    #: as run, probes included
+    new: int                         #: features it brought first
+    arcs: int                        #: model arcs it takes
+    features: frozenset[Feature] = frozenset()
+
+
+@dataclass
+class Stats:
+    inputs: int = 0
+    model_runs: int = 0
+    kept: int = 0
+    not_kept: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    stopped: str = ""
+
+    @property
+    def runs_per_second(self) -> float:
+        return self.model_runs / self.seconds if self.seconds else 0.0
+
+
+def shrink(ops: list[Op], keeps: Callable[[list[Op]], bool], calls: int = 4) -> list[Op]:
+    """The shortest sublist of ``ops`` (order kept) for which ``keeps``
+    holds, by chunk then single removal (ddmin), at most ``calls`` runs."""
+    left = [calls]
+
+    def test(cand: list[Op]) -> bool:
+        if left[0] <= 0:
+            return False
+        left[0] -= 1
+        return keeps(cand)
+
+    cur = list(ops)
+    n = 2
+    while len(cur) >= 2 and left[0] > 0:
+        size = max(1, len(cur) // n)
+        chunks = [cur[i:i + size] for i in range(0, len(cur), size)]
+        for i in range(len(chunks)):
+            comp = [x for j, c in enumerate(chunks) if j != i for x in c]
+            if comp and test(comp):
+                cur, n = comp, max(n - 1, 2)
+                break
+        else:
+            if n >= len(cur):
+                break
+            n = min(len(cur), 2 * n)
+    return cur
+
+
+def cover(entries: list[Entry], limit: int | None = None) -> list[Entry]:
+    """A smaller corpus reaching every feature ``entries`` reach: greedy set
+    cover (most uncovered features first, the earlier input on a tie), in
+    the order the search found them.  Fewer inputs to replay on QEMU;
+    ``limit`` keeps only the first ``limit`` picks (those that bring the
+    most), for the check's time budget."""
+    left = set().union(*(e.features for e in entries)) if entries else set()
+    chosen: list[Entry] = []
+    while left and (limit is None or len(chosen) < limit):
+        best = max(entries, key=lambda e: (len(e.features & left), -e.index))
+        if not best.features & left:
+            break
+        chosen.append(best)
+        left -= best.features
+    return sorted(chosen, key=lambda e: e.index)
+
+
+def bare(ops: Iterable[Op]) -> list[Op]:
+    return [o for o in ops if o["op"] != "probe"]
+
+
+def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
+           profile: BuildProfile = NEWEST, max_ops: int = MAX_OPS, with_tables: bool = True,
+           say: Callable[[str], None] | None = None) -> tuple[list[Entry], set[Feature], Stats]:
+    """The covering corpus for ``seed``: kept entries, every feature they
+    reach, and the run's statistics (see the module doc).  The inputs of
+    :mod:`.tables` come first (``with_tables``), then ``count`` drawn ones;
+    ``plateau`` counts drawn inputs only."""
+    runner = ModelRunner(profile)
+    seen: set[Feature] = set()
+    kept: list[Entry] = []
+    stats = Stats()
+    t0 = time.monotonic()
+    quiet = 0
+    table = tables.table_inputs() if with_tables else []
+    for i in range(len(table) + count):
+        rng = random.Random(f"{seed}:{i}")
+        if i < len(table):
+            ops = table[i]
+        elif kept and rng.random() < 0.5:
+            ops = mutate(rng, bare(rng.choice(kept).ops), [bare(e.ops) for e in kept],
+                         max_len=max_ops)
+        else:
+            ops = generate(rng, max_len=max_ops)
+        stats.inputs += 1
+        stats.model_runs += 1
+        r = runner.run(ops)
+        if not r.ok:
+            key = r.why.split(":")[0]
+            stats.not_kept[key] = stats.not_kept.get(key, 0) + 1
+            quiet += 1
+        else:
+            new = r.features - seen
+            if new:
+                def keeps(cand: list[Op], new: set[Feature] = new) -> bool:
+                    stats.model_runs += 1
+                    c = runner.run(cand)
+                    return c.ok and new <= c.features
+
+                small = shrink(bare(r.ops), keeps)
+                final = runner.run(small)
+                stats.model_runs += 1
+                if not final.ok or not new <= final.features:  # cannot happen; be safe
+                    final = r
+                seen |= final.features
+                kept.append(Entry(i, final.ops, len(new),
+                                  sum(1 for f in final.features if f[0] == "arc"),
+                                  frozenset(final.features)))
+                stats.kept += 1
+                quiet = 0
+                if say is not None:
+                    say(f"input {i}: {len(new)} new, kept #{len(kept)} "
+                        f"({len(bare(final.ops))} ops), {len(seen)} features")
+            else:
+                quiet += 1
+        if i < len(table):
+            quiet = 0
+        elif quiet >= plateau:
+            stats.stopped = f"plateau: {plateau} inputs in a row brought nothing new"
+            break
+    else:
+        stats.stopped = f"count: {count} inputs after {len(table)} from the tables"
+    stats.seconds = time.monotonic() - t0
+    return kept, seen, stats

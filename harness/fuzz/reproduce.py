@@ -1,0 +1,54 @@
+"""A divergence of the check's explore group, shrunk into the fuzzer's reproducers.
+
+An explore input is already short (shrunk on the model to what it first
+covered), but not to what makes it diverge.  Here it is re-run through the
+fuzzer's lockstep (:func:`harness.fuzz.run.execute`, the same machine and
+driver polls as the explore group), shrunk by delta debugging while the
+*same signature* fails, and written as the fuzzer writes a finding: the
+decoded divergence, ``repro.qtest``, ``repro.sh``, ``repro.c`` (libqtest)
+and a pytest test (:func:`harness.fuzz.emit.write`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.driver.ops import Op
+from harness.fuzz import emit
+from harness.fuzz.run import execute
+from harness.fuzz.shrink import shrink_ops
+from harness.fuzz.signature import signature
+from harness.qemu.builds import QemuBuild
+from harness.scenarios.explore import DRIVER_POLLS
+
+
+@dataclass
+class Shrunk:
+    signature: str
+    directory: Path
+    before: int                      #: operations of the corpus input
+    after: int                       #: operations of the shrunk one
+    runs: int
+    reason: str
+
+
+def shrink_divergence(build: QemuBuild, ops: list[Op], out_dir: Path, *,
+                      calls: int = 60) -> Shrunk | None:
+    """Shrink ``ops`` (an explore input that diverged on ``build``) and
+    write its reproducers under ``out_dir``; None if it does not fail when
+    re-run alone (the check's run stays the evidence)."""
+    def run(cand: list[Op]) -> str:
+        return signature(execute(build.binary, build.profile, cand, polls=DRIVER_POLLS))
+
+    first = execute(build.binary, build.profile, ops, polls=DRIVER_POLLS)
+    sig = signature(first)
+    if not sig:
+        return None
+    shrunk, runs = shrink_ops(ops, lambda c: run(c) == sig, stop_at=first.op_index,
+                              calls=calls)
+    final = execute(build.binary, build.profile, shrunk, polls=DRIVER_POLLS)
+    if signature(final) != sig:
+        shrunk, final = ops, first
+    d = emit.write(final, shrunk, sig, build.name, out_dir, runs=runs, original_len=len(ops))
+    return Shrunk(sig, d, len(ops), len(shrunk), runs, (final.reason.splitlines() or [""])[0])

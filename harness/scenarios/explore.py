@@ -1,0 +1,67 @@
+"""The explore group: the model-driven search's covering corpus, replayed.
+
+``sdqtest explore --write`` runs the search on the model alone
+(:mod:`harness.explore.search`) and writes ``explore_corpus.json`` beside
+this module: operation sequences, each kept because it took a branch of
+the model or reached an abstract state no other did, shrunk, with a probe
+after every operation (every side-effect-free register, the DMA arena,
+CMD13 where the card is addressed).  Here each becomes one scenario of
+group ``explore`` (``explore-NNN``), so every ``sdqtest check`` compares
+model and QEMU in lockstep on them, the image at the end as for any
+scenario.  The corpus is data, not code: it is a function of the search's
+seed and the model's code (its ``model_digest`` records which);
+``sdqtest explore --status`` says whether it is up to date.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.driver.host import HostDriver
+from harness.driver.ops import Op, apply
+from harness.scenarios.registry import Context, Scenario, add
+from harness.target import Target
+
+CORPUS = Path(__file__).with_name("explore_corpus.json")
+GROUP = "explore"
+#: Polls the driver makes before it gives up a wait: the search's value,
+#: so that a replay waits exactly as the input did when it was kept.
+DRIVER_POLLS = 16
+
+
+def load(path: Path = CORPUS) -> dict[str, Any]:
+    """The corpus file (an empty corpus when there is none)."""
+    if not path.is_file():
+        return {"inputs": []}
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def replay(ops: list[Op], target: Target) -> None:
+    """Run one corpus input on ``target`` (model, QEMU or the lockstep)."""
+    d = HostDriver(target, timeout_steps=DRIVER_POLLS)
+    for op in ops:
+        apply(d, target, op)
+
+
+def _scenario(name: str, ops: list[Op], doc: str) -> Scenario:
+    def fn(target: Target, ctx: Context) -> None:
+        replay(ops, target)
+
+    return Scenario(name, GROUP, fn, doc)
+
+
+def register(path: Path = CORPUS) -> int:
+    """Register one scenario per corpus input; the number registered."""
+    data = load(path)
+    for entry in data["inputs"]:
+        n = sum(1 for o in entry["ops"] if o["op"] != "probe")
+        add(_scenario(entry["name"], entry["ops"],
+                      f"explored input {entry['index']} (seed {data.get('seed')}): {n} "
+                      f"operations, {entry['new']} model branches/states first reached"))
+    return len(data["inputs"])
+
+
+register()

@@ -1,0 +1,170 @@
+"""The model-driven search (issue #19): tracer, probes, search, tables, corpus group."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.driver.host import HostDriver
+from harness.driver.ops import CARD_BLOCKS, PROBED, apply
+from harness.explore import report, search, tables
+from harness.explore.search import Entry, ModelRunner, bare, cover
+from harness.explore.tracer import MODEL_DIR, ArcTracer, CoverageTracer
+from harness.hwdefs import sd as S
+from harness.hwdefs import sdhci as H
+from harness.model.target import ModelTarget
+from harness.scenarios import REGISTRY
+from harness.scenarios import explore as group
+
+SETUP = {"op": "setup", "freq": 400_000}
+INIT = {"op": "init", "bus_width": 4, "hcs": True, "block_len": 512}
+
+
+class Spy:
+    """A Target wrapper recording register accesses."""
+
+    def __init__(self, inner: ModelTarget) -> None:
+        self.inner = inner
+        self.reads: list[tuple[int, int]] = []
+        self.writes: list[tuple[int, int, int]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def read(self, offset: int, size: int) -> int:
+        self.reads.append((offset, size))
+        return self.inner.read(offset, size)
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        self.writes.append((offset, size, value))
+        self.inner.write(offset, size, value)
+
+
+def _model() -> ModelTarget:
+    r = ModelRunner(trace=False)
+    return ModelTarget(r.machine, image=r.image)
+
+
+def test_probe_reads_every_side_effect_free_register_and_cmd13_on_request() -> None:
+    spy = Spy(_model())
+    d = HostDriver(spy, timeout_steps=16)  # type: ignore[arg-type]
+    apply(d, spy, SETUP)  # type: ignore[arg-type]
+    apply(d, spy, INIT)  # type: ignore[arg-type]
+    spy.reads.clear()
+    spy.writes.clear()
+    apply(d, spy, {"op": "probe", "status": False})  # type: ignore[arg-type]
+    read = {off for off, _ in spy.reads}
+    assert H.BDATA.offset not in read  # reading it would move data
+    for reg in PROBED:
+        assert reg.offset in read, reg.name
+    assert not spy.writes  # a probe without status changes nothing
+    apply(d, spy, {"op": "probe", "status": True})  # type: ignore[arg-type]
+    cmds = [v >> 8 & 0x3F for off, size, v in spy.writes if off == H.CMDREG.offset]
+    assert cmds == [13]
+
+
+def test_tracers_record_model_arcs_only() -> None:
+    r = ModelRunner(trace=False)
+    for tracer in (ArcTracer(), CoverageTracer()):
+        with tracer:
+            r.run([SETUP], probes=False)
+        assert tracer.arcs
+        assert all(name.startswith(MODEL_DIR) for name, _, _ in tracer.arcs)
+        # the controller's register write dispatch ran (sdhci.py)
+        assert any(name.endswith("sdhci.py") for name, _, _ in tracer.arcs)
+
+
+def test_a_run_records_probes_and_states() -> None:
+    run = ModelRunner().run([SETUP, INIT])
+    assert run.ok
+    assert [o["op"] for o in run.ops] == ["setup", "probe", "init", "probe"]
+    assert run.ops[1]["status"] is False  # idle card: CMD13 not accepted (PLS 4.10.1)
+    assert run.ops[3]["status"] is True   # transfer state: it is
+    states = [f for f in run.features if f[0] == "state"]
+    assert {f[1] for f in states} == {"setup", "init"}
+    assert any(f[0] == "arc" for f in run.features)
+
+
+def test_acmd22_before_a_write_is_reuse_dependent_and_not_kept() -> None:
+    acmd22 = {"op": "cmd", "index": 22, "arg": 0, "app": True,
+              "data": {"read": True, "bs": 4, "count": 1, "mode": "pio"}}
+    write = {"op": "cmd", "index": 24, "arg": 0, "app": False,
+             "data": {"read": False, "bs": 512, "count": 1, "mode": "pio"}}
+    r = ModelRunner(trace=False)
+    before = r.run([SETUP, INIT, acmd22], probes=False)
+    assert not before.ok and before.why.startswith("ReuseDependent")
+    assert r.run([SETUP, INIT, write, acmd22], probes=False).ok
+
+
+def test_search_is_a_function_of_the_seed() -> None:
+    a, fa, sa = search.search(7, count=5, plateau=5, with_tables=False)
+    b, fb, sb = search.search(7, count=5, plateau=5, with_tables=False)
+    assert [e.ops for e in a] == [e.ops for e in b]
+    assert fa == fb
+    assert a, "five inputs on a fresh map keep at least one"
+    c, _, _ = search.search(8, count=5, plateau=5, with_tables=False)
+    assert [e.ops for e in c] != [e.ops for e in a]
+    for e in a:  # what was kept still reaches what it was kept for
+        assert ModelRunner().run(bare(e.ops)).features >= set()
+        assert len(bare(e.ops)) <= search.MAX_OPS + 2
+
+
+def test_cover_keeps_every_feature_with_fewer_inputs() -> None:
+    f = [("arc", "x", i, i + 1) for i in range(6)]
+    es = [Entry(0, [], 1, 0, frozenset(f[:2])), Entry(1, [], 1, 0, frozenset(f[1:3])),
+          Entry(2, [], 1, 0, frozenset(f[:4])), Entry(3, [], 1, 0, frozenset(f[4:]))]
+    got = cover(es)
+    assert [e.index for e in got] == [2, 3]
+    assert set().union(*(e.features for e in got)) == set(f)
+
+
+def test_tables_cover_every_command_in_every_state_and_address_bounds() -> None:
+    cs = tables.command_states()
+    specs = [c for t in (S.SD_COMMANDS, S.SD_APP_COMMANDS) for c in t.values()
+             if not c.reserved]
+    assert len(cs) == len(specs) * len(tables.STATE_PREFIXES)
+    last = [i[-1] for i in tables.address_bounds()]
+    for index in tables.ADDRESSED:
+        args = {o["arg"] for o in last if o["index"] == index}
+        assert args == {(CARD_BLOCKS - 1) * 512, CARD_BLOCKS * 512}
+    fields = tables.register_fields()
+    blkgap = [i[-1]["value"] for i in fields if i[-1]["off"] == H.BLKGAP.offset]
+    assert 0 in blkgap and 1 in blkgap
+
+
+def test_corpus_inputs_become_scenarios_of_the_explore_group(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.json"
+    ops = [SETUP, {"op": "probe", "status": False}, INIT]
+    corpus.write_text(json.dumps({"seed": 1, "inputs": [
+        {"name": "explore-test-only-1", "index": 4, "new": 2, "ops": ops}]}))
+    try:
+        assert group.register(corpus) == 1
+        sc = REGISTRY["explore-test-only-1"]
+        assert sc.group == group.GROUP
+        spy = Spy(_model())
+        sc.fn(spy, None)  # type: ignore[arg-type]
+        assert spy.reads  # it drove the target
+    finally:
+        REGISTRY.pop("explore-test-only-1", None)
+
+
+def test_committed_corpus_replays_on_the_model() -> None:
+    data = group.load()
+    assert data["inputs"], "the explore group has a corpus"
+    r = ModelRunner(trace=False)
+    for e in data["inputs"][:5]:
+        assert r.run(bare(e["ops"])).ok, e["name"]
+
+
+def test_report_combines_scenario_and_explore_branches() -> None:
+    def rep(executed: list[list[int]], missing: list[list[int]]) -> dict[str, Any]:
+        fn = {"executed_branches": executed, "missing_branches": missing}
+        return {"files": {f"{MODEL_DIR}/sdcard.py": {"functions": {"SDCard.f": fn}}}}
+
+    regions = report.combine(rep([[1, 2]], [[1, 3], [4, 5]]), rep([[1, 2], [1, 3]], [[4, 5]]))
+    (r,) = regions
+    assert r.branches == {(1, 2), (1, 3), (4, 5)}
+    assert r.scenarios == {(1, 2)} and r.explore == {(1, 3)} and r.never == {(4, 5)}
+    text = report.render(regions)
+    assert "never 1" in text and "line 4 -> line 5" in text
