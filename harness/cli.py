@@ -207,7 +207,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     runs = shard.take_shard(runs, lambda r: f"{r.scenario}@{r.machine}", k, n)
     t0 = time.monotonic()
     results, stats = parallel.run_all(
-        runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse),
+        runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse,
+                               lockstep=args.lockstep),
         jobs, progress=lambda done, r: _progress(
             f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario}"))
     elapsed = time.monotonic() - t0
@@ -234,7 +235,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("\n" + "\n".join(notes))
     print(f"\n{len(runs)} scenario runs in {elapsed:.1f} s ({len(runs) / max(elapsed, 1e-9):.1f}/s)"
           f" on {min(jobs, max(len(runs), 1))} workers; QEMU launched {stats.launched} times, "
-          f"reused {stats.reused} times"
+          f"reused {stats.reused} times" + _lockstep_note(results)
           + (f"; shard {k}/{n}: {len(runs)} of {total} runs"
              + ("" if run_matrix else ", compat matrix in another shard") if n > 1 else ""))
     for why in stats.fallbacks:
@@ -471,6 +472,13 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 _last_plain = [0.0]
 
 
+def _lockstep_note(results: Sequence[Any]) -> str:
+    """``; optimistic lockstep N, fell back to step by step M`` (or "")."""
+    n = sum(r.lockstep == "optimistic" for r in results)
+    back = sum(r.lockstep == "fallback" for r in results)
+    return f"; optimistic lockstep {n}, fell back to step by step {back}" if n + back else ""
+
+
 def _progress(text: str) -> None:
     """One self-erasing status line on a terminal; elsewhere (CI logs) a
     plain line at most every 30 seconds."""
@@ -545,6 +553,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes (default: one per core)")
     c.add_argument("--no-reuse", action="store_true",
                    help="launch QEMU afresh for every scenario instead of resetting one")
+    c.add_argument("--lockstep", choices=("optimistic", "step"), default="optimistic",
+                   help="optimistic (default): run ahead on the model's answers, QEMU "
+                   "answering in pipelined batches, any difference run again step by step; "
+                   "step: one round trip per operation")
     c.add_argument("--shard", metavar="K/N",
                    help="run only shard K of N (K from 1): a split of the scenario runs by "
                    "a hash of scenario@machine, the same on every machine and build")

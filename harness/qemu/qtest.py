@@ -20,7 +20,7 @@ import base64
 import re
 import socket
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
 
 from harness.errors import QemuError, QemuGone
@@ -197,6 +197,29 @@ class QtestClient:
                 raise QtestError(c, a)
         return answers
 
+    def pipeline_marked(self, commands: Sequence[str]) -> list[tuple[str, int]]:
+        """:meth:`pipeline`, each answer paired with ``len(irq_events)`` as
+        it arrived.  QEMU answers a command after running it and sends the
+        ``IRQ`` lines the command caused before its answer, so the events
+        between answer ``k - 1`` and answer ``k`` came during command ``k``
+        (as one command at a time would have them).  A ``FAIL``/``ERR``
+        answer raises once every answer has been read."""
+        if not commands:
+            return []
+        if any("\n" in c for c in commands):
+            raise ValueError("a qtest command is one line")
+        self.trace.extend(commands)
+        self._sendall(("\n".join(commands) + "\n").encode())
+        events = self.irq_events
+        out: list[tuple[str, int]] = []
+        for _ in commands:
+            answer = self._read_answer()
+            out.append((answer, len(events)))
+        for c, (a, _) in zip(commands, out, strict=True):
+            if not a.startswith("OK"):
+                raise QtestError(c, a)
+        return out
+
     # -- the protocol, typed ------------------------------------------------
 
     def clock_step(self, ns: int | None = None) -> int:
@@ -334,6 +357,13 @@ def fmt_write(addr: int, data: bytes) -> str:
     if not data:
         raise ValueError("write needs data (QEMU rejects an empty one)")
     return f"write {addr:#x} {len(data):#x} 0x{data.hex()}"
+
+
+def fmt_b64read(addr: int, length: int) -> str:
+    _check_int("addr", addr, 64)
+    if length <= 0:
+        raise ValueError("b64read length must be positive")
+    return f"b64read {addr:#x} {length:#x}"
 
 
 def fmt_b64write(addr: int, data: bytes) -> str:
