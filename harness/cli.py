@@ -157,9 +157,15 @@ def cmd_bench_check(args: argparse.Namespace) -> int:
         _progress("")
         print("\n".join(lines))
         return 1 if len(lines) > 1 else 0
+    ways = ("fresh", "step", "optimistic") if args.fresh else ("step", "optimistic")
+    if args.profile:
+        lines = check_bench.profile(runs, ways, progress=_progress)
+        _progress("")
+        print("\n".join(lines))
+        return 0
     jobs = [int(j) for j in args.jobs.split(",")] if args.jobs else [parallel.default_jobs()]
     before = os.getloadavg()
-    ms = check_bench.measure(runs, jobs, progress=_progress)
+    ms = check_bench.measure(runs, jobs, progress=_progress, ways=ways)
     _progress("")
     for line in check_bench.report(ms, runs, before, os.getloadavg()):
         print(line)
@@ -646,16 +652,22 @@ def build_parser() -> argparse.ArgumentParser:
     bq.add_argument("--ops", type=int, default=3000)
     bq.add_argument("--repeats", type=int, default=5)
     bq.set_defaults(func=cmd_bench_qtest)
-    bc = bsub.add_parser("check", help="scenarios/s through check: QEMU launched afresh "
-                         "vs reused, side by side")
+    bc = bsub.add_parser("check", help="scenarios/s through check: step by step vs "
+                         "optimistic lockstep (and QEMU launched afresh), side by side")
     qemu_opt(bc)
     bc.add_argument("--group", action="append",
                     help="scenario group (repeatable, or comma-separated; default: all)")
     bc.add_argument("-j", "--jobs", metavar="N[,N...]",
                     help="worker counts to measure (default: one per core)")
     bc.add_argument("--equivalence", action="store_true",
-                    help="instead: run each scenario fresh and on a reused QEMU and name "
-                    "those whose steps or qtest trace differ (exit 1 if any)")
+                    help="instead: run each scenario fresh and on a reused QEMU step by step "
+                    "and optimistically, and name those whose steps, qtest trace or report "
+                    "differ (exit 1 if any)")
+    bc.add_argument("--fresh", action="store_true",
+                    help="also time each QEMU launched afresh (step by step)")
+    bc.add_argument("--profile", action="store_true",
+                    help="instead: the time split by concern (model, driver, comparison, "
+                    "qtest wire, launch/reset, image compare) under cProfile, on one worker")
     bc.set_defaults(func=cmd_bench_check)
     # Subcommands that live beside their code: the bench parts, bisect.
     from harness.bench import cli as bench_cli

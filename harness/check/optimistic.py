@@ -38,6 +38,7 @@ from harness.check.lockstep import LockstepTarget, Step, _slim
 from harness.errors import QemuError
 from harness.model.target import ModelTarget
 from harness.qemu.target import QemuTarget
+from harness.target import Target
 
 #: Most operations queued before the queue goes to QEMU.
 BATCH = 1024
@@ -76,15 +77,27 @@ class OptimisticLockstep(LockstepTarget):
 
     def __init__(self, model: ModelTarget, qemu: QemuTarget, *, batch: int = BATCH,
                  **kw: Any) -> None:
+        self._queue: list[_Queued] = []
         super().__init__(model, qemu, **kw)
         self.model_target = model
         self.qemu_target = qemu
         self.batch = batch
         self.counters = Counters()
-        self._queue: list[_Queued] = []
         self._bytes = 0
         self._lines: dict[tuple[str, int, int], list[str]] = {}
         self._last: tuple[bool, str, tuple[bool, ...]] = (False, "", ())
+
+    @property
+    def qemu(self) -> Target:
+        """QEMU's side, once it has answered everything queued: a scenario
+        that looks at QEMU directly (its card file, QMP) sees it as step by
+        step would have left it."""
+        self.flush()
+        return self._qemu
+
+    @qemu.setter
+    def qemu(self, target: Target) -> None:
+        self._qemu = target
 
     def _sync(self, op: str, args: tuple[Any, ...]) -> bool:
         """Must ``op`` wait for QEMU (its answer is not the model's to give)?"""
