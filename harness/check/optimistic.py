@@ -42,12 +42,13 @@ from harness.target import Target
 
 #: Most operations queued before the queue goes to QEMU.
 BATCH = 1024
-#: Most request bytes in one pipelined write: the whole write then fits in
-#: the socket's buffers, so QEMU's answers (up to 64 KiB per ``b64read``)
-#: never wait for it to finish reading while we wait for it to read.  A
-#: larger single operation (a big ``mem_write``) goes alone; its answers are
-#: ``OK`` lines.
-BATCH_BYTES = 1 << 16
+#: Most request bytes in one pipelined write.  Two batches are in flight at
+#: most (QEMU answers one while the model runs the next), so what is sent
+#: and not yet read stays within the socket's buffers and QEMU's answers
+#: (up to 64 KiB per ``b64read``) never wait for it to read more while we
+#: wait for it to read.  A larger single operation (a big ``mem_write``)
+#: goes alone, nothing else in flight; its answers are ``OK`` lines.
+BATCH_BYTES = 1 << 15
 
 
 class Fallback(Exception):
@@ -78,13 +79,18 @@ class OptimisticLockstep(LockstepTarget):
     def __init__(self, model: ModelTarget, qemu: QemuTarget, *, batch: int = BATCH,
                  **kw: Any) -> None:
         self._queue: list[_Queued] = []
+        #: Batches sent and not yet answered (at most two), with their lines.
+        self._inflight: list[tuple[list[_Queued], int]] = []
+        #: QEMU's interrupt level after the last batch checked (None: read it).
+        self._level: bool | None = None
         super().__init__(model, qemu, **kw)
         self.model_target = model
         self.qemu_target = qemu
         self.batch = batch
         self.counters = Counters()
         self._bytes = 0
-        self._lines: dict[tuple[str, int, int], list[str]] = {}
+        #: A register read's qtest line and its length, by (offset, size).
+        self._lines: dict[tuple[Any, ...], tuple[list[str], int]] = {}
         self._last: tuple[bool, str, tuple[bool, ...]] = (False, "", ())
 
     @property
@@ -101,11 +107,13 @@ class OptimisticLockstep(LockstepTarget):
 
     def _sync(self, op: str, args: tuple[Any, ...]) -> bool:
         """Must ``op`` wait for QEMU (its answer is not the model's to give)?"""
-        if op == "image_read" or self.stop_after is not None:
+        if self.stop_after is not None:
             return True
+        if op == "read":
+            return self.model_target.may_adopt(op, args)
         if op == "clock_step":
             return args[0] is None or not self.qemu_target.session.has_clock
-        return self.model_target.may_adopt(op, args)
+        return op not in ("write", "mem_read", "mem_write")
 
     def _step(self, op: str, *args: Any, compare: bool = True) -> Step:
         if self._sync(op, args):
@@ -128,49 +136,94 @@ class OptimisticLockstep(LockstepTarget):
         """Run ``op`` on the model, queue it for QEMU; the model's answer."""
         note = self.tracker.before(op, args, self.count)
         m = getattr(self.model, op)(*args)
-        key = (op, args[0], args[1]) if op == "read" else None
-        lines = self._lines.get(key) if key is not None else None
-        if lines is None:
+        cached = self._lines.get(args[:2]) if op == "read" else None
+        if cached is None:
             lines = self.qemu_target.op_lines(op, args)
-            if key is not None and len(self._lines) < 4096:
-                self._lines[key] = lines
+            size = sum(len(line) + 1 for line in lines)
+            if op == "read" and len(self._lines) < 4096:
+                self._lines[args[:2]] = (lines, size)
+        else:
+            lines, size = cached
         em = tuple(self.model_target.irq_events()) if self._events is not None else ()
         irq = self.model.irq_level()
-        size = sum(len(line) + 1 for line in lines)
-        if self._queue and self._bytes + size > BATCH_BYTES:
+        if size > BATCH_BYTES:  # a large write: alone, nothing else in flight
             self.flush()
+        elif self._queue and self._bytes + size > BATCH_BYTES:
+            self._full()
         self._queue.append((self.count, op, args, m, note, em, irq, lines))
         self._bytes += size
         self._last = (irq, note, em)
         self.count += 1
         self.tracker.after_op(op, args, m)
-        if len(self._queue) >= self.batch:
+        if size > BATCH_BYTES:
             self.flush()
+        elif len(self._queue) >= self.batch:
+            self._full()
         return m
 
     def irq_level(self) -> bool:
-        if not self._queue:
+        if not self._queue and not self._inflight:
             return super().irq_level()
         m = self.model.irq_level()
         self._queue.append((self.count, "irq_level", (), m, "", (), m, []))
         return m
 
     def flush(self) -> None:
-        """Send the queue as one pipelined batch and compare every answer
-        with its prediction, in order; :class:`Fallback` at the first
-        difference or failure."""
-        queue = self._queue
-        if not queue:
-            return
+        """Send what is queued, then read and compare every batch in flight
+        with its predictions, in order: QEMU has then answered everything.
+        :class:`Fallback` at the first difference or failure."""
+        if self._queue:
+            self._send()
+        while self._inflight:
+            self._receive()
+        self._level = None
+
+    def _full(self) -> None:
+        """The queue is full: send it, and check the batch sent before it
+        (QEMU ran that one while the model ran this one)."""
+        self._send()
+        while len(self._inflight) > 1:
+            self._receive()
+
+    def abandon(self) -> None:
+        """Read and drop every answer still due, so that the QEMU process can
+        be reset and reused; nothing is compared."""
         self._queue, self._bytes = [], 0
-        q, line = self.qemu_target.qtest, self.qemu_target.irq_line
-        events = q.irq_events
-        mark = len(events)
-        level = q.irq_levels.get(line, False)
+        q = self.qemu_target.qtest
+        while self._inflight and not q.closed:
+            _, n = self._inflight.pop(0)
+            try:
+                q.read_marked(n)
+            except QemuError:
+                pass
+        self._inflight.clear()
+        del q.irq_events[:]
+
+    def _send(self) -> None:
+        queue = self._queue
+        self._queue, self._bytes = [], 0
+        lines = [text for e in queue for text in e[7]]
+        self._inflight.append((queue, len(lines)))
         try:
-            answers = q.pipeline_marked([text for e in queue for text in e[7]])
-        except QemuError as err:  # a FAIL answer, QEMU gone or hung
+            self.qemu_target.qtest.send_lines(lines)
+        except QemuError as err:  # QEMU gone or hung
+            self.abandon()
             raise Fallback(f"QEMU during a batch: {err}") from err
+
+    def _receive(self) -> None:
+        """Read the answers to the oldest batch in flight and compare them."""
+        queue, n = self._inflight[0]
+        q, line = self.qemu_target.qtest, self.qemu_target.irq_line
+        level = q.irq_levels.get(line, False) if self._level is None else self._level
+        mark = len(q.irq_events)
+        try:
+            answers = q.read_marked(n)
+        except QemuError as err:  # a FAIL answer, QEMU gone or hung
+            self._inflight.pop(0)
+            self.abandon()
+            raise Fallback(f"QEMU during a batch: {err}") from err
+        self._inflight.pop(0)
+        events = q.irq_events
         self.counters.batches += 1
         self.counters.queued += len(queue)
         # Only the last steps stay in a bounded history: make only those.
@@ -180,27 +233,34 @@ class OptimisticLockstep(LockstepTarget):
         for k, (index, op, args, m, note, em, irq, lines) in enumerate(queue):
             if op == "irq_level":
                 if m != level:
+                    self.abandon()
                     raise Fallback(f"interrupt line polled before step {index}: model "
                                    f"{int(m)}, QEMU {int(level)}")
                 continue
-            n = len(lines)
-            got = answers[i:i + n]
-            i += n
-            value = self.qemu_target.op_value(op, [a for a, _ in got])
+            nl = len(lines)
+            if nl == 1:  # a register access, a clock step, a small memory access
+                answer, end = answers[i]
+                value = int(answer[3:], 16) if op == "read" else \
+                    None if op == "write" else self.qemu_target.op_value(op, (answer,))
+            else:
+                got = answers[i:i + nl]
+                value = self.qemu_target.op_value(op, [a for a, _ in got])
+                end = got[-1][1] if got else mark
+            i += nl
             eq: tuple[bool, ...] = ()
-            if got:
-                end = got[-1][1]
-                if end != mark:
-                    eq = tuple(lv for num, lv in events[mark:end] if num == line)
-                    mark = end
-                    if eq:
-                        level = eq[-1]
+            if end != mark:
+                eq = tuple(lv for num, lv in events[mark:end] if num == line)
+                mark = end
+                if eq:
+                    level = eq[-1]
             if not with_events:
                 eq = ()
             if m != value or irq != level or em != eq:
                 step = Step(index, op, args, m, value, irq, level, note, em, eq)
+                self.abandon()
                 raise Fallback(f"step {index} differs: {step.describe()}")
             if k >= keep_from:
                 self._history.append(_slim(Step(index, op, args, m, value, irq, level, note,
                                                 em, eq)))
         del events[:]
+        self._level = level

@@ -199,25 +199,37 @@ class QtestClient:
 
     def pipeline_marked(self, commands: Sequence[str]) -> list[tuple[str, int]]:
         """:meth:`pipeline`, each answer paired with ``len(irq_events)`` as
-        it arrived.  QEMU answers a command after running it and sends the
-        ``IRQ`` lines the command caused before its answer, so the events
-        between answer ``k - 1`` and answer ``k`` came during command ``k``
-        (as one command at a time would have them).  A ``FAIL``/``ERR``
-        answer raises once every answer has been read."""
+        it arrived (:meth:`send_lines` then :meth:`read_marked`)."""
+        self.send_lines(commands)
+        return self.read_marked(len(commands))
+
+    def send_lines(self, commands: Sequence[str]) -> None:
+        """Send ``commands`` in one write without reading an answer; read
+        them with :meth:`read_marked`, in order.  Keep what is sent and not
+        yet read within the socket's buffers (a few tens of KiB): QEMU
+        stops reading while its answers wait to be read."""
         if not commands:
-            return []
+            return
         if any("\n" in c for c in commands):
             raise ValueError("a qtest command is one line")
         self.trace.extend(commands)
         self._sendall(("\n".join(commands) + "\n").encode())
+
+    def read_marked(self, n: int) -> list[tuple[str, int]]:
+        """The next ``n`` answers, each with ``len(irq_events)`` as it
+        arrived.  QEMU answers a command after running it and sends the
+        ``IRQ`` lines the command caused before its answer, so the events
+        between answer ``k - 1`` and answer ``k`` came during command ``k``
+        (as one command at a time would have them).  A ``FAIL``/``ERR``
+        answer raises once all ``n`` have been read."""
         events = self.irq_events
         out: list[tuple[str, int]] = []
-        for _ in commands:
+        for _ in range(n):
             answer = self._read_answer()
             out.append((answer, len(events)))
-        for c, (a, _) in zip(commands, out, strict=True):
+        for i, (a, _) in enumerate(out):
             if not a.startswith("OK"):
-                raise QtestError(c, a)
+                raise QtestError(f"command {i + 1} of {n} pipelined", a)
         return out
 
     # -- the protocol, typed ------------------------------------------------
