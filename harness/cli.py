@@ -455,7 +455,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         with QemuPool(enabled=not args.no_reuse and not args.coverage_build) as pool:
             c = campaign.Campaign(b, store, seed=args.seed, strict=args.strict, shard=(k, n),
                                   machine=args.machine, progress=_progress, pool=pool,
-                                  new_coverage=new_coverage)
+                                  new_coverage=new_coverage, lockstep=args.lockstep)
             st = c.run(seconds=seconds, count=args.count)
         _progress("")
         print(c.status_line(st) + f" in {st.seconds:.0f} s; outcomes: "
@@ -622,6 +622,10 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("--time", "--budget", metavar="T",
                     help="time budget per build: 60, 90s, 10m, 1h (default 60 s)")
     fz.add_argument("--count", type=int, metavar="N", help="inputs per build")
+    fz.add_argument("--lockstep", choices=("optimistic", "step"), default="optimistic",
+                    help="optimistic (default): inputs run ahead on the model's answers, "
+                    "anything but agreement run again step by step; step: one round trip "
+                    "per operation")
     fz.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     fz.add_argument("--corpus", default="fuzz-corpus", metavar="DIR",
                     help="campaign directory: inputs, findings (default ./fuzz-corpus)")

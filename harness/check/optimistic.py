@@ -260,7 +260,7 @@ class OptimisticLockstep(LockstepTarget):
                 self.abandon()
                 raise Fallback(f"step {index} differs: {step.describe()}")
             if k >= keep_from:
-                self._history.append(_slim(Step(index, op, args, m, value, irq, level, note,
-                                                em, eq)))
+                st = Step(index, op, args, m, value, irq, level, note, em, eq)
+                self._history.append(_slim(st) if op == "mem_read" else st)
         del events[:]
         self._level = level

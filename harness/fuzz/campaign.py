@@ -75,11 +75,15 @@ class Campaign:
     pool: QemuPool | None = None
     progress: Callable[[str], None] | None = None
     max_len: int = 24
+    #: ``optimistic`` (inputs run ahead on the model's answers, on the pool's
+    #: QEMUs) or ``step`` (:func:`harness.fuzz.run.execute`).
+    lockstep: str = "optimistic"
     _features: set[tuple[Any, ...]] = field(default_factory=set)
 
     def execute(self, ops: list[Op]) -> Outcome:
         return execute(self.build.binary, self.build.profile, ops, machine_type=self.machine,
-                       strict=self.strict, name=self.build.name, pool=self.pool)
+                       strict=self.strict, name=self.build.name, pool=self.pool,
+                       lockstep=self.lockstep)
 
     def run(self, *, seconds: float | None = None, count: int | None = None) -> Stats:
         """Run until ``seconds`` have passed or ``count`` inputs ran."""
