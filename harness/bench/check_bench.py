@@ -37,6 +37,10 @@ class Measure:
     #: Runs that went optimistic, and that fell back to step by step (why).
     optimistic: int = 0
     fallbacks: list[str] = field(default_factory=list)
+    #: CPU seconds of this process and its workers, and of the QEMUs they
+    #: ran (every process waited for by the end: ``getrusage``).
+    cpu_harness: float = 0.0
+    cpu_qemu: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -56,6 +60,8 @@ def measure(runs: Sequence[parallel.Run], jobs: Sequence[int],
             ways: Sequence[str] = ("step", "optimistic")) -> list[Measure]:
     """Time ``runs`` each of ``ways`` (:data:`WAYS`) for each worker count."""
     out: list[Measure] = []
+    if runs:  # imports, images made: not in the first way's figures
+        parallel.run_all(runs[:1], parallel.Options(), 1)
     for j in jobs:
         for way in ways:
             label, reuse, mode = WAYS[way]
@@ -64,16 +70,31 @@ def measure(runs: Sequence[parallel.Run], jobs: Sequence[int],
             def tick(done: int, r: parallel.Run, head: str = head) -> None:
                 progress(f"{head} [{done}/{len(runs)}] {r.build.name} {r.scenario}")
 
-            t0 = time.monotonic()
+            t0, c0 = time.monotonic(), _cpu()
             results, stats = parallel.run_all(
                 runs, parallel.Options(reuse=reuse, lockstep=mode), j, progress=tick)
+            c1 = _cpu()
             out.append(Measure(
                 label, j, len(runs), time.monotonic() - t0, stats.launched, stats.reused,
                 [r.status for r in results],
                 sum(r.lockstep in ("optimistic", "fallback") for r in results),
                 [f"{r.build} {r.machine} {r.scenario}: {r.fallback}"
-                 for r in results if r.lockstep == "fallback"]))
+                 for r in results if r.lockstep == "fallback"],
+                c1[0] - c0[0], c1[1] - c0[1]))
     return out
+
+
+def _cpu() -> tuple[float, float]:
+    """CPU seconds so far of this process and of its waited-for children
+    (``check -j`` workers, and through them or directly, QEMU processes:
+    each is waited for as it closes).  Forked workers are harness, not QEMU:
+    their own time is in ``RUSAGE_CHILDREN`` too, so the QEMU figure counts
+    them when ``-j`` > 1 (said in the report)."""
+    import resource
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def report(ms: list[Measure], runs: Sequence[parallel.Run], load_before: tuple[float, ...],
@@ -87,15 +108,18 @@ def report(ms: list[Measure], runs: Sequence[parallel.Run], load_before: tuple[f
     for m in ms:
         base = first.setdefault(m.jobs, m)
         ratio = m.rate / base.rate if base.rate else 0.0
+        cpu, base_cpu = m.cpu_harness + m.cpu_qemu, base.cpu_harness + base.cpu_qemu
         rows.append([m.label, str(m.jobs), str(m.runs), f"{m.seconds:.1f}", f"{m.rate:.1f}",
-                     f"{ratio:.2f}x", str(m.launched), str(m.reused),
+                     f"{ratio:.2f}x", f"{cpu:.1f}", f"{m.cpu_qemu:.1f}" if m.jobs == 1 else "-",
+                     f"{base_cpu / cpu:.2f}x" if cpu else "-", str(m.launched), str(m.reused),
                      f"{len(m.fallbacks)}/{m.optimistic}" if m.optimistic else "-"])
-    print_table(["way", "workers", "runs", "seconds", "runs/s", "vs first", "launched",
-                 "reused", "fell back"], rows, buf)
+    print_table(["way", "workers", "runs", "seconds", "runs/s", "vs first", "CPU s",
+                 "of it QEMU", "CPU vs first", "launched", "reused", "fell back"], rows, buf)
     lines = buf.getvalue().splitlines()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     lines.append(f"{cores} cores; load average before {load_before[0]:.2f}, after "
-                 f"{load_after[0]:.2f} (1 min)")
+                 f"{load_after[0]:.2f} (1 min); CPU s: harness and QEMU processes, user + "
+                 "system (QEMU's share shown with one worker)")
     base_statuses = ms[0].statuses if ms else []
     for m in ms[1:]:
         for r, a, b in zip(runs, base_statuses, m.statuses, strict=True):
@@ -114,17 +138,18 @@ def profile(runs: Sequence[parallel.Run], ways: Sequence[str] = ("step", "optimi
     run once without the profiler for its wall time, then once under it."""
     from harness.bench import profile_split
 
-    cols: list[tuple[str, float, dict[str, float]]] = []
+    cols: list[tuple[str, float, float, dict[str, float]]] = []
+    parallel.run_all(runs[:1], parallel.Options(), 1)  # imports, images: not in the figures
     for way in ways:
         label, reuse, mode = WAYS[way]
         opts = parallel.Options(reuse=reuse, lockstep=mode)
         progress(f"profile {label}: without the profiler")
-        t0 = time.monotonic()
+        t0, c0 = time.monotonic(), _cpu()
         parallel.run_all(runs, opts, 1)
-        wall = time.monotonic() - t0
+        wall, qemu = time.monotonic() - t0, _cpu()[1] - c0[1]
         progress(f"profile {label}: under cProfile")
         _, split = profile_split.profiled(partial(parallel.run_all, runs, opts, 1))
-        cols.append((label, wall, split))
+        cols.append((label, wall, qemu, split))
     return profile_split.lines(cols)
 
 
