@@ -138,7 +138,7 @@ def profile(runs: Sequence[parallel.Run], ways: Sequence[str] = ("step", "optimi
     run once without the profiler for its wall time, then once under it."""
     from harness.bench import profile_split
 
-    cols: list[tuple[str, float, float, dict[str, float]]] = []
+    cols: list[tuple[str, float, float, float, dict[str, float]]] = []
     parallel.run_all(runs[:1], parallel.Options(), 1)  # imports, images: not in the figures
     for way in ways:
         label, reuse, mode = WAYS[way]
@@ -146,10 +146,11 @@ def profile(runs: Sequence[parallel.Run], ways: Sequence[str] = ("step", "optimi
         progress(f"profile {label}: without the profiler")
         t0, c0 = time.monotonic(), _cpu()
         parallel.run_all(runs, opts, 1)
-        wall, qemu = time.monotonic() - t0, _cpu()[1] - c0[1]
+        c1 = _cpu()
+        wall, harness, qemu = time.monotonic() - t0, c1[0] - c0[0], c1[1] - c0[1]
         progress(f"profile {label}: under cProfile")
         _, split = profile_split.profiled(partial(parallel.run_all, runs, opts, 1))
-        cols.append((label, wall, qemu, split))
+        cols.append((label, wall, harness, qemu, split))
     return profile_split.lines(cols)
 
 

@@ -53,8 +53,8 @@ def test_builtins_and_stdlib_go_to_their_callers() -> None:
 
 def test_a_table_names_every_concern() -> None:
     split = dict.fromkeys(profile_split.ORDER, 1.0)
-    text = "\n".join(profile_split.lines([("step", 10.0, 2.0, split),
-                                          ("optimistic", 4.0, 1.0, split)]))
+    text = "\n".join(profile_split.lines([("step", 10.0, 5.0, 2.0, split),
+                                          ("optimistic", 4.0, 3.0, 1.0, split)]))
     for concern in profile_split.ORDER:
         assert concern in text
     assert "QEMU CPU" in text and "10.00 s" in text and "4.00 s" in text
