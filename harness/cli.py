@@ -467,6 +467,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                   f"reproducers: {f.directory}")
         for sig, count in sorted(st.repeats.items()):
             print(f"  known {sig}: hit {count} more times")
+        for line in st.unshrunk:
+            print(f"  left unshrunk: {line}")
         if args.coverage_build:
             print(f"  hw/sd lines first executed by this campaign: {st.coverage or 0} "
                   f"(all runs' counts, per file: sdqtest coverage {args.coverage_build} "
