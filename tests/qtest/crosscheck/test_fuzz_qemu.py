@@ -11,7 +11,7 @@ import pytest
 from harness.check import field, replay
 from harness.fuzz import campaign as C
 from harness.fuzz.corpus import Corpus
-from harness.fuzz.run import ERROR, OK, execute
+from harness.fuzz.run import ERROR, OK, Outcome, execute
 from harness.model.sdcard import SDCard
 from harness.pytest_plugin import selected_builds
 from harness.qemu.builds import QemuBuild
@@ -121,7 +121,7 @@ def test_a_time_budget_holds_shrinking_too(newest: QemuBuild, tmp_path: Path,
         camp = C.Campaign(newest, Corpus(tmp_path), seed=0, shrink_calls=500, pool=pool)
         real_execute = camp.execute
 
-        def execute_one_second(ops: list[dict[str, object]]) -> C.Outcome:
+        def execute_one_second(ops: list[dict[str, object]]) -> Outcome:
             now[0] += 1.0
             return real_execute(ops)
 
