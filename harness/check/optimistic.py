@@ -6,7 +6,9 @@ disagree the model's answer *is* QEMU's.  :class:`OptimisticLockstep`
 answers the driver with the model's value at once and queues QEMU's
 operation (its qtest lines, :meth:`harness.qemu.target.QemuTarget.op_lines`)
 with the model's result as the prediction.  The queue goes to QEMU as one
-pipelined write (:meth:`harness.qemu.qtest.QtestClient.pipeline_marked`)
+pipelined write (:meth:`harness.qemu.qtest.QtestClient.send_lines`, its
+answers read with ``read_marked``; two batches in flight at most, so that
+QEMU answers one while the model runs the next)
 
 * when it holds :data:`BATCH` operations or :data:`BATCH_BYTES` of request;
 * before an operation whose answer the model cannot predict, which then

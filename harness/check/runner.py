@@ -350,6 +350,8 @@ def run(
     except Exception as e:
         if optimistic:  # where step by step would have stopped is for it to say
             res.lockstep, res.fallback = FALLBACK, f"{type(e).__name__}: {e}"
+            if isinstance(lock, OptimisticLockstep):
+                lock.abandon()  # answers still due are read: the process can be reset
         elif isinstance(e, QemuGone):  # died, closed the qtest stream, or hung (and was stopped)
             res.status, res.reason = CRASH, str(e)
         elif isinstance(e, QemuError):

@@ -122,3 +122,26 @@ def test_a_broken_model_diverges_at_the_same_step(qemu_build: QemuBuild, qemu_po
     traces = [sorted(len(p.read_text().splitlines()) for p in (tmp_path / w).glob("*.qtest"))
               for w in ("step", "opt")]
     assert traces[0] == traces[1] and len(traces[0]) == 1
+
+
+def test_an_error_with_answers_in_flight_leaves_the_process_resettable(
+        qemu_build: QemuBuild) -> None:
+    """A harness error while batches are queued and in flight: the attempt
+    is abandoned (QEMU's answers still due read and dropped), the process is
+    reset for the step-by-step run, which reports the error as step mode
+    does."""
+    from harness.scenarios.common import ready
+    from harness.scenarios.registry import Scenario as Sc
+
+    def fn(t: Any, ctx: Any) -> None:
+        ready(t)
+        for _ in range(1500):  # a full batch sent, more queued
+            t.read(0x24, 4)
+        raise RuntimeError("a harness bug, for the test")
+
+    with QemuPool() as pool:
+        res = runner.run(qemu_build, Sc("raises-mid-batch", "data", fn, needs_clock=True),
+                         "q35", pool=pool)
+        assert res.status == runner.ERROR and "a harness bug" in res.reason, res.reason
+        assert res.lockstep == "fallback" and "a harness bug" in res.fallback
+        assert pool.stats.reused == 1 and pool.stats.fallbacks == [], pool.stats
