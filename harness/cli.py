@@ -162,9 +162,15 @@ def cmd_bench_check(args: argparse.Namespace) -> int:
         _progress("")
         print("\n".join(lines))
         return 1 if len(lines) > 1 else 0
+    ways = ("fresh", "step", "optimistic") if args.fresh else ("step", "optimistic")
+    if args.profile:
+        lines = check_bench.profile(runs, ways, progress=_progress)
+        _progress("")
+        print("\n".join(lines))
+        return 0
     jobs = [int(j) for j in args.jobs.split(",")] if args.jobs else [parallel.default_jobs()]
     before = os.getloadavg()
-    ms = check_bench.measure(runs, jobs, progress=_progress)
+    ms = check_bench.measure(runs, jobs, progress=_progress, ways=ways)
     _progress("")
     for line in check_bench.report(ms, runs, before, os.getloadavg()):
         print(line)
@@ -212,7 +218,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     runs = shard.take_shard(runs, lambda r: f"{r.scenario}@{r.machine}", k, n)
     t0 = time.monotonic()
     results, stats = parallel.run_all(
-        runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse),
+        runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse,
+                               lockstep=args.lockstep),
         jobs, progress=lambda done, r: _progress(
             f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario}"))
     elapsed = time.monotonic() - t0
@@ -239,7 +246,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("\n" + "\n".join(notes))
     print(f"\n{len(runs)} scenario runs in {elapsed:.1f} s ({len(runs) / max(elapsed, 1e-9):.1f}/s)"
           f" on {min(jobs, max(len(runs), 1))} workers; QEMU launched {stats.launched} times, "
-          f"reused {stats.reused} times"
+          f"reused {stats.reused} times" + _lockstep_note(results)
           + (f"; shard {k}/{n}: {len(runs)} of {total} runs"
              + ("" if run_matrix else ", compat matrix in another shard") if n > 1 else ""))
     for why in stats.fallbacks:
@@ -532,7 +539,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         with QemuPool(enabled=not args.no_reuse and not args.coverage_build) as pool:
             c = campaign.Campaign(b, store, seed=args.seed, strict=args.strict, shard=(k, n),
                                   machine=args.machine, progress=_progress, pool=pool,
-                                  new_coverage=new_coverage)
+                                  new_coverage=new_coverage, lockstep=args.lockstep)
             st = c.run(seconds=seconds, count=args.count)
         _progress("")
         print(c.status_line(st) + f" in {st.seconds:.0f} s; outcomes: "
@@ -547,6 +554,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         for sig, count in sorted(st.unconfirmed.items()):
             print(f"  not a finding: {sig} x{count} (passes on a fresh QEMU: state left by "
                   "an earlier input on the reused process, or flaky)")
+        for line in st.unshrunk:
+            print(f"  left unshrunk: {line}")
         if args.coverage_build:
             print(f"  hw/sd lines first executed by this campaign: {st.coverage or 0} "
                   f"(all runs' counts, per file: sdqtest coverage {args.coverage_build} "
@@ -556,6 +565,13 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 _last_plain = [0.0]
+
+
+def _lockstep_note(results: Sequence[Any]) -> str:
+    """``; optimistic lockstep N, fell back to step by step M`` (or "")."""
+    n = sum(r.lockstep == "optimistic" for r in results)
+    back = sum(r.lockstep == "fallback" for r in results)
+    return f"; optimistic lockstep {n}, fell back to step by step {back}" if n + back else ""
 
 
 def _progress(text: str) -> None:
@@ -635,6 +651,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes (default: one per core)")
     c.add_argument("--no-reuse", action="store_true",
                    help="launch QEMU afresh for every scenario instead of resetting one")
+    c.add_argument("--lockstep", choices=("optimistic", "step"), default="optimistic",
+                   help="optimistic (default): run ahead on the model's answers, QEMU "
+                   "answering in pipelined batches, any difference run again step by step; "
+                   "step: one round trip per operation")
     c.add_argument("--shard", metavar="K/N",
                    help="run only shard K of N (K from 1): a split of the scenario runs by "
                    "a hash of scenario@machine, the same on every machine and build")
@@ -700,6 +720,10 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("--time", "--budget", metavar="T",
                     help="time budget per build: 60, 90s, 10m, 1h (default 60 s)")
     fz.add_argument("--count", type=int, metavar="N", help="inputs per build")
+    fz.add_argument("--lockstep", choices=("optimistic", "step"), default="optimistic",
+                    help="optimistic (default): inputs run ahead on the model's answers, "
+                    "anything but agreement run again step by step; step: one round trip "
+                    "per operation")
     fz.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     fz.add_argument("--corpus", default="fuzz-corpus", metavar="DIR",
                     help="campaign directory: inputs, findings (default ./fuzz-corpus)")
@@ -732,16 +756,22 @@ def build_parser() -> argparse.ArgumentParser:
     bq.add_argument("--ops", type=int, default=3000)
     bq.add_argument("--repeats", type=int, default=5)
     bq.set_defaults(func=cmd_bench_qtest)
-    bc = bsub.add_parser("check", help="scenarios/s through check: QEMU launched afresh "
-                         "vs reused, side by side")
+    bc = bsub.add_parser("check", help="scenarios/s through check: step by step vs "
+                         "optimistic lockstep (and QEMU launched afresh), side by side")
     qemu_opt(bc)
     bc.add_argument("--group", action="append",
                     help="scenario group (repeatable, or comma-separated; default: all)")
     bc.add_argument("-j", "--jobs", metavar="N[,N...]",
                     help="worker counts to measure (default: one per core)")
     bc.add_argument("--equivalence", action="store_true",
-                    help="instead: run each scenario fresh and on a reused QEMU and name "
-                    "those whose steps or qtest trace differ (exit 1 if any)")
+                    help="instead: run each scenario fresh and on a reused QEMU step by step "
+                    "and optimistically, and name those whose steps, qtest trace or report "
+                    "differ (exit 1 if any)")
+    bc.add_argument("--fresh", action="store_true",
+                    help="also time each QEMU launched afresh (step by step)")
+    bc.add_argument("--profile", action="store_true",
+                    help="instead: the time split by concern (model, driver, comparison, "
+                    "qtest wire, launch/reset, image compare) under cProfile, on one worker")
     bc.set_defaults(func=cmd_bench_check)
     # Subcommands that live beside their code: the bench parts, bisect.
     from harness.bench import cli as bench_cli

@@ -78,3 +78,44 @@ def first_difference(a: Result, b: Result) -> str:
         if len(x) != len(y):
             return f"{len(x)} vs {len(y)} {what}s"
     return ""
+
+
+def _text(text: str, rcas: set[int]) -> str:
+    return _HEX.sub(lambda m: str(_rca(int(m.group(0), 16), rcas)), text)
+
+
+def verdict(res: Result) -> dict[str, Any]:
+    """Everything a report says of ``res`` but its timing, RCA-free: the
+    status and reason, the step count, the divergence (step, kind, fields,
+    context, history), the quirks, the adoptions (an RCA's value left out:
+    each launch draws its own), notes and misses, and what was not
+    compared."""
+    rcas = _rcas(res)
+    d = res.divergence
+    div = None
+    if d is not None:
+        div = (d.step.index, d.kind, _step(d.step, rcas),
+               [_text(f, rcas) for f in d.fields + d.context],
+               [_step(s, rcas) for s in d.history])
+    return {
+        "status": res.status, "reason": _text(res.reason, rcas), "steps": res.steps,
+        "divergence": div, "quirks": [q.key for q in res.quirks],
+        "stale": [q.key for q in res.stale],
+        "adoptions": [(i, w, None if w == "RCA" else v) for i, w, v in res.adoptions],
+        "notes": res.notes, "spec_misses": res.spec_misses, "known_misses": res.known_misses,
+        "not_compared": res.not_compared,
+    }
+
+
+def mode_difference(a: Result, b: Result) -> str:
+    """Where two kept runs of one scenario (step by step and optimistic)
+    part: their steps and qtest traces (:func:`first_difference`), then
+    anything their reports say (:func:`verdict`); "" when nothing."""
+    why = first_difference(a, b)
+    if why:
+        return why
+    va, vb = verdict(a), verdict(b)
+    for key in va:
+        if va[key] != vb[key]:
+            return f"{key}: {va[key]!r} vs {vb[key]!r}"
+    return ""

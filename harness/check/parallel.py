@@ -43,6 +43,8 @@ class Options:
     report_dir: Path | None = None
     image: runner.UserImage | None = None
     reuse: bool = True
+    #: ``optimistic`` or ``step`` (:func:`harness.check.runner.run`).
+    lockstep: str = runner.OPTIMISTIC
 
 
 def default_jobs() -> int:
@@ -96,7 +98,8 @@ def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
         res = migration.run_check(r.build, sc, r.machine, opts.report_dir)
     else:
         res = runner.run(r.build, sc, r.machine, strict=opts.strict,
-                         report_dir=opts.report_dir, image=opts.image, pool=pool)
+                         report_dir=opts.report_dir, image=opts.image, pool=pool,
+                         lockstep=opts.lockstep)
     s = pool.stats
     return res, PoolStats(s.launched - before.launched, s.reused - before.reused,
                           s.fallbacks[len(before.fallbacks):])

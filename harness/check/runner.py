@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget, StopRun
+from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
 from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.check.replay import reproducer_header
@@ -39,6 +40,13 @@ _CHUNK = 1 << 20
 
 AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR, SPEC_MISS = (
     "agree", "diverge", "quirk", "skipped", "crash", "error", "spec-miss")
+
+#: Lockstep modes (:func:`run`'s ``lockstep``): step by step, or optimistic
+#: (:mod:`harness.check.optimistic`); a fallback is an optimistic run that
+#: was run again step by step.
+STEP, OPTIMISTIC, FALLBACK = "step", "optimistic", "fallback"
+LOCKSTEP_MODES = (OPTIMISTIC, STEP)
+_TRY = "optimistic-attempt"
 
 #: Every deviation the model knows, by key (both devices' tables).
 KNOWN_DEVIATIONS: dict[str, Deviation] = {
@@ -71,6 +79,12 @@ class Result:
     not_compared: str = ""
     #: ``(step, what, value)`` of each value the model adopted from QEMU.
     adoptions: list[tuple[int, str, int]] = field(default_factory=list)
+    #: How the lockstep ran: ``step`` (one round trip per operation),
+    #: ``optimistic`` (:mod:`harness.check.optimistic`) or ``fallback``
+    #: (optimistic, abandoned at a difference, then run step by step), and
+    #: for a fallback why; not in the JSON (the verdict is the same).
+    lockstep: str = "step"
+    fallback: str = ""
     #: Every lockstep step and QEMU's qtest trace, when ``run(keep=True)``
     #: (the reuse equivalence test compares them); not in the JSON.
     history: list[Step] | None = None
@@ -235,6 +249,7 @@ def run(
     migrator: Callable[[Context, QemuSide, ModelTarget], None] | None = None,
     pool: QemuPool | None = None,
     keep: bool = False,
+    lockstep: str = "optimistic",
 ) -> Result:
     """Run one scenario on ``build`` and on the model, in lockstep.
 
@@ -249,7 +264,26 @@ def run(
     lends the QEMU process (reused, reset to a fresh launch's state; not
     with ``replay``; a recording keeps its trace and image as it ends);
     ``keep`` keeps every step and the qtest
-    trace in the result."""
+    trace in the result.  ``lockstep``: ``optimistic`` runs ahead of QEMU
+    on the model's answers where the run allows it (a live QEMU, no
+    recording, replay, migration or ``stop_after``) and, at any
+    difference, runs the scenario again step by step; ``step`` always goes
+    one round trip per operation."""
+    if lockstep not in LOCKSTEP_MODES + (_TRY,):
+        raise ValueError(f"lockstep mode {lockstep!r} is not one of {', '.join(LOCKSTEP_MODES)}")
+    if lockstep == OPTIMISTIC:
+        if replay is None and record is None and migrator is None and stop_after is None:
+            kw: dict[str, Any] = dict(strict=strict, report_dir=report_dir, quirks=quirks,
+                                      image=image, pool=pool, keep=keep)
+            first = run(build, sc, machine, lockstep=_TRY, **kw)
+            if first.lockstep != FALLBACK:
+                return first
+            again = run(build, sc, machine, lockstep=STEP, **kw)
+            again.lockstep, again.fallback = FALLBACK, first.fallback
+            again.seconds += first.seconds
+            return again
+        lockstep = STEP
+    optimistic = lockstep == _TRY
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
@@ -284,16 +318,26 @@ def run(
                 qemu = RecordingTarget(qemu, record)
         err_at = sanitizer.mark(qemu)
         model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
-        lock = LockstepTarget(model, qemu, quirks=qset, history=None if keep else 400,
-                              recipe=images.recipe(sc.image) if image is None else None,
-                              stop_after=stop_after)
+        lock_kw: dict[str, Any] = dict(
+            quirks=qset, history=None if keep else 400,
+            recipe=images.recipe(sc.image) if image is None else None, stop_after=stop_after)
+        optimistic = optimistic and isinstance(qemu, QemuTarget)
+        if optimistic:
+            assert isinstance(qemu, QemuTarget)
+            lock = OptimisticLockstep(model, qemu, **lock_kw)
+            res.lockstep = OPTIMISTIC
+        else:
+            lock = LockstepTarget(model, qemu, **lock_kw)
         if migrator is not None:
             migrator(ctx, qemu, model)
         sc.fn(lock, ctx)
         lock.compare_watched()  # the DMA arena, once more at the end
+        lock.flush()  # QEMU has answered everything before its card is read
         spans = unwritten_equal(image_spans(model, qemu, model_image), model.image_touched(),
                                 model_image, qemu)
         res.not_compared = compare_images(lock, spans)
+    except Fallback as f:
+        res.lockstep, res.fallback = FALLBACK, str(f)
     except StopRun as e:
         res.reason = f"stopped before step {e.args[0]}, as asked"
         ctx.misses.clear()  # the scenario did not finish: its verdicts are not final
@@ -306,14 +350,19 @@ def run(
         if qemu is not None and report_dir is not None:
             stem = f"{build.name}-{machine}-{sc.name}".replace("/", "_")
             d.trace_file = str(write_reproducer(d, qemu, report_dir, stem))
-    except QemuGone as e:  # died, closed the qtest stream, or hung (and was stopped)
-        res.status, res.reason = CRASH, str(e)
-    except QemuError as e:
-        res.status, res.reason = ERROR, str(e)
-    except Exception as e:  # a harness or model bug: report it, keep going
-        res.status = ERROR
-        res.reason = f"{type(e).__name__}: {e}"
-        res.notes.append(traceback.format_exc())
+    except Exception as e:
+        if optimistic:  # where step by step would have stopped is for it to say
+            res.lockstep, res.fallback = FALLBACK, f"{type(e).__name__}: {e}"
+            if isinstance(lock, OptimisticLockstep):
+                lock.abandon()  # answers still due are read: the process can be reset
+        elif isinstance(e, QemuGone):  # died, closed the qtest stream, or hung (and was stopped)
+            res.status, res.reason = CRASH, str(e)
+        elif isinstance(e, QemuError):
+            res.status, res.reason = ERROR, str(e)
+        else:  # a harness or model bug: report it, keep going
+            res.status = ERROR
+            res.reason = f"{type(e).__name__}: {e}"
+            res.notes.append(traceback.format_exc())
     finally:
         report = (sanitizer.since(qemu, err_at) if qemu is not None
                   and res.status not in (CRASH, ERROR) else None)
@@ -336,6 +385,9 @@ def run(
             qemu.close()
         if model is not None:
             res.consulted = model.deviations_consulted()
+    if res.lockstep == FALLBACK:
+        res.seconds = time.monotonic() - t0
+        return res
     if res.status == AGREE and res.quirks:
         res.status = QUIRK
     if res.status in (AGREE, QUIRK):

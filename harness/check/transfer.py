@@ -93,15 +93,19 @@ class CommandTracker:
 
     def after(self, step: Step) -> None:
         """Account for an operation that ran (and agreed, or was explained)."""
+        self.after_op(step.op, step.args, step.qemu)
+
+    def after_op(self, op: str, args: tuple[Any, ...], answer: Any) -> None:
+        """:meth:`after` for ``op(*args)`` answered ``answer``, no step made."""
         c = self.command
-        if c is None or step.op not in ("read", "write"):
+        if c is None or op not in ("read", "write"):
             return
-        offset, size = step.args[0], step.args[1]
+        offset, size = args[0], args[1]
         c.data_bytes += _overlap(offset, size, _DATA)
         rsp = sdhci.RSPREG0.offset
-        if (step.op == "read" and c.app and c.index == 41 and offset <= rsp
+        if (op == "read" and c.app and c.index == 41 and offset <= rsp
                 and offset + size >= rsp + 4):
-            ocr = (int(step.qemu) >> (8 * (rsp - offset))) & 0xFFFF_FFFF
+            ocr = (int(answer) >> (8 * (rsp - offset))) & 0xFFFF_FFFF
             if ocr & _OCR_BUSY:
                 self.ccs = bool(ocr & _OCR_CCS)
 

@@ -61,6 +61,8 @@ class Stats:
     unconfirmed: dict[str, int] = field(default_factory=dict)
     kept: int = 0
     coverage: int | None = None
+    #: Findings whose shrinking the time budget cut short, one line each.
+    unshrunk: list[str] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
@@ -81,11 +83,20 @@ class Campaign:
     pool: QemuPool | None = None
     progress: Callable[[str], None] | None = None
     max_len: int = 24
+    #: ``optimistic`` (inputs run ahead on the model's answers, on the pool's
+    #: QEMUs) or ``step`` (:func:`harness.fuzz.run.execute`).
+    lockstep: str = "optimistic"
+    #: The share of a ``seconds`` budget kept for shrinking once something
+    #: is found: exploring stops that much before the end, and shrinking
+    #: stops at the end (what it had not finished is said in
+    #: :attr:`Stats.unshrunk`).
+    shrink_share: float = 0.25
     _features: set[tuple[Any, ...]] = field(default_factory=set)
 
     def execute(self, ops: list[Op]) -> Outcome:
         return execute(self.build.binary, self.build.profile, ops, machine_type=self.machine,
-                       strict=self.strict, name=self.build.name, pool=self.pool)
+                       strict=self.strict, name=self.build.name, pool=self.pool,
+                       lockstep=self.lockstep)
 
     def execute_fresh(self, ops: list[Op]) -> Outcome:
         """``ops`` on a QEMU launched for them alone (never the pool's): a
@@ -108,9 +119,13 @@ class Campaign:
         t0 = time.monotonic()
         k, n = self.shard
         i = 0
+        # With a time budget, findings are shrunk after exploring, in the
+        # budget's last share; without one, as they are found.
+        pending: dict[str, tuple[list[Op], Outcome]] = {}
         while True:
             st.seconds = time.monotonic() - t0
-            if (seconds is not None and st.seconds >= seconds) or (
+            reserve = seconds * self.shrink_share if seconds is not None and pending else 0.0
+            if (seconds is not None and st.seconds >= seconds - reserve) or (
                     count is not None and st.execs >= count):
                 break
             key = f"{self.seed}:{i}"
@@ -130,11 +145,20 @@ class Campaign:
                 pool.append(ops)
                 st.kept += 1
             sig = signature(out)
-            if sig:
+            if sig and seconds is not None and not self.corpus.known(sig):
+                if sig not in pending:
+                    pending[sig] = (ops, out)
+                else:
+                    st.repeats[sig] = st.repeats.get(sig, 0) + 1
+            elif sig:
                 self._finding(sig, ops, out, st)
             if self.progress:
                 st.seconds = time.monotonic() - t0
                 self.progress(self.status_line(st))
+        for j, (sig, (ops, out)) in enumerate(pending.items()):
+            assert seconds is not None
+            left = t0 + seconds - time.monotonic()  # an equal share of what is left each
+            self._finding(sig, ops, out, st, deadline=time.monotonic() + left / (len(pending) - j))
         st.seconds = time.monotonic() - t0
         return st
 
@@ -156,7 +180,8 @@ class Campaign:
         self._features |= out.features
         return new > 0
 
-    def _finding(self, sig: str, ops: list[Op], out: Outcome, st: Stats) -> None:
+    def _finding(self, sig: str, ops: list[Op], out: Outcome, st: Stats,
+                 deadline: float | None = None) -> None:
         if self.corpus.known(sig):
             self.corpus.seen(sig)
             st.repeats[sig] = st.repeats.get(sig, 0) + 1
@@ -170,10 +195,19 @@ class Campaign:
         if self.progress:
             self.progress(f"[{st.build}] shrinking {sig} ({len(ops)} operations)")
 
+        cut: list[bool] = []
+
         def fails(cand: list[Op]) -> bool:
+            if deadline is not None and time.monotonic() >= deadline:
+                cut.append(True)  # out of time: every candidate "passes", shrinking ends
+                return False
             return signature(self.execute_fresh(cand)) == sig
 
         shrunk, runs = shrink_ops(ops, fails, stop_at=out.op_index, calls=self.shrink_calls)
+        runs -= len(cut)
+        if cut:
+            st.unshrunk.append(f"{sig}: shrinking stopped at the time budget with "
+                               f"{len(shrunk)} of {len(ops)} operations left")
         st.shrink_runs += runs
         final = self.execute_fresh(shrunk)
         if signature(final) != sig:  # flaky: keep the original

@@ -27,6 +27,7 @@ from typing import Any
 
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget
+from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, QuirkSet
 from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.driver.host import HostDriver
@@ -58,6 +59,8 @@ STEP_BUDGET = 5000
 
 OK, DIVERGE, CRASH, HANG, ERROR, PREDICTED = (
     "ok", "diverge", "crash", "hang", "error", "predicted")
+#: The optimistic attempt of :func:`execute` (then step by step if need be).
+_TRY = "optimistic-attempt"
 
 
 @dataclass
@@ -74,6 +77,8 @@ class Outcome:
     machine: Machine | None = None
     steps: int = 0
     seconds: float = 0.0
+    #: ``step``, ``optimistic`` or ``fallback`` (optimistic, then step by step).
+    lockstep: str = "step"
     #: QEMU's assertion line, or ``signal NAME``, for a crash.
     crash_site: str = ""
     #: ``Type at file:function`` of a harness or model exception.
@@ -122,11 +127,13 @@ def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence
                 return
             # QEMU would have died by now: one more access tells.
             lock.read(0xFE, 2)
+            lock.flush()
             out.status, out.reason = DIVERGE, (
                 f"the model says QEMU would stop here ({model.hung}); QEMU still answers")
             return
     out.op_index = None
     lock.compare_watched()
+    lock.flush()
     spans = images.merge_extents(model.image_touched())
     budget = IMAGE_LIMIT
     for off, n in spans:
@@ -147,13 +154,28 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
             machine_type: str = "q35", strict: bool = False,
             timeout: float = HANG_TIMEOUT, name: str = "qemu",
             fresh: QemuTarget | None = None, pool: QemuPool | None = None,
-            polls: int = DRIVER_POLLS) -> Outcome:
+            polls: int = DRIVER_POLLS,
+            lockstep: str = "optimistic") -> Outcome:
     """Run ``ops`` on a fresh QEMU ``binary`` and the model of ``profile``.
     ``fresh`` is a QEMU :func:`launch` started for this input (it is
     closed here); else ``pool`` lends one, reset to a fresh launch's state
     (not with ``strict``, whose recording wants its own process); without
     either one is started.  ``polls``: the driver's waits (the explore
-    corpus replays with its own value)."""
+    corpus replays with its own value).  ``lockstep="optimistic"`` runs the input ahead
+    on the model's answers (:mod:`harness.check.optimistic`) on a pooled
+    QEMU; any outcome but agreement runs it again step by step, so every
+    finding is exactly the step-by-step one (``Outcome.lockstep`` says which
+    way it ran)."""
+    if lockstep == "optimistic" and pool is not None and fresh is None and not strict:
+        first = execute(binary, profile, ops, machine_type=machine_type, timeout=timeout,
+                        name=name, pool=pool, polls=polls, lockstep=_TRY)
+        if first.status == OK and first.lockstep == "optimistic":
+            return first
+        again = execute(binary, profile, ops, machine_type=machine_type, timeout=timeout,
+                        name=name, pool=pool, polls=polls, lockstep="step")
+        again.lockstep, again.seconds = "fallback", again.seconds + first.seconds
+        return again
+    optimistic = lockstep == _TRY
     t0 = time.monotonic()
     out = Outcome(OK)
     machine = fresh.machine if fresh is not None else fuzz_machine(machine_type)
@@ -176,8 +198,15 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
         err_at = sanitizer.mark(qemu)
         model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
         model.sdhci.step_budget = STEP_BUDGET
-        lock = LockstepTarget(model, side, quirks=QuirkSet(QUIRKS, profile, "fuzz"))
+        quirks = QuirkSet(QUIRKS, profile, "fuzz")
+        if optimistic and side is qemu:
+            lock = OptimisticLockstep(model, qemu, quirks=quirks)
+            out.lockstep = "optimistic"
+        else:
+            lock = LockstepTarget(model, side, quirks=quirks)
         _drive(lock, model, side, ops, out, polls)
+    except Fallback as f:
+        out.status, out.reason, out.lockstep = ERROR, str(f), "fallback"
     except Divergence as d:
         out.status, out.divergence, out.reason = DIVERGE, d, d.summary()
     except QtestTimeout as e:
@@ -197,6 +226,8 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
         out.status, out.reason = ERROR, f"{type(e).__name__}: {e}"
         out.error_site = error_site(e)
     finally:
+        if optimistic and isinstance(lock, OptimisticLockstep) and out.status != OK:
+            lock.abandon()  # run again step by step: the stream must be in step
         report = (sanitizer.since(qemu, err_at) if qemu is not None
                   and out.status in (OK, DIVERGE, PREDICTED) else None)
         if report is not None:  # QEMU went on after it (halt_on_error=0, UBSan)
@@ -209,7 +240,8 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
             out.replay_argv = qemu.replay_argv() if hasattr(qemu, "session") else []
             out.irq_line = getattr(qemu, "irq_line", None)
             if pooled is not None and side is qemu:
-                pooled.release(qemu, healthy=out.status in (OK, DIVERGE))
+                pooled.release(qemu, healthy=out.status in (OK, DIVERGE)
+                               or out.lockstep == "fallback")
             else:
                 (side or qemu).close()
     if rec is not None:

@@ -282,6 +282,25 @@ class ModelTarget:
         self.sdhci.rspreg[0] = (rca << 16) | (self.sdhci.rspreg[0] & 0xFFFF)
         return True
 
+    def may_adopt(self, op: str, args: tuple[Any, ...]) -> bool:
+        """Whether :meth:`reconcile` might adopt QEMU's answer to ``op(*args)``
+        about to run: a read of the RCA bytes of RSPREG0 after CMD3 (an SD
+        card), or of RSPREG3 while it is undefined.  The model cannot
+        predict such a value, so a caller that runs ahead of QEMU on the
+        model's answers must wait for QEMU's there."""
+        if op != "read":
+            return False
+        offset, size = int(args[0]), int(args[1])
+        if self.sdhci.rspreg3_undefined and offset < H.RSPREG3.offset + 4 \
+                and H.RSPREG3.offset < offset + size:
+            return True
+        card = self.card
+        if not isinstance(card, SDCard) or card.legacy or isinstance(card, EmmcCard):
+            return False
+        rca_lo = H.RSPREG0.offset + 2
+        return (self.sdhci.cmdreg >> 8) & 0x3F == 3 and offset <= rca_lo \
+            and offset + size >= rca_lo + 2
+
     def _adopt_rspreg3(self, offset: int, size: int, model_value: int,
                        qemu_value: int) -> bool:
         """Adopt QEMU's RSPREG3 after an Auto CMD12 the card did not answer.

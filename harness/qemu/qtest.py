@@ -20,7 +20,7 @@ import base64
 import re
 import socket
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
 
 from harness.errors import QemuError, QemuGone
@@ -197,6 +197,58 @@ class QtestClient:
                 raise QtestError(c, a)
         return answers
 
+    def pipeline_marked(self, commands: Sequence[str]) -> list[tuple[str, int]]:
+        """:meth:`pipeline`, each answer paired with ``len(irq_events)`` as
+        it arrived (:meth:`send_lines` then :meth:`read_marked`)."""
+        self.send_lines(commands)
+        return self.read_marked(len(commands))
+
+    def send_lines(self, commands: Sequence[str]) -> None:
+        """Send ``commands`` in one write without reading an answer; read
+        them with :meth:`read_marked`, in order.  Keep what is sent and not
+        yet read within the socket's buffers (a few tens of KiB): QEMU
+        stops reading while its answers wait to be read."""
+        if not commands:
+            return
+        if any("\n" in c for c in commands):
+            raise ValueError("a qtest command is one line")
+        self.trace.extend(commands)
+        self._sendall(("\n".join(commands) + "\n").encode())
+
+    def read_marked(self, n: int) -> list[tuple[str, int]]:
+        """The next ``n`` answers, each with ``len(irq_events)`` as it
+        arrived.  QEMU answers a command after running it and sends the
+        ``IRQ`` lines the command caused before its answer, so the events
+        between answer ``k - 1`` and answer ``k`` came during command ``k``
+        (as one command at a time would have them).  A ``FAIL``/``ERR``
+        answer raises once all ``n`` have been read."""
+        events = self.irq_events
+        out: list[tuple[str, int]] = []
+        buf, pos = self._buf, 0
+        while len(out) < n:  # _read_answer's work, inline: answers come by the hundred
+            nl = buf.find(b"\n", pos)
+            if nl < 0:
+                del buf[:pos]
+                pos = 0
+                buf += self._recv(65536)
+                continue
+            line = bytes(buf[pos:nl])
+            pos = nl + 1
+            if line.startswith(b"IRQ "):
+                m = _IRQ_RE.match(line)
+                if m:
+                    level = m.group(1) == b"raise"
+                    num = int(m.group(2))
+                    self.irq_levels[num] = level
+                    events.append((num, level))
+                    continue
+            out.append((line.decode("ascii", "replace"), len(events)))
+        del buf[:pos]
+        for i, (a, _) in enumerate(out):
+            if not a.startswith("OK"):
+                raise QtestError(f"command {i + 1} of {n} pipelined", a)
+        return out
+
     # -- the protocol, typed ------------------------------------------------
 
     def clock_step(self, ns: int | None = None) -> int:
@@ -334,6 +386,13 @@ def fmt_write(addr: int, data: bytes) -> str:
     if not data:
         raise ValueError("write needs data (QEMU rejects an empty one)")
     return f"write {addr:#x} {len(data):#x} 0x{data.hex()}"
+
+
+def fmt_b64read(addr: int, length: int) -> str:
+    _check_int("addr", addr, 64)
+    if length <= 0:
+        raise ValueError("b64read length must be positive")
+    return f"b64read {addr:#x} {length:#x}"
 
 
 def fmt_b64write(addr: int, data: bytes) -> str:

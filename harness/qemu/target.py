@@ -13,6 +13,7 @@ The card image is never written: the target works on a private sparse copy
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import shutil
@@ -27,7 +28,14 @@ from harness import images
 from harness.machine import CARD_ID, DRIVE_ID, Machine
 from harness.qemu import pci
 from harness.qemu.argv import qemu_argv
-from harness.qemu.qtest import fmt_mmio_read, fmt_mmio_write, parse_int
+from harness.qemu.qtest import (
+    fmt_b64read,
+    fmt_b64write,
+    fmt_clock_step,
+    fmt_mmio_read,
+    fmt_mmio_write,
+    parse_int,
+)
 from harness.qemu.session import QemuError, QemuSession
 from harness.target import check_access, check_clock_step, check_memory
 
@@ -286,6 +294,50 @@ class QemuTarget:
             fmt_mmio_write(size, self.bar0 + off, value & ((1 << (8 * size)) - 1))
             for off, size, value in accesses
         )
+
+    # -- the same operations as qtest lines, for a caller that pipelines them --
+
+    def op_lines(self, op: str, args: tuple[Any, ...]) -> list[str]:
+        """The qtest lines the Target method ``op(*args)`` sends, validated as
+        that method validates them (the same errors), without sending them:
+        ``read``, ``write``, ``mem_read``, ``mem_write`` and ``clock_step``
+        with an explicit step.  Pass their answers to :meth:`op_value`."""
+        if op == "read":
+            offset, size = args
+            check_access(offset, size)
+            return [fmt_mmio_read(size, self.bar0 + offset)]
+        if op == "write":
+            offset, size, value = args
+            check_access(offset, size)
+            return [fmt_mmio_write(size, self.bar0 + offset, value & ((1 << (8 * size)) - 1))]
+        if op == "mem_read":
+            addr, length = args
+            check_memory(addr, length)
+            return [fmt_b64read(addr + pos, min(_CHUNK, length - pos))
+                    for pos in range(0, length, _CHUNK)]
+        if op == "mem_write":
+            addr, data = args
+            check_memory(addr, len(data))
+            return [fmt_b64write(addr + pos, data[pos:pos + _CHUNK])
+                    for pos in range(0, len(data), _CHUNK)]
+        if op == "clock_step" and args[0] is not None:
+            check_clock_step(args[0])
+            if not self.session.has_clock:
+                raise QemuTargetError("no qtest clock: clock_step goes through the session")
+            return [fmt_clock_step(args[0])]
+        raise ValueError(f"{op}{args!r} cannot be pipelined")
+
+    def op_value(self, op: str, answers: Sequence[str]) -> Any:
+        """What the Target method ``op`` returns, from the answers to its
+        :meth:`op_lines` (a clock step also moves :attr:`now`)."""
+        if op == "read":
+            return int(answers[0][3:], 16)
+        if op == "mem_read":
+            return b"".join(base64.b64decode(a.split()[1]) for a in answers)
+        if op == "clock_step":
+            self.now = parse_int(answers[0])
+            return self.now - self.clock_base
+        return None
 
     def mem_read(self, addr: int, length: int) -> bytes:
         check_memory(addr, length)

@@ -11,7 +11,7 @@ import pytest
 from harness.check import field, replay
 from harness.fuzz import campaign as C
 from harness.fuzz.corpus import Corpus
-from harness.fuzz.run import ERROR, OK, execute
+from harness.fuzz.run import ERROR, OK, Outcome, execute
 from harness.model.sdcard import SDCard
 from harness.pytest_plugin import selected_builds
 from harness.qemu.builds import QemuBuild
@@ -95,3 +95,41 @@ def test_field_reproducer_becomes_fuzz_input(newest: QemuBuild) -> None:
     assert {"op": "write", "off": 0x29, "size": 1, "value": 0x0F} in ops
     out = execute(newest.binary, newest.profile, ops, name=newest.name)
     assert out.status == OK, out.reason
+
+
+def test_a_time_budget_holds_shrinking_too(newest: QemuBuild, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--time`` is the campaign's whole budget: exploring stops a share
+    before the end once something is found, shrinking stops at the end and
+    says what it left.  The campaign's clock is one second per input run,
+    so the test does not depend on how fast the machine is; the inputs run
+    optimistically on a pool's QEMUs, as the CLI runs them."""
+    import types
+
+    from harness.qemu.pool import QemuPool
+
+    real = SDCard.do_command
+
+    def broken(self: SDCard, cmd: int, arg: int) -> bytes:
+        resp = real(self, cmd, arg)
+        return resp[:3] + bytes([resp[3] | 1]) if cmd == 55 and len(resp) == 4 else resp
+
+    monkeypatch.setattr(SDCard, "do_command", broken)
+    now = [0.0]
+    monkeypatch.setattr(C, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    with QemuPool() as pool:
+        camp = C.Campaign(newest, Corpus(tmp_path), seed=0, shrink_calls=500, pool=pool)
+        real_execute = camp.execute
+
+        def execute_one_second(ops: list[dict[str, object]]) -> Outcome:
+            now[0] += 1.0
+            return real_execute(ops)
+
+        monkeypatch.setattr(camp, "execute", execute_one_second)
+        st = camp.run(seconds=12.0)
+    assert [f.signature for f in st.found] == ["diverge:result:RSPREG0.RSP"]
+    # the first input found it: 9 s of exploring (12 less a quarter), then
+    # shrinking until 12 s, and one run of the shrunk input
+    assert st.execs == 9 and st.seconds <= 13.0, (st.execs, st.seconds)
+    assert len(st.unshrunk) == 1 and "shrinking stopped at the time budget" in st.unshrunk[0]
+    assert st.found[0].shrink_runs == 3
