@@ -295,8 +295,9 @@ class EmmcCard(SDCard):
         self.strict = strict
         self.dev = Deviations(sd_deviations + emmc_deviations, strict)
         #: The erase series (seed 000) is in the build: detected, as for the
-        #: SD card, from sd-card's ``erase-blocks-as-zero``; the eMMC has no
-        #: such property and erases to 0xFF either way, but its CID PRV moves.
+        #: SD card, from sd-card's ``erase-blocks-as-zero``.  Only the CID
+        #: PRV follows it: the eMMC has no such property, and the model keeps
+        #: its erase at 0xFF (assumed, no build with the series was at hand).
         self.series = profile.has_erase_blocks_as_zero
         self.spec_version = 3  # QEMU's emmc realize forces the SD v3.01 paths (CMD23)
         self.erase_blocks_as_zero = None

@@ -40,8 +40,9 @@ def _version_literals(path: Path) -> list[tuple[int, ...]]:
     against: how a Version is written (``x in (1, 2, 4)`` and table
     contents are not versions)."""
     tree = ast.parse(path.read_text())
-    out = []
+    out: list[tuple[int, ...]] = []
     for parent in ast.walk(tree):
+        kids: list[ast.expr | None]
         if isinstance(parent, ast.AnnAssign):
             kids = [parent.value]
         elif isinstance(parent, ast.Assign):  # ``a, b, c = 1, 2, 3`` names three values
@@ -55,9 +56,12 @@ def _version_literals(path: Path) -> list[tuple[int, ...]]:
         else:
             continue
         for node in kids:
-            if isinstance(node, ast.Tuple) and len(node.elts) == 3 and all(
-                    isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts):
-                out.append(tuple(e.value for e in node.elts))  # type: ignore[union-attr]
+            if not isinstance(node, ast.Tuple) or len(node.elts) != 3:
+                continue
+            values = [e.value for e in node.elts
+                      if isinstance(e, ast.Constant) and type(e.value) is int]
+            if len(values) == 3:
+                out.append(tuple(int(v) for v in values if isinstance(v, int)))
     return out
 
 
