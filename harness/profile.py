@@ -108,9 +108,10 @@ class BuildProfile:
 
 
 #: A profile for the model when no build is mirrored: the newest behaviour
-#: the model knows, with the seed series present.
+#: the model knows (the newest build its boundaries were held against,
+#: ``harness.model.boundaries.BUILDS``), with the seed series present.
 NEWEST = BuildProfile(
-    version=(11, 1, 0),
+    version=(11, 1, 3),
     sd_card_properties={"spec_version": "3", "erase-blocks-as-zero": "true"},
     sdhci_properties={"sd-spec-version": "2"},
     emmc_properties={"boot-partition-size": "0", "boot-config": "0",

@@ -331,6 +331,9 @@ class QemuTreeBuilder:
                                            "python3-venv"))
         if not (src / "pc-bios" / "bios-256k.bin").is_file() and self._host_bios() is None:
             missing.append(Missing("bios-256k.bin (the tree has no pc-bios blobs)", "seabios"))
+        if needs_dtc(src) and shutil.which("dtc") is None:
+            missing.append(Missing("dtc (the tree has device-tree sources but no .dtb blobs)",
+                                   "device-tree-compiler"))
         return missing
 
     def advice(self, src: Path) -> list[str]:
@@ -364,8 +367,14 @@ class QemuTreeBuilder:
             return own
         return None
 
-    def _env(self) -> dict[str, str]:
+    def _env(self, src: Path | None = None) -> dict[str, str]:
+        """The build's environment: ccache first on PATH; for a tree that would
+        unpack edk2 blobs it lacks (:func:`unpacks_absent_edk2`), a PATH
+        without ``bzip2``, so meson skips the unpacking."""
         env = dict(os.environ)
+        if src is not None and unpacks_absent_edk2(src):
+            env["PATH"] = str(path_without("bzip2", env.get("PATH", ""),
+                                           self.tools_dir / "path-without-bzip2"))
         d = self._ccache_dir()
         if d is not None:
             env["PATH"] = f"{d}{os.pathsep}{env.get('PATH', '')}"
@@ -467,14 +476,14 @@ class QemuTreeBuilder:
                 return BuildResult(False, message="configure failed (see the log)")
             configured = True
             self._stamp().write_text(json.dumps(want))
-        ok = self._ninja(log, deadline)
+        ok = self._ninja(src, log, deadline)
         if not ok and not configured:
             notes.append("incremental build failed; configured afresh and retried")
             self._stamp().unlink(missing_ok=True)
             if not self._configure(src, flags, log, deadline):
                 return BuildResult(False, message="configure failed (see the log)", notes=notes)
             self._stamp().write_text(json.dumps(want))
-            ok = self._ninja(log, deadline)
+            ok = self._ninja(src, log, deadline)
         if not ok:
             return BuildResult(False, message="ninja failed (see the log)", notes=notes)
         binary = self.build_dir / BINARY
@@ -487,17 +496,21 @@ class QemuTreeBuilder:
         import time
 
         log.write(f"configuring {src} in {self.build_dir}\n")
+        if unpacks_absent_edk2(src):
+            log.write("bzip2 hidden from configure and ninja: this tree's pc-bios/meson.build "
+                      "unpacks edk2 blobs the tree does not have (a Debian '+ds' tarball "
+                      "without Debian's skip-unpack-edk2-blobs.patch)\n")
         left = max(1.0, deadline - time.monotonic())
         ran = proc.run([src / "configure", *flags], log=log, timeout=left, cwd=self.build_dir,
-                       env=self._env())
+                       env=self._env(src))
         return ran.returncode == 0
 
-    def _ninja(self, log: IO[str], deadline: float) -> bool:
+    def _ninja(self, src: Path, log: IO[str], deadline: float) -> bool:
         import time
 
         left = max(1.0, deadline - time.monotonic())
         ran = proc.run(["ninja", "-C", self.build_dir, f"-j{self.jobs}", BINARY],
-                       log=log, timeout=left, env=self._env())
+                       log=log, timeout=left, env=self._env(src))
         return ran.returncode == 0
 
     def _firmware(self, src: Path, log: IO[str]) -> list[str]:
@@ -532,6 +545,59 @@ class QemuTreeBuilder:
         if linked:
             log.write(f"linked {linked} firmware files into {self.build_dir}\n")
         return []
+
+
+def unpacks_absent_edk2(src: Path) -> bool:
+    """The tree's ``pc-bios/meson.build`` unpacks edk2 firmware (whenever meson
+    finds ``bzip2``) from ``.bz2`` files the tree does not have.
+
+    Debian's ``+ds`` tarballs strip those blobs and Debian's
+    ``skip-unpack-edk2-blobs.patch`` turns the unpacking off; the pool's
+    ``.orig.tar.xz`` alone (QEMU 11.0.3, whose ``.dsc`` is gone) has the
+    unpacking and not the files, so meson stops at the first missing one.
+    """
+    text = _read_text(src / "pc-bios" / "meson.build")
+    if not re.search(r"^if unpack_edk2_blobs\s*$", text, re.M):
+        return False
+    names = re.findall(r"'(edk2-[\w.-]+\.fd)'", text)
+    return any(not (src / "pc-bios" / f"{n}.bz2").is_file() for n in names)
+
+
+def needs_dtc(src: Path) -> bool:
+    """The tree lists ``.dtb`` blobs it has only as ``.dts`` sources (a ``+ds``
+    tarball): meson then needs ``dtc`` to make them."""
+    text = _read_text(src / "pc-bios" / "dtb" / "meson.build")
+    names = re.findall(r"'([\w.-]+)\.dtb'", text)
+    return any(not (src / "pc-bios" / "dtb" / f"{n}.dtb").is_file() for n in names)
+
+
+def path_without(exe: str, path: str, into: Path) -> Path:
+    """A directory of links to every command on ``path`` except ``exe``.
+
+    meson's ``find_program`` takes the first executable on PATH, so a
+    program cannot be hidden by putting something before it; a PATH made
+    of this one directory hides it.  Links are added on each call (a
+    command installed since shows up), never removed.
+    """
+    into.mkdir(parents=True, exist_ok=True)
+    seen: set[str] = set()
+    for d in path.split(os.pathsep):
+        if not d or not os.path.isdir(d) or Path(d).resolve() == into.resolve():
+            continue
+        with contextlib.suppress(OSError):
+            for entry in sorted(os.scandir(d), key=lambda e: e.name):
+                name = entry.name
+                if name == exe or name in seen:
+                    continue
+                seen.add(name)
+                if not (entry.is_file() and os.access(entry.path, os.X_OK)):
+                    continue
+                link = into / name
+                if not link.is_symlink() and not link.exists():
+                    with contextlib.suppress(OSError):
+                        link.symlink_to(entry.path)
+    (into / exe).unlink(missing_ok=True)
+    return into
 
 
 #: What meson leaves in a source tree even for an out-of-tree build.

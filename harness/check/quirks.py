@@ -74,7 +74,8 @@ def _hostctl2_lost(step: Step, kind: str) -> bool:
 QUIRKS: tuple[Quirk, ...] = (
     Quirk(
         key="migration-loses-hostctl2",
-        builds="every build here (7.2 to 11.1; still so in 10.2.2's source)",
+        builds="every build here (7.2 to 11.1; still so in the 10.2.2, 11.0.3 and 11.1.1 "
+               "sources)",
         applies=lambda _p: True,
         what="after a migration Host Control 2 (0x3E) reads 0: UHS mode, 1.8 V "
              "enable, driver strength, sampling clock select are gone",

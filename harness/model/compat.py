@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from harness.errors import ModelConfigError
-from harness.model import defaults
+from harness.model import boundaries, defaults
 from harness.model.defaults import Value
 from harness.profile import BuildProfile, Version
 
@@ -71,9 +71,9 @@ class CompatEntry:
 
 
 COMPAT_TABLE: tuple[CompatEntry, ...] = (
-    CompatEntry("sd-card", "spec_version", "2", (9, 0), (9, 1, 0),
+    CompatEntry("sd-card", "spec_version", "2", (9, 0), boundaries.CARD_SPEC_3.since,
                 source="hw_compat_9_0 (spec_version default became 3 in 9.1)"),
-    CompatEntry("sd-card", "erase-blocks-as-zero", "false", (11, 0), (0, 0, 0),
+    CompatEntry("sd-card", "erase-blocks-as-zero", "false", (11, 0), boundaries.ALWAYS,
                 needs_property=True,
                 source="hw_compat_11_0 of the 'Improve performance of read/write/erase' series"),
 )

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.model import boundaries
+from harness.model.boundaries import ALWAYS
 from harness.profile import BuildProfile, Version
 
 #: Property value as the model takes it.
@@ -26,11 +28,11 @@ Value = int | bool
 
 #: First and last release whose defaults were checked against a build:
 #: 7.2.0 up to the 11.1 stable releases (11.1.50 and up is 11.2 development).
-VERIFIED: tuple[Version, Version] = ((7, 2, 0), (11, 1, 49))
+VERIFIED: tuple[Version, Version] = boundaries.DEFAULTS_VERIFIED
 
 #: The hw/sd erase series (seed 000) is unreleased; assumed to land in 11.2,
 #: whose development versions are 11.1.50 and up.
-SERIES_SINCE: Version = (11, 1, 50)
+SERIES_SINCE: Version = boundaries.ERASE_SERIES.since
 
 
 @dataclass(frozen=True)
@@ -49,18 +51,18 @@ class Row:
 
 
 TABLE: tuple[Row, ...] = (
-    Row("sdhci-pci", "capareg", 0x057834B4, (0, 0, 0),
+    Row("sdhci-pci", "capareg", 0x057834B4, ALWAYS,
         "52 MHz timeout and base clocks, 512-byte buffer, ADMA2, ADMA1, high speed, "
         "SDMA, 3.3 V and 1.8 V; seen on 7.2.22, 10.0.13, 11.1.3"),
-    Row("sdhci-pci", "maxcurr", 0, (0, 0, 0),
+    Row("sdhci-pci", "maxcurr", 0, ALWAYS,
         "no maximum current reported; seen on 7.2.22, 10.0.13, 11.1.3"),
-    Row("sdhci-pci", "sd-spec-version", 2, (0, 0, 0),
+    Row("sdhci-pci", "sd-spec-version", 2, ALWAYS,
         "SD Host Controller spec 2.00; seen on 7.2.22, 10.0.13, 11.1.3"),
-    Row("sdhci-pci", "uhs", 0, (0, 0, 0),
+    Row("sdhci-pci", "uhs", 0, ALWAYS,
         "no UHS-I mode; seen on 7.2.22, 10.0.13, 11.1.3"),
-    Row("sd-card", "spec_version", 2, (0, 0, 0),
+    Row("sd-card", "spec_version", 2, ALWAYS,
         "SD Physical Layer 2.00; seen on 7.2.22"),
-    Row("sd-card", "spec_version", 3, (9, 1, 0),
+    Row("sd-card", "spec_version", 3, boundaries.CARD_SPEC_3.since,
         "Physical Layer 3.01 from 9.1 (hw_compat_9_0 keeps 2 for 9.0 and older "
         "machine types); seen on 10.0.13, 11.1.3"),
     Row("sd-card", "erase-blocks-as-zero", True, SERIES_SINCE,

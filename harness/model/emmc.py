@@ -43,6 +43,7 @@ from harness.model.deviations import Deviations, Strictness
 from harness.model.emmc_deviations import emmc_deviations
 from harness.model.sd_commands import Rsp
 from harness.model.sd_deviations import sd_deviations
+from harness.model.sd_registers import PRV_BEFORE_SERIES, PRV_WITH_SERIES
 from harness.model.sdcard import BLOCK, SDCard
 from harness.profile import NEWEST, BuildProfile
 
@@ -183,15 +184,18 @@ ROWS: dict[int, EmmcRow] = {r.index: r for r in (
 SECURITY_ACMDS = frozenset({18, 25, 26, 38, *range(43, 50)})
 
 
-def build_emmc_cid() -> bytearray:
+def build_emmc_cid(prv: int = PRV_BEFORE_SERIES) -> bytearray:
     """The CID (JESD84-B51 7.2) with QEMU's identity: MID 0xAA, CBX 1 (BGA),
-    OID 'X', PNM 'QEMU!!', PRV 0x01, PSN 0xDEADBEEF, MDT February 2006."""
+    OID 'X', PNM 'QEMU!!', PRV ``prv``, PSN 0xDEADBEEF, MDT February 2006.
+
+    QEMU's sd.c fills the SD card's and the eMMC's PRV from one constant, so
+    the erase series' 0x01 -> 0x02 reaches the eMMC too."""
     raw = bytearray(16)
     raw[0] = 0xAA
     raw[1] = 0b01
     raw[2] = ord("X")
     raw[3:9] = b"QEMU!!"
-    raw[9] = 0x01
+    raw[9] = prv
     raw[10:14] = (0xDEADBEEF).to_bytes(4, "big")
     raw[14] = (2 << 4) | (2006 - 1997)
     raw[15] = (crc7(bytes(raw[:15])) << 1) | 1
@@ -290,7 +294,11 @@ class EmmcCard(SDCard):
         self.machine = machine
         self.strict = strict
         self.dev = Deviations(sd_deviations + emmc_deviations, strict)
-        self.series = False
+        #: The erase series (seed 000) is in the build: detected, as for the
+        #: SD card, from sd-card's ``erase-blocks-as-zero``.  Only the CID
+        #: PRV follows it: the eMMC has no such property, and the model keeps
+        #: its erase at 0xFF (assumed, no build with the series was at hand).
+        self.series = profile.has_erase_blocks_as_zero
         self.spec_version = 3  # QEMU's emmc realize forces the SD v3.01 paths (CMD23)
         self.erase_blocks_as_zero = None
         self.boot_size = int(boot_partition_size if boot_partition_size is not None
@@ -368,7 +376,7 @@ class EmmcCard(SDCard):
         self.sleeping = False
         self.rca = 1
         self.ocr = _OCR_QEMU_VDD
-        self._cid = build_emmc_cid()
+        self._cid = build_emmc_cid(PRV_WITH_SERIES if self.series else PRV_BEFORE_SERIES)
         self.csd_reg = build_emmc_csd(self.size)
         if self.size > S.SDSC_MAX:
             self.ocr |= S.OCR_CCS  # sector addressing from reset (JESD84-B51 5.3.3)

@@ -7,22 +7,24 @@ list decides only whether a scenario runs.  Sources: QEMU's release history
 (the device arrived with the 9.1 command-table rework) and ``-device
 emmc,help`` on Debian's 7.2.22 (no device), 10.0.13 (``boot-config``,
 ``boot-partition-size``) and 11.1.3 (adds ``rpmb-partition-size``,
-``auth-key``).  The 10.2.2 source has ``rpmb-partition-size`` without
-``auth-key``.
+``auth-key``).  The 10.2.2 source and 11.0.3 built from source have
+``rpmb-partition-size`` without ``auth-key``; 11.1.1 built from source has
+both (:mod:`harness.model.boundaries` lists the builds per boundary).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.model import boundaries
 from harness.profile import BuildProfile, Version
 
 #: The first release with the ``emmc`` device type.
-EMMC_SINCE: Version = (9, 1, 0)
+EMMC_SINCE: Version = boundaries.EMMC_DEVICE.since
 #: The first release where ``-device emmc`` is user-creatable: 10.0.13
 #: refuses it ("expects a pluggable device type"), the 10.2.2 source no
 #: longer marks it otherwise; taken as 10.1.
-PLUGGABLE_SINCE: Version = (10, 1, 0)
+PLUGGABLE_SINCE: Version = boundaries.EMMC_PLUGGABLE.since
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,12 @@ TABLE: tuple[EmmcRow, ...] = (
     EmmcRow("boot-config", 0, EMMC_SINCE,
             "initial PARTITION_CONFIG (EXT_CSD 179), restored at every reset; seen on 10.0.13, "
             "11.1.3"),
-    EmmcRow("rpmb-partition-size", 0, (10, 1, 0),
+    EmmcRow("rpmb-partition-size", 0, boundaries.EMMC_RPMB.since,
             "bytes of RPMB partition (a multiple of 128 KiB up to 16 MiB); in the 10.2.2 "
             "source and on 11.1.3, absent on 10.0.13 (taken as new in 10.1)"),
-    EmmcRow("auth-key", "", (11, 0, 0),
-            "RPMB authentication key programmed at realize (64 hex digits); seen on 11.1.3, "
-            "absent from the 10.2.2 source (taken as new in 11.0)"),
+    EmmcRow("auth-key", "", boundaries.EMMC_AUTH_KEY.since,
+            "RPMB authentication key programmed at realize (64 hex digits); seen on 11.1.1 "
+            "built from source and on 11.1.3, absent from 11.0.3 built from source"),
 )
 
 

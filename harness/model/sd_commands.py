@@ -18,6 +18,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from harness.hwdefs.sd import SD_APP_COMMANDS, SD_COMMANDS, SpecCommand
+from harness.model import boundaries
 from harness.profile import Version
 
 
@@ -219,11 +220,11 @@ class VersionDiff:
     new: str
 
 
-#: The boundaries: sources of 7.2, 10.0.13 and 10.2.2 were compared.  The
-#: 7.2 -> 10.0 changes came with QEMU's command-table rework, taken as 9.1;
-#: the 10.0 -> 10.2 changes are taken as 10.1.  11.1 behaves like 10.2.
-V_PROTO: Version = (9, 1, 0)
-V_10_1: Version = (10, 1, 0)
+#: The boundaries (see :mod:`harness.model.boundaries` for the builds on
+#: each side): the 7.2 -> 10.0 changes came with QEMU's command-table
+#: rework, taken as 9.1; the 10.0 -> 10.2 changes are taken as 10.1.
+V_PROTO: Version = boundaries.SD_PROTOCOL.since
+V_10_1: Version = boundaries.SD_10_1.since
 
 VERSION_DIFFS: tuple[VersionDiff, ...] = (
     VersionDiff("rca", V_PROTO, "CMD3 adds 0x4567 to the RCA", "CMD3 picks a random RCA"),

@@ -16,7 +16,8 @@ CID_PNM = b"QEMU!"
 CID_PSN = 0xDEADBEEF
 CID_YEAR = 2006
 CID_MONTH = 2
-#: Product revision: 0x01, and 0x02 with the erase series (DATA_STAT_AFTER_ERASE reliable).
+#: Product revision: 0x01, and 0x02 with the erase series (DATA_STAT_AFTER_ERASE reliable);
+#: QEMU's eMMC takes the same constant (``emmc.build_emmc_cid``).
 PRV_BEFORE_SERIES = 0x01
 PRV_WITH_SERIES = 0x02
 

@@ -9,7 +9,9 @@ differences are selected by ``profile.version``:
 
 * before 10.0: SDMA raises DMA Interrupt only when it stops at a buffer
   boundary; an SDMA started by an SDMASYSAD write takes the multi-block path
-  whenever Multi Block Select is set (``SDMA_REWORK``).
+  whenever Multi Block Select is set (``SDMA_REWORK``);
+* from 11.1.2: without UHS, HOSTCTL2 bit 12 alone is writable
+  (``HOSTCTL2_V4EN_ALWAYS``).
 
 ADMA runs at most five descriptors per step and continues 100 ns later on
 the shared VirtualClock, or earlier when any register access runs the
@@ -32,6 +34,7 @@ from collections.abc import Callable
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.fields import Register
+from harness.model import boundaries
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -50,9 +53,10 @@ from harness.model.sdhci_state import (
 )
 from harness.profile import NEWEST, BuildProfile
 
-#: First QEMU version seen with HOSTCTL2 bit 12 writable without UHS: 11.1.3
-#: has it, 10.2.2 does not; no source of 11.0 was at hand, so 11.0 is assumed.
-HOSTCTL2_V4EN_ALWAYS = (11, 0, 0)
+#: First QEMU release with HOSTCTL2 bit 12 writable without UHS: the 11.1.2
+#: stable release (11.1.1 built from source lacks it, 11.1.3 has it; see
+#: :data:`harness.model.boundaries.HOSTCTL2_V4EN`).
+HOSTCTL2_V4EN_ALWAYS = boundaries.HOSTCTL2_V4EN.since
 
 __all__ = ["SDHCI", "SDHCIConfigError", "SDBusCard"]
 
@@ -536,9 +540,10 @@ class SDHCI(SdhciDma):
         if not uhs:
             if (self.profile.version >= HOSTCTL2_V4EN_ALWAYS
                     and self.qemu("sdhci.reserved-bits-writable")):
-                # Observed on QEMU 11.1.3 (not in 10.2.2): without UHS,
-                # HOSTCTL2 bit 12 (Host Version 4 Enable in SDHC 4.10,
-                # reserved in 3.00) alone is writable; other bits ignore it.
+                # QEMU 11.1.2 and later (upstream's "Accept version 4
+                # enable without UHS-I"): without UHS, HOSTCTL2 bit 12
+                # (Host Version 4 Enable in SDHC 4.10, reserved in 3.00)
+                # alone is writable; other bits ignore it.
                 v4 = H.HOSTCTL2_V4EN
                 self.hostctl2 = (self.hostctl2 & ~(v4 & ~hc2_mask)) | (hc2 & v4 & ~hc2_mask)
             return

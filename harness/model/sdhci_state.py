@@ -11,6 +11,7 @@ from typing import Protocol
 
 from harness.errors import ModelConfigError
 from harness.hwdefs import sdhci as H
+from harness.model import boundaries
 from harness.model.clock import TimerHandle, VirtualClock
 from harness.model.compat import defaults_for
 from harness.model.deviations import Deviations, Strictness
@@ -35,7 +36,7 @@ INSERTION_DELAY_NS = 1_000_000_000
 #: First version with the SDMA changes of the 10.0 cycle (DMA Interrupt at
 #: every SDMA completion; SYSAD-started SDMA of one block uses the
 #: single-block path).
-SDMA_REWORK = (10, 0, 0)
+SDMA_REWORK: Version = boundaries.SDMA_REWORK.since
 
 
 class SDHCIConfigError(ModelConfigError):

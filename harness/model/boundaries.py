@@ -1,0 +1,218 @@
+"""Every QEMU version boundary the model uses, with the builds that bear it out.
+
+A boundary is a version from which QEMU behaves differently in a way the
+model mirrors.  Each record names the builds seen on each side of it: a
+build of the old behaviour below ``since`` and one of the new behaviour at
+or above it.  A side seen only by reading a source tree counts less than a
+build the check ran on, and ``position`` says why the boundary sits at
+exactly ``since`` within that bracket (a compat entry, a changelog line, or
+an assumption).  The README's "Version boundaries" table is
+:func:`markdown` of :data:`BOUNDARIES` (``python -m harness.model.boundaries``
+prints it); ``tests/qtest/model/test_boundaries.py`` holds the README, the
+model's version constants and these records to each other.
+
+Version literals live here only: the model's modules take their constants
+from the records (the test rejects a version tuple written anywhere else
+in the model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.profile import Version
+
+#: A table row that holds for every version.
+ALWAYS: Version = (0, 0, 0)
+
+
+@dataclass(frozen=True)
+class Build:
+    """A QEMU build (or source tree) that boundaries were held against."""
+
+    name: str
+    version: Version
+    #: ``"run"``: the check and compat ran on it; ``"read"``: its source was read.
+    seen: str
+    origin: str
+
+
+#: Debian's three binaries, and the releases built from Debian's sources.
+BUILDS: tuple[Build, ...] = (
+    Build("7.2.22", (7, 2, 22), "run", "Debian binary 1:7.2+dfsg-7+deb12u18+b3 (bookworm)"),
+    Build("10.0.13", (10, 0, 13), "run", "Debian binary 1:10.0.13+ds-0+deb13u1 (trixie)"),
+    Build("10.2.2 src", (10, 2, 2), "read", "Debian source 1:10.2.2+ds-1 (read, not run here)"),
+    Build("11.0.3 src", (11, 0, 3), "run",
+          "built from the pool's qemu_11.0.3+ds.orig.tar.xz (no .dsc: Debian's patches absent)"),
+    Build("11.1.1 src", (11, 1, 1), "run", "built from Debian source 1:11.1.1+ds-1"),
+    Build("11.1.3", (11, 1, 3), "run", "Debian binary 1:11.1.3+ds-1 (sid)"),
+)
+_BY_NAME = {b.name: b for b in BUILDS}
+
+
+def build(name: str) -> Build:
+    """The entry of :data:`BUILDS` called ``name``."""
+    return _BY_NAME[name]
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """From QEMU ``since`` on, ``new``; before it, ``old``."""
+
+    key: str
+    since: Version
+    old: str
+    new: str
+    #: builds that showed the old behaviour (each older than ``since``)
+    old_on: tuple[str, ...]
+    #: builds that showed the new behaviour (each at least ``since``)
+    new_on: tuple[str, ...]
+    #: why exactly ``since`` inside the bracket the builds leave
+    position: str
+    #: where the model uses it
+    used_by: str
+    #: ``position`` rests on a documented fact (a compat entry, a changelog
+    #: line, adjacent releases), not on an assumption
+    pinned: bool = False
+
+    @property
+    def confirmed_on(self) -> tuple[str, ...]:
+        """Every build that confirmed a side."""
+        return self.old_on + self.new_on
+
+    @property
+    def status(self) -> str:
+        """``confirmed`` (a build run on each side), ``confirmed by source``
+        (a side only read), or ``assumed`` (a side without any build)."""
+        if not self.old_on or not self.new_on:
+            return "assumed"
+        run = [any(build(n).seen == "run" for n in side) for side in (self.old_on, self.new_on)]
+        return "confirmed" if all(run) else "confirmed by source"
+
+    @property
+    def release(self) -> str:
+        """``pinned``, or where the change may lie when ``since`` is assumed."""
+        return "pinned" if self.pinned else f"assumed within {self.bracket}"
+
+    @property
+    def bracket(self) -> str:
+        """The newest old-side and oldest new-side build: where the change lies."""
+        lo = max(self.old_on, key=lambda n: build(n).version, default="")
+        hi = min(self.new_on, key=lambda n: build(n).version, default="")
+        return f"{lo or '?'} .. {hi or '?'}"
+
+
+_ALL_BEFORE_10_0 = ("7.2.22",)
+_FROM_10_0 = ("10.0.13", "10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3")
+_FROM_10_2 = ("10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3")
+
+SD_PROTOCOL = Boundary(
+    "sd.protocol-rework", (9, 1, 0),
+    "sd.c's old command handling (RCA += 0x4567, CMD26 accepted, fixed class table, ...)",
+    "the command-table rework: random RCA, CMD6 in transfer state only, CMD26 unknown, ...",
+    _ALL_BEFORE_10_0, _FROM_10_0,
+    "assumed: QEMU's command-table rework, taken as 9.1; no 8.x or 9.x build here",
+    "sd_commands.VERSION_DIFFS (rca .. class-table), SDCard")
+SD_10_1 = Boundary(
+    "sd.state-and-size-rules", (10, 1, 0),
+    "ACMD13/22/51 and CMD19 start sending in any state; spec_version 1 accepted; "
+    "image size a power of 2",
+    "those commands illegal outside transfer state; spec_version 1 refused; "
+    "above 2 GiB a multiple of 512 KiB",
+    ("10.0.13",), _FROM_10_2,
+    "assumed 10.1: the 10.0.13 and 10.2.2 sources differ; no 10.1 build here",
+    "sd_commands.VERSION_DIFFS (sendingdata-state, spec-v1, size-rule), SDCard")
+SDMA_REWORK = Boundary(
+    "sdhci.sdma-rework", (10, 0, 0),
+    "SDMA raises DMA Interrupt only at a buffer boundary; SYSAD-started SDMA takes the "
+    "multi-block path whenever Multi Block Select is set",
+    "DMA Interrupt at every SDMA completion; one block takes the single-block path",
+    _ALL_BEFORE_10_0, _FROM_10_0,
+    "assumed: the 10.0 development cycle; no 8.x or 9.x build here",
+    "sdhci_state.SdhciState.sdma_rework")
+HOSTCTL2_V4EN = Boundary(
+    "sdhci.hostctl2-v4en-without-uhs", (11, 1, 2),
+    "without UHS-I (uhs 0) Host Control 2 ignores every write",
+    "without UHS-I, Host Control 2 bit 12 (Host Version 4 Enable) alone is writable",
+    ("7.2.22", "10.0.13", "10.2.2 src", "11.0.3 src", "11.1.1 src"), ("11.1.3",),
+    "the 11.1.2 stable release: Debian's changelog for 1:11.1.2+ds-1 lists upstream's "
+    "'hw/sd: sdhci: Accept version 4 enable without UHS-I'; the 11.1.1 source writes "
+    "Host Control 2 only with uhs >= UHS-I (no 11.1.2 build here)",
+    "sdhci.SDHCI._w_acmd12", pinned=True)
+CARD_SPEC_3 = Boundary(
+    "sd-card.spec_version-3", (9, 1, 0),
+    "sd-card spec_version defaults to 2 (Physical Layer 2.00)",
+    "it defaults to 3 (3.01); hw_compat_9_0 keeps 2 for machine types 9.0 and older",
+    _ALL_BEFORE_10_0, _FROM_10_0,
+    "hw_compat_9_0 carries spec_version 2 (in every source from 10.0.13 to 11.1.1), so the "
+    "default moved in 9.1",
+    "defaults.TABLE, compat.COMPAT_TABLE", pinned=True)
+ERASE_SERIES = Boundary(
+    "sd-card.erase-series", (11, 1, 50),
+    "erased blocks read 0xFF, SCR DATA_STAT_AFTER_ERASE clear, CID PRV 0x01",
+    "the hw/sd erase series (seed 000): erase-blocks-as-zero (default true), "
+    "DATA_STAT_AFTER_ERASE, PRV 0x02 on the SD card and the eMMC",
+    ("7.2.22", "10.0.13", "10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3"), (),
+    "assumed: the series is unreleased, taken as 11.2 (11.1.50 and up); the model "
+    "keys the behaviour on the property's presence, this version only dates its "
+    "default row",
+    "defaults.TABLE (erase-blocks-as-zero); SDCard and Emmc key on the property")
+EMMC_DEVICE = Boundary(
+    "emmc.device", (9, 1, 0),
+    "no emmc device type", "the emmc device type",
+    _ALL_BEFORE_10_0, _FROM_10_0,
+    "assumed: arrived with the 9.1 command-table rework; no 8.x or 9.x build here",
+    "emmc_defaults.has_emmc, TABLE (boot-partition-size, boot-config)")
+EMMC_PLUGGABLE = Boundary(
+    "emmc.pluggable", (10, 1, 0),
+    "-device emmc refused ('expects a pluggable device type')",
+    "-device emmc accepted on sdhci-pci's bus",
+    ("10.0.13",), _FROM_10_2,
+    "assumed 10.1: 10.0.13's source marks the device not user-creatable, 10.2.2's does "
+    "not; no 10.1 build here",
+    "emmc_defaults.pluggable")
+EMMC_RPMB = Boundary(
+    "emmc.rpmb-partition-size", (10, 1, 0),
+    "no RPMB partition", "the rpmb-partition-size property",
+    ("10.0.13",), _FROM_10_2,
+    "assumed 10.1: absent from 10.0.13, present in the 10.2.2 source; no 10.1 build here",
+    "emmc_defaults.TABLE")
+EMMC_AUTH_KEY = Boundary(
+    "emmc.auth-key", (11, 1, 0),
+    "no auth-key property", "auth-key programs the RPMB key at realize",
+    ("10.2.2 src", "11.0.3 src"), ("11.1.1 src", "11.1.3"),
+    "a feature of the 11.1 release: the 11.0.3 source lacks it, 11.1.1's has it "
+    "(stable releases add no properties)",
+    "emmc_defaults.TABLE", pinned=True)
+
+#: Every boundary the model uses.
+BOUNDARIES: tuple[Boundary, ...] = (
+    SD_PROTOCOL, SD_10_1, SDMA_REWORK, HOSTCTL2_V4EN, CARD_SPEC_3, ERASE_SERIES,
+    EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY,
+)
+
+#: First and last release whose defaults were held against a build: 7.2.0 up
+#: to the 11.1 stable releases (11.1.50 and up is 11.2 development).
+DEFAULTS_VERIFIED: tuple[Version, Version] = ((7, 2, 0), (11, 1, 49))
+
+
+def _v(v: Version) -> str:
+    return ".".join(map(str, v))
+
+
+def markdown() -> str:
+    """The README's table: one row per boundary, one column per build."""
+    head = ["boundary", "from", *[b.name for b in BUILDS], "status", "release", "why there"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for bd in BOUNDARIES:
+        cells = []
+        for b in BUILDS:
+            mark = "old" if b.name in bd.old_on else "new" if b.name in bd.new_on else "-"
+            cells.append(mark if mark == "-" or b.seen == "run" else f"{mark} (read)")
+        lines.append("| " + " | ".join([f"`{bd.key}`: {bd.new}", _v(bd.since), *cells,
+                                        bd.status, bd.release, bd.position]) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown())

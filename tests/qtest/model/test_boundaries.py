@@ -1,0 +1,145 @@
+"""The model's QEMU version boundaries: one record each, with the builds on
+each side, and the README's table made from those records.
+
+The facts tested here come from outside the model: the HOSTCTL2 bit 12
+boundary from Debian's 11.1.2 changelog and the 11.1.1 source (which writes
+Host Control 2 only with uhs >= UHS-I); the eMMC's PRV from QEMU's sd.c,
+which fills the SD card's and the eMMC's CID product revision from one
+constant that the erase series raises to 0x02.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from harness.hwdefs import sd as S
+from harness.model import boundaries, compat, defaults, emmc_defaults, sd_commands
+from harness.model.boundaries import BOUNDARIES, BUILDS, Boundary
+from harness.model.clock import VirtualClock
+from harness.model.emmc import EmmcCard
+from harness.model.sdcard import SDCard
+from harness.model.sdhci import HOSTCTL2_V4EN_ALWAYS
+from harness.model.sdhci_state import SDMA_REWORK
+from harness.profile import NEWEST, BuildProfile
+from tests.qtest.model.sdhci_support import stub_target
+
+ROOT = Path(__file__).resolve().parents[3]
+#: Where version boundaries may be written: the model, the quirks, the profile.
+SCANNED = (*sorted((ROOT / "harness" / "model").glob("*.py")),
+           ROOT / "harness" / "check" / "quirks.py", ROOT / "harness" / "profile.py")
+#: Version-shaped literals that are no boundary: NEWEST's version (the model's
+#: profile without a build; it must be the newest build, tested below).
+NOT_BOUNDARIES = {("profile.py", (11, 1, 3))}
+
+
+def _version_literals(path: Path) -> list[tuple[int, ...]]:
+    """Tuples of three int constants that ``path`` names, passes or orders
+    against: how a Version is written (``x in (1, 2, 4)`` and table
+    contents are not versions)."""
+    tree = ast.parse(path.read_text())
+    out: list[tuple[int, ...]] = []
+    for parent in ast.walk(tree):
+        kids: list[ast.expr | None]
+        if isinstance(parent, ast.AnnAssign):
+            kids = [parent.value]
+        elif isinstance(parent, ast.Assign):  # ``a, b, c = 1, 2, 3`` names three values
+            kids = [] if isinstance(parent.targets[0], ast.Tuple) else [parent.value]
+        elif isinstance(parent, ast.Call):
+            kids = [*parent.args, *(k.value for k in parent.keywords)]
+        elif isinstance(parent, ast.Compare) and all(
+                isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq))
+                for op in parent.ops):
+            kids = [parent.left, *parent.comparators]
+        else:
+            continue
+        for node in kids:
+            if not isinstance(node, ast.Tuple) or len(node.elts) != 3:
+                continue
+            values = [e.value for e in node.elts
+                      if isinstance(e, ast.Constant) and type(e.value) is int]
+            if len(values) == 3:
+                out.append(tuple(int(v) for v in values if isinstance(v, int)))
+    return out
+
+
+def test_no_version_literal_outside_the_records() -> None:
+    stray = [(p.name, v) for p in SCANNED if p.name != "boundaries.py"
+             for v in _version_literals(p) if (p.name, v) not in NOT_BOUNDARIES]
+    assert stray == [], "write the version as a boundaries.Boundary record"
+    assert NEWEST.version == max(b.version for b in BUILDS)
+
+
+@pytest.mark.parametrize("bd", BOUNDARIES, ids=lambda b: b.key)
+def test_every_boundary_names_builds_consistent_with_it(bd: Boundary) -> None:
+    assert bd.position and bd.used_by and bd.old and bd.new
+    for name in bd.old_on:
+        assert boundaries.build(name).version < bd.since, name
+    for name in bd.new_on:
+        assert boundaries.build(name).version >= bd.since, name
+    assert bd.status == "assumed" or (bd.old_on and bd.new_on)
+    if bd.status == "assumed":
+        assert not bd.pinned and "assumed" in bd.position
+
+
+def test_every_version_the_model_uses_is_a_record() -> None:
+    since = {bd.since for bd in BOUNDARIES} | {boundaries.ALWAYS}
+    used = {sd_commands.V_PROTO, sd_commands.V_10_1, SDMA_REWORK, HOSTCTL2_V4EN_ALWAYS,
+            defaults.SERIES_SINCE, emmc_defaults.EMMC_SINCE, emmc_defaults.PLUGGABLE_SINCE}
+    used |= {d.since for d in sd_commands.VERSION_DIFFS}
+    used |= {r.since for r in defaults.TABLE} | {r.since for r in emmc_defaults.TABLE}
+    used |= {e.since_build for e in compat.COMPAT_TABLE}
+    assert used <= since
+    assert defaults.VERIFIED == boundaries.DEFAULTS_VERIFIED
+
+
+def test_readme_table_is_the_records() -> None:
+    text = (ROOT / "README.md").read_text()
+    assert boundaries.markdown() in text, (
+        "README's version-boundary table is stale: paste python -m harness.model.boundaries")
+
+
+# -- the two boundaries a source build showed wrong ------------------------------------
+
+
+@pytest.mark.parametrize("version,kept", [
+    ((10, 2, 2), 0), ((11, 0, 3), 0), ((11, 1, 1), 0), ((11, 1, 2), 0x1000),
+    ((11, 1, 3), 0x1000)])
+def test_hostctl2_bit12_without_uhs_from_11_1_2(version: tuple[int, int, int],
+                                                kept: int) -> None:
+    profile = BuildProfile(version, sdhci_properties={"sd-spec-version": "2"})
+    t, _ = stub_target(profile=profile)
+    t.write(0x3E, 2, 0xFFFF)
+    assert t.read(0x3E, 2) == kept
+
+
+def test_auth_key_is_an_11_1_property() -> None:
+    assert "auth-key" not in emmc_defaults.expected_properties((11, 0, 3))
+    assert "auth-key" in emmc_defaults.expected_properties((11, 1, 1))
+
+
+def _emmc_prv(profile: BuildProfile) -> int:
+    c = EmmcCard(VirtualClock(), size=4 << 20, profile=profile)
+    return c.cid[9]
+
+
+def _sd_prv(profile: BuildProfile) -> int:
+    c = SDCard(VirtualClock(), size=4 << 20, profile=profile)
+    return int(S.CID.decode(S.register_value(c.cid))["PRV"])
+
+
+_EMMC = {"boot-config": "0", "boot-partition-size": "0", "rpmb-partition-size": "0"}
+
+
+def test_series_raises_the_emmc_prv_with_the_sd_cards() -> None:
+    without = BuildProfile((11, 1, 3), sd_card_properties={"spec_version": "3"},
+                           emmc_properties=_EMMC, emmc_pluggable=True)
+    series = BuildProfile((11, 1, 3), sd_card_properties={"spec_version": "3",
+                                                          "erase-blocks-as-zero": "true"},
+                          emmc_properties=_EMMC, emmc_pluggable=True)
+    assert (_sd_prv(without), _emmc_prv(without)) == (0x01, 0x01)
+    assert (_sd_prv(series), _emmc_prv(series)) == (0x02, 0x02)
+    c = EmmcCard(VirtualClock(), size=4 << 20, profile=series)
+    assert c.cid[15] == (S.crc7(bytes(c.cid[:15])) << 1) | 1  # CRC follows the PRV

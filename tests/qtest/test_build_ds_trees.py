@@ -1,0 +1,98 @@
+"""``sdqtest qemu build`` on Debian's ``+ds`` trees: what the pool's tarballs lack.
+
+A ``+ds`` tarball has no edk2 blobs and no ``.dtb`` files.  Debian's own
+``skip-unpack-edk2-blobs.patch`` keeps meson from unpacking the blobs; the
+pool's ``qemu_11.0.3+ds.orig.tar.xz`` comes without Debian's patches (its
+``.dsc`` is gone), and its meson stops at the first missing ``.bz2`` while
+``bzip2`` is on PATH.  The trees here are small fakes of those files.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.bisect.build import (
+    QemuTreeBuilder,
+    needs_dtc,
+    path_without,
+    unpacks_absent_edk2,
+)
+
+_UNPATCHED = """roms = []
+if unpack_edk2_blobs
+  fds = [
+    'edk2-aarch64-code.fd',
+    'edk2-x86_64-code.fd',
+  ]
+endif
+"""
+
+
+def _tree(tmp_path: Path, meson: str, blobs: tuple[str, ...] = ()) -> Path:
+    src = tmp_path / "qemu"
+    (src / "pc-bios").mkdir(parents=True)
+    (src / "pc-bios" / "meson.build").write_text(meson)
+    for b in blobs:
+        (src / "pc-bios" / b).write_bytes(b"")
+    return src
+
+
+def test_unpatched_ds_tree_unpacks_absent_blobs(tmp_path: Path) -> None:
+    assert unpacks_absent_edk2(_tree(tmp_path, _UNPATCHED))
+
+
+def test_debian_patched_tree_does_not(tmp_path: Path) -> None:
+    patched = _UNPATCHED.replace("if unpack_edk2_blobs\n", "if unpack_edk2_blobs and false\n")
+    assert not unpacks_absent_edk2(_tree(tmp_path, patched))
+
+
+def test_upstream_tree_with_blobs_does_not(tmp_path: Path) -> None:
+    src = _tree(tmp_path, _UNPATCHED,
+                ("edk2-aarch64-code.fd.bz2", "edk2-x86_64-code.fd.bz2"))
+    assert not unpacks_absent_edk2(src)
+
+
+def test_dtc_needed_only_without_dtb_files(tmp_path: Path) -> None:
+    src = tmp_path / "qemu"
+    (src / "pc-bios" / "dtb").mkdir(parents=True)
+    (src / "pc-bios" / "dtb" / "meson.build").write_text("dtbs = [\n  'bamboo.dtb',\n]\n")
+    assert needs_dtc(src)
+    (src / "pc-bios" / "dtb" / "bamboo.dtb").write_bytes(b"")
+    assert not needs_dtc(src)
+    assert not needs_dtc(tmp_path / "nothing-here")
+
+
+def _exe(d: Path, name: str) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_text("#!/bin/sh\n")
+    (d / name).chmod(0o755)
+
+
+def test_path_without_hides_one_command(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for name in ("bzip2", "cc"):
+        _exe(a, name)
+    _exe(b, "cc")
+    _exe(b, "ninja")
+    (b / "notes.txt").write_text("not a command")
+    shim = path_without("bzip2", os.pathsep.join([str(a), str(b)]), tmp_path / "shim")
+    names = sorted(p.name for p in shim.iterdir())
+    assert names == ["cc", "ninja"]
+    assert (shim / "cc").resolve() == (a / "cc").resolve()  # the first on PATH wins
+
+
+def test_build_env_hides_bzip2_for_such_a_tree(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    bindir = tmp_path / "bin"
+    for name in ("bzip2", "cc"):
+        _exe(bindir, name)
+    monkeypatch.setenv("PATH", str(bindir))
+    b = QemuTreeBuilder(tmp_path / "build", tools_dir=tmp_path / "tools")
+    src = _tree(tmp_path, _UNPATCHED)
+    path = b._env(src)["PATH"].split(os.pathsep)
+    assert not any((Path(d) / "bzip2").exists() for d in path)
+    assert any((Path(d) / "cc").exists() for d in path)
+    assert b._env()["PATH"] == str(bindir)  # other trees: PATH as it is
