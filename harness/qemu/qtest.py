@@ -154,15 +154,23 @@ class QtestClient:
         """Read lines until the next command answer, handling IRQ lines."""
         while True:
             line = self._readline()
-            if line.startswith(b"IRQ "):
-                m = _IRQ_RE.match(line)
-                if m:
-                    level = m.group(1) == b"raise"
-                    n = int(m.group(2))
-                    self.irq_levels[n] = level
-                    self.irq_events.append((n, level))
-                    continue
+            event = self._irq_line(line)
+            if event is not None:
+                self.irq_events.append(event)
+                continue
             return line.decode("ascii", "replace")
+
+    def _irq_line(self, line: bytes) -> tuple[int, bool] | None:
+        """An ``IRQ raise N``/``IRQ lower N`` line as its event (line, raised),
+        the line's level recorded; None for any other line."""
+        if not line.startswith(b"IRQ "):
+            return None
+        m = _IRQ_RE.match(line)
+        if m is None:
+            return None
+        event = (int(m.group(2)), m.group(1) == b"raise")
+        self.irq_levels[event[0]] = event[1]
+        return event
 
     def command(self, line: str) -> str:
         """Send one validated command line and return its ``OK`` answer."""
@@ -234,14 +242,9 @@ class QtestClient:
                 continue
             line = bytes(buf[pos:nl])
             pos = nl + 1
-            if line.startswith(b"IRQ "):
-                m = _IRQ_RE.match(line)
-                if m:
-                    level = m.group(1) == b"raise"
-                    num = int(m.group(2))
-                    self.irq_levels[num] = level
-                    events.append((num, level))
-                    continue
+            if line.startswith(b"IRQ ") and (event := self._irq_line(line)) is not None:
+                events.append(event)
+                continue
             out.append((line.decode("ascii", "replace"), len(events)))
         del buf[:pos]
         for i, (a, _) in enumerate(out):
