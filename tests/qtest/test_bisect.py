@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -40,6 +39,7 @@ from harness.bisect.cli import main as bisect_main
 from harness.bisect.driver import BisectError, _parse, bisect
 from harness.bisect.progress import Progress
 from harness.bisect.synthetic import Commit, make_repo
+from tests.qtest.signals import inherit
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_QEMU = Path("/bin/true")
@@ -351,15 +351,6 @@ def test_not_a_qemu_tree(tmp_path: Path) -> None:
     assert "not a QEMU source tree" in text and "--build-cmd" in text
 
 
-def _inherit(disposition: signal.Handlers) -> Callable[[], None]:
-    """A ``preexec_fn`` setting the child's SIGINT, SIGTERM and SIGHUP to
-    ``disposition`` (not whatever pytest inherited: ``cmd &`` ignores SIGINT)."""
-    def child() -> None:
-        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(s, disposition)
-    return child
-
-
 @pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN],
                          ids=["inherited-default", "inherited-ignored"])
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
@@ -378,7 +369,7 @@ def test_interrupted_bisect_resets_tree(tmp_path: Path, sig: signal.Signals, cod
         [sys.executable, "-m", "harness.bisect", "bisect", "--qemu-src", str(repo),
          "--good", shas[0], "--bad", shas[-1], "--pytest", "x.py", "--build-cmd", build],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        preexec_fn=_inherit(inherited))
+        preexec_fn=inherit(inherited))
     try:
         deadline = time.monotonic() + 30
         while not pidfile.exists() or not pidfile.read_text().strip():

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from harness.qemu.qtest import QtestTimeout
 from harness.qemu.session import QemuDied, QemuLaunchError, QemuSession
 from harness.qemu.target import QemuTarget, QemuTargetError
 from harness.target import ClockUnavailable
+from tests.qtest.signals import inherit
 
 pytestmark = pytest.mark.qemu
 
@@ -120,17 +120,6 @@ def test_binary_without_sdhci_pci(qemu_build: QemuBuild, tmp_path: Path) -> None
         QemuTarget(qemu_build.binary, Machine("none"))
 
 
-def _inherit(disposition: signal.Handlers) -> Callable[[], None]:
-    """A ``preexec_fn`` giving the child SIGINT, SIGTERM and SIGHUP set to
-    ``disposition``: what the test depends on is set here, not inherited
-    from however pytest was started (``cmd &`` ignores SIGINT, ``nohup``
-    SIGHUP)."""
-    def child() -> None:
-        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(s, disposition)
-    return child
-
-
 @pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN],
                          ids=["inherited-default", "inherited-ignored"])
 def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Path,
@@ -151,7 +140,7 @@ def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Pat
     env = dict(os.environ, PYTHONPATH=str(root))
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL):
         p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env,
-                             preexec_fn=_inherit(inherited))
+                             preexec_fn=inherit(inherited))
         assert p.stdout is not None
         qemu_pid = int(p.stdout.readline())
         assert _alive(qemu_pid)
