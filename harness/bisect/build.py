@@ -37,11 +37,15 @@ from typing import IO, Protocol
 from harness.bisect import proc
 from harness.errors import SdqtestError
 from harness.paths import cache_dir
+from harness.qemu.install import installed_builds
 
 BINARY = "qemu-system-x86_64"
 RECIPE = "sdqtest-build"
 #: Firmware QEMU needs to start a pc/q35 machine under qtest with -nodefaults.
 _FIRMWARE = ("bios-256k.bin", "bios.bin", "kvmvapic.bin", "linuxboot_dma.bin")
+#: Firmware files a machine with default devices may load too (a field
+#: reproducer without -nodefaults gets the default VGA and NIC ROMs).
+_FIRMWARE_SUFFIXES = (".bin", ".rom")
 #: Where Debian's packages put firmware, for trees without pc-bios blobs.
 _HOST_FIRMWARE = (Path("/usr/share/seabios"), Path("/usr/lib/ipxe/qemu"), Path("/usr/share/qemu"))
 
@@ -522,6 +526,12 @@ class QemuTreeBuilder:
         to the host's (Debian's ``seabios``).
         """
         sources = [src / "pc-bios"] + [d for d in _HOST_FIRMWARE if d.is_dir()]
+        # Debian's +ds trees and a host without qemu-system-data lack some
+        # (kvmvapic.bin): the installed Debian builds' own firmware, newest first.
+        sources += [b.root / "usr" / "share" / "qemu" for b in reversed(installed_builds())]
+        names = list(_FIRMWARE) + sorted(
+            {f.name for d in sources if d.is_dir() for f in d.iterdir()
+             if f.suffix in _FIRMWARE_SUFFIXES} - set(_FIRMWARE))
         prefix = "/usr/local"
         m = re.search(r"--prefix=(\S+)", _read_text(self.build_dir / "config.log"))
         if m:
@@ -531,7 +541,7 @@ class QemuTreeBuilder:
         linked = 0
         for target in targets:
             target.mkdir(parents=True, exist_ok=True)
-            for name in _FIRMWARE:
+            for name in names:
                 dst = target / name
                 if dst.exists():
                     continue
