@@ -96,3 +96,32 @@ def test_build_env_hides_bzip2_for_such_a_tree(tmp_path: Path,
     assert not any((Path(d) / "bzip2").exists() for d in path)
     assert any((Path(d) / "cc").exists() for d in path)
     assert b._env()["PATH"] == str(bindir)  # other trees: PATH as it is
+
+
+def test_firmware_links_default_device_roms(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine without -nodefaults loads its default VGA and NIC ROMs too:
+    every .bin/.rom the tree or a host firmware folder has is linked, the
+    tree's own first; other files are not."""
+    import io
+
+    from harness.bisect import build
+
+    src, host = tmp_path / "src", tmp_path / "seabios"
+    (src / "pc-bios").mkdir(parents=True)
+    host.mkdir()
+    (src / "pc-bios" / "bios-256k.bin").write_bytes(b"tree")
+    (src / "pc-bios" / "meson.build").write_text("")
+    (host / "bios-256k.bin").write_bytes(b"host")
+    (host / "vgabios-stdvga.bin").write_bytes(b"vga")
+    (host / "efi-e1000e.rom").write_bytes(b"nic")
+    monkeypatch.setattr(build, "_HOST_FIRMWARE", (host,))
+    monkeypatch.setattr(build, "installed_builds", lambda: [])
+    b = QemuTreeBuilder(tmp_path / "build", tools_dir=tmp_path / "tools")
+    b.build_dir.mkdir()
+    b._firmware(src, io.StringIO())
+    linked = b.build_dir / "pc-bios"
+    assert (linked / "bios-256k.bin").read_bytes() == b"tree"
+    assert (linked / "vgabios-stdvga.bin").read_bytes() == b"vga"
+    assert (linked / "efi-e1000e.rom").read_bytes() == b"nic"
+    assert not (linked / "meson.build").exists()
