@@ -59,8 +59,6 @@ STEP_BUDGET = 5000
 
 OK, DIVERGE, CRASH, HANG, ERROR, PREDICTED = (
     "ok", "diverge", "crash", "hang", "error", "predicted")
-#: The optimistic attempt of :func:`execute` (then step by step if need be).
-_TRY = "optimistic-attempt"
 
 
 @dataclass
@@ -166,16 +164,26 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
     QEMU; any outcome but agreement runs it again step by step, so every
     finding is exactly the step-by-step one (``Outcome.lockstep`` says which
     way it ran)."""
+    def once(optimistic: bool) -> Outcome:
+        return _execute_once(binary, profile, ops, machine_type=machine_type, strict=strict,
+                             timeout=timeout, name=name, fresh=fresh, pool=pool, polls=polls,
+                             optimistic=optimistic)
+
     if lockstep == "optimistic" and pool is not None and fresh is None and not strict:
-        first = execute(binary, profile, ops, machine_type=machine_type, timeout=timeout,
-                        name=name, pool=pool, polls=polls, lockstep=_TRY)
+        first = once(True)
         if first.status == OK and first.lockstep == "optimistic":
             return first
-        again = execute(binary, profile, ops, machine_type=machine_type, timeout=timeout,
-                        name=name, pool=pool, polls=polls, lockstep="step")
+        again = once(False)
         again.lockstep, again.seconds = "fallback", again.seconds + first.seconds
         return again
-    optimistic = lockstep == _TRY
+    return once(False)
+
+
+def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
+                  machine_type: str, strict: bool, timeout: float, name: str,
+                  fresh: QemuTarget | None, pool: QemuPool | None, polls: int,
+                  optimistic: bool) -> Outcome:
+    """:func:`execute`'s one run, optimistic (on a pooled QEMU) or step by step."""
     t0 = time.monotonic()
     out = Outcome(OK)
     machine = fresh.machine if fresh is not None else fuzz_machine(machine_type)
@@ -205,26 +213,8 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
         else:
             lock = LockstepTarget(model, side, quirks=quirks)
         _drive(lock, model, side, ops, out, polls)
-    except Fallback as f:
-        out.status, out.reason, out.lockstep = ERROR, str(f), "fallback"
-    except Divergence as d:
-        out.status, out.divergence, out.reason = DIVERGE, d, d.summary()
-    except QtestTimeout as e:
-        predicted = model is not None and model.hung is not None
-        out.status, out.reason = (PREDICTED if predicted else HANG), str(e)
-    except QemuGone as e:
-        predicted = model is not None and model.hung is not None and _qemu_dies(model)
-        out.status, out.reason = (PREDICTED if predicted else CRASH), str(e)
-        if isinstance(e, QemuDied) and e.sanitizer is not None:
-            out.crash_site = e.sanitizer.signature  # the top hw/sd frame names it
-        elif isinstance(e, QemuDied):
-            out.crash_site = e.assertion or (
-                f"signal {e.signal}" if e.signal else f"exit {e.returncode}")
-        else:
-            out.crash_site = "qtest stream closed"
-    except Exception as e:  # a model or harness bug: a finding too
-        out.status, out.reason = ERROR, f"{type(e).__name__}: {e}"
-        out.error_site = error_site(e)
+    except Exception as e:  # every outcome but agreement (a harness bug too)
+        _failed(out, e, model)
     finally:
         if optimistic and isinstance(lock, OptimisticLockstep) and out.status != OK:
             lock.abandon()  # run again step by step: the stream must be in step
@@ -255,6 +245,33 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
             rec.cleanup()
     out.seconds = time.monotonic() - t0
     return out
+
+
+def _failed(out: Outcome, e: Exception, model: ModelTarget | None) -> None:
+    """Record in ``out`` how the run ended when it raised ``e``: a fall-back
+    to step by step, a divergence, a hang or crash (PREDICTED where the
+    model said QEMU would stop), or an error (a model or harness bug, a
+    finding too)."""
+    hung = model is not None and model.hung is not None
+    if isinstance(e, Fallback):
+        out.status, out.reason, out.lockstep = ERROR, str(e), "fallback"
+    elif isinstance(e, Divergence):
+        out.status, out.divergence, out.reason = DIVERGE, e, e.summary()
+    elif isinstance(e, QtestTimeout):
+        out.status, out.reason = (PREDICTED if hung else HANG), str(e)
+    elif isinstance(e, QemuGone):
+        predicted = hung and model is not None and _qemu_dies(model)
+        out.status, out.reason = (PREDICTED if predicted else CRASH), str(e)
+        if isinstance(e, QemuDied) and e.sanitizer is not None:
+            out.crash_site = e.sanitizer.signature  # the top hw/sd frame names it
+        elif isinstance(e, QemuDied):
+            out.crash_site = e.assertion or (
+                f"signal {e.signal}" if e.signal else f"exit {e.returncode}")
+        else:
+            out.crash_site = "qtest stream closed"
+    else:
+        out.status, out.reason = ERROR, f"{type(e).__name__}: {e}"
+        out.error_site = error_site(e)
 
 
 def _strict_run(rec: Recording, profile: BuildProfile, machine: Machine, ops: Sequence[Op],
