@@ -46,7 +46,6 @@ AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR, SPEC_MISS = (
 #: was run again step by step.
 STEP, OPTIMISTIC, FALLBACK = "step", "optimistic", "fallback"
 LOCKSTEP_MODES = (OPTIMISTIC, STEP)
-_TRY = "optimistic-attempt"
 
 #: Every deviation the model knows, by key (both devices' tables).
 KNOWN_DEVIATIONS: dict[str, Deviation] = {
@@ -269,21 +268,45 @@ def run(
     recording, replay, migration or ``stop_after``) and, at any
     difference, runs the scenario again step by step; ``step`` always goes
     one round trip per operation."""
-    if lockstep not in LOCKSTEP_MODES + (_TRY,):
+    if lockstep not in LOCKSTEP_MODES:
         raise ValueError(f"lockstep mode {lockstep!r} is not one of {', '.join(LOCKSTEP_MODES)}")
-    if lockstep == OPTIMISTIC:
-        if replay is None and record is None and migrator is None and stop_after is None:
-            kw: dict[str, Any] = dict(strict=strict, report_dir=report_dir, quirks=quirks,
-                                      image=image, pool=pool, keep=keep)
-            first = run(build, sc, machine, lockstep=_TRY, **kw)
-            if first.lockstep != FALLBACK:
-                return first
-            again = run(build, sc, machine, lockstep=STEP, **kw)
-            again.lockstep, again.fallback = FALLBACK, first.fallback
-            again.seconds += first.seconds
-            return again
-        lockstep = STEP
-    optimistic = lockstep == _TRY
+
+    def once(optimistic: bool) -> Result:
+        return _run_once(build, sc, machine, strict=strict, report_dir=report_dir,
+                         quirks=quirks, image=image, record=record, replay=replay,
+                         stop_after=stop_after, migrator=migrator, pool=pool, keep=keep,
+                         optimistic=optimistic)
+
+    if lockstep == OPTIMISTIC and (replay is None and record is None and migrator is None
+                                   and stop_after is None):
+        first = once(True)
+        if first.lockstep != FALLBACK:
+            return first
+        again = once(False)
+        again.lockstep, again.fallback = FALLBACK, first.fallback
+        again.seconds += first.seconds
+        return again
+    return once(False)
+
+
+def _run_once(
+    build: QemuBuild,
+    sc: Scenario,
+    machine: str,
+    *,
+    strict: Strictness,
+    report_dir: Path | None,
+    quirks: tuple[Quirk, ...],
+    image: UserImage | None,
+    record: Recording | None,
+    replay: Recording | None,
+    stop_after: int | None,
+    migrator: Callable[[Context, QemuSide, ModelTarget], None] | None,
+    pool: QemuPool | None,
+    keep: bool,
+    optimistic: bool,
+) -> Result:
+    """:func:`run`'s one run of the scenario, optimistic or step by step."""
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
