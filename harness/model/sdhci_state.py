@@ -221,8 +221,13 @@ class SdhciState:
         return level
 
     def irq_level(self) -> bool:
-        """INTx as QEMU leaves it, or as the specification defines it (strict)."""
-        if self.qemu("sdhci.irq-not-reevaluated"):
+        """INTx as QEMU leaves it, or as the specification defines it (strict).
+        The deviation's answer is fixed for the run (the strictness is), so
+        it is asked once: the lockstep asks for the level at every step."""
+        follow = self.__dict__.get("_irq_follows_qemu")
+        if follow is None:
+            follow = self.__dict__["_irq_follows_qemu"] = self.qemu("sdhci.irq-not-reevaluated")
+        if follow:
             return self.irq
         return self.slotint()
 

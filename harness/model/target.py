@@ -217,9 +217,13 @@ class ModelTarget:
         :class:`harness.target.IrqEvents`).  Where the line is not driven as
         it changes (strict: :meth:`irq_level` is the status, re-evaluated on
         every read), a final event brings the sequence to that level."""
+        changes = self.sdhci.irq_changes
+        now = self.irq_level()
+        if not changes and now == self._irq_reported:  # the lockstep's every step
+            return []
         out: list[bool] = []
         level = self._irq_reported
-        for change in [*self.sdhci.irq_changes, self.irq_level()]:
+        for change in [*changes, now]:
             if change != level:
                 out.append(change)
                 level = change

@@ -40,7 +40,7 @@ from harness.qemu.session import QemuError, QemuSession
 from harness.target import check_access, check_clock_step, check_memory
 
 #: Largest chunk moved in one b64read/b64write line.
-_CHUNK = 1 << 16
+B64_CHUNK = 1 << 16
 #: Guest RAM below this is one block on both q35 and pc (no PCI hole):
 #: a reused machine with more RAM is launched afresh instead.
 REUSE_RAM_LIMIT = 1 << 31
@@ -313,13 +313,13 @@ class QemuTarget:
         if op == "mem_read":
             addr, length = args
             check_memory(addr, length)
-            return [fmt_b64read(addr + pos, min(_CHUNK, length - pos))
-                    for pos in range(0, length, _CHUNK)]
+            return [fmt_b64read(addr + pos, min(B64_CHUNK, length - pos))
+                    for pos in range(0, length, B64_CHUNK)]
         if op == "mem_write":
             addr, data = args
             check_memory(addr, len(data))
-            return [fmt_b64write(addr + pos, data[pos:pos + _CHUNK])
-                    for pos in range(0, len(data), _CHUNK)]
+            return [fmt_b64write(addr + pos, data[pos:pos + B64_CHUNK])
+                    for pos in range(0, len(data), B64_CHUNK)]
         if op == "clock_step" and args[0] is not None:
             check_clock_step(args[0])
             if not self.session.has_clock:
@@ -342,14 +342,14 @@ class QemuTarget:
     def mem_read(self, addr: int, length: int) -> bytes:
         check_memory(addr, length)
         out = bytearray()
-        for pos in range(0, length, _CHUNK):
-            out += self.qtest.b64read(addr + pos, min(_CHUNK, length - pos))
+        for pos in range(0, length, B64_CHUNK):
+            out += self.qtest.b64read(addr + pos, min(B64_CHUNK, length - pos))
         return bytes(out)
 
     def mem_write(self, addr: int, data: bytes) -> None:
         check_memory(addr, len(data))
-        for pos in range(0, len(data), _CHUNK):
-            self.qtest.b64write(addr + pos, data[pos : pos + _CHUNK])
+        for pos in range(0, len(data), B64_CHUNK):
+            self.qtest.b64write(addr + pos, data[pos : pos + B64_CHUNK])
 
     def clock_step(self, ns: int | None = None) -> int:
         check_clock_step(ns)
