@@ -60,6 +60,10 @@ BATCH_BYTES = 1 << 15
 _RSP = (sdhci.RSPREG0.offset, sdhci.RSPREG3.offset + sdhci.RSPREG3.width)
 
 
+#: The byte of the Command register whose write issues a command (2.2.7).
+_CMD_BYTE = sdhci.CMDREG.offset + 1
+
+
 class Fallback(Exception):
     """The optimistic attempt was abandoned (why); run step by step."""
 
@@ -144,6 +148,14 @@ class OptimisticLockstep(LockstepTarget):
         self.counters = Counters()
         #: A register read's qtest line and its length, by (offset, size).
         self._lines: dict[tuple[Any, ...], tuple[list[str], int]] = {}
+        #: Response register reads that ran one round trip since the last
+        #: command was issued: the model has QEMU's value (adopted or
+        #: agreed), so the same read is predicted until the next command
+        #: (a wrong prediction is a fall back like any other).
+        self._confirmed: set[tuple[int, int]] = set()
+        #: A register write's qtest line but its value, and the value's
+        #: mask, by (offset, size).
+        self._writes: dict[tuple[int, int], tuple[str, int]] = {}
         self._last: tuple[bool, str, tuple[bool, ...]] = (False, "", ())
         self._keep = self._history.maxlen is None
 
@@ -208,8 +220,11 @@ class OptimisticLockstep(LockstepTarget):
         data port is read 128 times a block)."""
         args = (offset, size)
         if (self.stop_after is not None or _RSP[0] - size < offset < _RSP[1]) \
-                and self._sync("read", args):
-            return int(self._synced("read", offset, size).qemu)
+                and args not in self._confirmed and self._sync("read", args):
+            value = int(self._synced("read", offset, size).qemu)
+            if offset + size <= sdhci.RSPREG3.offset:  # not an Auto CMD12's
+                self._confirmed.add(args)
+            return value
         model = self.model
         m = model.read(offset, size)
         cached = self._lines.get(args)
@@ -255,10 +270,42 @@ class OptimisticLockstep(LockstepTarget):
         return bytes(q)
 
     def write(self, offset: int, size: int, value: int) -> None:
+        """:meth:`_ahead` for a register write, its qtest line made from
+        the one :meth:`QemuTarget.op_lines` gives for that register."""
         if self.stop_after is not None:
             self._synced("write", offset, size, value)
-        else:
-            self._ahead("write", (offset, size, value))
+            return
+        args = (offset, size, value)
+        shape = self._writes.get((offset, size))
+        if shape is None:
+            head = self.qemu_target.op_lines("write", (offset, size, 0))[0]
+            shape = (head[:-len("0x0")], (1 << (8 * size)) - 1)
+            if len(self._writes) < 4096:
+                self._writes[(offset, size)] = shape
+        note = self.tracker.before("write", args, self.count)
+        if offset <= _CMD_BYTE < offset + size:
+            self._confirmed.clear()
+        model = self.model
+        model.write(offset, size, value)
+        lines = [f"{shape[0]}{value & shape[1]:#x}"]
+        nbytes = len(lines[0]) + 1
+        em = tuple(self.model_target.irq_events()) if self._events is not None else ()
+        irq = model.irq_level()
+        if self._queue and self._bytes + nbytes > BATCH_BYTES:
+            self._full()
+        self._queue.append((self.count, "write", args, None, note, em, irq, lines))
+        self._qlines += lines
+        if self._expect is not None:
+            self._expect.append("OK")
+        if em:
+            self._qevents = True
+        self._qlevels.add(irq)
+        self._bytes += nbytes
+        self._last = (irq, note, em)
+        self.count += 1
+        self.tracker.after_op("write", args, None)
+        if len(self._queue) >= self.batch:
+            self._full()
 
     def _ahead(self, op: str, args: tuple[Any, ...]) -> Any:
         """Run ``op`` on the model, queue it for QEMU; the model's answer."""

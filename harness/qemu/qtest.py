@@ -218,10 +218,11 @@ class QtestClient:
         stops reading while its answers wait to be read."""
         if not commands:
             return
-        if any("\n" in c for c in commands):
+        text = "\n".join(commands)
+        if text.count("\n") != len(commands) - 1:
             raise ValueError("a qtest command is one line")
         self.trace.extend(commands)
-        self._sendall(("\n".join(commands) + "\n").encode())
+        self._sendall((text + "\n").encode())
 
     def read_marked(self, n: int) -> list[tuple[str, int]]:
         """The next ``n`` answers, each with ``len(irq_events)`` as it
