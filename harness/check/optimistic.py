@@ -20,7 +20,10 @@ QEMU answers one while the model runs the next)
 * at the end of the scenario (:meth:`OptimisticLockstep.flush`, before the
   runner looks at QEMU's card image).
 
-Answers are compared in order: the value, the interrupt line's level after
+A batch whose answers are exactly the texts the model's values predict
+(:func:`expected_answers`), with no interrupt event and the line at the
+model's level throughout, agrees at a glance; any other is compared
+operation by operation.  Answers are compared in order: the value, the interrupt line's level after
 each operation and its raise/lower events during it (QEMU sends the ``IRQ``
 lines a command causes before that command's answer, so each event is
 attributed to the command it precedes, as one command at a time would have
