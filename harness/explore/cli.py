@@ -81,7 +81,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     found, seen, stats = search.search(args.seed, args.count, args.plateau, say=say)
     kept = search.cover(found, args.limit)
     covered = set().union(*(e.features for e in kept)) if kept else set()
-    arcs = sum(1 for f in seen if f[0] == "arc")
+    arcs = search.arc_count(seen)
     print(f"{stats.inputs} inputs ({stats.model_runs} model runs incl. shrinking) in "
           f"{stats.seconds:.1f} s: {stats.runs_per_second:.1f} model runs/s; kept {len(found)}, "
           f"{len(kept)} after set cover (limit {args.limit}: "

@@ -22,10 +22,15 @@ not compare past them (they are counted).
 
 from __future__ import annotations
 
+import copyreg
 import gc
 import hashlib
+import json
+import os
+import pickle
 import random
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,22 +46,28 @@ from harness.explore.tracer import MODEL_DIR, arc_tracer
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.machine import CardImage, Machine
+from harness.model.blockstore import BlockStore
 from harness.model.target import ModelTarget
 from harness.profile import NEWEST, BuildProfile
 from harness.scenarios.explore import DRIVER_POLLS
 
 #: ADMA timer steps without guest interaction after which the model stops
 #: an endless chain: such an input is not kept.
-STEP_BUDGET = 200
+STEP_BUDGET = 40
 #: The card image recipe (the fuzzer's and the scenarios' default).
 IMAGE = "sdsc-16m"
 #: Longest input (operations, probes not counted).
 MAX_OPS = 12
+#: Every run snapshots the model after its first operations (set-up and
+#: card initialisation, the prefix most inputs share).
+SNAP_FIRST = 3
 
 _CMD13_STATES = S.DATA_TRANSFER_MODE_STATES
 _CMD_INHIBIT = 1 << next(f.lsb for f in H.PRNSTS.fields if f.name == "CMDINHIBIT")
 
-Feature = tuple[Any, ...]
+#: An abstract state ``("state", op, summary)`` or a model arc: an integer
+#: (:attr:`CTracerArcs.keys`) or ``("arc", file, from, to)``.
+Feature = Any
 
 
 class ReuseDependent(SdqtestError):
@@ -108,28 +119,66 @@ class Run:
 
 
 class ModelRunner:
-    """Runs inputs on fresh models of one machine; ``trace`` records arcs."""
+    """Runs inputs on models of one machine; ``trace`` records arcs.
 
-    def __init__(self, profile: BuildProfile = NEWEST, *, trace: bool = True) -> None:
+    A run starts from a fresh model, or from a snapshot of the model after
+    the longest prefix of its operations already run (the driver, the
+    model, pickled; the probes, states and arcs so far): the model is a
+    function of its operations, so the run ends as the whole run from a
+    fresh model would (``tests/qtest/core/test_explore.py`` checks it).
+    Snapshots are taken after the first :data:`SNAP_FIRST` operations of
+    every run, and after every operation of a run with ``keep`` (the
+    search's kept inputs, which mutations start from); at most
+    ``snapshots`` are kept, least recently used out first."""
+
+    def __init__(self, profile: BuildProfile = NEWEST, *, trace: bool = True,
+                 snapshots: int = 2048) -> None:
         self.profile = profile
         self.machine = explore_machine()
         self.image = images.raw_twin(IMAGE)
         self.trace = trace
-        self.tracer = arc_tracer()
+        self.tracer: Any = arc_tracer()
+        self.snapshots = snapshots
+        self._snaps: OrderedDict[tuple[str, ...], _Snap] = OrderedDict()
+        self.forked = 0
 
-    def run(self, ops: Sequence[Op], *, probes: bool = True) -> Run:
-        """Run ``ops`` (without probes; one is added after each operation
-        when ``probes``) on a fresh model."""
+    def _fresh(self) -> HostDriver:
         model = ModelTarget(self.machine, image=self.image, profile=self.profile)
         model.sdhci.step_budget = STEP_BUDGET
         card: Any = model.card
         if hasattr(card, "blk_written"):
             card.blk_written = _Unknown()
-        d = HostDriver(model, timeout_steps=DRIVER_POLLS)
-        ran: list[Op] = []
-        states: set[Feature] = set()
+        return HostDriver(model, timeout_steps=DRIVER_POLLS)
+
+    def _start(self, keys: list[str], probes: bool) -> tuple[int, HostDriver, _Snap | None]:
+        if probes and self.snapshots:
+            for k in range(len(keys), 0, -1):
+                snap = self._snaps.get(tuple(keys[:k]))
+                if snap is not None:
+                    self._snaps.move_to_end(snap.key)
+                    self.forked += 1
+                    return k, pickle.loads(snap.driver), snap
+        return 0, self._fresh(), None
+
+    def _save(self, key: tuple[str, ...], d: HostDriver, ran: list[Op],
+              states: set[Feature]) -> None:
+        arcs = self.tracer.checkpoint() if self.trace else None
+        self._snaps[key] = _Snap(key, pickle.dumps(d, pickle.HIGHEST_PROTOCOL), list(ran),
+                                 set(states), arcs)
+        if len(self._snaps) > self.snapshots:
+            self._snaps.popitem(last=False)
+
+    def run(self, ops: Sequence[Op], *, probes: bool = True, keep: bool = False) -> Run:
+        """Run ``ops`` (without probes; one is added after each operation
+        when ``probes``); ``keep``: snapshot after every operation."""
+        todo = [op for op in ops if op["op"] != "probe"]
+        keys = [json.dumps(op, sort_keys=True) for op in todo]
+        done, d, snap = self._start(keys, probes)
+        model: Any = d.target
+        ran: list[Op] = list(snap.ran) if snap else []
+        states: set[Feature] = set(snap.states) if snap else set()
         tracer = self.tracer
-        tracer.arcs = set()
+        tracer.resume = snap.arcs if snap else None
         ok, why = True, ""
         # No garbage collection while tracing: a collection would run the
         # finalisers of earlier runs' models (BlockStore.__del__) inside
@@ -138,9 +187,8 @@ class ModelRunner:
         gc.disable()
         try:
             with tracer if self.trace else _Null():
-                for op in ops:
-                    if op["op"] == "probe":
-                        continue
+                for i in range(done, len(todo)):
+                    op = todo[i]
                     apply(d, model, op)
                     ran.append(op)
                     if model.hung:
@@ -154,13 +202,19 @@ class ModelRunner:
                         if model.hung:
                             ok, why = False, f"model stopped: {model.hung}"
                             break
+                        if self.snapshots and (keep or i < SNAP_FIRST) and i + 1 < len(todo):
+                            key = tuple(keys[:i + 1])
+                            if key not in self._snaps:
+                                self._save(key, d, ran, states)
         except Exception as e:  # noqa: BLE001 - a model exception: not kept, counted
             ok, why = False, f"{type(e).__name__}: {e}"
         finally:
             if enabled:
                 gc.enable()
         feats: set[Feature] = set(states)
-        feats.update(("arc", *a) for a in tracer.arcs)
+        if self.trace:
+            packed = getattr(tracer, "keys", None)
+            feats.update(packed if packed is not None else (("arc", *a) for a in tracer.arcs))
         return Run(ran, feats, ok, why)
 
     @staticmethod
@@ -168,6 +222,35 @@ class ModelRunner:
         card: Any = model.card
         return (getattr(card, "state", None) in _CMD13_STATES
                 and not model.sdhci.prnsts & _CMD_INHIBIT)
+
+
+@dataclass
+class _Snap:
+    """The model and driver after a prefix of operations, and what the
+    prefix brought (the probes as run, abstract states, the tracer's
+    checkpoint)."""
+
+    key: tuple[str, ...]
+    driver: bytes                    #: the pickled driver (and its model)
+    ran: list[Op]
+    states: set[Feature]
+    arcs: Any
+
+
+def _copy_store(state: dict[str, Any]) -> BlockStore:
+    """A copy of a :class:`BlockStore` with its own descriptor of the image,
+    opened read-only as the original's (each copy closes its own)."""
+    new = BlockStore.__new__(BlockStore)
+    new.__dict__.update(state)
+    new._fd = None if new.image is None else os.open(new.image, os.O_RDONLY)
+    return new
+
+
+def _reduce_store(store: BlockStore) -> tuple[Any, ...]:
+    return _copy_store, ({k: v for k, v in vars(store).items() if k != "_fd"},)
+
+
+copyreg.pickle(BlockStore, _reduce_store)
 
 
 class _Null:
@@ -248,18 +331,29 @@ def cover(entries: list[Entry], limit: int | None = None) -> list[Entry]:
     return sorted(chosen, key=lambda e: e.index)
 
 
+def is_arc(f: Feature) -> bool:
+    """A feature that is a model arc (a packed integer or an ``("arc", ...)``
+    tuple), not an abstract state."""
+    return not isinstance(f, tuple) or f[0] == "arc"
+
+
+def arc_count(features: Iterable[Feature]) -> int:
+    return sum(1 for f in features if is_arc(f))
+
+
 def bare(ops: Iterable[Op]) -> list[Op]:
     return [o for o in ops if o["op"] != "probe"]
 
 
 def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
            profile: BuildProfile = NEWEST, max_ops: int = MAX_OPS, with_tables: bool = True,
-           say: Callable[[str], None] | None = None) -> tuple[list[Entry], set[Feature], Stats]:
+           say: Callable[[str], None] | None = None, runner: ModelRunner | None = None
+           ) -> tuple[list[Entry], set[Feature], Stats]:
     """The covering corpus for ``seed``: kept entries, every feature they
     reach, and the run's statistics (see the module doc).  The inputs of
     :mod:`.tables` come first (``with_tables``), then ``count`` drawn ones;
     ``plateau`` counts drawn inputs only."""
-    runner = ModelRunner(profile)
+    runner = runner or ModelRunner(profile)
     seen: set[Feature] = set()
     kept: list[Entry] = []
     stats = Stats()
@@ -277,7 +371,7 @@ def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
             ops = generate(rng, max_len=max_ops)
         stats.inputs += 1
         stats.model_runs += 1
-        r = runner.run(ops)
+        r = runner.run(ops, keep=runner.trace)
         if not r.ok:
             key = r.why.split(":")[0]
             stats.not_kept[key] = stats.not_kept.get(key, 0) + 1
@@ -291,13 +385,12 @@ def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
                     return c.ok and new <= c.features
 
                 small = shrink(bare(r.ops), keeps)
-                final = runner.run(small)
+                final = runner.run(small, keep=True)
                 stats.model_runs += 1
                 if not final.ok or not new <= final.features:  # cannot happen; be safe
                     final = r
                 seen |= final.features
-                kept.append(Entry(i, final.ops, len(new),
-                                  sum(1 for f in final.features if f[0] == "arc"),
+                kept.append(Entry(i, final.ops, len(new), arc_count(final.features),
                                   frozenset(final.features)))
                 stats.kept += 1
                 quiet = 0
