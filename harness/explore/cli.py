@@ -94,11 +94,24 @@ def cmd_explore(args: argparse.Namespace) -> int:
         data = {"seed": args.seed, "count": args.count, "plateau": args.plateau,
                 "limit": args.limit,
                 "model_digest": search.model_digest(),
-                "inputs": [{"name": f"explore-{n:03d}", "index": e.index, "new": e.new,
-                            "ops": e.ops} for n, e in enumerate(kept, 1)]}
+                "inputs": [_entry(n, e) for n, e in enumerate(kept, 1)]}
         path.write_text(json.dumps(data, indent=None, separators=(",", ":")) + "\n")
         print(f"wrote {len(kept)} inputs to {path}")
     return 0
+
+
+def _entry(n: int, e: Any) -> dict[str, Any]:
+    """One corpus input as stored: its machine's properties when they are
+    not the default machine's."""
+    from harness.explore.search import VARIANTS
+
+    out: dict[str, Any] = {"name": f"explore-{n:03d}", "index": e.index, "new": e.new}
+    sdhci, card, _ = VARIANTS[e.variant]
+    if e.variant != "default":
+        out["variant"] = e.variant
+        out["sdhci"], out["sd_card"] = sdhci, card
+    out["ops"] = e.ops
+    return out
 
 
 def _report(brief: bool, profiles: list[Any] | None = None) -> int:

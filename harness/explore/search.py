@@ -132,9 +132,9 @@ class ModelRunner:
     ``snapshots`` are kept, least recently used out first."""
 
     def __init__(self, profile: BuildProfile = NEWEST, *, trace: bool = True,
-                 snapshots: int = 2048) -> None:
+                 snapshots: int = 2048, machine: Machine | None = None) -> None:
         self.profile = profile
-        self.machine = explore_machine()
+        self.machine = machine or explore_machine()
         self.image = images.raw_twin(IMAGE)
         self.trace = trace
         self.tracer: Any = arc_tracer()
@@ -270,6 +270,7 @@ class Entry:
     new: int                         #: features it brought first
     arcs: int                        #: model arcs it takes
     features: frozenset[Feature] = frozenset()
+    variant: str = "default"         #: the machine it runs on (:data:`VARIANTS`)
 
 
 @dataclass
@@ -317,17 +318,21 @@ def shrink(ops: list[Op], keeps: Callable[[list[Op]], bool], calls: int = 4) -> 
 def cover(entries: list[Entry], limit: int | None = None) -> list[Entry]:
     """A smaller corpus reaching every feature ``entries`` reach: greedy set
     cover (most uncovered features first, the earlier input on a tie), in
-    the order the search found them.  Fewer inputs to replay on QEMU;
-    ``limit`` keeps only the first ``limit`` picks (those that bring the
-    most), for the check's time budget."""
-    left = set().union(*(e.features for e in entries)) if entries else set()
+    the order the search found them.  Model arcs are covered first, then
+    abstract states (the arcs are the goal's measure; a state is a hint).
+    Fewer inputs to replay on QEMU; ``limit`` keeps only the first
+    ``limit`` picks (those that bring the most), for the check's budget."""
     chosen: list[Entry] = []
-    while left and (limit is None or len(chosen) < limit):
-        best = max(entries, key=lambda e: (len(e.features & left), -e.index))
-        if not best.features & left:
-            break
-        chosen.append(best)
-        left -= best.features
+    for wanted in (is_arc, lambda f: not is_arc(f)):
+        left = {f for e in entries for f in e.features if wanted(f)}
+        for e in chosen:
+            left -= e.features
+        while left and (limit is None or len(chosen) < limit):
+            best = max(entries, key=lambda e: (len(e.features & left), -e.index))
+            if not best.features & left:
+                break
+            chosen.append(best)
+            left -= best.features
     return sorted(chosen, key=lambda e: e.index)
 
 
@@ -345,66 +350,117 @@ def bare(ops: Iterable[Op]) -> list[Op]:
     return [o for o in ops if o["op"] != "probe"]
 
 
+#: Device property values the search also runs on (issue #19 item 5): a
+#: name, the ``sdhci-pci`` and ``sd-card`` properties (QEMU's names), and
+#: which tables run on it (the drawn inputs pick a variant at random).
+VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = {
+    "default": ({}, {}, ("all",)),
+    "sdhci-v3": ({"sd-spec-version": 3}, {}, ("commands", "registers")),
+    "sdhci-v3-uhs": ({"sd-spec-version": 3, "uhs": 1}, {}, ("commands",)),
+    "adma64": ({"capareg": H.CAPAREG_DEFAULT | H.CAPAB.mask("BUS64BIT")}, {}, ()),
+    "card-v2": ({}, {"spec_version": 2}, ("commands",)),
+}
+#: How often a drawn input runs on each variant.
+_VARIANT_WEIGHTS = {"default": 6, "sdhci-v3": 2, "sdhci-v3-uhs": 1, "adma64": 1, "card-v2": 1}
+
+
+def variant_machine(name: str) -> Machine:
+    """The explore machine with variant ``name``'s device properties."""
+    sdhci, card, _ = VARIANTS[name]
+    return Machine(type="q35", sdhci=sdhci, card=card, image=CardImage(images.ensure(IMAGE)))
+
+
+def _table_plan(with_tables: bool) -> list[tuple[str, list[Op]]]:
+    if not with_tables:
+        return []
+    plan: list[tuple[str, list[Op]]] = [("default", t) for t in tables.table_inputs()]
+    parts = {"commands": tables.command_states, "registers": tables.register_fields}
+    for name, (_, _, which) in VARIANTS.items():
+        if name != "default":
+            plan += [(name, t) for part in which for t in parts[part]()]
+    return plan
+
+
 def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
            profile: BuildProfile = NEWEST, max_ops: int = MAX_OPS, with_tables: bool = True,
-           say: Callable[[str], None] | None = None, runner: ModelRunner | None = None
-           ) -> tuple[list[Entry], set[Feature], Stats]:
+           say: Callable[[str], None] | None = None, runner: ModelRunner | None = None,
+           variants: bool = True) -> tuple[list[Entry], set[Feature], Stats]:
     """The covering corpus for ``seed``: kept entries, every feature they
     reach, and the run's statistics (see the module doc).  The inputs of
-    :mod:`.tables` come first (``with_tables``), then ``count`` drawn ones;
-    ``plateau`` counts drawn inputs only."""
-    runner = runner or ModelRunner(profile)
-    seen: set[Feature] = set()
-    kept: list[Entry] = []
-    stats = Stats()
+    :mod:`.tables` come first (``with_tables``; on the default machine,
+    and parts of them on each of :data:`VARIANTS`), then ``count`` drawn
+    ones (on a variant drawn too, unless ``variants`` is false: then, as
+    with ``runner``, all on one machine); ``plateau`` counts drawn inputs."""
+    runners: dict[str, ModelRunner] = {"default": runner or ModelRunner(profile)}
+    names = list(_VARIANT_WEIGHTS) if variants and runner is None else ["default"]
+    weights = [_VARIANT_WEIGHTS[n] for n in names]
+    s = _Search(seen=set(), kept=[], stats=Stats(), say=say)
     t0 = time.monotonic()
     quiet = 0
-    table = tables.table_inputs() if with_tables else []
+    table = _table_plan(with_tables) if len(names) > 1 else [
+        ("default", t) for t in (tables.table_inputs() if with_tables else [])]
     for i in range(len(table) + count):
         rng = random.Random(f"{seed}:{i}")
         if i < len(table):
-            ops = table[i]
-        elif kept and rng.random() < 0.5:
-            ops = mutate(rng, bare(rng.choice(kept).ops), [bare(e.ops) for e in kept],
-                         max_len=max_ops)
+            variant, ops = table[i]
         else:
-            ops = generate(rng, max_len=max_ops)
+            variant = rng.choices(names, weights)[0] if len(names) > 1 else "default"
+            pool = [e for e in s.kept if e.variant == variant]
+            if pool and rng.random() < 0.5:
+                ops = mutate(rng, bare(rng.choice(pool).ops), [bare(e.ops) for e in pool],
+                             max_len=max_ops)
+            else:
+                ops = generate(rng, max_len=max_ops)
+        if variant not in runners:
+            runners[variant] = ModelRunner(profile, machine=variant_machine(variant))
+        quiet = 0 if s.consider(i, variant, runners[variant], ops) else quiet + 1
+        if i < len(table):
+            quiet = 0
+        elif quiet >= plateau:
+            s.stats.stopped = f"plateau: {plateau} inputs in a row brought nothing new"
+            break
+    else:
+        s.stats.stopped = f"count: {count} inputs after {len(table)} from the tables"
+    s.stats.seconds = time.monotonic() - t0
+    return s.kept, s.seen, s.stats
+
+
+@dataclass
+class _Search:
+    seen: set[Feature]
+    kept: list[Entry]
+    stats: Stats
+    say: Callable[[str], None] | None
+
+    def consider(self, i: int, variant: str, runner: ModelRunner, ops: list[Op]) -> bool:
+        """Run input ``i``; keep it (shrunk) when it brings something new."""
+        stats = self.stats
         stats.inputs += 1
         stats.model_runs += 1
         r = runner.run(ops, keep=runner.trace)
         if not r.ok:
             key = r.why.split(":")[0]
             stats.not_kept[key] = stats.not_kept.get(key, 0) + 1
-            quiet += 1
-        else:
-            new = r.features - seen
-            if new:
-                def keeps(cand: list[Op], new: set[Feature] = new) -> bool:
-                    stats.model_runs += 1
-                    c = runner.run(cand)
-                    return c.ok and new <= c.features
+            return False
+        new = r.features - self.seen
+        if not new:
+            return False
 
-                small = shrink(bare(r.ops), keeps)
-                final = runner.run(small, keep=True)
-                stats.model_runs += 1
-                if not final.ok or not new <= final.features:  # cannot happen; be safe
-                    final = r
-                seen |= final.features
-                kept.append(Entry(i, final.ops, len(new), arc_count(final.features),
-                                  frozenset(final.features)))
-                stats.kept += 1
-                quiet = 0
-                if say is not None:
-                    say(f"input {i}: {len(new)} new, kept #{len(kept)} "
-                        f"({len(bare(final.ops))} ops), {len(seen)} features")
-            else:
-                quiet += 1
-        if i < len(table):
-            quiet = 0
-        elif quiet >= plateau:
-            stats.stopped = f"plateau: {plateau} inputs in a row brought nothing new"
-            break
-    else:
-        stats.stopped = f"count: {count} inputs after {len(table)} from the tables"
-    stats.seconds = time.monotonic() - t0
-    return kept, seen, stats
+        def keeps(cand: list[Op]) -> bool:
+            stats.model_runs += 1
+            c = runner.run(cand)
+            return c.ok and new <= c.features
+
+        small = shrink(bare(r.ops), keeps)
+        final = runner.run(small, keep=True)
+        stats.model_runs += 1
+        if not final.ok or not new <= final.features:  # cannot happen; be safe
+            final = r
+        self.seen |= final.features
+        self.kept.append(Entry(i, final.ops, len(new), arc_count(final.features),
+                               frozenset(final.features), variant))
+        stats.kept += 1
+        if self.say is not None:
+            self.say(f"input {i} ({variant}): {len(new)} new, kept #{len(self.kept)} "
+                     f"({len(bare(final.ops))} ops), {len(self.seen)} features")
+        return True

@@ -72,7 +72,6 @@ class CTracerArcs:
         self._tracer: Any = None
         self._previous: Any = None
         self.resume: dict[str, set[Any]] | None = None
-        self._numbers: dict[str, int] = {}
 
     @staticmethod
     def _should_trace(filename: str, frame: FrameType) -> Any:
@@ -123,10 +122,11 @@ class CTracerArcs:
             out.update(base | p if isinstance(p, int) else (f, *p) for p in packed)
         return out
 
-    def _file_number(self, name: str) -> int:
-        n = self._numbers.get(name)
+    @staticmethod
+    def _file_number(name: str) -> int:
+        n = _NUMBERS.get(name)
         if n is None:
-            n = self._numbers[name] = len(self._numbers) + 1
+            n = _NUMBERS[name] = len(_NUMBERS) + 1
         return n
 
     @property
@@ -134,6 +134,11 @@ class CTracerArcs:
         return {(f, *(_unpack(p) if isinstance(p, int) else p))
                 for f, packed in self._data.items() for p in packed}
 
+
+
+#: The number of each traced file in :attr:`CTracerArcs.keys`, one table
+#: for the process so that keys of different tracers compare.
+_NUMBERS: dict[str, int] = {}
 
 
 def _nothing(*args: object, **kwargs: object) -> None:
