@@ -198,3 +198,41 @@ def test_report_combines_scenario_and_explore_branches() -> None:
     assert r.scenarios == {(1, 2)} and r.explore == {(1, 3)} and r.never == {(4, 5)}
     text = report.render(regions)
     assert "never 1" in text and "line 4 -> line 5" in text
+
+
+def test_start_leaves_the_transfer_running_and_pio_moves_its_data() -> None:
+    model = _model()
+    d = HostDriver(model, timeout_steps=16)
+    apply(d, model, SETUP)
+    apply(d, model, INIT)
+    apply(d, model, {"op": "start", "index": 17, "bs": 512, "count": 1, "offset": 0,
+                     "block": 2, "mode": "pio", "auto12": False, "blkcnt_en": True,
+                     "boundary": 0})
+    prnsts = model.read(H.PRNSTS.offset, 4)
+    assert prnsts & H.PRNSTS_BUFRDRDY and prnsts & H.PRNSTS_DATINHIBIT  # SDHC 2.2.9
+    apply(d, model, {"op": "pio", "write": False, "n": 128, "size": 4})
+    assert model.read(H.NORINTSTS.offset, 2) & H.NIS_TRNSCMPL
+    assert not model.read(H.PRNSTS.offset, 4) & H.PRNSTS_DATINHIBIT
+
+
+def test_tables_reset_every_phase_and_size_every_offset() -> None:
+    rs = tables.resets_in_phases()
+    assert len({json.dumps(i) for i in rs}) == len(rs)  # no input twice
+    assert {i[-1].get("what") for i in rs} >= {H.SWRST_ALL, H.SWRST_CMD, H.SWRST_DAT}
+    so = tables.sizes_and_offsets()
+    assert {(i[2]["bs"], i[2]["offset"]) for i in so} == {
+        (b, o) for b in tables.BLOCK_SIZES for o in tables.OFFSETS}
+
+
+def test_variant_inputs_carry_their_machine_into_the_group(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.json"
+    corpus.write_text(json.dumps({"seed": 1, "inputs": [
+        {"name": "explore-test-only-2", "index": 1, "new": 1, "variant": "sdhci-v3",
+         "sdhci": {"sd-spec-version": 3}, "sd_card": {}, "ops": [SETUP]}]}))
+    try:
+        group.register(corpus)
+        assert REGISTRY["explore-test-only-2"].sdhci == {"sd-spec-version": 3}
+    finally:
+        REGISTRY.pop("explore-test-only-2", None)
+    m = search.variant_machine("sdhci-v3")
+    assert dict(m.sdhci_props) == {"sd-spec-version": 3}
