@@ -224,6 +224,10 @@ START_COMMANDS = ((17, True, False), (18, True, True), (24, False, False),
                   (25, False, True))
 #: Transfer modes of ``start`` (DMA engines that need no descriptor table).
 START_MODES = ("pio", "sdma")
+#: Most blocks an SDMA ``start`` asks for: SDMA moves its data without the
+#: guest, so a count of 65535 would move up to 256 MiB in one operation
+#: (PIO moves only what ``pio`` operations move, so any count is cheap).
+SDMA_START_BLOCKS = 16
 
 
 def _g_start(rng: random.Random) -> Op:
@@ -232,13 +236,15 @@ def _g_start(rng: random.Random) -> Op:
     after it (``pio``, ``reset``, ``clock``, a probe) meet the transfer in
     whatever phase it is; any block size and any byte offset."""
     index, _read, multi = rng.choice(START_COMMANDS)
+    mode = rng.choice(START_MODES)
+    counts = [1, 2, 3, 0, 65535] if mode == "pio" else [1, 2, 3, 0, SDMA_START_BLOCKS]
     return {"op": "start", "index": index,
             "bs": rng.choice([512, 512, 1, 2, 3, 4, 64, 511, 513, 1024, 2048, 4095,
                               rng.randrange(1, 4096)]),
-            "count": rng.choice([1, 2, 3, 0, 65535]) if multi else 1,
+            "count": rng.choice(counts) if multi else 1,
             "offset": rng.choice([0, 0, 1, 3, 511, rng.randrange(512)]),
             "block": rng.choice([0, rng.randrange(64), CARD_BLOCKS - 1, CARD_BLOCKS]),
-            "mode": rng.choice(START_MODES), "auto12": rng.random() < 0.4,
+            "mode": mode, "auto12": rng.random() < 0.4,
             "blkcnt_en": rng.random() < 0.9, "boundary": rng.randrange(8)}
 
 
@@ -367,6 +373,8 @@ def normalise(op: Op) -> Op:
         o["boundary"] &= 7
         if o["mode"] not in START_MODES:
             o["mode"] = "pio"
+        if o["mode"] == "sdma":
+            o["count"] = min(o["count"], SDMA_START_BLOCKS)
     elif o["op"] == "pio":
         o["n"] = max(0, min(o["n"], 4096))
         if o["size"] not in (1, 2, 4):
