@@ -26,7 +26,7 @@ from typing import Any
 
 from harness import images
 from harness.machine import CARD_ID, DRIVE_ID, Machine
-from harness.qemu import pci
+from harness.qemu import board, pci
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import (
     fmt_b64read,
@@ -139,12 +139,17 @@ class QemuTarget:
         try:
             if machine.sdhci is None:
                 raise QemuTargetError("the machine has no sdhci-pci controller to drive")
+            if machine.board is not None:
+                self.bar0 = board.by_name(machine.board).base
             self.image, run = self._card_copy(machine)
             self.session = QemuSession(binary, run, accel=accel, timeout=timeout,
                                        ram_file=reusable)
             self.session.start()
             self.qtest = self.session.qtest
-            self._setup_pci()
+            if machine.board is not None:  # a board's controller: fixed base, its IRQ line
+                self.irq_line = board.watch_irq(self.session, board.by_name(machine.board))
+            else:
+                self._setup_pci()
         except BaseException:
             self.close()
             raise
@@ -179,6 +184,8 @@ class QemuTarget:
         launches afresh.
         """
         machine = machine.resolved()
+        if machine.board is not None or self.machine.board is not None:
+            raise QemuTargetError("a board's machine is launched afresh for every run")
         if machine.ram > REUSE_RAM_LIMIT:
             raise QemuTargetError(f"{machine.ram >> 20} MiB of RAM is not one block to scrub")
         self.uses += 1
@@ -228,13 +235,15 @@ class QemuTarget:
         if inserted != ejected:
             return
         s = self.session
+        # A board's card has no qdev id: its drive is named instead.
+        which = {"id": CARD_ID} if self.machine.board is None else {"device": DRIVE_ID}
         if not inserted:
-            s.qmp_cmd("eject", id=CARD_ID, force=True)
+            s.qmp_cmd("eject", force=True, **which)
         else:
             if self.image is None:
                 raise QemuTargetError("no medium to insert: this card has no image")
-            s.qmp_cmd("blockdev-change-medium", id=CARD_ID, filename=str(self.image),
-                      format=self.image_format)
+            s.qmp_cmd("blockdev-change-medium", filename=str(self.image),
+                      format=self.image_format, **which)
         self._ejected = not inserted
 
     @property

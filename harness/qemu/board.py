@@ -1,0 +1,67 @@
+"""A board's SD controller under qtest: where its interrupt line is watched.
+
+A board (:mod:`harness.hwdefs.boards`) puts its controller at a fixed MMIO
+base, so there is no bus to program; what the QEMU side must do is find the
+device whose GPIO qtest intercepts and intercept it.  ``irq_intercept_in``
+takes an interrupt controller's unnamed inputs (the line is then the input
+number), ``irq_intercept_out PATH sysbus-irq`` the controller's own output
+(line 0).  QEMU 7.2's qtest skips named GPIO lists and still answers ``OK``,
+so an ``out`` route is refused on builds older than the board says.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.hwdefs.boards import Board, by_name
+from harness.qemu.session import QemuError, QemuSession
+
+__all__ = ["BoardError", "by_name", "find_by_type", "watch_irq"]
+
+#: QOM containers searched for a device of a given type (one ``qom-list`` each).
+_ROOTS = ("/machine/unattached", "/machine/soc", "/machine")
+_CHILD = re.compile(r"child<(.+)>")
+
+
+class BoardError(QemuError):
+    """The board QEMU built is not the one described, or qtest cannot watch it."""
+
+
+def find_by_type(session: QemuSession, qom_type: str) -> str:
+    """QOM path of the first child of :data:`_ROOTS` of QOM type ``qom_type``."""
+    for root in _ROOTS:
+        try:
+            children = session.qmp_cmd("qom-list", path=root)
+        except QemuError:
+            continue
+        for c in children:
+            m = _CHILD.fullmatch(str(c.get("type", "")))
+            if m and m.group(1) == qom_type:
+                return f"{root}/{c['name']}"
+    raise BoardError(f"no {qom_type} device under {', '.join(_ROOTS)}")
+
+
+def _version(session: QemuSession) -> tuple[int, int]:
+    q = session.qmp_cmd("query-version")["qemu"]
+    return int(q["major"]), int(q["minor"])
+
+
+def watch_irq(session: QemuSession, board: Board) -> int:
+    """Intercept ``board``'s controller interrupt; returns the qtest IRQ number
+    its level is reported under."""
+    route = board.irq
+    qtest = session.qtest
+    if route.kind == "in":
+        qtest.irq_intercept_in(find_by_type(session, route.qom_type))
+        return route.line
+    version = _version(session)
+    if version < route.min_version:
+        have = ".".join(map(str, version))
+        need = ".".join(map(str, route.min_version))
+        raise BoardError(
+            f"board {board.name}: QEMU {have}'s qtest cannot intercept the named GPIO "
+            f"output {route.name} of {route.qom_path} (needs {need} or later)")
+    answer = qtest.command(f"irq_intercept_out {route.qom_path} {route.name}")
+    if not str(answer).startswith("OK"):
+        raise BoardError(f"board {board.name}: irq_intercept_out answered {answer!r}")
+    return route.line
