@@ -71,7 +71,8 @@ class _Consulted(Protocol):
 
 #: sdhci-pci properties (QEMU names) -> the SDHCI model's parameters.
 _SDHCI_PARAMS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
-                 "maxcurr": "maxcurr", "uhs": "uhs_mode"}
+                 "maxcurr": "maxcurr", "uhs": "uhs_mode",
+                 "pending-insert-quirk": "pending_insert_quirk"}
 #: sd-card properties (QEMU names) -> the SDCard model's parameters.
 _CARD_PARAMS = {"spec_version": "spec_version", "erase-blocks-as-zero": "erase_blocks_as_zero"}
 _BOOLS = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}
@@ -128,6 +129,10 @@ class ModelTarget:
         machine = machine or Machine()
         if machine.sdhci is None:
             raise ValueError("the model needs the sdhci-pci controller")
+        board = machine.board_def
+        if board is not None and board.variant != "sdhci":
+            raise ValueError(f"board {board.name}: the model has no {board.variant} register "
+                             "layout (only the standard SDHCI one)")
         sdhci_params, card_params = model_params(machine)
         self.machine = machine
         self.profile = profile

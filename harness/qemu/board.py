@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 
 from harness.hwdefs.boards import Board, by_name
+from harness.machine import Machine
 from harness.qemu.session import QemuError, QemuSession
 
-__all__ = ["BoardError", "by_name", "find_by_type", "watch_irq"]
+__all__ = ["BoardError", "by_name", "find_by_type", "ram_ranges", "watch_irq"]
 
 #: QOM containers searched for a device of a given type (one ``qom-list`` each).
 _ROOTS = ("/machine/unattached", "/machine/soc", "/machine")
@@ -39,6 +40,12 @@ def find_by_type(session: QemuSession, qom_type: str) -> str:
             if m and m.group(1) == qom_type:
                 return f"{root}/{c['name']}"
     raise BoardError(f"no {qom_type} device under {', '.join(_ROOTS)}")
+
+
+def ram_ranges(machine: Machine) -> tuple[tuple[int, int], ...]:
+    """A board machine's guest RAM as ``(start, end)`` (empty for a PC)."""
+    b = machine.board_def
+    return () if b is None else ((b.ram_base, b.ram_base + machine.ram),)
 
 
 def _version(session: QemuSession) -> tuple[int, int]:

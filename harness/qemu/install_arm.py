@@ -128,7 +128,10 @@ def _install_one(name: str, mirror: str, log: Log) -> ArmBuild:
     tmp = folder / (x86.MARKER + ".tmp")
     tmp.write_text(json.dumps(marker, indent=2) + "\n")
     tmp.replace(folder / x86.MARKER)
-    return _read(folder) or ArmBuild(folder.name, bins, marker["debian_version"], root)
+    found = _read(folder)
+    if found is None:
+        raise InstallError(f"QEMU {folder.name}: {folder / x86.MARKER} unreadable after install")
+    return found
 
 
 def need_root_arm(names: Sequence[str]) -> bool:
@@ -141,7 +144,7 @@ def install_arm(names: Sequence[str], *, log: Log = print) -> list[ArmBuild]:
     wanted = x86.resolve_names(names)
     done = {n: _read(qemu_dir() / arm_name(n)) for n in wanted}
     todo = [n for n, b in done.items() if b is None]
-    for n, found in done.items():
+    for found in done.values():
         if found is not None:
             log(f"QEMU {found.name}: installed ({found.debian_version}) in {found.root.parent}")
     if todo:

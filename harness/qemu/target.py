@@ -184,8 +184,6 @@ class QemuTarget:
         launches afresh.
         """
         machine = machine.resolved()
-        if machine.board is not None or self.machine.board is not None:
-            raise QemuTargetError("a board's machine is launched afresh for every run")
         if machine.ram > REUSE_RAM_LIMIT:
             raise QemuTargetError(f"{machine.ram >> 20} MiB of RAM is not one block to scrub")
         self.uses += 1
@@ -193,7 +191,7 @@ class QemuTarget:
         new, _ = self._card_copy(machine)
         s = self.session
         if new is not None and machine.image is not None:
-            s.qmp_cmd("blockdev-change-medium", id=CARD_ID, filename=str(new),
+            s.qmp_cmd("blockdev-change-medium", **self._medium(), filename=str(new),
                       format=machine.image.format,
                       **{"read-only-mode": "read-only" if machine.image.readonly else "retain"})
         self.image = new
@@ -206,7 +204,8 @@ class QemuTarget:
             s.system_reset()
         else:
             s.system_reset()
-            for lo, hi in ((0, _LEGACY_HOLE[0]), (_LEGACY_HOLE[1], machine.ram)):
+            for lo, hi in board.ram_ranges(machine) or ((0, _LEGACY_HOLE[0]),
+                                                        (_LEGACY_HOLE[1], machine.ram)):
                 q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
                            for a in range(lo, hi, _SCRUB_CHUNK))
         # One nanosecond on (a zero step is refused): reads the clock and
@@ -223,7 +222,13 @@ class QemuTarget:
         self.machine = machine
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"
-        self._setup_pci(self._scan)
+        if machine.board is None:  # a board's IRQ intercept outlives the reset
+            self._setup_pci(self._scan)
+
+    def _medium(self) -> dict[str, str]:
+        """How QMP names the card's medium: the card's qdev id, or for a board's
+        own card (no id) its drive."""
+        return {"id": CARD_ID} if self.machine.board is None else {"device": DRIVE_ID}
 
     def set_card_inserted(self, inserted: bool) -> None:
         """Eject the card's medium (QMP ``eject``) or put the run's image
@@ -235,8 +240,7 @@ class QemuTarget:
         if inserted != ejected:
             return
         s = self.session
-        # A board's card has no qdev id: its drive is named instead.
-        which = {"id": CARD_ID} if self.machine.board is None else {"device": DRIVE_ID}
+        which = self._medium()
         if not inserted:
             s.qmp_cmd("eject", force=True, **which)
         else:
