@@ -204,9 +204,13 @@ def installed_arm() -> dict[str, Path]:
 
 
 def selected_arm(specs: list[str] | None = None) -> list[QemuBuild]:
-    """The builds boards run on: ``specs`` if given, else every installed ARM build."""
+    """The builds boards run on: ``specs`` if given, else ``$QTEST_QEMU_BINARY``
+    when it is an ARM binary, else every installed ARM build."""
     if specs:
         return _unique_names([resolve(s) for s in specs])
+    env = os.environ.get("QTEST_QEMU_BINARY", "")
+    if "arm" in Path(env).name or "aarch64" in Path(env).name:
+        return _unique_names([probe(env)])
     return [probe(p, n) for n, p in installed_arm().items()]
 
 
