@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.hwdefs import sdhci as H
 from harness.hwdefs.boards import BOARDS, Board, board_for, by_name
 from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
@@ -71,7 +72,21 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
         props = ", ".join(sorted(sc.sdhci))
         return (f"sets sdhci-pci properties ({props}); board {board.name} fixes its "
                 "controller's")
+    lacks = [m for m in DMA_KINDS if m in sc.name and not _caps(board) & H.CAPAB.mask(
+        m.upper())]
+    if lacks:
+        return (f"tests {'/'.join(lacks).upper()}: board {board.name}'s controller "
+                f"reports no {'/'.join(lacks).upper()} (capareg {_caps(board):#x}); the "
+                "driver moves the other scenarios' DMA transfers by PIO there")
     return board_only_reason(board, profile)
+
+
+#: DMA kinds a scenario named after one tests (``sdma-read-7``, ``adma2-chains``).
+DMA_KINDS = ("sdma", "adma2")
+
+
+def _caps(board: Board) -> int:
+    return int(board.sdhci_props["capareg"])
 
 
 def board_only_reason(board: Board, profile: BuildProfile) -> str | None:
