@@ -20,11 +20,11 @@ UserError = UsageError
 
 
 def cmd_qemu_install(args: argparse.Namespace) -> int:
-    from harness.qemu import install
+    from harness.qemu import install, install_arm
 
     log: Callable[[str], None] = (lambda m: None) if args.quiet else print
     try:
-        install.install(args.names or ["all"], log=log)
+        install_arm.install_all(args.names or ["all"], log=log)
     except install.InstallError as e:
         raise UsageError(str(e)) from e
     return 0
@@ -50,7 +50,26 @@ def cmd_qemu_list(args: argparse.Namespace) -> int:
     head = ["build", "query-version", "qtest", "pc-q35", "pc-i440fx", "sdhci-pci",
             "erase-blocks-as-zero", "binary"]
     print_table(head, rows)
+    if not args.qemu:
+        _list_arm_builds()
     return 0
+
+
+def _list_arm_builds() -> None:
+    """The installed ARM builds (``check --board``): version, qtest, the boards."""
+    from harness.hwdefs.boards import BOARDS
+    from harness.qemu import builds
+
+    rows = []
+    for b in builds.selected_arm():
+        offered = [x.name for x in BOARDS if b.offers(x.machine)]
+        rows.append([b.name, b.version + (f" ({b.profile.package})" if b.profile.package
+                                          else ""),
+                     "yes" if b.profile.has_qtest_accel else "NO",
+                     ", ".join(offered) or "-", str(b.binary)])
+    if rows:
+        print()
+        print_table(["ARM build", "query-version", "qtest", "boards", "binary"], rows)
 
 
 def cmd_qemu_build(args: argparse.Namespace) -> int:

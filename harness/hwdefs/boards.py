@@ -142,6 +142,46 @@ BOARDS: tuple[Board, ...] = (
                "sabrelite (i.MX6) has the same uSDHC but creates no SD card from "
                "if=sd (qemu 7.2: 'machine type does not support if=sd')"),
     ),
+    Board(
+        name="quanta-gbs",
+        machine="quanta-gbs-bmc",
+        controller="npcm7xx-sdhci",
+        base=0xF084_2000,
+        irq=IrqRoute(kind="in", line=26, qom_type="a9mpcore_priv"),
+        ram_base=0,
+        ram=128 * _MIB,
+        sdhci=(("sd-spec-version", 3), ("capareg", 0x0100_2001_61EE_0399)),
+        binary="qemu-system-arm",
+        source="hw/arm/npcm7xx.c: TYPE_NPCM7XX_SDHCI 'mmc' at NPCM7XX_MMC_BA "
+               "0xf0842000, IRQ 26 on the a9mpcore GIC; hw/sd/npcm7xx_sdhci.c: a "
+               "generic-sdhci inside a 0x1000 container, its reset overriding "
+               "PRNSTS 0x04a00000, BLKGAP 0x80, capareg 0x0100200161ee0399, MAXCURR 5 "
+               "and HCVER 0x1002; hw/arm/npcm7xx_boards.c: the card from if=sd index 0 on "
+               "quanta-gbs-bmc and kudo-bmc only (npcm750-evb: 'machine type does not "
+               "support if=sd')",
+        variant="npcm",
+        notes=("Nuvoton's wrapper: reset values the model does not mirror yet "
+               "(PRNSTS, BLKGAP, HCVER vendor 0x10), preset-value registers",),
+    ),
+    Board(
+        name="smdkc210",
+        machine="smdkc210",
+        controller="s3c-sdhci",
+        base=0x1251_0000,
+        irq=IrqRoute(kind="out", line=0, qom_type="s3c-sdhci",
+                     name="sysbus-irq", min_version=(10, 0)),
+        ram_base=0x4000_0000,
+        ram=128 * _MIB,
+        sdhci=(("sd-spec-version", 2), ("capareg", 0x05E8_0080)),
+        binary="qemu-system-arm",
+        source="hw/arm/exynos4210.c: TYPE_S3C_SDHCI at EXYNOS4210_SDHCI_BASE_ADDR "
+               "0x12510000, capareg EXYNOS4210_SDHCI_CAPABILITIES 0x05e80080, the card "
+               "from if=sd index 0, IRQ through the SoC's IRQ gates; RAM at "
+               "EXYNOS4210_DRAM0_BASE_ADDR 0x40000000; hw/sd/sdhci.c sdhci_s3c_*: "
+               "CONTROL2/3/4 (0x80, 0x84, 0x8c) read 0 and drop writes",
+        variant="s3c",
+        notes=("the Samsung S3C variant (sdhci_s3c_read/write)",),
+    ),
 )
 
 

@@ -48,6 +48,23 @@ def ram_ranges(machine: Machine) -> tuple[tuple[int, int], ...]:
     return () if b is None else ((b.ram_base, b.ram_base + machine.ram),)
 
 
+def _controller_path(session: QemuSession, board: Board) -> str:
+    """QOM path of the board's controller when the board leaves it unnamed: the
+    first-created device of its type under ``/machine/unattached`` (QEMU numbers
+    those ``device[N]`` in creation order, and a board creates its controllers
+    in address order: hw/arm/exynos4210.c SDHCI0 first)."""
+    children = session.qmp_cmd("qom-list", path="/machine/unattached")
+    found = []
+    for c in children:
+        m = _CHILD.fullmatch(str(c.get("type", "")))
+        n = re.fullmatch(r"device\[(\d+)\]", str(c.get("name", "")))
+        if m and n and m.group(1) == board.irq.qom_type:
+            found.append((int(n.group(1)), f"/machine/unattached/{c['name']}"))
+    if not found:
+        raise BoardError(f"board {board.name}: no {board.irq.qom_type} in /machine/unattached")
+    return min(found)[1]
+
+
 def _version(session: QemuSession) -> tuple[int, int]:
     q = session.qmp_cmd("query-version")["qemu"]
     return int(q["major"]), int(q["minor"])
@@ -68,7 +85,8 @@ def watch_irq(session: QemuSession, board: Board) -> int:
         raise BoardError(
             f"board {board.name}: QEMU {have}'s qtest cannot intercept the named GPIO "
             f"output {route.name} of {route.qom_path} (needs {need} or later)")
-    answer = qtest.command(f"irq_intercept_out {route.qom_path} {route.name}")
+    path = route.qom_path or _controller_path(session, board)
+    answer = qtest.command(f"irq_intercept_out {path} {route.name}")
     if not str(answer).startswith("OK"):
         raise BoardError(f"board {board.name}: irq_intercept_out answered {answer!r}")
     return route.line

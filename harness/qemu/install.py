@@ -227,30 +227,23 @@ def resolve_names(names: Sequence[str]) -> list[str]:
     return [n for n in BUILDS if n in wanted]
 
 
-def need_root(names: Sequence[str] = (), *, arm: bool = True) -> bool:
-    """True when installing ``names`` (and, with ``arm``, their ARM builds: see
-    :mod:`harness.qemu.install_arm`) has work to do (which needs root)."""
-    if any(_read_marker(build_dir(n)) is None for n in resolve_names(names)):
-        return True
-    if not arm:
-        return False
-    from harness.qemu.install_arm import need_root_arm
-
-    return need_root_arm(names)
+def need_root(names: Sequence[str] = ()) -> bool:
+    """True when installing ``names`` has work to do (which needs root)."""
+    return any(_read_marker(build_dir(n)) is None for n in resolve_names(names))
 
 
-def _root_command(names: Sequence[str]) -> str:
+def _root_command(names: Sequence[str], module: str = "harness.qemu.install") -> str:
     args = " ".join(resolve_names(names))
     return (
         f"cd {shlex.quote(str(Path.cwd()))} && sudo env SDQTEST_CACHE="
         f"{shlex.quote(str(cache_dir()))} {shlex.quote(sys.executable)} "
-        f"-m harness.qemu.install {args}"
+        f"-m {module} {args}"
     )
 
 
-def ensure_root(names: Sequence[str] = (), *, arm: bool = False) -> None:
+def ensure_root(names: Sequence[str] = ()) -> None:
     """Raise ``InstallError`` with the command to run as root when not root and needed."""
-    if os.geteuid() != 0 and need_root(names, arm=arm):
+    if os.geteuid() != 0 and need_root(names):
         raise InstallError(
             "installing QEMU builds needs root (apt-get, mmdebstrap): "
             f"run as root: {_root_command(names)}"
@@ -785,11 +778,9 @@ def ensure_tools(log: Log = print) -> list[str]:
     return _missing_tools()
 
 
-def install(
-    names: Sequence[str], *, log: Log = print, arm: bool = True
-) -> list[InstalledBuild]:
-    """Install the named builds (``all`` for every one) and, with ``arm``, their
-    ``qemu-system-arm`` builds; idempotent, fast when done."""
+def install(names: Sequence[str], *, log: Log = print) -> list[InstalledBuild]:
+    """Install the named builds (``all`` for every one); idempotent, fast when done
+    (:func:`harness.qemu.install_arm.install_all` adds the ARM builds)."""
     wanted = resolve_names(names)
     done = {n: _read_marker(build_dir(n)) for n in wanted}
     todo = [n for n, b in done.items() if b is None]
@@ -809,10 +800,6 @@ def install(
                     again = _install_one(BUILDS[name], mirror, log)
                     log(f"QEMU {name}: done in {time.monotonic() - start:.0f} s")
                 done[name] = again
-    if arm:
-        from harness.qemu.install_arm import install_arm
-
-        install_arm(wanted, log=log)
     still = ensure_tools(log)
     if still:
         log(f"note: image tools missing ({' '.join(still)}); as root: "

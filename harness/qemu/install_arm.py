@@ -11,8 +11,11 @@ exact ``--with-pkgversion`` so that their stamp matches.  11.1 ships ``accel-qte
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import shutil
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +27,8 @@ from harness.qemu.install import BUILDS, InstallError, Log
 
 __all__ = [
     "ARM_BINARIES",
+    "install_all",
+    "main",
     "ArmBuild",
     "arm_name",
     "install_arm",
@@ -148,7 +153,10 @@ def install_arm(names: Sequence[str], *, log: Log = print) -> list[ArmBuild]:
         if found is not None:
             log(f"QEMU {found.name}: installed ({found.debian_version}) in {found.root.parent}")
     if todo:
-        x86.ensure_root(todo, arm=True)
+        if os.geteuid() != 0:
+            raise InstallError(
+                "installing QEMU builds needs root (apt-get, mmdebstrap): run as root: "
+                + x86._root_command(todo, module=__name__))
         with folder_lock(qemu_dir()):
             x86.prepare_host(log, qemu_dir() / "host-setup.log")
             mirror = x86.debian_mirror()
@@ -160,3 +168,27 @@ def install_arm(names: Sequence[str], *, log: Log = print) -> list[ArmBuild]:
                     log(f"QEMU {again.name}: done in {time.monotonic() - start:.0f} s")
                 done[n] = again
     return [b for b in done.values() if b is not None]
+
+
+def install_all(names: Sequence[str], *, log: Log = print) -> list[x86.InstalledBuild]:
+    """Install the named x86 builds, then their ARM builds (``sdqtest qemu install``)."""
+    done = x86.install(names, log=log)
+    install_arm(names, log=log)
+    return done
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: install the named releases' x86 and ARM builds."""
+    parser = argparse.ArgumentParser(prog=f"python -m {__name__}", description=__doc__)
+    parser.add_argument("names", nargs="*", metavar="{7.2,10.0,11.1,all}", default=["all"])
+    args = parser.parse_args(argv)
+    try:
+        install_all(args.names, log=lambda s: print(s, flush=True))
+    except InstallError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

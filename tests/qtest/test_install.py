@@ -41,25 +41,6 @@ def fake_build(qemu: Path, name: str, **marker: Any) -> Path:
     return binary
 
 
-def fake_arm_build(qemu: Path, name: str) -> dict[str, Path]:
-    """Lay out a complete-looking ARM build (both binaries shell scripts)."""
-    from harness.qemu import install_arm
-
-    folder = qemu / install_arm.arm_name(name)
-    (folder / "root").mkdir(parents=True)
-    (folder / "bin").mkdir()
-    bins = {}
-    for target, binary in install_arm.ARM_BINARIES.items():
-        bins[target] = folder / "bin" / binary
-        bins[target].write_text("#!/bin/sh\nexit 0\n")
-        bins[target].chmod(0o755)
-    (folder / inst.MARKER).write_text(json.dumps({
-        "layout": install_arm.LAYOUT_VERSION, "name": folder.name,
-        "binaries": {t: str(p) for t, p in bins.items()},
-        "debian_version": inst.BUILDS[name].package_version, "root": str(folder / "root")}))
-    return bins
-
-
 def forbid_subprocesses(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise AssertionError(f"ran a subprocess: {args!r}")
@@ -156,7 +137,6 @@ def test_install_is_fast_and_runs_nothing_when_done(
 ) -> None:
     for name in inst.BUILDS:
         fake_build(cache, name)
-        fake_arm_build(cache, name)
     forbid_subprocesses(monkeypatch)
     monkeypatch.setattr("os.geteuid", lambda: 1000)  # no root needed either
     lines: list[str] = []
@@ -165,8 +145,7 @@ def test_install_is_fast_and_runs_nothing_when_done(
     assert time.monotonic() - start < 1.0
     assert [b.name for b in got] == ["7.2", "10.0", "11.1"]
     assert got == inst.installed_builds()
-    assert len(lines) == 6 and all("installed" in ln for ln in lines)
-    assert sum("-arm: installed" in ln for ln in lines) == 3
+    assert len(lines) == 3 and all("installed" in ln for ln in lines)
     assert not inst.need_root(["all"])
     inst.ensure_root(["all"])  # nothing to do: no error
 

@@ -71,11 +71,11 @@ def test_groups_that_need_a_pc_are_skipped_with_their_reason() -> None:
     why = {name: check_boards.skip_reason(sc, "xilinx-zynq-a9", v11) for name, sc in scs.items()}
     for name, sc in scs.items():
         if sc.group in ("compat", "migration"):
-            assert why[name] and "pc machine types" in why[name]
+            assert "pc machine types" in str(why[name])
         elif sc.card == "emmc":
-            assert why[name] and "creates its own SD card" in why[name]
+            assert "creates its own SD card" in str(why[name])
         elif sc.sdhci:
-            assert why[name] and "sdhci-pci properties" in why[name]
+            assert "sdhci-pci properties" in str(why[name])
         else:
             assert why[name] is None, name
     assert all(check_boards.skip_reason(sc, "q35", v11) is None for sc in scs.values())
