@@ -27,8 +27,8 @@ from harness.scenarios import all_scenarios
 pytestmark = pytest.mark.qemu
 
 #: Short scenarios that together touch registers, PIO, SDMA, ADMA2 and the line.
-SCENARIOS = ("reset-values-v3", "access-sizes", "pio-read-7", "sdma-write-7",
-             "adma2-read-32", "irq-during-transfers", "card-registers")
+SCENARIOS = ("w1c-interrupt-status", "access-sizes", "pio-read-7", "sdma-write-7",
+             "adma2-read-32", "irq-during-transfers", "card-registers", "reset-all-mid-transfer")
 
 
 @pytest.fixture(scope="module")
