@@ -70,7 +70,7 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
         return f"an {sc.card} device: board {board.name} creates its own SD card"
     differ = sorted(k for k, v in sc.sdhci.items() if board.sdhci_props.get(k) != v)
     if differ:  # the same values as the board's are the board's own controller
-        props = ", ".join(f"{k}={sc.sdhci[k]}" for k in differ)
+        props = ", ".join(f"{k}={_show(sc.sdhci[k])}" for k in differ)
         return (f"sets sdhci-pci properties ({props}); board {board.name} fixes its "
                 "controller's")
     lacks = [m for m in DMA_KINDS if m in sc.name and not _caps(board) & H.CAPAB.mask(
@@ -84,6 +84,11 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
 
 #: DMA kinds a scenario named after one tests (``sdma-read-7``, ``adma2-chains``).
 DMA_KINDS = ("sdma", "adma2")
+
+
+def _show(value: object) -> str:
+    return f"{value:#x}" if isinstance(value, int) and not isinstance(value, bool) \
+        and value > 9 else str(value)
 
 
 def _caps(board: Board) -> int:
