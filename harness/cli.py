@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.errors import QemuError, SdqtestError, UsageError
-from harness.qemu.selection import select_builds
+from harness.qemu.selection import select_board_builds, select_builds
 from harness.qemu.session import install_signal_handlers
 from harness.table import print_table
 
@@ -20,11 +20,11 @@ UserError = UsageError
 
 
 def cmd_qemu_install(args: argparse.Namespace) -> int:
-    from harness.qemu import install
+    from harness.qemu import install, install_arm
 
     log: Callable[[str], None] = (lambda m: None) if args.quiet else print
     try:
-        install.install(args.names or ["all"], log=log)
+        install_arm.install_all(args.names or ["all"], log=log)
     except install.InstallError as e:
         raise UsageError(str(e)) from e
     return 0
@@ -50,7 +50,26 @@ def cmd_qemu_list(args: argparse.Namespace) -> int:
     head = ["build", "query-version", "qtest", "pc-q35", "pc-i440fx", "sdhci-pci",
             "erase-blocks-as-zero", "binary"]
     print_table(head, rows)
+    if not args.qemu:
+        _list_arm_builds()
     return 0
+
+
+def _list_arm_builds() -> None:
+    """The installed ARM builds (``check --board``): version, qtest, the boards."""
+    from harness.hwdefs.boards import BOARDS
+    from harness.qemu import builds
+
+    rows = []
+    for b in builds.selected_arm():
+        offered = [x.name for x in BOARDS if b.offers(x.machine)]
+        rows.append([b.name, b.version + (f" ({b.profile.package})" if b.profile.package
+                                          else ""),
+                     "yes" if b.profile.has_qtest_accel else "NO",
+                     ", ".join(offered) or "-", str(b.binary)])
+    if rows:
+        print()
+        print_table(["ARM build", "query-version", "qtest", "boards", "binary"], rows)
 
 
 def cmd_qemu_build(args: argparse.Namespace) -> int:
@@ -183,7 +202,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     import harness.scenarios as scenarios
-    from harness.check import compat_matrix, inputs, plan, report, runner
+    from harness.check import boards, compat_matrix, inputs, plan, report, runner
 
     if args.list:
         for sc in scenarios.all_scenarios().values():
@@ -196,10 +215,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         selected = list(scenarios.select(args.group, args.scenario))
     except KeyError as e:
         raise UsageError(str(e.args[0])) from e
-    builds = select_builds(args.qemu)
+    on_boards: list[str] | None = None
+    if args.board is not None:
+        try:
+            on_boards = boards.board_names(args.board)
+        except KeyError as e:
+            raise UsageError(str(e.args[0])) from e
+        builds = select_board_builds(args.qemu)
+    else:
+        builds = select_builds(args.qemu)
     report_dir = Path(args.report_dir)
     for b in builds:  # an InputError is a UsageError: one line, exit 2
-        inputs.check_build(b)
+        if on_boards is None:
+            inputs.check_build(b)
         for m in args.machine or []:
             inputs.check_machine(b, m)
     user_image = inputs.user_image(args.image, builds) if args.image else None
@@ -213,7 +241,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
     jobs = args.jobs or parallel.default_jobs()
     runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
-            for m in (args.machine or plan.machines_for(b, sc))]
+            for m in (args.machine or (plan.machines_for(b, sc) if on_boards is None
+                                       else boards.machines_for(b, on_boards)))]
     total = len(runs)
     runs = shard.take_shard(runs, lambda r: f"{r.scenario}@{r.machine}", k, n)
     t0 = time.monotonic()
@@ -225,7 +254,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - t0
     _progress("")
     notes = compat_matrix.unverified_notes(builds)  # every run, whatever is selected
-    run_matrix = shard.shard_of("compat-matrix", n) == k - 1
+    if on_boards is not None:
+        notes += boards.not_run(builds, on_boards)
+    run_matrix = shard.shard_of("compat-matrix", n) == k - 1 and on_boards is None
     if run_matrix and not args.scenario and (not args.group or "compat" in args.group):
         pairs = [(b, m) for b in builds for m in compat_matrix.machines_of(b)]
         cells = [c for cs in parallel.map_ordered(
@@ -652,6 +683,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--allow-skips", action="store_true",
                    help="exit 0 even when a build skipped most scenarios (e.g. it has no "
                    "qtest accelerator)")
+    c.add_argument("--board", action="append", metavar="NAME", nargs="?", const="all",
+                   help="run on ARM boards' SD controllers instead (zynq, raspi3b, "
+                   "mcimx7d, or all: the default with no NAME), on the ARM builds "
+                   "(7.2-arm, 10.0-arm, 11.1-arm) or --qemu")
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
     c.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                    help="worker processes (default: one per core)")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from harness import images
+from harness.check import boards
 from harness.check.lockstep import Divergence, LockstepTarget, StopRun
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet
@@ -18,6 +19,7 @@ from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.check.replay import reproducer_header
 from harness.check.step import Step
 from harness.errors import QemuError, QemuGone
+from harness.hwdefs.boards import board_for
 from harness.images import merge_extents
 from harness.machine import CardImage, Machine
 from harness.model.deviations import Deviation, Strictness
@@ -205,6 +207,10 @@ def compare_images(t: LockstepTarget, spans: list[tuple[int, int]],
 def scenario_machine(sc: Scenario, machine: str, image: Path, fmt: str) -> Machine:
     """The machine a scenario runs on: ``machine`` type, its devices'
     properties, the card image as QEMU opens it."""
+    board = board_for(machine)
+    if board is not None:  # the board's own controller and card (harness.check.boards)
+        return Machine.for_board(board.name, card=sc.sd_card,
+                                 image=CardImage(image, format=fmt))
     return Machine(type=machine, sdhci=sc.sdhci, card=sc.sd_card,
                    image=CardImage(image, format=fmt), card_kind=sc.card)
 
@@ -310,6 +316,7 @@ def _run_once(
     t0 = time.monotonic()
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
     why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
+    why = why or boards.skip_reason(sc, machine, build.profile)
     if why is None and not build.offers(machine):
         why = f"this build has no machine type {machine}"
     if why:

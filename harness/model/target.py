@@ -72,6 +72,8 @@ class _Consulted(Protocol):
 #: sdhci-pci properties (QEMU names) -> the SDHCI model's parameters.
 _SDHCI_PARAMS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
                  "maxcurr": "maxcurr", "uhs": "uhs_mode"}
+#: Properties of the sysbus controller only (a board sets them; sdhci-pci has none).
+_SYSBUS_PARAMS = {"pending-insert-quirk": "pending_insert_quirk"}
 #: sd-card properties (QEMU names) -> the SDCard model's parameters.
 _CARD_PARAMS = {"spec_version": "spec_version", "erase-blocks-as-zero": "erase_blocks_as_zero"}
 _BOOLS = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}
@@ -96,7 +98,9 @@ def model_params(machine: Machine) -> tuple[dict[str, Any], dict[str, Any]]:
     if machine.card_kind == "emmc":
         out[1].update(emmc_card_params(dict(machine.card_props)))
     card_props = Props() if machine.card_kind == "emmc" else machine.card_props
-    for props, names, dev, dst in ((machine.sdhci_props, _SDHCI_PARAMS, "sdhci-pci", out[0]),
+    host = ({**_SDHCI_PARAMS, **_SYSBUS_PARAMS} if machine.board is not None
+            else _SDHCI_PARAMS)
+    for props, names, dev, dst in ((machine.sdhci_props, host, "sdhci-pci", out[0]),
                                    (card_props, _CARD_PARAMS, "sd-card", out[1])):
         for k, v in props.items():
             if k not in names:
@@ -128,6 +132,10 @@ class ModelTarget:
         machine = machine or Machine()
         if machine.sdhci is None:
             raise ValueError("the model needs the sdhci-pci controller")
+        board = machine.board_def
+        if board is not None and board.variant != "sdhci":
+            raise ValueError(f"board {board.name}: the model has no {board.variant} register "
+                             "layout (only the standard SDHCI one)")
         sdhci_params, card_params = model_params(machine)
         self.machine = machine
         self.profile = profile

@@ -26,7 +26,7 @@ from typing import Any
 
 from harness import images
 from harness.machine import CARD_ID, DRIVE_ID, Machine
-from harness.qemu import pci
+from harness.qemu import board, pci
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import (
     fmt_b64read,
@@ -139,12 +139,17 @@ class QemuTarget:
         try:
             if machine.sdhci is None:
                 raise QemuTargetError("the machine has no sdhci-pci controller to drive")
+            if machine.board is not None:
+                self.bar0 = board.by_name(machine.board).base
             self.image, run = self._card_copy(machine)
             self.session = QemuSession(binary, run, accel=accel, timeout=timeout,
                                        ram_file=reusable)
             self.session.start()
             self.qtest = self.session.qtest
-            self._setup_pci()
+            if machine.board is not None:  # a board's controller: fixed base, its IRQ line
+                self.irq_line = board.watch_irq(self.session, board.by_name(machine.board))
+            else:
+                self._setup_pci()
         except BaseException:
             self.close()
             raise
@@ -186,7 +191,7 @@ class QemuTarget:
         new, _ = self._card_copy(machine)
         s = self.session
         if new is not None and machine.image is not None:
-            s.qmp_cmd("blockdev-change-medium", id=CARD_ID, filename=str(new),
+            s.qmp_cmd("blockdev-change-medium", **self._medium(), filename=str(new),
                       format=machine.image.format,
                       **{"read-only-mode": "read-only" if machine.image.readonly else "retain"})
         self.image = new
@@ -199,7 +204,8 @@ class QemuTarget:
             s.system_reset()
         else:
             s.system_reset()
-            for lo, hi in ((0, _LEGACY_HOLE[0]), (_LEGACY_HOLE[1], machine.ram)):
+            for lo, hi in board.ram_ranges(machine) or ((0, _LEGACY_HOLE[0]),
+                                                        (_LEGACY_HOLE[1], machine.ram)):
                 q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
                            for a in range(lo, hi, _SCRUB_CHUNK))
         # One nanosecond on (a zero step is refused): reads the clock and
@@ -216,7 +222,13 @@ class QemuTarget:
         self.machine = machine
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"
-        self._setup_pci(self._scan)
+        if machine.board is None:  # a board's IRQ intercept outlives the reset
+            self._setup_pci(self._scan)
+
+    def _medium(self) -> dict[str, str]:
+        """How QMP names the card's medium: the card's qdev id, or for a board's
+        own card (no id) its drive."""
+        return {"id": CARD_ID} if self.machine.board is None else {"device": DRIVE_ID}
 
     def set_card_inserted(self, inserted: bool) -> None:
         """Eject the card's medium (QMP ``eject``) or put the run's image
@@ -228,13 +240,14 @@ class QemuTarget:
         if inserted != ejected:
             return
         s = self.session
+        which = self._medium()
         if not inserted:
-            s.qmp_cmd("eject", id=CARD_ID, force=True)
+            s.qmp_cmd("eject", force=True, **which)
         else:
             if self.image is None:
                 raise QemuTargetError("no medium to insert: this card has no image")
-            s.qmp_cmd("blockdev-change-medium", id=CARD_ID, filename=str(self.image),
-                      format=self.image_format)
+            s.qmp_cmd("blockdev-change-medium", filename=str(self.image),
+                      format=self.image_format, **which)
         self._ejected = not inserted
 
     @property
