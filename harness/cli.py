@@ -155,7 +155,7 @@ def cmd_bench_check(args: argparse.Namespace) -> int:
     except KeyError as e:
         raise UsageError(str(e.args[0])) from e
     builds = select_builds(args.qemu)
-    runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
+    runs = [parallel.Run(b, sc, m) for b in builds for sc in selected
             for m in plan.machines_for(b, sc)]
     if args.equivalence:
         lines = check_bench.equivalence(runs, progress=_progress)
@@ -212,16 +212,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
     jobs = args.jobs or parallel.default_jobs()
-    runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
+    runs = [parallel.Run(b, sc, m) for b in builds for sc in selected
             for m in (args.machine or plan.machines_for(b, sc))]
     total = len(runs)
-    runs = shard.take_shard(runs, lambda r: f"{r.scenario}@{r.machine}", k, n)
+    runs = shard.take_shard(runs, lambda r: f"{r.scenario.name}@{r.machine}", k, n)
     t0 = time.monotonic()
     results, stats = parallel.run_all(
         runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse,
                                lockstep=args.lockstep),
         jobs, progress=lambda done, r: _progress(
-            f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario}"))
+            f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"))
     elapsed = time.monotonic() - t0
     _progress("")
     notes = compat_matrix.unverified_notes(builds)  # every run, whatever is selected
