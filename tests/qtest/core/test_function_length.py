@@ -20,7 +20,8 @@ def long_functions(root: Path = ROOT, limit: int = LIMIT) -> list[str]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 n = (node.end_lineno or node.lineno) - node.lineno + 1
                 if n > limit:
-                    out.append(f"{p.relative_to(root.parent)}:{node.lineno} {node.name} ({n} lines)")
+                    where = f"{p.relative_to(root.parent)}:{node.lineno}"
+                    out.append(f"{where} {node.name} ({n} lines)")
     return out
 
 
