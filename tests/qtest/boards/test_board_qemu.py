@@ -17,7 +17,7 @@ from harness.check import runner
 from harness.hwdefs import boards
 from harness.hwdefs import sdhci as H
 from harness.machine import CardImage, Machine
-from harness.model.board_deviations import BOARD_DEVIATIONS
+from harness.ledger import LEDGER
 from harness.qemu.board import BoardError
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
@@ -92,7 +92,7 @@ def test_usdhc_vendor_register_is_the_imx_one(arm_build: QemuBuild, tmp_path: Pa
     half of what is written (deviation usdhc.vendor-spec-16bit), the
     tuning/DLL registers read 0, MIX_CTRL (0x48) holds the transfer mode
     without sending a command; the generic SDHCI has nothing at 0xC0."""
-    assert "usdhc.vendor-spec-16bit" in {d.key for d in BOARD_DEVIATIONS}
+    assert "usdhc.vendor-spec-16bit" in LEDGER
     with _target(arm_build, boards.by_name("mcimx7d"), tmp_path) as t:
         t.write(0xC0, 4, 0x2000_0100)
         assert t.read(0xC0, 4) == 0x0000_0100
