@@ -16,8 +16,8 @@ from harness.check import boards as check_boards
 from harness.check import runner
 from harness.hwdefs import boards
 from harness.hwdefs import sdhci as H
-from harness.machine import CardImage, Machine
 from harness.ledger import LEDGER
+from harness.machine import CardImage, Machine
 from harness.qemu.board import BoardError
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
