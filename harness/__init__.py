@@ -32,7 +32,7 @@ own layer and of the layers after its arrow, so dependencies point one way
                -> target, base, errors
     target     target
                -> base, errors
-    base       paths, profile, machine, table, images, hwdefs.*
+    base       paths, profile, machine, table, images, hwdefs.*, ledger.*
                -> errors
     errors     errors
                -> nothing

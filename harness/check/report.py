@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from harness.check import runner
 from harness.check.quirks import Quirk, to_json
 from harness.check.runner import Result
+from harness.ledger import entry
 from harness.table import print_table
 
 _ORDER = (runner.DIVERGE, runner.SPEC_MISS, runner.CRASH, runner.ERROR, runner.QUIRK,
@@ -67,17 +68,17 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
     if applied:
         print("\nquirks applied (known differences, with reasons):", file=out)
         for q in applied:
-            print(f"  {q.key} [{q.builds}]: {q.what} -- {q.why} ({q.change})", file=out)
+            print(f"  {q.key} [{q.builds}]: {q.qemu} -- {q.why} ({q.change})", file=out)
     if stale:
         print("\nquirks that no longer occur (stale: remove or narrow them):", file=out)
         for q in stale:
-            print(f"  {q.key} [{q.builds}]: {q.what}", file=out)
+            print(f"  {q.key} [{q.builds}]: {q.qemu}", file=out)
     known = [(r, m, k) for r in results for m, k in r.known_misses]
     if known:
         print("\nexpectations QEMU does not meet, explained by listed deviations "
               "(model and QEMU agree; see --strict):", file=out)
         for r, m, k in known:
-            d = runner.KNOWN_DEVIATIONS[k]
+            d = entry(k)
             print(f"  [{r.build}] {r.scenario}: {m} -- {k} ({d.spec}: {d.rule})", file=out)
     partial = [r for r in results if r.not_compared]
     if partial:

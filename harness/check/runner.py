@@ -13,17 +13,15 @@ from typing import Any, BinaryIO
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget, StopRun
 from harness.check.optimistic import Fallback, OptimisticLockstep
-from harness.check.quirks import QUIRKS, Quirk, QuirkSet
+from harness.check.quirks import QUIRKS, Quirk, QuirkSet, bound_to_scenario
 from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.check.replay import reproducer_header
 from harness.check.step import Step
 from harness.errors import QemuError, QemuGone
 from harness.images import merge_extents
+from harness.ledger import LEDGER, adopting
 from harness.machine import CardImage, Machine
-from harness.model.deviations import Deviation, Strictness
-from harness.model.emmc_deviations import emmc_deviations
-from harness.model.sd_deviations import sd_deviations
-from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
+from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.profile import DEVICE_ABSENT
 from harness.qemu import sanitizer
@@ -46,10 +44,6 @@ AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR, SPEC_MISS = (
 #: was run again step by step.
 STEP, OPTIMISTIC, FALLBACK = "step", "optimistic", "fallback"
 LOCKSTEP_MODES = (OPTIMISTIC, STEP)
-
-#: Every deviation the model knows, by key (both devices' tables).
-KNOWN_DEVIATIONS: dict[str, Deviation] = {
-    d.key: d for d in sd_deviations + SDHCI_DEVIATIONS + emmc_deviations}
 
 
 @dataclass
@@ -108,10 +102,12 @@ class Result:
             "seconds": round(self.seconds, 3),
             "notes": self.notes,
             "spec_misses": self.spec_misses,
-            "known_deviation_misses": [{"message": m, "deviation": k}
+            "known_deviation_misses": [{"message": m, "deviation": k,
+                                        "scope": str(LEDGER[k].scope)}
                                        for m, k in self.known_misses],
             "not_compared": self.not_compared,
-            "adoptions": [{"step": i, "what": w, "value": v} for i, w, v in self.adoptions],
+            "adoptions": [{"step": i, "what": w, "value": v, "scope": str(adopting(w).scope)}
+                          for i, w, v in self.adoptions],
         }
 
 
@@ -414,7 +410,8 @@ def _run_once(
     if res.status == AGREE and res.quirks:
         res.status = QUIRK
     if res.status in (AGREE, QUIRK):
-        res.stale = [q for q in qset.expected_here() if q.key not in qset.used and q.scenarios]
+        res.stale = [q for q in qset.expected_here() if q.key not in qset.used
+                     and bound_to_scenario(q)]
     res.notes += ctx.notes
     res.spec_misses, res.known_misses = judge_misses(ctx.misses, res.consulted)
     if res.spec_misses and res.status in (AGREE, QUIRK):
@@ -434,7 +431,7 @@ def judge_misses(misses: list[Miss], consulted: set[str]
     for m in misses:
         if m.deviation is None:
             unexplained.append(m.message)
-        elif m.deviation not in KNOWN_DEVIATIONS:
+        elif m.deviation not in LEDGER or not LEDGER[m.deviation].toggle:
             unexplained.append(f"{m.message} (names {m.deviation}, which no deviation "
                                "table lists)")
         elif m.deviation not in consulted:

@@ -26,15 +26,13 @@ from pathlib import Path
 
 from harness.check import parallel, runner
 from harness.check.recording import Recording
-from harness.model.deviations import Deviation, Strictness
-from harness.model.emmc_deviations import emmc_deviations
-from harness.model.sd_deviations import sd_deviations
-from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
+from harness.ledger import KnownDifference, entry, toggles
+from harness.model.deviations import Strictness
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
 
-ALL_DEVIATIONS: dict[str, Deviation] = {
-    d.key: d for d in (*sd_deviations, *SDHCI_DEVIATIONS, *emmc_deviations)}
+#: Every switch of the model (the ledger's ``toggle`` entries).
+SWITCHES: frozenset[str] = frozenset(d.key for d in toggles("sd", "sdhci", "emmc"))
 
 
 @dataclass
@@ -42,7 +40,7 @@ class Finding:
     """A deviation shown by a scenario, first seen at ``step``."""
 
     build: str
-    deviation: Deviation
+    deviation: KnownDifference
     scenario: str
     step: str
     reproducer: str
@@ -112,7 +110,7 @@ def findings_for(
                 if sc.name not in found[key].scenarios:
                     found[key].scenarios.append(sc.name)
             else:
-                found[key] = Finding(build.name, ALL_DEVIATIONS[key], sc.name, step, trace,
+                found[key] = Finding(build.name, entry(key), sc.name, step, trace,
                                      [sc.name])
         unexplained += out.unexplained
     return StrictReport(list(found.values()), unexplained, [o.result for o in outcomes])
@@ -137,7 +135,7 @@ def _scenario(build: QemuBuild, which: Scenario | str, machine: str,
         # then follow QEMU, and the next divergence is looked for.
         explained_keys: set[str] = set()
         while True:
-            keys: Strictness = (frozenset(ALL_DEVIATIONS) - explained_keys
+            keys: Strictness = (SWITCHES - explained_keys
                                 if explained_keys else True)
             full = runner.run(build, sc, machine, strict=keys, replay=rec,
                               report_dir=report_dir)

@@ -22,7 +22,7 @@ RPMB (JESD84-B51 6.6.22): with PARTITION_ACCESS = 3, CMD25 blocks are
 request frames and CMD18 blocks are result frames; the MAC is HMAC-SHA256
 under the programmed key over frame bytes 228..511 of every frame of a
 response.  Where QEMU departs from the standard it is named in
-:mod:`harness.model.emmc_deviations`.
+:mod:`harness.ledger.emmc`.
 """
 
 from __future__ import annotations
@@ -40,9 +40,7 @@ from harness.model import emmc_defaults, sd_data
 from harness.model.blockstore import BlockStore
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Deviations, Strictness
-from harness.model.emmc_deviations import emmc_deviations
 from harness.model.sd_commands import Rsp
-from harness.model.sd_deviations import sd_deviations
 from harness.model.sd_registers import PRV_BEFORE_SERIES, PRV_WITH_SERIES
 from harness.model.sdcard import BLOCK, SDCard
 from harness.profile import NEWEST, BuildProfile
@@ -293,7 +291,7 @@ class EmmcCard(SDCard):
         self.version = profile.version
         self.machine = machine
         self.strict = strict
-        self.dev = Deviations(sd_deviations + emmc_deviations, strict)
+        self.dev = Deviations(("sd", "emmc"), strict)
         #: The erase series (seed 000) is in the build: detected, as for the
         #: SD card, from sd-card's ``erase-blocks-as-zero``.  Only the CID
         #: PRV follows it: the eMMC has no such property, and the model keeps

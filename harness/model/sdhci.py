@@ -4,7 +4,7 @@ Registers follow ``harness.hwdefs.sdhci``; behaviour follows QEMU's
 ``hw/sd/sdhci.c`` as observed (the model is written from the SD Host
 Controller Simplified Specification 3.00 and those observations).  Where
 QEMU departs from the specification the model follows QEMU, or the
-specification in strict mode; see ``sdhci_deviations``.  Version
+specification in strict mode; see :mod:`harness.ledger.sdhci`.  Version
 differences are selected by ``profile.version``:
 
 * before 10.0: SDMA raises DMA Interrupt only when it stops at a buffer

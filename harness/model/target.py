@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sdhci import REGISTER_WINDOW
+from harness.ledger import entry
 from harness.machine import Machine, Props, PropValue
 from harness.model.blockstore import BlockStore
 from harness.model.clock import VirtualClock
@@ -70,6 +71,9 @@ class _Consulted(Protocol):
 
 
 #: sdhci-pci properties (QEMU names) -> the SDHCI model's parameters.
+#: The ledger's entries for the values :meth:`ModelTarget.reconcile` adopts.
+RCA, RSPREG3 = entry("sd.rca-random"), entry("sdhci.rspreg3-after-auto-cmd12")
+
 _SDHCI_PARAMS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
                  "maxcurr": "maxcurr", "uhs": "uhs_mode"}
 #: sd-card properties (QEMU names) -> the SDCard model's parameters.
@@ -277,7 +281,7 @@ class ModelTarget:
             self.refused.append(f"QEMU's CMD3 published RCA {what}: not a new random "
                                 "address, so it is not adopted")
             return False
-        self.adoptions.append(("RCA", rca))
+        self.adoptions.append((RCA.adopts, rca))
         card.rca = rca
         self.sdhci.rspreg[0] = (rca << 16) | (self.sdhci.rspreg[0] & 0xFFFF)
         return True
@@ -325,7 +329,7 @@ class ModelTarget:
             value = (value & ~(0xFF << shift_r)) | (((qemu_value >> shift_v) & 0xFF) << shift_r)
         self.sdhci.rspreg[3] = value
         self.sdhci.rspreg3_undefined = False
-        self.adoptions.append(("RSPREG3", value))
+        self.adoptions.append((RSPREG3.adopts, value))
         return True
 
     def image_touched(self) -> list[tuple[int, int]]:

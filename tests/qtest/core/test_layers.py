@@ -50,6 +50,7 @@ MODULES: dict[str, str] = {
     "harness.table": "base",
     "harness.images": "base",
     "harness.hwdefs": "base",
+    "harness.ledger": "base",
     "harness.target": "target",
     "harness.model": "model",
     "harness.qemu": "qemu",
