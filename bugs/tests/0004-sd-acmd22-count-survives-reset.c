@@ -59,7 +59,8 @@ typedef struct {
 
 static void sdhci_start(SDHCITest *t, const char *card_args)
 {
-    t->qts = qtest_initf("-machine q35 -device sdhci-pci,addr=04.0 %s", card_args);
+    t->qts = qtest_initf("-machine q35 -device sdhci-pci,addr=04.0 %s",
+                         card_args);
     t->bus = qpci_new_pc(t->qts, NULL);
     t->dev = qpci_device_find(t->bus, SDHCI_DEVFN);
     g_assert(t->dev);
@@ -112,7 +113,8 @@ static uint32_t sd_cmd(SDHCITest *t, uint8_t index, uint32_t arg, uint8_t flags)
     return qpci_io_readl(t->dev, t->bar, SDHC_RSPREG0);
 }
 
-static void sd_setup_data(SDHCITest *t, uint16_t len, uint16_t count, uint16_t trnmod)
+static void sd_setup_data(SDHCITest *t, uint16_t len, uint16_t count,
+                          uint16_t trnmod)
 {
     qpci_io_writew(t->dev, t->bar, SDHC_BLKSIZE, len);
     qpci_io_writew(t->dev, t->bar, SDHC_BLKCNT, count);
@@ -163,8 +165,9 @@ static uint32_t sd_read(SDHCITest *t, uint8_t index, uint32_t arg,
     return r1;
 }
 
-#define SD_MACHINE "-drive if=none,id=card,driver=null-co,size=16M,format=raw " \
-                   "-device sd-card,drive=card"
+#define SD_MACHINE \
+    "-drive if=none,id=card,driver=null-co,size=16M,format=raw " \
+    "-device sd-card,drive=card"
 
 /* SD Physical Layer Simplified Specification 4.3.7, 4.10.1 */
 #define CARD_IS_LOCKED      (1u << 25)
@@ -217,6 +220,7 @@ static void test_acmd22_after_reset(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    qtest_add_func("/sdcard/send-num-wr-blocks/after-reset", test_acmd22_after_reset);
+    qtest_add_func("/sdcard/send-num-wr-blocks/after-reset",
+                   test_acmd22_after_reset);
     return g_test_run();
 }

@@ -59,7 +59,8 @@ typedef struct {
 
 static void sdhci_start(SDHCITest *t, const char *card_args)
 {
-    t->qts = qtest_initf("-machine q35 -device sdhci-pci,addr=04.0 %s", card_args);
+    t->qts = qtest_initf("-machine q35 -device sdhci-pci,addr=04.0 %s",
+                         card_args);
     t->bus = qpci_new_pc(t->qts, NULL);
     t->dev = qpci_device_find(t->bus, SDHCI_DEVFN);
     g_assert(t->dev);
@@ -112,7 +113,8 @@ static uint32_t sd_cmd(SDHCITest *t, uint8_t index, uint32_t arg, uint8_t flags)
     return qpci_io_readl(t->dev, t->bar, SDHC_RSPREG0);
 }
 
-static void sd_setup_data(SDHCITest *t, uint16_t len, uint16_t count, uint16_t trnmod)
+static void sd_setup_data(SDHCITest *t, uint16_t len, uint16_t count,
+                          uint16_t trnmod)
 {
     qpci_io_writew(t->dev, t->bar, SDHC_BLKSIZE, len);
     qpci_io_writew(t->dev, t->bar, SDHC_BLKCNT, count);
@@ -224,7 +226,8 @@ static void emmc_init(EMMCTest *e)
 
 static void emmc_select_partition(EMMCTest *e, uint8_t part)
 {
-    uint32_t arg = (SWITCH_WRITE_BYTE << 24) | (EXT_CSD_PART_CONFIG << 16) | (part << 8);
+    uint32_t arg = (SWITCH_WRITE_BYTE << 24) | (EXT_CSD_PART_CONFIG << 16) |
+                   (part << 8);
 
     sd_cmd(&e->sdhci, 6, arg, RSP_R1B);
     sdhci_wait(&e->sdhci, SDHC_NIS_TRSCMPL);
@@ -244,7 +247,8 @@ static void test_boot1_read_past_end(void)
     uint32_t past = BOOT_SIZE / 512;
 
     memset(pattern, 0xb2, sizeof(pattern));
-    emmc_start(&e, 4 * 1024 * 1024 + 2 * BOOT_SIZE, "boot-partition-size=131072");
+    emmc_start(&e, 4 * 1024 * 1024 + 2 * BOOT_SIZE,
+               "boot-partition-size=131072");
     emmc_init(&e);
 
     emmc_select_partition(&e, PART_BOOT2);
@@ -261,6 +265,7 @@ static void test_boot1_read_past_end(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    qtest_add_func("/emmc/boot-partition/read-past-end", test_boot1_read_past_end);
+    qtest_add_func("/emmc/boot-partition/read-past-end",
+                   test_boot1_read_past_end);
     return g_test_run();
 }

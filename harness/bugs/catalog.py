@@ -119,6 +119,12 @@ BUGS: tuple[Bug, ...] = (
     Bug(6, "emmc.rpmb-address-unchecked", "emmc-rpmb-address-unchecked",
         "eMMC RPMB requests past the partition are served from the user area",
         Severity.INTEGRITY, R.emmc_rpmb_address_unchecked, R.emmc_machine, _emmc),
+    Bug(10, "emmc.sleep-no-awake", "emmc-sleep-no-awake",
+        "eMMC CMD0 to a sleeping device aborts QEMU (assertion)",
+        Severity.ABORT, R.emmc_sleep_no_awake, R.emmc_machine, _emmc, aborts=True),
+    Bug(11, "emmc.gp-partition-access", "emmc-gp-partition-access",
+        "eMMC access to a general purpose partition it does not have aborts QEMU",
+        Severity.ABORT, R.emmc_gp_partition_access, R.emmc_machine, _emmc, aborts=True),
     Bug(7, "sdhci.rspreg3-after-auto-cmd12", "sdhci-rspreg3-after-auto-cmd12",
         "RSPREG3 gets an uninitialised stack buffer after an unanswered Auto CMD12",
         Severity.UNINITIALISED, R.rspreg3_after_auto_cmd12, shows_absence=False,
@@ -139,6 +145,7 @@ BUGS: tuple[Bug, ...] = (
              "helpers live in tests/qtest/migration/, a framework of their own)"),
 )
 
+BUGS = tuple(sorted(BUGS, key=lambda b: b.number))
 BY_KEY: dict[str, Bug] = {b.key: b for b in BUGS}
 
 

@@ -220,3 +220,36 @@ def pci_config_not_migrated(t: Target) -> Observation:
     lost = _migrated(t)
     return Observation(bool(lost), "after migration: " + ("; ".join(lost) if lost
                                                            else "BAR0 and COMMAND kept"))
+
+
+def _emmc(t: Target) -> EmmcDriver:
+    d = EmmcDriver(t)
+    d.setup()
+    d.init_emmc()
+    return d
+
+
+def emmc_sleep_no_awake(t: Target) -> Observation:
+    """JESD84-B51 6.6.21: CMD0 resets a sleeping device, which then goes
+    through identification again.  (The abort is seen by the runner.)"""
+    d = _emmc(t)
+    d.sleep()
+    d.cmd(0, 0)
+    d.init_emmc()
+    st = d.send_status().r1
+    return Observation(False, f"CMD0 after CMD5 sleep: the device initialised again, "
+                       f"status {st:#010x}")
+
+
+def emmc_gp_partition_access(t: Target) -> Observation:
+    """JESD84-B51 7.4.69, 6.6.1: selecting general purpose partition 1 on a
+    device without one is refused (SWITCH_ERROR); the next read is the user
+    area's.  (An abort on that read is seen by the runner.)"""
+    d = _emmc(t)
+    d.select_partition(Partition.GP1)
+    st = d.send_status().r1
+    d.read_blocks(0, 1)
+    refused = bool(st & E.SWITCH_ERROR)
+    return Observation(not refused, f"PARTITION_ACCESS {int(Partition.GP1)} without general "
+                       f"purpose partitions: status {st:#010x}, " +
+                       ("SWITCH_ERROR" if refused else "accepted"))
