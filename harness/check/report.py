@@ -73,6 +73,14 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
         print("\nquirks that no longer occur (stale: remove or narrow them):", file=out)
         for q in stale:
             print(f"  {q.key} [{q.builds}]: {q.qemu}", file=out)
+    from harness.check.fixed import NOTE
+
+    fixed = [(r, n) for r in results for n in r.notes if n.startswith(NOTE)]
+    if fixed:
+        print("\nqemu-bug entries this build does not have (the model followed their rule "
+              "and agreed; sdqtest bugs --qemu B shows them):", file=out)
+        for r, n in fixed:
+            print(f"  [{r.build}] {r.scenario}: {n.split(': ', 1)[-1]}", file=out)
     known = [(r, m, k) for r in results for m, k in r.known_misses]
     if known:
         print("\nexpectations QEMU does not meet, explained by listed deviations "
