@@ -129,9 +129,9 @@ BUGS: tuple[Bug, ...] = (
         "RSPREG3 gets an uninitialised stack buffer after an unanswered Auto CMD12",
         Severity.UNINITIALISED, R.rspreg3_after_auto_cmd12, shows_absence=False,
         has_c_test=False,
-        note="no C test: the value is what the stack held (0 on this machine's 11.1 "
-             "builds, garbage on 7.2), so no test fails reliably; QEMU's MemorySanitizer "
-             "build would"),
+        note="no C test: the register gets whatever the stack buffer held; builds with "
+             "-ftrivial-auto-var-init=zero (QEMU's own flags in 11.1) read 0 there, "
+             "Debian's 7.2 reads garbage, so no test fails reliably on 11.1"),
     Bug(8, "migration-loses-hostctl2", "sdhci-hostctl2-not-migrated",
         "Host Control 2 is not in sdhci's migration state: UHS mode lost",
         Severity.MIGRATION, R.hostctl2_not_migrated, R.uhs_machine, _uhs, qmp=True,

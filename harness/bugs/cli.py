@@ -60,27 +60,24 @@ def cmd_bugs(args: argparse.Namespace) -> int:
 
 
 def versions_text(key: str) -> str:
-    """The ledger's affected versions of ``key``, in words."""
+    """The ledger's affected versions of ``key``: ``every version``, ``QEMU >= 9.1``."""
     from harness.ledger import LEDGER
 
-    v = LEDGER[key].versions
-    first = v.first or "as far back as known"
-    last = f"fixed in {v.fixed}" if v.fixed else "still present"
-    seen = f"; seen on {', '.join(v.confirmed)}" if v.confirmed else ""
-    return f"{first} .. {last}{seen}"
+    return LEDGER[key].versions.describe()
 
 
 def _list(bugs: list[Any]) -> None:
     from harness.bugs import catalog
 
     rows = [[b.name, b.severity.value, versions_text(b.key),
-             b.c_test.name if b.c_test else "-", b.patch.name if b.patch else "-"]
-            for b in bugs]
-    print_table(["bug", "severity", "versions (ledger)", "C test (bugs/tests/)",
-                 "fix (bugs/)"], rows)
+             "yes" if b.c_test else "-", "yes" if b.patch else "-"] for b in bugs]
+    print_table(["bug (bugs/tests/BUG.c, bugs/BUG.patch)", "severity", "affected (ledger)",
+                 "C test", "fix"], rows)
     print()
     for b in bugs:
-        print(f"{b.name}  {b.key}: {b.title}")
+        seen = b.entry.versions.confirmed
+        print(f"{b.name}  {b.key}: {b.title}"
+              + (f" (seen on {', '.join(seen)})" if seen else ""))
         if b.note:
             print(f"    {b.note}")
     left = catalog.unlisted()
