@@ -168,6 +168,7 @@ def run_check(build: QemuBuild, sc: Scenario, machine: str,
     elif cell.status != res.status:
         res.status, res.reason = cell.status, cell.reason
     if cell.pci_lost:
+        res.met.append("sdhci-pci.pci-config-not-migrated")
         res.notes.append("QEMU did not migrate sdhci-pci's PCI config space ("
                          + "; ".join(cell.pci_lost) + "); written again to go on")
     if cell.reproducer:

@@ -72,6 +72,9 @@ class Result:
     not_compared: str = ""
     #: ``(step, what, value)`` of each value the model adopted from QEMU.
     adoptions: list[tuple[int, str, int]] = field(default_factory=list)
+    #: Ledger keys of known differences the run met outside the lockstep
+    #: (a migration that lost sdhci-pci's PCI config space).
+    met: list[str] = field(default_factory=list)
     #: How the lockstep ran: ``step`` (one round trip per operation),
     #: ``optimistic`` (:mod:`harness.check.optimistic`) or ``fallback``
     #: (optimistic, abandoned at a difference, then run step by step), and
@@ -86,6 +89,14 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.status in (AGREE, QUIRK, SKIP)
+
+    def known_met(self) -> list[str]:
+        """Ledger keys of every known difference the run showed: the quirks
+        applied, the misses a switch explains, the values adopted, and those
+        met outside the lockstep; each once, in that order."""
+        keys = [q.key for q in self.quirks] + [k for _, k in self.known_misses]
+        keys += [adopting(w).key for _, w, _ in self.adoptions] + self.met
+        return list(dict.fromkeys(keys))
 
     def to_json(self) -> dict[str, Any]:
         return {

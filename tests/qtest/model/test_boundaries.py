@@ -145,3 +145,19 @@ def test_series_raises_the_emmc_prv_with_the_sd_cards() -> None:
     assert (_sd_prv(series), _emmc_prv(series)) == (0x02, 0x02)
     c = EmmcCard(VirtualClock(), size=4 << 20, profile=series)
     assert c.cid[15] == (S.crc7(bytes(c.cid[:15])) << 1) | 1  # CRC follows the PRV
+
+
+def test_ledger_version_entries_are_dated_by_their_boundary() -> None:
+    """A version entry of the ledger names the boundary record that dates it
+    and starts where that record does (the compat property of the
+    unreleased erase series: wherever the build has the property)."""
+    by_key = {bd.key: bd for bd in BOUNDARIES}
+    for d in of_scope(Scope.VERSION) + of_scope(Scope.RANDOM):
+        if d.scope is Scope.RANDOM and not d.boundary:
+            continue
+        bd = by_key[d.boundary]
+        first = d.versions.first
+        if first is None:
+            assert d.compat is not None and d.compat.needs_property, d.key
+        else:
+            assert parse_version(first) == bd.since, d.key
