@@ -128,29 +128,50 @@ def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
     edits.add_qtests([b.qtest_name for b in bugs])
     _build(builder, src, log, timeout, "the tree with the C tests")
     without = {b.key: run_test(out, b, log) for b in bugs}
-    fixed: dict[str, TestRun] = {}
-    for b in bugs:
-        if b.patch is None:
-            continue
+    patched = [b for b in bugs if b.patch is not None]
+    for b in patched:
+        assert b.patch is not None
         err = edits.apply_patch(b.patch)
         if err:
             raise UsageError(f"{b.patch.name} does not apply to {src}: {err}")
-        _build(builder, src, log, timeout, f"with {b.patch.name}")
-        fixed[b.key] = run_test(out, b, log)
+    fixed: dict[str, TestRun] = {}
+    if patched:
+        _build(builder, src, log, timeout,
+               "with " + ", ".join(b.patch.name for b in patched if b.patch))
+        fixed = {b.key: run_test(out, b, log) for b in bugs}
     rows, bad = [], 0
     for b in bugs:
         w, f = without[b.key], fixed.get(b.key)
-        bad += w.passed + (f is not None and not f.passed)
-        rows.append([b.name, "FAILS" if not w.passed else "passes (expected to fail)",
-                     w.summary, "-" if f is None else
-                     ("passes" if f.passed else "FAILS (expected to pass)"),
-                     "" if f is None else f.summary])
+        want = b.patch is not None  # with the fixes: passes with its own, fails without
+        bad += w.passed + (f is not None and f.passed != want)
+        rows.append([b.name, "fails" if not w.passed else "PASSES (must fail)", w.summary,
+                     "-" if f is None else ("passes" if f.passed else "fails") + (
+                         "" if f.passed == want else " (UNEXPECTED)"),
+                     "" if f is None else f.summary, b.patch.name if b.patch else "-"])
     print()
-    print_table(["bug", "without fix", "", "with its fix (cumulative)", ""], rows)
-    if check and fixed:
-        clean, tail = _check(out / build.BINARY, log)
-        print(f"\ndefault check on the build with {len(fixed)} fixes: "
-              + ("clean" if clean else "NOT CLEAN"))
+    print_table(["bug", "11.1.1 as is", "", "with the fixes", "", "fix"], rows)
+    if patched:
+        bad += _fixed_build(patched, out / build.BINARY, log, check)
+    return 1 if bad else 0
+
+
+def _fixed_build(patched: list[Bug], binary: Path, log: IO[str], check: bool) -> int:
+    """The reproducers (they must say absent) and the default check (it must
+    be clean) on the binary with every fix; the number of failures."""
+    from harness.bugs import run
+    from harness.qemu.selection import select_builds
+
+    q = select_builds([str(binary)], install_missing=False)[0]
+    bad = 0
+    print(f"\nreproducers on the build with the fixes ({binary}):")
+    for b in patched:
+        o = run.run(b, q)
+        bad += o.verdict is not run.Verdict.ABSENT
+        print(f"  {b.name}: {o.verdict.value}: {o.detail}")
+    if check:
+        clean, tail = _check(binary, log)
+        print("\ndefault check on the build with the fixes: "
+              + ("clean" if clean else "NOT CLEAN (see the log)"))
         print("\n".join("  " + ln for ln in tail.splitlines()))
         bad += not clean
-    return 1 if bad else 0
+    return bad
