@@ -131,15 +131,6 @@ static void sdhci_put(SDHCITest *t, const uint8_t *buf, size_t len)
     }
 }
 
-static void sdhci_get(SDHCITest *t, uint8_t *buf, size_t len)
-{
-    size_t i;
-
-    for (i = 0; i < len; i += 4) {
-        stl_le_p(buf + i, qpci_io_readl(t->dev, t->bar, SDHC_BDATA));
-    }
-}
-
 /* A single-block PIO write of @len bytes with command @index. */
 static uint32_t sd_write(SDHCITest *t, uint8_t index, uint32_t arg,
                          const uint8_t *buf, uint16_t len)
@@ -153,21 +144,8 @@ static uint32_t sd_write(SDHCITest *t, uint8_t index, uint32_t arg,
     return r1;
 }
 
-/* A single-block PIO read of @len bytes with command @index. */
-static uint32_t sd_read(SDHCITest *t, uint8_t index, uint32_t arg,
-                        uint8_t *buf, uint16_t len)
-{
-    uint32_t r1;
-
-    sd_setup_data(t, len, 1, SDHC_TRNS_READ);
-    r1 = sd_cmd(t, index, arg, RSP_R1 | CMD_DATA);
-    sdhci_get(t, buf, len);
-    sdhci_wait(t, SDHC_NIS_TRSCMPL);
-    return r1;
-}
-
 #define SD_MACHINE \
-    "-drive if=none,id=card,driver=null-co,size=16M,format=raw " \
+    "-blockdev driver=null-co,node-name=card,size=16777216,read-zeroes=on " \
     "-device sd-card,drive=card"
 
 /* SD Physical Layer Simplified Specification 4.3.7, 4.10.1 */

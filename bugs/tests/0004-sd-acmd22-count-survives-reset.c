@@ -166,7 +166,7 @@ static uint32_t sd_read(SDHCITest *t, uint8_t index, uint32_t arg,
 }
 
 #define SD_MACHINE \
-    "-drive if=none,id=card,driver=null-co,size=16M,format=raw " \
+    "-blockdev driver=null-co,node-name=card,size=16777216,read-zeroes=on " \
     "-device sd-card,drive=card"
 
 /* SD Physical Layer Simplified Specification 4.3.7, 4.10.1 */
@@ -193,11 +193,6 @@ static void sd_init(SDHCITest *t)
     t->rca = sd_cmd(t, 3, 0, RSP_R1) >> 16;
     sd_cmd(t, 7, t->rca << 16, RSP_R1B);
     sdhci_wait(t, SDHC_NIS_TRSCMPL);
-}
-
-static uint32_t sd_status(SDHCITest *t)
-{
-    return sd_cmd(t, 13, t->rca << 16, RSP_R1);
 }
 
 static void test_acmd22_after_reset(void)

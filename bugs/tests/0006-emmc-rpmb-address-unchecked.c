@@ -139,32 +139,6 @@ static void sdhci_get(SDHCITest *t, uint8_t *buf, size_t len)
     }
 }
 
-/* A single-block PIO write of @len bytes with command @index. */
-static uint32_t sd_write(SDHCITest *t, uint8_t index, uint32_t arg,
-                         const uint8_t *buf, uint16_t len)
-{
-    uint32_t r1;
-
-    sd_setup_data(t, len, 1, 0);
-    r1 = sd_cmd(t, index, arg, RSP_R1 | CMD_DATA);
-    sdhci_put(t, buf, len);
-    sdhci_wait(t, SDHC_NIS_TRSCMPL);
-    return r1;
-}
-
-/* A single-block PIO read of @len bytes with command @index. */
-static uint32_t sd_read(SDHCITest *t, uint8_t index, uint32_t arg,
-                        uint8_t *buf, uint16_t len)
-{
-    uint32_t r1;
-
-    sd_setup_data(t, len, 1, SDHC_TRNS_READ);
-    r1 = sd_cmd(t, index, arg, RSP_R1 | CMD_DATA);
-    sdhci_get(t, buf, len);
-    sdhci_wait(t, SDHC_NIS_TRSCMPL);
-    return r1;
-}
-
 /* JESD84-B51 7.4.69 PARTITION_CONFIG, 6.10.4 SWITCH */
 #define EXT_CSD_PART_CONFIG     179
 #define SWITCH_WRITE_BYTE       3
@@ -231,11 +205,6 @@ static void emmc_select_partition(EMMCTest *e, uint8_t part)
 
     sd_cmd(&e->sdhci, 6, arg, RSP_R1B);
     sdhci_wait(&e->sdhci, SDHC_NIS_TRSCMPL);
-}
-
-static uint32_t emmc_address(EMMCTest *e, uint32_t block)
-{
-    return e->sector_mode ? block : block * 512;
 }
 
 #define RPMB_SIZE               (128 * 1024)

@@ -113,58 +113,6 @@ static uint32_t sd_cmd(SDHCITest *t, uint8_t index, uint32_t arg, uint8_t flags)
     return qpci_io_readl(t->dev, t->bar, SDHC_RSPREG0);
 }
 
-static void sd_setup_data(SDHCITest *t, uint16_t len, uint16_t count,
-                          uint16_t trnmod)
-{
-    qpci_io_writew(t->dev, t->bar, SDHC_BLKSIZE, len);
-    qpci_io_writew(t->dev, t->bar, SDHC_BLKCNT, count);
-    qpci_io_writew(t->dev, t->bar, SDHC_TRNMOD, trnmod);
-}
-
-static void sdhci_put(SDHCITest *t, const uint8_t *buf, size_t len)
-{
-    size_t i;
-
-    for (i = 0; i < len; i += 4) {
-        qpci_io_writel(t->dev, t->bar, SDHC_BDATA, ldl_le_p(buf + i));
-    }
-}
-
-static void sdhci_get(SDHCITest *t, uint8_t *buf, size_t len)
-{
-    size_t i;
-
-    for (i = 0; i < len; i += 4) {
-        stl_le_p(buf + i, qpci_io_readl(t->dev, t->bar, SDHC_BDATA));
-    }
-}
-
-/* A single-block PIO write of @len bytes with command @index. */
-static uint32_t sd_write(SDHCITest *t, uint8_t index, uint32_t arg,
-                         const uint8_t *buf, uint16_t len)
-{
-    uint32_t r1;
-
-    sd_setup_data(t, len, 1, 0);
-    r1 = sd_cmd(t, index, arg, RSP_R1 | CMD_DATA);
-    sdhci_put(t, buf, len);
-    sdhci_wait(t, SDHC_NIS_TRSCMPL);
-    return r1;
-}
-
-/* A single-block PIO read of @len bytes with command @index. */
-static uint32_t sd_read(SDHCITest *t, uint8_t index, uint32_t arg,
-                        uint8_t *buf, uint16_t len)
-{
-    uint32_t r1;
-
-    sd_setup_data(t, len, 1, SDHC_TRNS_READ);
-    r1 = sd_cmd(t, index, arg, RSP_R1 | CMD_DATA);
-    sdhci_get(t, buf, len);
-    sdhci_wait(t, SDHC_NIS_TRSCMPL);
-    return r1;
-}
-
 /* JESD84-B51 7.4.69 PARTITION_CONFIG, 6.10.4 SWITCH */
 #define EXT_CSD_PART_CONFIG     179
 #define SWITCH_WRITE_BYTE       3
@@ -222,20 +170,6 @@ static void emmc_init(EMMCTest *e)
     sd_cmd(t, 3, t->rca << 16, RSP_R1);
     sd_cmd(t, 7, t->rca << 16, RSP_R1B);
     sdhci_wait(t, SDHC_NIS_TRSCMPL);
-}
-
-static void emmc_select_partition(EMMCTest *e, uint8_t part)
-{
-    uint32_t arg = (SWITCH_WRITE_BYTE << 24) | (EXT_CSD_PART_CONFIG << 16) |
-                   (part << 8);
-
-    sd_cmd(&e->sdhci, 6, arg, RSP_R1B);
-    sdhci_wait(&e->sdhci, SDHC_NIS_TRSCMPL);
-}
-
-static uint32_t emmc_address(EMMCTest *e, uint32_t block)
-{
-    return e->sector_mode ? block : block * 512;
 }
 
 #define CMD5_SLEEP      (1u << 15)

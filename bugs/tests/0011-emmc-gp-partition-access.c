@@ -121,15 +121,6 @@ static void sd_setup_data(SDHCITest *t, uint16_t len, uint16_t count,
     qpci_io_writew(t->dev, t->bar, SDHC_TRNMOD, trnmod);
 }
 
-static void sdhci_put(SDHCITest *t, const uint8_t *buf, size_t len)
-{
-    size_t i;
-
-    for (i = 0; i < len; i += 4) {
-        qpci_io_writel(t->dev, t->bar, SDHC_BDATA, ldl_le_p(buf + i));
-    }
-}
-
 static void sdhci_get(SDHCITest *t, uint8_t *buf, size_t len)
 {
     size_t i;
@@ -137,19 +128,6 @@ static void sdhci_get(SDHCITest *t, uint8_t *buf, size_t len)
     for (i = 0; i < len; i += 4) {
         stl_le_p(buf + i, qpci_io_readl(t->dev, t->bar, SDHC_BDATA));
     }
-}
-
-/* A single-block PIO write of @len bytes with command @index. */
-static uint32_t sd_write(SDHCITest *t, uint8_t index, uint32_t arg,
-                         const uint8_t *buf, uint16_t len)
-{
-    uint32_t r1;
-
-    sd_setup_data(t, len, 1, 0);
-    r1 = sd_cmd(t, index, arg, RSP_R1 | CMD_DATA);
-    sdhci_put(t, buf, len);
-    sdhci_wait(t, SDHC_NIS_TRSCMPL);
-    return r1;
 }
 
 /* A single-block PIO read of @len bytes with command @index. */

@@ -14,6 +14,7 @@ so tree and build directory are as they were.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -55,6 +56,9 @@ def run_test(build_dir: Path, bug: Bug, log: IO[str]) -> TestRun:
         bad = [ln for ln in oks if ln.startswith("not ok")]
         how = (f"{len(oks) - len(bad)}/{len(oks)} ok" if oks else "no TAP result") + (
             f", exit {ran.returncode}" if ran.returncode else "")
+        why = next((ln for ln in lines if ln.startswith("Bail out!")), "")
+        if why:  # the failed assertion, without the path of the tree
+            how += ": " + re.sub(r"\.\./[^/: ]+/", "", why.removeprefix("Bail out! "))
     return TestRun(ran.returncode == 0, how, ran.seconds)
 
 
