@@ -162,7 +162,7 @@ def _print_fixed(results: list[Result], out: TextIO) -> None:
         print("\nqemu-bug entries this build does not have (the model followed their rule "
               "and agreed; sdqtest bugs --qemu B shows them):", file=out)
         for r, n in fixed:
-            print(f"  [{r.build}] {r.scenario}: {n.split(': ', 1)[-1]}", file=out)
+            print(f"  [{r.build}] {r.scenario}: {n[len(NOTE) + 2:]}", file=out)
 
 
 def skip_reasons(skipped: list[Result]) -> list[str]:
