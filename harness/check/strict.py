@@ -92,14 +92,13 @@ def findings_for(
     """Run ``scenarios`` once each on ``build``, then every strict variant
     of the model against the recording; findings and unexplained divergences.
     Scenarios run on ``jobs`` forked workers; the report is in their order."""
-    # forked workers find a scenario in the registry by name
-    items = [(build, sc.name if jobs > 1 else sc, machine, report_dir) for sc in scenarios]
+    items = [(build, sc, machine, report_dir) for sc in scenarios]
     try:
         outcomes = parallel.map_ordered(
             _scenario, items, jobs,
             progress=(lambda done, it: progress(
                 f"strict {build.name} [{done}/{len(items)}] "
-                f"{it[1] if isinstance(it[1], str) else it[1].name}")) if progress else None)
+                f"{it[1].name}")) if progress else None)
     finally:
         parallel.close_worker_pool()  # this process's; a worker's closes as it exits
     found: dict[str, Finding] = {}
@@ -116,12 +115,9 @@ def findings_for(
     return StrictReport(list(found.values()), unexplained, [o.result for o in outcomes])
 
 
-def _scenario(build: QemuBuild, which: Scenario | str, machine: str,
+def _scenario(build: QemuBuild, sc: Scenario, machine: str,
               report_dir: Path) -> _ScenarioOutcome:
     """One scenario: QEMU once (recorded), then the strict model peeled."""
-    from harness.scenarios import all_scenarios
-
-    sc = all_scenarios()[which] if isinstance(which, str) else which
     rec = Recording()
     try:
         base = runner.run(build, sc, machine, strict=False, record=rec,

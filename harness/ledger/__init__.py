@@ -6,6 +6,11 @@ or a value QEMU draws at random.  The model's strict-mode switches
 (``toggle``), the check's quirk matching (``explains``), the adoptions
 (``adopts``), the version differences and the machine compat properties
 (``compat``) are all read from here; nothing else lists them.
+
+``Versions.confirmed`` of a switch lists the Debian builds on which
+``check --strict`` credited it or the default check met it as an explained
+expectation (2026-12-02: 7.2.22, 10.0.13, 11.1.3); an entry without any is
+stated from QEMU's documented behaviour and source, not yet seen on a build.
 """
 
 from __future__ import annotations

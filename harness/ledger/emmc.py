@@ -9,7 +9,7 @@ from __future__ import annotations
 from harness.ledger.entry import KnownDifference, Scope, Versions
 
 #: QEMU has the emmc device from 9.1 (boundary ``emmc.device``).
-_DEVICE = Versions("9.1", None)
+_DEVICE = "9.1"
 
 EMMC: tuple[KnownDifference, ...] = (
     KnownDifference(
@@ -18,12 +18,14 @@ EMMC: tuple[KnownDifference, ...] = (
         "other index sets SWITCH_ERROR and changes nothing",
         "any byte of the modes segment (0..191), reserved and read-only ones included, is "
         "written",
-        _DEVICE, spec="JESD84-B51 6.6.1, 7.4 (EXT_CSD access types)", toggle=True),
+        Versions(_DEVICE, None, ("11.1.3",)),
+        spec="JESD84-B51 6.6.1, 7.4 (EXT_CSD access types)", toggle=True),
     KnownDifference(
         "emmc.switch-error-sticky", Scope.SPEC, "emmc",
         "SWITCH_ERROR is reported once and cleared by the next valid command",
         "SWITCH_ERROR stays set in every later status until the device is reset",
-        _DEVICE, spec="JESD84-B51 6.13 (SWITCH_ERROR, clear condition B)", toggle=True),
+        Versions(_DEVICE, None, ("11.1.3",)),
+        spec="JESD84-B51 6.13 (SWITCH_ERROR, clear condition B)", toggle=True),
     KnownDifference(
         "emmc.sleep-no-awake", Scope.QEMU_BUG, "emmc",
         "CMD5 with the sleep bit clear brings a sleeping device back to stand-by; CMD0 "
@@ -31,7 +33,7 @@ EMMC: tuple[KnownDifference, ...] = (
         "a sleeping device drops every command but CMD0 without a response (CMD5 cannot "
         "wake it), and CMD0, whatever its argument, aborts QEMU (an assertion on the device "
         "mode)",
-        _DEVICE, spec="JESD84-B51 6.6.21 (Sleep, CMD5)", toggle=True),
+        Versions(_DEVICE, None, ("11.1.3",)), spec="JESD84-B51 6.6.21 (Sleep, CMD5)", toggle=True),
     KnownDifference(
         "emmc.partition-range", Scope.QEMU_BUG, "emmc",
         "block addresses are checked against the size of the partition PARTITION_ACCESS "
@@ -39,14 +41,15 @@ EMMC: tuple[KnownDifference, ...] = (
         "every partition is checked against the user area's size, so an access past the end "
         "of a boot or RPMB partition reads and writes whatever follows it in the image file "
         "(the next partition)",
-        _DEVICE, spec="JESD84-B51 6.2.5, 6.6.4 (partition access)", toggle=True),
+        Versions(_DEVICE, None, ("11.1.3",)),
+        spec="JESD84-B51 6.2.5, 6.6.4 (partition access)", toggle=True),
     KnownDifference(
         "emmc.rpmb-address-unchecked", Scope.QEMU_BUG, "emmc",
         "an authenticated write or read of a half-sector beyond the RPMB partition fails "
         "with result 0x0004 (address failure) and programs nothing",
         "the address is not checked: the write lands (and the counter advances) wherever "
         "the address falls in the image after the RPMB partition's start",
-        Versions("10.1", None),
+        Versions("10.1", None, ("11.1.3",)),
         spec="JESD84-B51 6.6.22.4 (RPMB, Address failure)", toggle=True),
     KnownDifference(
         "emmc.gp-partition-access", Scope.QEMU_BUG, "emmc",
@@ -54,11 +57,13 @@ EMMC: tuple[KnownDifference, ...] = (
         "SWITCH_ERROR",
         "PARTITION_ACCESS 4..7 is accepted and the next block access aborts QEMU (an "
         "assertion on the partition)",
-        _DEVICE, spec="JESD84-B51 7.4.69 (PARTITION_CONFIG)", toggle=True),
+        Versions(_DEVICE, None, ("11.1.3",)),
+        spec="JESD84-B51 7.4.69 (PARTITION_CONFIG)", toggle=True),
     KnownDifference(
         "emmc.erased-content", Scope.SPEC, "emmc",
         "erased or trimmed blocks read as ERASED_MEM_CONT says: 0x00 for the 0 the device "
         "reports",
         "erased blocks read 0xFF; CMD38's trim and discard arguments erase the same way",
-        _DEVICE, spec="JESD84-B51 7.4.59 (ERASED_MEM_CONT), 6.6.9", toggle=True),
+        Versions(_DEVICE, None, ("11.1.3",)),
+        spec="JESD84-B51 7.4.59 (ERASED_MEM_CONT), 6.6.9", toggle=True),
 )

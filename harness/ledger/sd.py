@@ -12,13 +12,15 @@ SD: tuple[KnownDifference, ...] = (
         "sd.out-of-range-as-address-error", Scope.SPEC, "sd",
         "an address beyond the card capacity sets OUT_OF_RANGE",
         "sets ADDRESS_ERROR (CMD17/18/24/25/28/29/30) and keeps the card in transfer",
-        EVERY_VERSION, spec="PLS 4.10.1 Table 4-42", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13", "11.1.3")),
+        spec="PLS 4.10.1 Table 4-42", toggle=True),
     KnownDifference(
         "sd.wp-write-proceeds", Scope.SPEC, "sd",
         "a write to a write-protected group (or a TMP/PERM protected card) is not done",
         "reports WP_VIOLATION in the R1 of CMD24 (and CMD25 for CSD protection), clears it "
         "on that read and then writes the data anyway",
-        EVERY_VERSION, spec="PLS 4.3.4, 4.10.1 (WP_VIOLATION)", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")),
+        spec="PLS 4.3.4, 4.10.1 (WP_VIOLATION)", toggle=True),
     KnownDifference(
         "sd.sdhc-block-length", Scope.SPEC, "sd",
         "SDHC/SDXC read and write commands use a fixed 512-byte block whatever CMD16 set",
@@ -28,14 +30,14 @@ SD: tuple[KnownDifference, ...] = (
         "sd.cmd42-data-length", Scope.SPEC, "sd",
         "the lock/unlock data block has the length set by CMD16",
         "QEMU >= 9.1 waits for 512 bytes whatever CMD16 set",
-        Versions("9.1", None), spec="PLS 4.3.7", toggle=True),
+        Versions("9.1", None, ("10.0.13",)), spec="PLS 4.3.7", toggle=True),
     KnownDifference(
         "sd.lock-pwd-len", Scope.QEMU_BUG, "sd",
         "lock, unlock and clear send the current password (PWD_LEN = its length); setting "
         "sends the old password followed by the new one",
         "every request needs PWD_LEN longer than the current password, so with a password "
         "set the card can be locked or unlocked only while setting a new one, never cleared",
-        EVERY_VERSION, spec="PLS 4.3.7.1-4.3.7.2", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="PLS 4.3.7.1-4.3.7.2", toggle=True),
     KnownDifference(
         "sd.lock-password-volatile", Scope.SPEC, "sd",
         "the password survives reset and power cycles; a card with a password is locked "
@@ -60,18 +62,19 @@ SD: tuple[KnownDifference, ...] = (
         "capacity is OUT_OF_RANGE",
         "SDSC erase runs 512-byte steps from the unaligned start; an end equal to the "
         "capacity passes the check and the last step is dropped silently",
-        EVERY_VERSION, spec="PLS 4.3.5", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="PLS 4.3.5", toggle=True),
     KnownDifference(
         "sd.wide-data-byte-order", Scope.QEMU_BUG, "sd",
         "the 32-bit write-protect bits and written-block count are sent MSB first",
         "sent in host byte order (little-endian on x86)",
-        EVERY_VERSION, spec="PLS 4.3.4 (CMD30), 4.3.9 (ACMD22)", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")),
+        spec="PLS 4.3.4 (CMD30), 4.3.9 (ACMD22)", toggle=True),
     KnownDifference(
         "sd.cmd6-status-echoes-arg", Scope.SPEC, "sd",
         "the function selection field holds the function switched to, the current one for "
         "0xF, and 0xF for an unsupported request (then nothing switches)",
         "it echoes the argument's nibbles",
-        EVERY_VERSION, spec="PLS 4.3.10.4", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="PLS 4.3.10.4", toggle=True),
     KnownDifference(
         "sd.cmd8-vhs", Scope.SPEC, "sd",
         "only VHS 0001b (2.7-3.6 V) is answered; R7 echoes VHS and the check pattern",
@@ -91,7 +94,7 @@ SD: tuple[KnownDifference, ...] = (
         "sd.ocr-reserved-voltage-bits", Scope.SPEC, "sd",
         "OCR bits 14:8 are reserved (0); supported voltages are bits 23:15",
         "OCR sets bits 23:8",
-        EVERY_VERSION, spec="PLS 5.1", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="PLS 5.1", toggle=True),
     KnownDifference(
         "sd.csd-copy-bit-on-write", Scope.SPEC, "sd",
         "COPY is a one-time-programmable bit written by the host with CMD27",
@@ -102,17 +105,19 @@ SD: tuple[KnownDifference, ...] = (
         "a write-protect group is (WP_GRP_SIZE+1) * (SECTOR_SIZE+1) write blocks, as the "
         "CSD advertises (4 MiB for this CSD with 512-byte blocks)",
         "protects 2 MiB groups",
-        EVERY_VERSION, spec="PLS 5.3.2 (SECTOR_SIZE, WP_GRP_SIZE)", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")),
+        spec="PLS 5.3.2 (SECTOR_SIZE, WP_GRP_SIZE)", toggle=True),
     KnownDifference(
         "sd.scr-cmd23-support", Scope.SPEC, "sd",
         "CMD_SUPPORT bit 1 is set when the card supports CMD23",
         "CMD23 works (spec_version 3) but the bit is clear",
-        EVERY_VERSION, spec="PLS 5.6 (CMD_SUPPORT)", toggle=True),
+        Versions(None, None, ("10.0.13",)), spec="PLS 5.6 (CMD_SUPPORT)", toggle=True),
     KnownDifference(
         "sd.scr-data-stat-after-erase", Scope.SPEC, "sd",
         "the bit is set when erased data reads as 1s",
         "before the erase series the bit is clear although erased blocks read 0xFF",
-        EVERY_VERSION, spec="PLS 5.6 (DATA_STAT_AFTER_ERASE)", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")),
+        spec="PLS 5.6 (DATA_STAT_AFTER_ERASE)", toggle=True),
     KnownDifference(
         "sd.command-during-transfer", Scope.QEMU_BUG, "sd",
         "CMD13 (and CMD55) during a data transfer answer the status and leave the transfer, "
@@ -126,10 +131,10 @@ SD: tuple[KnownDifference, ...] = (
         "sd.cmd56-stale-length", Scope.SPEC, "sd",
         "a GEN_CMD read sends one data block of the current block length",
         "QEMU >= 9.1 sends zeros with the length of the previous data command",
-        Versions("9.1", None), spec="PLS 4.3.12", toggle=True),
+        Versions("9.1", None, ("10.0.13",)), spec="PLS 4.3.12", toggle=True),
     KnownDifference(
         "sd.data-command-any-state", Scope.SPEC, "sd",
         "ACMD13, ACMD22, ACMD51 and CMD19 are illegal outside transfer state",
         "QEMU 9.1-10.0 logs the wrong state and starts sending anyway",
-        Versions("9.1", "10.1"), spec="PLS 4.8 (Table 4-41)", toggle=True),
+        Versions("9.1", "10.1", ("10.0.13",)), spec="PLS 4.8 (Table 4-41)", toggle=True),
 )

@@ -19,19 +19,20 @@ SDHCI: tuple[KnownDifference, ...] = (
         "System Address, which resumes the transfer.",
         "SDMA System Address writes are dropped while Read/Write Transfer Active is set, so "
         "a transfer stopped at a boundary never resumes.",
-        EVERY_VERSION, spec="SDHC 3.00 1.14.1, 2.2.1", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13", "11.1.3")),
+        spec="SDHC 3.00 1.14.1, 2.2.1", toggle=True),
     KnownDifference(
         "sdhci.sdma-sysad-starts-transfer", Scope.SPEC, "sdhci",
         "Writing the top byte of SDMA System Address only restarts a stopped SDMA.",
         "Writing the top byte starts an SDMA transfer whenever Block Count and Block Size "
         "are non-zero and DMA Select is SDMA, with no command issued.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.1", toggle=True),
+        Versions(None, None, ("7.2.22",)), spec="SDHC 3.00 2.2.1", toggle=True),
     KnownDifference(
         "sdhci.sdma-unaligned-no-boundary", Scope.SPEC, "sdhci",
         "SDMA stops at every SDMA Buffer Boundary crossed.",
         "The boundary is ignored when the transfer starts at an address that is not "
         "boundary aligned.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.2", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.2", toggle=True),
     KnownDifference(
         "sdhci.sdma-infinite-unsupported", Scope.SPEC, "sdhci",
         "A multiple-block SDMA transfer with Block Count Enable 0 runs until stopped.",
@@ -43,7 +44,7 @@ SDHCI: tuple[KnownDifference, ...] = (
         "completes (Transfer Complete covers that).",
         "QEMU 10.0 and later also raise DMA Interrupt at the end of every SDMA transfer "
         "(7.2 does not).",
-        Versions("10.0", None), spec="SDHC 3.00 2.2.17", toggle=True),
+        Versions("10.0", None, ("10.0.13", "11.1.3")), spec="SDHC 3.00 2.2.17", toggle=True),
     KnownDifference(
         "sdhci.sdma-single-blkcnt", Scope.SPEC, "sdhci",
         "Block Count is only decremented when Block Count Enable is 1 and a block remains "
@@ -55,30 +56,31 @@ SDHCI: tuple[KnownDifference, ...] = (
         "Each Software Reset bit written as 1 performs its reset; several may be set at "
         "once.",
         "A reset happens only when exactly one of the three bits is written as 1.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.16", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.16", toggle=True),
     KnownDifference(
         "sdhci.dat-reset-keeps-adma", Scope.SPEC, "sdhci",
         "Software Reset for DAT Line stops DMA.",
         "A pending ADMA continuation survives the DAT reset and resumes on the next "
         "register access or timer tick.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.16", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.16", toggle=True),
     KnownDifference(
         "sdhci.irq-not-reevaluated", Scope.SPEC, "sdhci",
         "The interrupt signal follows status, signal enables and wakeup enables at all "
         "times.",
         "The INTx line is re-evaluated only on some events: CMD/DAT resets clearing status "
         "bits and Wakeup Control writes leave it as it was.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.19-2.2.21, 2.2.33", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")),
+        spec="SDHC 3.00 2.2.19-2.2.21, 2.2.33", toggle=True),
     KnownDifference(
         "sdhci.acmd12errsts-writable", Scope.SPEC, "sdhci",
         "Auto CMD Error Status is read only.",
         "Guest writes change it.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.23", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.23", toggle=True),
     KnownDifference(
         "sdhci.admaerr-writable", Scope.SPEC, "sdhci",
         "ADMA Error Status is set by the controller only.",
         "Guest writes change it.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.30", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.30", toggle=True),
     KnownDifference(
         "sdhci.reserved-bits-writable", Scope.SPEC, "sdhci",
         "Reserved bits read 0 (Command bits 15:14 and 2, Power Control 7:4, Wakeup Control "
@@ -86,40 +88,41 @@ SDHCI: tuple[KnownDifference, ...] = (
         "the interrupt enables' reserved bits: normal 15:13, error 11, and before 3.00 the "
         "tuning bits).",
         "Those bits keep and read back what the guest wrote.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2", toggle=True),
     KnownDifference(
         "sdhci.blkgap-rw-bits", Scope.SPEC, "sdhci",
         "Read Wait Control and Interrupt At Block Gap are read/write.",
         "Only Stop At Block Gap Request is kept; bits 3:1 read 0.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.12", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.12", toggle=True),
     KnownDifference(
         "sdhci.cmd-timeout-cmdcmpl", Scope.SPEC, "sdhci",
         "Command Complete is not set when a Command Timeout Error occurs.",
         "Command Complete (and Transfer Complete for R1b) are set even on timeout.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.17, 2.2.18", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.17, 2.2.18", toggle=True),
     KnownDifference(
         "sdhci.errintsts-cleared-by-cmd", Scope.SPEC, "sdhci",
         "Error status bits are cleared only by writing 1 to them.",
         "Issuing a command clears Error Interrupt Status and Auto CMD Error Status (leaving "
         "Error Interrupt in Normal Interrupt Status as it was).",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.18, 2.2.23", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.18, 2.2.23", toggle=True),
     KnownDifference(
         "sdhci.pio-read-not-ready", Scope.SPEC, "sdhci",
         "A read transfer with no data from the card ends in a Data Timeout Error.",
         "The controller switches to a write transfer and signals Buffer Write Ready.",
-        EVERY_VERSION, spec="SDHC 3.00 1.7, 2.2.18", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 1.7, 2.2.18", toggle=True),
     KnownDifference(
         "sdhci.adma1-set-length-ignored", Scope.SPEC, "sdhci",
         "An ADMA1 Set descriptor gives the length of the following Tran descriptors.",
         "The Set length is ignored: every ADMA1 Tran moves 4 KiB.",
-        EVERY_VERSION, spec="SDHC 2.00 1.13.3", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13", "11.1.3")),
+        spec="SDHC 2.00 1.13.3", toggle=True),
     KnownDifference(
         "sdhci.adma-dma-error-continues", Scope.SPEC, "sdhci",
         "A system bus error during an ADMA data transfer stops ADMA in ST_TFR and records "
         "the state in ADMA Error Status.",
         "ADMA Error is raised but the state field is not updated and the descriptor loop "
         "goes on.",
-        EVERY_VERSION, spec="SDHC 3.00 1.13.5, 2.2.30", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 1.13.5, 2.2.30", toggle=True),
     KnownDifference(
         "sdhci.adma-end-on-nop-mismatch", Scope.SPEC, "sdhci",
         "End on a Nop or Link descriptor terminates ADMA normally.",
@@ -130,5 +133,5 @@ SDHCI: tuple[KnownDifference, ...] = (
         "sdhci.hostctl2-needs-uhs", Scope.SPEC, "sdhci",
         "Host Control 2 is read/write on a version 3.00 controller.",
         "Writes are dropped unless the device's uhs property enables UHS-I.",
-        EVERY_VERSION, spec="SDHC 3.00 2.2.24", toggle=True),
+        Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.24", toggle=True),
 )
