@@ -864,11 +864,13 @@ def build_parser() -> argparse.ArgumentParser:
     # Subcommands that live beside their code: the bench parts, bisect.
     from harness.bench import cli as bench_cli
     from harness.bisect import cli as bisect_cli
+    from harness.bugs import cli as bugs_cli
     from harness.explore import cli as explore_cli
 
     bench_cli.add_parsers(bsub)
     bisect_cli.add_parsers(sub)
     explore_cli.add_parsers(sub)
+    bugs_cli.add_parsers(sub)
     return p
 
 

@@ -51,6 +51,7 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
     _print_quirks(results, out)
     _print_known(results, out)
     _print_qemu_bugs(results, out)
+    _print_fixed(results, out)
     partial = [r for r in results if r.not_compared]
     if partial:
         print("\ncard image not compared completely:", file=out)
@@ -150,6 +151,18 @@ def _print_qemu_bugs(results: list[Result], out: TextIO) -> None:
         more = f" and {len(scenarios) - 3} more" if len(scenarios) > 3 else ""
         print(f"  {k} [{builds}]: {entry(k).qemu}\n    met in {', '.join(scenarios[:3])}{more}",
               file=out)
+
+
+def _print_fixed(results: list[Result], out: TextIO) -> None:
+    """The qemu-bug entries a build did not have (:mod:`harness.check.fixed`)."""
+    from harness.check.fixed import NOTE
+
+    fixed = [(r, n) for r in results for n in r.notes if n.startswith(NOTE)]
+    if fixed:
+        print("\nqemu-bug entries this build does not have (the model followed their rule "
+              "and agreed; sdqtest bugs --qemu B shows them):", file=out)
+        for r, n in fixed:
+            print(f"  [{r.build}] {r.scenario}: {n[len(NOTE) + 2:]}", file=out)
 
 
 def skip_reasons(skipped: list[Result]) -> list[str]:

@@ -404,6 +404,9 @@ class EmmcCard(SDCard):
             self.expecting_acmd = False
             return self._finish(cmd, Rsp.ILLEGAL)
         last_state = self.state
+        #: R1 reports the state the command found: Sleep (JESD84-B51 6.13) for
+        #: the CMD5 that wakes the device (strict: QEMU never answers it)
+        found = E.CardState.SLP if self.sleeping else int(last_state)
         if self.expecting_acmd:
             self.expecting_acmd = False
             self.card_status |= S.APP_CMD
@@ -416,7 +419,7 @@ class EmmcCard(SDCard):
             self.card_status |= S.ILLEGAL_COMMAND
         else:
             self.card_status &= ~S.CURRENT_STATE
-            self.card_status |= (int(last_state) << 9) & S.CURRENT_STATE
+            self.card_status |= (int(found) << 9) & S.CURRENT_STATE
         out = self._finish(cmd, rtype, last_state)
         if rtype in (Rsp.R1, Rsp.R1B) and not self.qemu("emmc.switch-error-sticky"):
             self.card_status &= ~E.SWITCH_ERROR
