@@ -143,6 +143,12 @@ BUGS: tuple[Bug, ...] = (
         Severity.MIGRATION, R.pci_config_not_migrated, qmp=True, has_c_test=False,
         note="no C test: it needs two QEMUs and a migration stream (qtest's migration "
              "helpers live in tests/qtest/migration/, a framework of their own)"),
+    Bug(12, "usdhc.vendor-spec-16bit", "usdhc-vendor-spec-16bit",
+        "i.MX uSDHC Vendor Specific Register keeps only its low 16 bits",
+        Severity.DRIVER, None, has_c_test=False,
+        note="an ARM board's controller (mcimx7d-sabre): shown by "
+             "tests/qtest/boards/test_board_qemu.py on the qemu-system-arm builds; "
+             "the reproducers here run on x86 builds only"),
 )
 
 BUGS = tuple(sorted(BUGS, key=lambda b: b.number))

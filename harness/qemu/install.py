@@ -598,6 +598,30 @@ def _source_version(pkgversion: str) -> str:
     return re.sub(r"\+b\d+$", "", pkgversion.removeprefix("Debian "))
 
 
+def _module_configure(build: Build, pkgversion: str, src: Path, python: Path,
+                      targets: Sequence[str]) -> list[str | Path]:
+    """configure's arguments for the qtest modules of ``targets``: Debian's
+    pkgversion and paths, so the module's stamp matches the packaged binary
+    (an ARM target's libfdt is turned on by configure itself)."""
+    configure: list[str | Path] = [
+        src / "configure",
+        f"--with-pkgversion={pkgversion}",
+        "--prefix=/usr",
+        f"--libdir=/usr/lib/{MULTIARCH}",
+        "--target-list=" + ",".join(f"{t}-softmmu" for t in targets),
+        "--enable-modules",
+        "--without-default-features",
+        "--disable-docs",
+        "--disable-tools",
+        "--disable-user",
+    ]
+    if build.name == "7.2":  # 7.2 takes --python only with its embedded meson
+        configure += [f"--meson={python.parent / 'meson'}", "--with-git-submodules=ignore"]
+    else:
+        configure += [f"--python={python}", "--disable-download", "--disable-install-blobs"]
+    return configure
+
+
 def _build_module(
     build: Build,
     pkgversion: str,
@@ -637,22 +661,7 @@ def _build_module(
     python = _meson_venv(build.meson, log, logs / "venv.log")
     builddir = work / "build"
     builddir.mkdir()
-    configure: list[str | Path] = [
-        src / "configure",
-        f"--with-pkgversion={pkgversion}",
-        "--prefix=/usr",
-        f"--libdir=/usr/lib/{MULTIARCH}",
-        "--target-list=" + ",".join(f"{t}-softmmu" for t in targets),
-        "--enable-modules",
-        "--without-default-features",
-        "--disable-docs",
-        "--disable-tools",
-        "--disable-user",
-    ]
-    if build.name == "7.2":  # 7.2 takes --python only with its embedded meson
-        configure += [f"--meson={python.parent / 'meson'}", "--with-git-submodules=ignore"]
-    else:
-        configure += [f"--python={python}", "--disable-download", "--disable-install-blobs"]
+    configure = _module_configure(build, pkgversion, src, python, targets)
     with _step(log, f"QEMU {build.name}: configure --with-pkgversion='{pkgversion}'"):
         _run(
             configure,
@@ -663,8 +672,6 @@ def _build_module(
             env={"PATH": f"{python.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"},
             fix="apt-get install the build dependency named in the log, then rerun",
         )
-    if any(t != "x86_64" for t in targets):
-        configure.append("--enable-fdt")  # the ARM targets require libfdt
     wanted = [f"accel-qtest-{t}.so" for t in targets]
     jobs = str(min(2, max(1, os.cpu_count() or 1)))
     with _step(log, f"QEMU {build.name}: ninja {' '.join(wanted)}"):
