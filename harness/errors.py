@@ -25,6 +25,8 @@ tree and the code in step.
     +-- QemuError                    a QEMU process failed the harness
     |   +-- QemuLaunchError          [qemu.session] could not start / refused argv
     |   +-- QemuTargetError          [qemu.target] machine not one it can drive
+    |   +-- BoardError               [qemu.board] the board QEMU built is not the one
+    |   |                            described, or qtest cannot watch its IRQ
     |   +-- QtestError               [qemu.qtest] a FAIL/ERR answer
     |   +-- StdioTimeout             [qemu.stdio] no answer on -qtest stdio in time
     |   +-- MigrationRefused         [qemu.migrate] QEMU could not save or load
