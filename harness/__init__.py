@@ -5,8 +5,11 @@ own layer and of the layers after its arrow, so dependencies point one way
 (``tests/qtest/core/test_layers.py`` holds the code to this table)::
 
     cli        cli, pytest_plugin
-               -> bisect, bench, fuzz, guest, explore, check, scenarios, driver, qemu,
-                  model, target, base, errors
+               -> review, bisect, bench, fuzz, guest, explore, check, scenarios,
+                  driver, qemu, model, target, base, errors
+    review     review.*
+               -> bisect, bench, guest, check, scenarios, driver, qemu, model, target,
+                  base, errors
     bisect     bisect.*
                -> bench, guest, check, scenarios, driver, qemu, model, target, base,
                   errors

@@ -777,10 +777,12 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.bench import cli as bench_cli
     from harness.bisect import cli as bisect_cli
     from harness.explore import cli as explore_cli
+    from harness.review import cli as review_cli
 
     bench_cli.add_parsers(bsub)
     bisect_cli.add_parsers(sub)
     explore_cli.add_parsers(sub)
+    review_cli.add_parsers(sub)
     return p
 
 

@@ -35,7 +35,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
               "errors"),
     "bisect": ("bench", "guest", "check", "scenarios", "driver", "qemu", "model", "target",
                "base", "errors"),
-    "cli": ("bisect", "bench", "fuzz", "guest", "explore", "check", "scenarios", "driver",
+    "review": ("bisect", "bench", "guest", "check", "scenarios", "driver", "qemu", "model",
+               "target", "base", "errors"),
+    "cli": ("review", "bisect", "bench", "fuzz", "guest", "explore", "check", "scenarios", "driver",
             "qemu", "model", "target", "base", "errors"),
 }
 
@@ -59,6 +61,7 @@ MODULES: dict[str, str] = {
     "harness.fuzz": "fuzz",
     "harness.bench": "bench",
     "harness.bisect": "bisect",
+    "harness.review": "review",
     "harness.cli": "cli",
     "harness.pytest_plugin": "cli",
 }
