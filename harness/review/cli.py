@@ -43,6 +43,9 @@ def add_parsers(sub: Any) -> None:
     rv.add_argument("-j", "--jobs", type=int, default=0, help="workers (default: one per core)")
     rv.add_argument("--no-bench", action="store_true", help="skip the benchmarks")
     rv.add_argument("--rounds", type=int, default=5, help="benchmark rounds per build")
+    rv.add_argument("--fresh-base-check", action="store_true",
+                    help="run the base build's model check again even if an earlier review "
+                    "of the same base binary kept it")
     rv.add_argument("--report-dir", default="review-report", metavar="D",
                     help="report.txt/.md/.json and the reproducers (default review-report)")
     rv.add_argument("--markdown", action="store_true", help="print the Markdown report")
@@ -81,7 +84,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     except KeyError as e:
         raise SdqtestError(str(e.args[0])) from e
     opts = run.Options(selected, args.jobs or parallel.default_jobs(), Path(args.report_dir),
-                       not args.no_bench, args.rounds)
+                       not args.no_bench, args.rounds, not args.fresh_base_check)
     t0 = time.monotonic()
     build_times: dict[str, float] = {}
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.check import parallel, plan, runner
 from harness.qemu.builds import QemuBuild, probe
-from harness.review import classify, direct, props, speed, wrap
+from harness.review import cache, classify, direct, props, speed, wrap
 from harness.review.series import SeriesError
 from harness.scenarios import Scenario
 
@@ -33,6 +33,8 @@ class Options:
     report_dir: Path = Path("review-report")
     bench: bool = True
     rounds: int = 5
+    #: keep the base build's model check from an earlier review (:mod:`harness.review.cache`)
+    reuse_base_check: bool = True
 
 
 @dataclass
@@ -136,14 +138,23 @@ def review(base_bin: Path, patched_bin: Path, opts: Options, progress: Progress,
         model_side = probe(wrap.with_globals(patched.binary, fixed, wrappers), "patched")
         rv.notes.append("the model check of patched ran with " + ", ".join(
             f"-global {g}" for g in fixed) + " (the value that behaves as base)")
-    progress(f"model check on both builds: {2 * len(runs)} runs")
-    checks = [parallel.Run(b, name, m) for b in (base, model_side) for name, m in runs]
+    ckey = cache.key_of(base.digest(), runs)
+    vb = cache.load(ckey) if opts.reuse_base_check else None
+    sides = (model_side,) if vb is not None else (base, model_side)
+    checks = [parallel.Run(b, name, m) for b in sides for name, m in runs]
+    progress(f"model check: {len(checks)} runs")
     results, _ = parallel.run_all(
         checks, parallel.Options(report_dir=opts.report_dir / "check"), opts.jobs,
         progress=lambda done, r: progress(f"model check [{done}/{len(checks)}] {r.build.name} "
                                           f"{r.scenario}"))
-    rv.times["model check, both builds"] = time.monotonic() - t
-    vb = _verdicts([r for r in results if r.build == "base"])
+    if vb is None:
+        vb = _verdicts([r for r in results if r.build == "base"])
+        cache.store(ckey, vb)
+        rv.times["model check, both builds"] = time.monotonic() - t
+    else:
+        rv.notes.append("the base build's model check was kept from an earlier review of the "
+                        "same base binary (--fresh-base-check runs it again)")
+        rv.times["model check, patched (base kept)"] = time.monotonic() - t
     vp = _verdicts([r for r in results if r.build == "patched"])
     rv.rows = classify.classify(vb, vp, found, explained)
     if opts.bench:
