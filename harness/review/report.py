@@ -22,6 +22,8 @@ from harness.scenarios import all_scenarios
 NAMED = 4
 #: Decoded lines shown per changed scenario.
 DETAIL = 8
+#: Changed scenarios shown decoded; the rest one line each.
+DETAILED = 3
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,8 @@ class Finding:
 
 
 def _names(rows: list[Row]) -> str:
-    names = [r.key.split("@")[0] for r in rows]
+    """Scenario names (each once, however many machine types it ran on)."""
+    names = list(dict.fromkeys(r.key.split("@")[0] for r in rows))
     more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
     return ", ".join(f"`{n}`" for n in names[:NAMED]) + more
 
@@ -45,12 +48,18 @@ def _span(machines: list[str]) -> str:
         f"{machines[0]}..{machines[-1]} ({len(machines)} machine types)"
 
 
-def _group(rows: Iterable[Row]) -> dict[tuple[str, str], list[Row]]:
-    out: dict[tuple[str, str], list[Row]] = {}
+def _by_patch(rows: Iterable[Row]) -> dict[str, list[Row]]:
+    """Changed scenarios by the patch that introduced them (one finding each)."""
+    out: dict[str, list[Row]] = {}
     for r in rows:
-        sc = all_scenarios().get(r.key.split("@")[0])
-        out.setdefault((r.patch, sc.group if sc else "?"), []).append(r)
+        out.setdefault(r.patch, []).append(r)
     return out
+
+
+def _groups(rows: list[Row]) -> str:
+    have = all_scenarios()
+    names = [have[n].group if n in have else "?" for n in (r.key.split("@")[0] for r in rows)]
+    return ", ".join(dict.fromkeys(names))
 
 
 def _prop_finding(rv: Review, c: props.PropChange) -> Finding:
@@ -78,20 +87,21 @@ def _prop_finding(rv: Review, c: props.PropChange) -> Finding:
 def findings(rv: Review) -> list[Finding]:
     """Problems first, then intended changes; one line each."""
     out: list[Finding] = []
-    for (patch, group), rows in _group(r for r in rv.rows
-                                       if r.category == classify.CHANGED).items():
+    for patch, rows in _by_patch(r for r in rv.rows if r.category == classify.CHANGED).items():
         first = rows[0]
         why = first.direct.reason if first.direct is not None else (
             first.patched.reason if first.patched else "")
-        out.append(Finding(True, f"changed behaviour ({group}, {len(rows)} scenario"
-                           f"{'s' if len(rows) > 1 else ''}: {_names(rows)})"
-                           + (f" [{patch}]" if patch else "") + f": {why}; {first.note}"))
+        where = first.direct.lines[0].strip() if first.direct and first.direct.lines else ""
+        out.append(Finding(True, f"changed behaviour in {len(rows)} scenario run"
+                           f"{'s' if len(rows) > 1 else ''} ({_groups(rows)}: {_names(rows)})"
+                           + (f" [{patch}]" if patch else "") + f": {why}"
+                           + (f", {where}" if where else "") + f"; {first.note}"))
     out += [_prop_finding(rv, c) for c in rv.props]
     for s in rv.speed:
         sp = s.speedup()
-        if s.error:
-            out.append(Finding(True, f"speed: {s.name} could not be measured: {s.error}"))
-        elif sp is not None and not s.within_noise:
+        if s.error or s.note:  # the bench's own check failed: changed behaviour says why
+            continue
+        if sp is not None and not s.within_noise:
             out.append(Finding(sp < 1, f"speed: {s.describe()}"))
     fixed = [r for r in rv.rows if r.category == classify.FIXED]
     if fixed:
@@ -133,8 +143,11 @@ def render(rv: Review, md: bool = False) -> str:
     changed = [r for r in rv.rows if r.category in (classify.CHANGED, classify.UNSTABLE)]
     if changed:
         out += ["", h("Changed behaviour (base against patched, first difference)")]
-        for r in changed:
+        for r in changed[:DETAILED]:
             out += _changed_detail(r, md)
+        for r in changed[DETAILED:]:
+            d = r.direct
+            out.append(f"- `{r.key}`: " + (d.reason if d is not None else r.note))
     intended = [r for r in rv.rows if r.category == classify.INTENDED]
     if intended:
         out += ["", h("Explained by a new default"), f"{_names(intended)}: "

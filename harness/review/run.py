@@ -97,13 +97,20 @@ def _explain(rv: Review, base_s: QemuBuild, patched: QemuBuild,
         progress(f"direct: {len(differing)} differing scenarios with {c.prop}={other}")
         b = probe(wrap.seeded(patched.binary, wrappers, [f"{c.device}.{c.prop}={other}"]),
                   "patched")
-        again = direct.run_all(base_s, b, differing, opts.jobs)
+        again = direct.run_all(base_s, b, differing, opts.jobs, opts.report_dir / "direct")
         hits = [key(r.scenario, r.machine) for r in again if r.status == direct.SAME]
         if hits:
             c.base_value, c.explains = other, hits
             for k in hits:
                 explained.setdefault(k, f"{c.name}={c.patched_default} (new default; "
                                      f"{c.prop}={other} behaves as base)")
+            # What still differs with the property at its base value is the
+            # evidence: the first difference the property does not explain.
+            for r in again:
+                if r.status != direct.SAME:
+                    r.reason += f" (with -global {c.device}.{c.prop}={other})"
+                    found[key(r.scenario, r.machine)] = r
+            differing = [(r.scenario, r.machine) for r in again if r.status != direct.SAME]
     return explained
 
 
@@ -129,7 +136,7 @@ def review(base_bin: Path, patched_bin: Path, opts: Options, progress: Progress,
     progress(f"direct comparison, base against patched: {len(runs)} runs")
     found = {key(r.scenario, r.machine): r for r in direct.run_all(
         base_s, patched_s, runs, opts.jobs, opts.report_dir / "direct")}
-    explained = _explain(rv, base_s, patched_s, found, opts, progress)
+    explained = _explain(rv, base_s, patched, found, opts, progress)
     rv.times["direct comparison"] = time.monotonic() - t
     t = time.monotonic()
     fixed = [f"{c.device}.{c.prop}={c.base_value}" for c in rv.props if c.base_value]

@@ -41,6 +41,8 @@ class Comparison:
     base: list[float] = field(default_factory=list)
     patched: list[float] = field(default_factory=list)
     error: str = ""
+    #: what the benchmark's own check of the result found, if anything
+    note: str = ""
 
     @property
     def ratios(self) -> list[float]:
@@ -76,12 +78,14 @@ class Comparison:
         verdict = "within noise" if self.within_noise else (
             f"{s:.2f}x faster" if s > 1 else f"{1 / s:.2f}x slower")
         return (f"{self.name}: base {b:,.3g} {self.unit}, patched {p:,.3g} {self.unit}: "
-                f"{verdict} (speed ratio {s:.2f}, rounds {lo:.2f}..{hi:.2f}, n={len(r)})")
+                f"{verdict} (speed ratio {s:.2f}, rounds {lo:.2f}..{hi:.2f}, n={len(r)})"
+                + (f"; {self.note}" if self.note else ""))
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "unit": self.unit, "base": self.base,
                 "patched": self.patched, "ratio": self.ratio, "speedup": self.speedup(),
-                "within_noise": self.within_noise, "error": self.error}
+                "within_noise": self.within_noise, "error": self.error,
+                "note": self.note}
 
 
 def _data(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
@@ -98,7 +102,8 @@ def _data(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
                     cell = cells[c]
                     comp = comps[c]
                     if cell.errors or cell.mismatches:
-                        comp.error = (cell.errors or [f"{cell.mismatches} data mismatches"])[0]
+                        comp.note = f"{side}: " + (
+                            cell.errors or [f"{cell.mismatches} data mismatches"])[0]
                     (comp.base if side == "base" else comp.patched).extend(cell.mibps)
     finally:
         image.unlink(missing_ok=True)
@@ -119,7 +124,7 @@ def _erase(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
                     comp.error = o.error or "over the 60 s limit"
                     return comp
                 if o.erased != "yes":
-                    comp.error = f"{side}: {o.erased}"
+                    comp.note = f"{side}'s erase did not erase the range: {o.erased}"
                 (comp.base if side == "base" else comp.patched).append(o.seconds)
     finally:
         image.unlink(missing_ok=True)
