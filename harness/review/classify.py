@@ -81,6 +81,9 @@ def _model_note(base: Verdict | None, patched: Verdict | None) -> str:
 def classify_one(key: str, base: Verdict | None, patched: Verdict | None,
                  direct: DirectResult | None, explained_by: str = "") -> Row:
     """The class of one scenario (see the module doc)."""
+    if direct is not None and direct.status == "skipped" and not any(
+            v is not None and v.status == "skipped" for v in (base, patched)):
+        direct = None  # not compared directly (a migration scenario): the model's word only
     differs = direct is not None and direct.status in (DIFFERS, ERROR)
     skipped = any(v is not None and v.status == "skipped" for v in (base, patched)) and \
         (direct is None or direct.status == "skipped")

@@ -143,11 +143,17 @@ def render(rv: Review, md: bool = False) -> str:
     changed = [r for r in rv.rows if r.category in (classify.CHANGED, classify.UNSTABLE)]
     if changed:
         out += ["", h("Changed behaviour (base against patched, first difference)")]
-        for r in changed[:DETAILED]:
-            out += _changed_detail(r, md)
-        for r in changed[DETAILED:]:
-            d = r.direct
-            out.append(f"- `{r.key}`: " + (d.reason if d is not None else r.note))
+        shown: list[str] = []
+        for r in changed:
+            name = r.key.split("@")[0]
+            if name not in shown and len(shown) < DETAILED:
+                shown.append(name)
+                out += _changed_detail(r, md)
+            else:
+                d = r.direct
+                said = r.patched.reason if r.patched else ""
+                out.append(f"- `{r.key}`: " + (d.reason if d is not None else
+                                               f"{r.note}: {said}"))
     intended = [r for r in rv.rows if r.category == classify.INTENDED]
     if intended:
         out += ["", h("Explained by a new default"), f"{_names(intended)}: "

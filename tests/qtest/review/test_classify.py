@@ -63,3 +63,7 @@ def test_classify_keeps_order_and_counts() -> None:
     assert [(r.key, r.category) for r in rows] == [("a", C.CHANGED), ("b", C.BOTH)]
     n = C.counts(rows)
     assert n[C.CHANGED] == 1 and n[C.BOTH] == 1 and n[C.SAME] == 0
+
+
+def test_a_scenario_the_direct_comparison_left_out_is_judged_by_the_model() -> None:
+    assert C.classify_one("k", AGREE, DIVERGE, d(SKIP)).category == C.CHANGED
