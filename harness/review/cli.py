@@ -36,6 +36,10 @@ def add_parsers(sub: Any) -> None:
                     "points, and tell which patch introduced each change")
     rv.add_argument("--work", metavar="DIR", help="scratch clone, build directories and "
                     "binaries (default: the sdqtest cache; under /work/builds here for ccache)")
+    rv.add_argument("--build-name", default="build", metavar="NAME",
+                    help="the scratch build directory's name beside the clone (named as the "
+                    "tree): give your base build directory's name, and with ccache's base_dir "
+                    "above both the first build hits the cache for every unchanged file")
     rv.add_argument("--coverage", action="store_true", help="also a gcov build of the patched "
                     "tree: which changed lines the check executed")
     rv.add_argument("--group", action="append", help="scenario groups (default: all)")
@@ -113,7 +117,8 @@ def _review_series(args: argparse.Namespace, opts: Any, times: dict[str, float])
     src = Path(args.qemu_src).expanduser().resolve()
     s = series.read(args.series, src)
     work = Path(args.work).expanduser() if args.work else tree_dir(src) / "review"
-    scratch = tree.Scratch(src, work, jobs=min(2, os.cpu_count() or 1))
+    scratch = tree.Scratch(src, work, jobs=min(2, os.cpu_count() or 1),
+                           build_name=args.build_name)
     t = time.monotonic()
     base_sha = scratch.prepare(s.base or args.base_ref)
     commits = scratch.apply(s, base_sha)
@@ -149,7 +154,8 @@ def _untested(scratch: Any, s: Any, commits: list[str], opts: Any) -> list[str]:
     from harness.qemu.builds import probe
     from harness.review import series, tree
 
-    gcov = tree.Scratch(scratch.src, scratch.root, scratch.jobs, coverage=True)
+    gcov = tree.Scratch(scratch.src, scratch.root, scratch.jobs, coverage=True,
+                        build_name=scratch.build_name)
     gcov.git("checkout", "-q", "--force", "--detach", commits[-1])
     built = gcov.build(commits[-1], "coverage build")
     cb = coverage.CoverageBuild(built.binary.parent)

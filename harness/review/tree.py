@@ -40,18 +40,25 @@ class Built:
 
 @dataclass
 class Scratch:
-    """The scratch clone of ``src`` under ``root``: ``src/``, ``build/`` (and
-    ``build-gcov/``), ``bins/``, ``logs/``."""
+    """The scratch clone of ``src`` under ``root``: the clone (named as the
+    tree), the build directory (:attr:`build_name`, and ``-gcov``),
+    ``bins/``, ``logs/``."""
 
     src: Path
     root: Path
     jobs: int = 2
     coverage: bool = False
     builds: list[Built] = field(default_factory=list)
+    #: The build directory's name beside the clone.  ccache (with ``base_dir``
+    #: above both) serves a build whose source and build paths relative to
+    #: each other are those of an earlier build: naming the clone after the
+    #: tree and the build directory after the base's build directory makes
+    #: the first build of the clone hit the cache for every unchanged file.
+    build_name: str = "build"
 
     @property
     def clone(self) -> Path:
-        return self.root / "src"
+        return self.root / (self.src.name or "src")
 
     def git(self, *args: str, tree: Path | None = None, check: bool = True,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -110,7 +117,7 @@ class Scratch:
             b = Built(commit, bins / BINARY, 0.0, True)
             self.builds.append(b)
             return b
-        build_dir = self.root / ("build-gcov" if self.coverage else "build")
+        build_dir = self.root / (f"{self.build_name}-gcov" if self.coverage else self.build_name)
         self.git("checkout", "-q", "--force", "--detach", commit)
         logs = self.root / "logs"
         logs.mkdir(parents=True, exist_ok=True)
