@@ -83,7 +83,23 @@ class Scratch:
             self.git("fetch", "-q", str(self.src.resolve()), sha)
         self.git("am", "--abort", check=False)
         self.git("checkout", "-q", "--force", "--detach", sha)
+        self._subprojects()
         return sha
+
+    def _subprojects(self) -> None:
+        """The tree's subprojects git does not track (a release tarball
+        carries them; a git tree downloads them at configure time): copied
+        into the clone once, so the clone configures offline as the tree does."""
+        listed = self.git("ls-files", "--others", "--ignored", "--exclude-standard",
+                          "--directory", "subprojects", tree=self.src, check=False).stdout
+        for rel in listed.split():
+            src, dst = self.src / rel.rstrip("/"), self.clone / rel.rstrip("/")
+            if dst.exists() or not src.exists() or src.name == ".wraplock":
+                continue
+            if src.is_dir():
+                shutil.copytree(src, dst, symlinks=True)
+            else:
+                shutil.copy2(src, dst)
 
     def apply(self, series: Series, base: str) -> list[str]:
         """Each patch's commit, on ``base``; a patch that does not apply is
