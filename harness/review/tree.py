@@ -81,10 +81,15 @@ class Scratch:
                             str(self.clone)], check=True, capture_output=True, timeout=600)
         if self.git("cat-file", "-e", sha, check=False).returncode != 0:
             self.git("fetch", "-q", str(self.src.resolve()), sha)
-        self.git("am", "--abort", check=False)
+        self._no_am()
         self.git("checkout", "-q", "--force", "--detach", sha)
         self._subprojects()
         return sha
+
+    def _no_am(self) -> None:
+        """No ``git am`` left half done in the clone (an interrupted review)."""
+        self.git("am", "--abort", check=False)
+        shutil.rmtree(self.clone / ".git" / "rebase-apply", ignore_errors=True)
 
     def _subprojects(self) -> None:
         """The tree's subprojects git does not track (a release tarball
@@ -106,6 +111,7 @@ class Scratch:
         one line naming it (the clone is put back on ``base``)."""
         if series.base or all(p.commit for p in series.patches):
             return [p.commit for p in series.patches]
+        self._no_am()
         self.git("checkout", "-q", "--force", "--detach", base)
         out: list[str] = []
         for i, p in enumerate(series.patches, 1):
@@ -117,7 +123,7 @@ class Scratch:
             if r.returncode != 0:
                 why = next((ln for ln in (r.stderr + r.stdout).splitlines()
                             if ln.startswith(("error:", "fatal:"))), "git am failed")
-                self.git("am", "--abort", check=False)
+                self._no_am()
                 self.git("checkout", "-q", "--force", "--detach", base)
                 raise SeriesError(f"patch {series.label(i)} does not apply on "
                                   f"{base[:12]}: {why}")
