@@ -99,7 +99,11 @@ class Scratch:
                           "--directory", "subprojects", tree=self.src, check=False).stdout
         for rel in listed.split():
             src, dst = self.src / rel.rstrip("/"), self.clone / rel.rstrip("/")
-            if dst.exists() or not src.exists() or src.name == ".wraplock":
+            if not src.exists() or src.name == ".wraplock":
+                continue
+            if src.is_dir() and dst.is_dir() and not (dst / "meson.build").exists():
+                shutil.rmtree(dst)  # what a failed download left: not the subproject
+            if dst.exists():
                 continue
             if src.is_dir():
                 shutil.copytree(src, dst, symlinks=True)
