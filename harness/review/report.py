@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.review import classify, props
+from harness.review import classify, props, speed
 from harness.review.classify import Row
 from harness.review.run import Review
 from harness.scenarios import all_scenarios
@@ -102,7 +102,10 @@ def findings(rv: Review) -> list[Finding]:
         if s.error or s.note:  # the bench's own check failed: changed behaviour says why
             continue
         if sp is not None and not s.within_noise:
-            out.append(Finding(sp < 1, f"speed: {s.describe()}"))
+            few = "" if s.conclusive else (
+                f" ({len(s.ratios)} rounds, not each beyond noise or fewer than "
+                f"{speed.MIN_ROUNDS}: not called a problem)")
+            out.append(Finding(sp < 1 and s.conclusive, f"speed: {s.describe()}{few}"))
     fixed = [r for r in rv.rows if r.category == classify.FIXED]
     if fixed:
         out.append(Finding(False, f"fixed: {_names(fixed)} diverged from the model on base, "

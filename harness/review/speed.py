@@ -24,6 +24,8 @@ from harness.qemu.builds import QemuBuild
 
 #: Ratios within this of 1.0 are not a difference on a loaded machine.
 NOISE = 0.10
+#: Fewest rounds that may call a slowdown a problem (fewer: a note).
+MIN_ROUNDS = 5
 #: The cells measured by default: a small and a large ADMA2 read and write,
 #: an SDMA read (the seed series' fio block size is 128 KiB).
 DATA_CELLS = (("read", "adma2", 128), ("write", "adma2", 128), ("read", "sdma", 16),
@@ -57,6 +59,13 @@ class Comparison:
         r = self.ratios
         return not r or (min(r) <= 1.0 <= max(r)) or all(abs(x - 1) <= NOISE for x in r)
 
+    @property
+    def conclusive(self) -> bool:
+        """Enough rounds, each beyond noise the same way, to call it a difference."""
+        r = self.ratios
+        return len(r) >= MIN_ROUNDS and (all(x > 1 + NOISE for x in r)
+                                         or all(x < 1 - NOISE for x in r))
+
     def speedup(self) -> float | None:
         """How many times faster patched is (>1 faster, <1 slower)."""
         r = self.ratio
@@ -88,6 +97,13 @@ class Comparison:
                 "note": self.note}
 
 
+def _order(rnd: int, base: QemuBuild, patched: QemuBuild) -> list[tuple[str, QemuBuild]]:
+    """Base first in even rounds, patched first in odd ones: a load that
+    drifts within a round does not favour one side."""
+    pair = [("base", base), ("patched", patched)]
+    return pair if rnd % 2 == 0 else pair[::-1]
+
+
 def _data(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
           progress: Callable[[str], None]) -> list[Comparison]:
     image, content = data.make_image(workdir)
@@ -95,7 +111,7 @@ def _data(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
              for d, m, k in [c]}
     try:
         for rnd in range(rounds):
-            for side, b in (("base", base), ("patched", patched)):
+            for side, b in _order(rnd, base, patched):
                 progress(f"bench data round {rnd + 1}/{rounds} {side}")
                 cells = data.bench_build(b, image, content, DATA_CELLS, 1, 256 * 1024)
                 for c in DATA_CELLS:
@@ -117,7 +133,7 @@ def _erase(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
     image = erase.make_image(workdir, ERASE_CASE, "raw", mark)
     try:
         for rnd in range(rounds):
-            for side, b in (("base", base), ("patched", patched)):
+            for side, b in _order(rnd, base, patched):
                 progress(f"bench erase round {rnd + 1}/{rounds} {side}")
                 o = erase.erase_once(b, image, "raw", ERASE_CASE, None, 60.0, mark)
                 if not o.finished or o.error:

@@ -57,3 +57,12 @@ def test_without_a_base_value_nothing_is_judged() -> None:
 def test_values_compare_as_qmp_and_device_list_properties_spell_them() -> None:
     assert props.norm(True) == props.norm("true") == props.norm("on") == "on"
     assert props.flipped("on") == "off"
+
+
+def test_a_slowdown_is_conclusive_only_over_enough_rounds_each_beyond_noise() -> None:
+    three = Comparison("write", "MiB/s", True, [4, 4, 4], [1.5, 1.6, 1.4])
+    assert not three.within_noise and not three.conclusive
+    five = Comparison("write", "MiB/s", True, [4] * 5, [1.5, 1.6, 1.4, 2.0, 1.0])
+    assert five.conclusive
+    mixed = Comparison("write", "MiB/s", True, [4] * 5, [1.5, 1.6, 1.4, 3.9, 1.0])
+    assert not mixed.conclusive
