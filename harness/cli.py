@@ -309,9 +309,15 @@ def _explore_summary(results: list[Any], builds: list[Any], report_dir: Any) -> 
         return
     from harness.fuzz.reproduce import shrink_divergence
 
-    corpus = {e["name"]: e["ops"] for e in explore.load()["inputs"]}
+    inputs = {e["name"]: e for e in explore.load()["inputs"]}
+    corpus = {name: e["ops"] for name, e in inputs.items()}
     by_name = {b.name: b for b in builds}
     for r in bad:
+        if "variant" in inputs[r.scenario]:  # the fuzzer's lockstep runs the default machine
+            print(f"  {r.build} {r.scenario}: runs on the {inputs[r.scenario]['variant']} "
+                  f"machine (device properties), not shrunk: its reproducer is the check's "
+                  f"own (sdqtest check --scenario {r.scenario})")
+            continue
         _progress(f"shrinking {r.build} {r.scenario}")
         got = shrink_divergence(by_name[r.build], corpus[r.scenario],
                                 Path(report_dir) / "explore-findings")

@@ -137,8 +137,8 @@ class SDCard:
         """State that lives outside the registers and survives resets (shared
         with the eMMC device, :mod:`harness.model.emmc`)."""
         #: Source of CMD3's random RCA (QEMU >= 9.1); replace to mirror a run.
-        rng = random.Random(0x5D)
-        self.rca_source: Callable[[], int] = lambda: rng.getrandbits(16)
+        self._rca_rng = random.Random(0x5D)
+        self.rca_source: Callable[[], int] = self._draw_rca
         #: The RCA the card had when the last CMD3 replaced it.
         self.previous_rca = 0
         #: Set when QEMU would abort (a failed assertion); the card is then dead.
@@ -154,6 +154,11 @@ class SDCard:
         self.signal_mv = 3300
         self._timer: TimerHandle | None = None
         self.pwd = b""
+
+    def _draw_rca(self) -> int:
+        """The next RCA of the card's own generator (a bound method, not a
+        closure: a copy of the card draws from its own copy)."""
+        return self._rca_rng.getrandbits(16)
 
     # -- properties --------------------------------------------------------
 
