@@ -194,13 +194,18 @@ def attribute(rv: Review, steps: list[tuple[str, Path]], opts: Options,
         if not todo:
             continue
         progress(f"which patch: {len(todo)} scenarios on {label}")
-        pairs = [(r.direct.scenario, r.direct.machine) for r in todo.values()
-                 if r.direct is not None]
-        for res in direct.run_all(base_s, probe(wrap.seeded(binary, wrappers), "step"),
-                                  pairs, opts.jobs):
-            k = key(res.scenario, res.machine)
-            if res.status in (direct.DIFFERS, direct.ERROR) and k in todo:
-                todo.pop(k).patch = label
+        # A changed scenario runs with the new properties at their base
+        # value (as in the review), an intended one with the defaults.
+        have = [f"{c.device}.{c.prop}={c.base_value}" for c in rv.props
+                if c.base_value and c.prop in b.profile.properties(c.device)]
+        for cat, globals_ in ((classify.CHANGED, have), (classify.INTENDED, [])):
+            pairs = [(r.direct.scenario, r.direct.machine) for r in todo.values()
+                     if r.direct is not None and r.category == cat]
+            step = probe(wrap.seeded(binary, wrappers, globals_), "step")
+            for res in direct.run_all(base_s, step, pairs, opts.jobs):
+                k = key(res.scenario, res.machine)
+                if res.status in (direct.DIFFERS, direct.ERROR) and k in todo:
+                    todo.pop(k).patch = label
     last = steps[-1][0]
     for r in todo.values():
         r.patch = last
