@@ -196,9 +196,9 @@ def attribute(rv: Review, steps: list[tuple[str, Path]], opts: Options,
         progress(f"which patch: {len(todo)} scenarios on {label}")
         # A changed scenario runs with the new properties at their base
         # value (as in the review), an intended one with the defaults.
-        have = [f"{c.device}.{c.prop}={c.base_value}" for c in rv.props
-                if c.base_value and c.prop in b.profile.properties(c.device)]
-        for cat, globals_ in ((classify.CHANGED, have), (classify.INTENDED, [])):
+        at_base = [f"{c.device}.{c.prop}={c.base_value}" for c in rv.props
+                   if c.base_value and c.prop in b.profile.properties(c.device)]
+        for cat, globals_ in ((classify.CHANGED, at_base), (classify.INTENDED, [])):
             pairs = [(r.direct.scenario, r.direct.machine) for r in todo.values()
                      if r.direct is not None and r.category == cat]
             step = probe(wrap.seeded(binary, wrappers, globals_), "step")
