@@ -5,11 +5,13 @@ own layer and of the layers after its arrow, so dependencies point one way
 (``tests/qtest/core/test_layers.py`` holds the code to this table)::
 
     cli        cli, pytest_plugin
-               -> review, bisect, bench, fuzz, guest, explore, check, scenarios,
+               -> review, bugs, bisect, bench, fuzz, guest, explore, check, scenarios,
                   driver, qemu, model, target, base, errors
     review     review.*
                -> bisect, bench, guest, check, scenarios, driver, qemu, model, target,
                   base, errors
+    bugs       bugs.*
+               -> bisect, check, scenarios, driver, qemu, model, target, base, errors
     bisect     bisect.*
                -> bench, guest, check, scenarios, driver, qemu, model, target, base,
                   errors
@@ -33,7 +35,7 @@ own layer and of the layers after its arrow, so dependencies point one way
                -> target, base, errors
     target     target
                -> base, errors
-    base       paths, profile, machine, table, images, hwdefs.*
+    base       paths, profile, machine, table, images, hwdefs.*, ledger.*
                -> errors
     errors     errors
                -> nothing

@@ -161,7 +161,7 @@ def _untested(scratch: Any, s: Any, commits: list[str], opts: Any) -> list[str]:
     cb = coverage.CoverageBuild(built.binary.parent)
     cb.reset()
     b = probe(built.binary, "patched-gcov")
-    runs = [parallel.Run(b, sc.name, "q35") for sc in opts.scenarios]
+    runs = [parallel.Run(b, sc, "q35") for sc in opts.scenarios]
     old = dict(os.environ)
     os.environ.update(cb.environment())
     try:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
-from harness.check import parallel, runner
+from harness.check import parallel, runner, testbench
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
 from harness.errors import QemuError, QemuGone
 from harness.qemu.builds import QemuBuild
@@ -90,7 +90,7 @@ def run_one(base: QemuBuild, patched: QemuBuild, name: str, machine: str,
         res.status, res.reason = SKIP, why
         return res
     qemu_image, fmt = images.ensure(sc.image), images.recipe(sc.image).format
-    described = runner.scenario_machine(sc, machine, qemu_image, fmt)
+    described = testbench.scenario_machine(sc, machine, qemu_image, fmt)
     pa, pb = pools or (QemuPool(enabled=False), QemuPool(enabled=False))
     a: QemuTarget | None = None
     b: QemuTarget | None = None

@@ -19,7 +19,7 @@ from harness.check import parallel, plan, runner
 from harness.qemu.builds import QemuBuild, probe
 from harness.review import cache, classify, direct, props, speed, wrap
 from harness.review.series import SeriesError
-from harness.scenarios import Scenario
+from harness.scenarios import Scenario, all_scenarios
 
 Progress = Callable[[str], None]
 
@@ -148,12 +148,13 @@ def review(base_bin: Path, patched_bin: Path, opts: Options, progress: Progress,
     ckey = cache.key_of(base.digest(), runs)
     vb = cache.load(ckey) if opts.reuse_base_check else None
     sides = (model_side,) if vb is not None else (base, model_side)
-    checks = [parallel.Run(b, name, m) for b in sides for name, m in runs]
+    library = all_scenarios()
+    checks = [parallel.Run(b, library[name], m) for b in sides for name, m in runs]
     progress(f"model check: {len(checks)} runs")
     results, _ = parallel.run_all(
         checks, parallel.Options(report_dir=opts.report_dir / "check"), opts.jobs,
         progress=lambda done, r: progress(f"model check [{done}/{len(checks)}] {r.build.name} "
-                                          f"{r.scenario}"))
+                                          f"{r.scenario.name}"))
     if vb is None:
         vb = _verdicts([r for r in results if r.build == "base"])
         cache.store(ckey, vb)

@@ -35,10 +35,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
               "errors"),
     "bisect": ("bench", "guest", "check", "scenarios", "driver", "qemu", "model", "target",
                "base", "errors"),
+    "bugs": ("bisect", "check", "scenarios", "driver", "qemu", "model", "target", "base",
+             "errors"),
     "review": ("bisect", "bench", "guest", "check", "scenarios", "driver", "qemu", "model",
                "target", "base", "errors"),
-    "cli": ("review", "bisect", "bench", "fuzz", "guest", "explore", "check", "scenarios", "driver",
-            "qemu", "model", "target", "base", "errors"),
+    "cli": ("review", "bugs", "bisect", "bench", "fuzz", "guest", "explore", "check",
+            "scenarios", "driver", "qemu", "model", "target", "base", "errors"),
 }
 
 #: Module (or package prefix) -> layer.  Every module must be listed.
@@ -50,6 +52,7 @@ MODULES: dict[str, str] = {
     "harness.table": "base",
     "harness.images": "base",
     "harness.hwdefs": "base",
+    "harness.ledger": "base",
     "harness.target": "target",
     "harness.model": "model",
     "harness.qemu": "qemu",
@@ -61,6 +64,7 @@ MODULES: dict[str, str] = {
     "harness.fuzz": "fuzz",
     "harness.bench": "bench",
     "harness.bisect": "bisect",
+    "harness.bugs": "bugs",
     "harness.review": "review",
     "harness.cli": "cli",
     "harness.pytest_plugin": "cli",
