@@ -5,8 +5,11 @@ own layer and of the layers after its arrow, so dependencies point one way
 (``tests/qtest/core/test_layers.py`` holds the code to this table)::
 
     cli        cli, pytest_plugin
-               -> bugs, bisect, bench, fuzz, guest, explore, check, scenarios, driver,
-                  qemu, model, target, base, errors
+               -> review, bugs, bisect, bench, fuzz, guest, explore, check, scenarios,
+                  driver, qemu, model, target, base, errors
+    review     review.*
+               -> bisect, bench, guest, check, scenarios, driver, qemu, model, target,
+                  base, errors
     bugs       bugs.*
                -> bisect, check, scenarios, driver, qemu, model, target, base, errors
     bisect     bisect.*

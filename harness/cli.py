@@ -866,11 +866,13 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.bisect import cli as bisect_cli
     from harness.bugs import cli as bugs_cli
     from harness.explore import cli as explore_cli
+    from harness.review import cli as review_cli
 
     bench_cli.add_parsers(bsub)
     bisect_cli.add_parsers(sub)
     explore_cli.add_parsers(sub)
     bugs_cli.add_parsers(sub)
+    review_cli.add_parsers(sub)
     return p
 
 

@@ -37,8 +37,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
                "base", "errors"),
     "bugs": ("bisect", "check", "scenarios", "driver", "qemu", "model", "target", "base",
              "errors"),
-    "cli": ("bugs", "bisect", "bench", "fuzz", "guest", "explore", "check", "scenarios",
-            "driver", "qemu", "model", "target", "base", "errors"),
+    "review": ("bisect", "bench", "guest", "check", "scenarios", "driver", "qemu", "model",
+               "target", "base", "errors"),
+    "cli": ("review", "bugs", "bisect", "bench", "fuzz", "guest", "explore", "check",
+            "scenarios", "driver", "qemu", "model", "target", "base", "errors"),
 }
 
 #: Module (or package prefix) -> layer.  Every module must be listed.
@@ -63,6 +65,7 @@ MODULES: dict[str, str] = {
     "harness.bench": "bench",
     "harness.bisect": "bisect",
     "harness.bugs": "bugs",
+    "harness.review": "review",
     "harness.cli": "cli",
     "harness.pytest_plugin": "cli",
 }

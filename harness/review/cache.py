@@ -1,0 +1,56 @@
+"""The base build's model check, kept between reviews of the same base.
+
+Reviewing several series against one base tree runs the same model check
+on the same base binary every time.  Its verdicts are kept under the
+sdqtest cache, keyed by the binary's contents, the runs asked for and the
+harness's own source (a change to the model or a scenario makes a new key),
+so a second review checks only the patched build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import harness
+from harness.paths import cache_dir
+from harness.review.classify import Verdict
+
+
+def _harness_digest() -> str:
+    h = hashlib.sha256()
+    root = Path(harness.__file__).parent
+    for p in sorted(root.rglob("*.py")) + sorted(root.rglob("*.json")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def key_of(binary_digest: str, runs: list[tuple[str, str]]) -> str:
+    h = hashlib.sha256(binary_digest.encode())
+    h.update(_harness_digest().encode())
+    h.update(json.dumps(sorted(runs)).encode())
+    return h.hexdigest()[:24]
+
+
+def path_of(key: str) -> Path:
+    return cache_dir() / "review" / "base-checks" / f"{key}.json"
+
+
+def load(key: str) -> dict[str, Verdict] | None:
+    try:
+        doc = json.loads(path_of(key).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    return {str(k): Verdict(str(v[0]), str(v[1])) for k, v in doc.items()}
+
+
+def store(key: str, verdicts: dict[str, Verdict]) -> None:
+    p = path_of(key)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(".tmp")
+    tmp.write_text(json.dumps({k: [v.status, v.reason] for k, v in verdicts.items()}))
+    tmp.replace(p)

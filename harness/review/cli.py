@@ -1,0 +1,182 @@
+"""``sdqtest review``: two builds, or a QEMU tree and a series (see :mod:`harness.review`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.errors import SdqtestError
+
+EPILOG = ("exit: 0 nothing is a problem; 1 the report names a problem (changed behaviour, "
+          "a default without a compat entry, a slower path); 2 bad input, a patch that does "
+          "not apply, a build that fails or has no qtest accelerator (one line each)")
+
+
+def add_parsers(sub: Any) -> None:
+    rv = sub.add_parser(
+        "review", help="what a hw/sd patch or series changes: base and patched side by side",
+        description="Runs the scenario library on base and patched QEMU: QEMU against QEMU "
+        "in lockstep, and each against the model; compares the devices' properties per "
+        "machine type (QMP) and benchmarks both, interleaved. Two builds (--base, "
+        "--patched), or a QEMU tree and a series (--qemu-src, --series), applied and built "
+        "on a scratch clone (the tree is never written).", epilog=EPILOG)
+    rv.add_argument("--base", metavar="B", help="base QEMU binary or build directory (with "
+                    "--qemu-src: use it instead of building the base commit)")
+    rv.add_argument("--patched", metavar="B", help="patched QEMU binary or build directory")
+    rv.add_argument("--qemu-src", metavar="TREE", help="QEMU git tree the series applies to")
+    rv.add_argument("--series", metavar="S", help="an mbox, a directory of git format-patch "
+                    "files, or a git range A..B of the tree")
+    rv.add_argument("--base-ref", default="HEAD", metavar="REF",
+                    help="the commit a mailed series applies to (default HEAD of the tree)")
+    rv.add_argument("--each", action="store_true", help="build every patch, not only the end "
+                    "points, and tell which patch introduced each change")
+    rv.add_argument("--work", metavar="DIR", help="scratch clone, build directories and "
+                    "binaries (default: the sdqtest cache; under /work/builds here for ccache)")
+    rv.add_argument("--build-name", default="build", metavar="NAME",
+                    help="the scratch build directory's name beside the clone (named as the "
+                    "tree): give your base build directory's name, and with ccache's base_dir "
+                    "above both the first build hits the cache for every unchanged file")
+    rv.add_argument("--coverage", action="store_true", help="also a gcov build of the patched "
+                    "tree: which changed lines the check executed")
+    rv.add_argument("--group", action="append", help="scenario groups (default: all)")
+    rv.add_argument("--scenario", action="append", help="scenarios (default: all)")
+    rv.add_argument("-j", "--jobs", type=int, default=0, help="workers (default: one per core)")
+    rv.add_argument("--no-bench", action="store_true", help="skip the benchmarks")
+    rv.add_argument("--rounds", type=int, default=5, help="benchmark rounds per build")
+    rv.add_argument("--fresh-base-check", action="store_true",
+                    help="run the base build's model check again even if an earlier review "
+                    "of the same base binary kept it")
+    rv.add_argument("--report-dir", default="review-report", metavar="D",
+                    help="report.txt/.md/.json and the reproducers (default review-report)")
+    rv.add_argument("--markdown", action="store_true", help="print the Markdown report")
+    rv.set_defaults(func=cmd_review)
+
+
+def _binary(spec: str) -> Path:
+    p = Path(spec).expanduser()
+    if p.is_dir():
+        p = p / "qemu-system-x86_64"
+    if not p.is_file():
+        raise SdqtestError(f"{spec}: no QEMU binary there")
+    return p.absolute()
+
+
+def _progress(text: str) -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K" + text[:120])
+        sys.stderr.flush()
+
+
+def _diff_text(scratch: Any, commits: list[str]) -> str:
+    """The series as one diff: line numbers are the last commit's."""
+    return str(scratch.git("diff", f"{commits[0]}^", commits[-1]).stdout)
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    import harness.scenarios as scenarios
+    from harness.check import parallel
+    from harness.review import report, run, series
+
+    groups = [g for a in args.group or [] for g in a.split(",") if g] or None
+    names = [n for a in args.scenario or [] for n in a.split(",") if n] or None
+    try:
+        selected = list(scenarios.select(groups, names))
+    except KeyError as e:
+        raise SdqtestError(str(e.args[0])) from e
+    opts = run.Options(selected, args.jobs or parallel.default_jobs(), Path(args.report_dir),
+                       not args.no_bench, args.rounds, not args.fresh_base_check)
+    t0 = time.monotonic()
+    build_times: dict[str, float] = {}
+    try:
+        if args.qemu_src:
+            if not args.series or args.patched:
+                raise SdqtestError("--qemu-src takes --series (and no --patched)")
+            rv = _review_series(args, opts, build_times)
+        else:
+            if not (args.base and args.patched) or args.series:
+                raise SdqtestError("give --base B --patched B, or --qemu-src TREE --series S")
+            rv = run.review(_binary(args.base), _binary(args.patched), opts, _progress)
+    except series.SeriesError as e:
+        print(f"sdqtest review: {e}", file=sys.stderr)
+        return 2
+    rv.times = {**build_times, **rv.times}
+    txt, md, js = report.write(rv, opts.report_dir)
+    print(report.render(rv, md=args.markdown), end="")
+    print(f"\nreports: {txt}, {md}, {js} ({time.monotonic() - t0:.0f} s in all)")
+    return 1 if any(f.problem for f in report.findings(rv)) else 0
+
+
+def _review_series(args: argparse.Namespace, opts: Any, times: dict[str, float]) -> Any:
+    from harness.bisect.build import tree_dir
+    from harness.review import run, series, tree
+
+    src = Path(args.qemu_src).expanduser().resolve()
+    s = series.read(args.series, src)
+    work = Path(args.work).expanduser() if args.work else tree_dir(src) / "review"
+    scratch = tree.Scratch(src, work, jobs=min(2, os.cpu_count() or 1),
+                           build_name=args.build_name)
+    t = time.monotonic()
+    base_sha = scratch.prepare(s.base or args.base_ref)
+    commits = scratch.apply(s, base_sha)
+    base_bin = _binary(args.base) if args.base else scratch.build(base_sha, "base").binary
+    n = len(s.patches)
+    points = list(range(1, n + 1)) if args.each else [n]
+    bins = [(s.label(i) if args.each or n == 1 else f"[1-{n}/{n}] the series",
+             scratch.build(commits[i - 1], s.label(i)).binary) for i in points]
+    times["builds"] = time.monotonic() - t
+    rv = run.review(base_bin, bins[-1][1], opts, _progress,
+                    title=f"{s.source} ({n} patch{'es' if n > 1 else ''}) on {base_sha[:12]}")
+    rv.patches = [s.label(i) for i in range(1, n + 1)]
+    rv.notes.append("builds: " + ", ".join(
+        f"{b.commit[:12]} {'cached' if b.cached else f'{b.seconds:.0f} s'}"
+        for b in scratch.builds))
+    if len(bins) > 1:
+        run.attribute(rv, bins, opts, _progress)
+    else:
+        for r in rv.rows:
+            r.patch = bins[0][0] if r.category in ("changed", "intended") else ""
+        for c in rv.props:
+            c.patch = bins[0][0]
+    if args.coverage:
+        t = time.monotonic()
+        rv.untested = _untested(scratch, s, commits, opts)
+        times["coverage"] = time.monotonic() - t
+    return rv
+
+
+def _untested(scratch: Any, s: Any, commits: list[str], opts: Any) -> list[str]:
+    """Changed lines of the series no scenario executed, on a gcov build."""
+    from harness.check import coverage, parallel
+    from harness.qemu.builds import probe
+    from harness.review import series, tree
+
+    gcov = tree.Scratch(scratch.src, scratch.root, scratch.jobs, coverage=True,
+                        build_name=scratch.build_name)
+    gcov.git("checkout", "-q", "--force", "--detach", commits[-1])
+    built = gcov.build(commits[-1], "coverage build")
+    cb = coverage.CoverageBuild(built.binary.parent)
+    cb.reset()
+    b = probe(built.binary, "patched-gcov")
+    runs = [parallel.Run(b, sc, "q35") for sc in opts.scenarios]
+    old = dict(os.environ)
+    os.environ.update(cb.environment())
+    try:
+        parallel.run_all(runs, parallel.Options(), opts.jobs)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    cov = cb.measure()
+    out: list[str] = []
+    for path, lines in series.changed_lines(_diff_text(scratch, commits)).items():
+        fc = cov.files.get(path)
+        if fc is None:
+            continue
+        src = (scratch.clone / path).read_text(errors="replace").splitlines()
+        for n in lines:
+            if fc.lines.get(n) == 0:
+                out.append(f"{path}:{n}: {src[n - 1].strip() if n <= len(src) else ''}")
+    return out

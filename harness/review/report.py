@@ -1,0 +1,214 @@
+"""The review as text (terminal), Markdown (a reply on the list) and JSON.
+
+Most important first: the findings (problems, then intended changes), each
+one line, then the evidence: changed behaviour decoded with its
+reproducers, properties and compat, speed, untested hunks, the rest counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.review import classify, props, speed
+from harness.review.classify import Row
+from harness.review.run import Review
+from harness.scenarios import all_scenarios
+
+#: Scenarios named per finding before "and N more".
+NAMED = 4
+#: Decoded lines shown per changed scenario.
+DETAIL = 8
+#: Changed scenarios shown decoded; the rest one line each.
+DETAILED = 3
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the summary: a problem or an intended change."""
+
+    problem: bool
+    text: str
+
+
+def _names(rows: list[Row]) -> str:
+    """Scenario names (each once, however many machine types it ran on)."""
+    names = list(dict.fromkeys(r.key.split("@")[0] for r in rows))
+    more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
+    return ", ".join(f"`{n}`" for n in names[:NAMED]) + more
+
+
+def _span(machines: list[str]) -> str:
+    if not machines:
+        return ""
+    return machines[0] if len(machines) == 1 else \
+        f"{machines[0]}..{machines[-1]} ({len(machines)} machine types)"
+
+
+def _by_patch(rows: Iterable[Row]) -> dict[str, list[Row]]:
+    """Changed scenarios by the patch that introduced them (one finding each)."""
+    out: dict[str, list[Row]] = {}
+    for r in rows:
+        out.setdefault(r.patch, []).append(r)
+    return out
+
+
+def _groups(rows: list[Row]) -> str:
+    have = all_scenarios()
+    names = [have[n].group if n in have else "?" for n in (r.key.split("@")[0] for r in rows)]
+    return ", ".join(dict.fromkeys(names))
+
+
+def _prop_finding(rv: Review, c: props.PropChange) -> Finding:
+    who = f" [{c.patch}]" if c.patch else ""
+    unm = " (unmodelled: the model does not know it)" if not c.modelled else ""
+    if c.kind == props.REMOVED:
+        return Finding(True, f"property {c.name} removed{who}: command lines that set it fail")
+    older = [m for m in props.older_types(rv.patched) if rv.base.offers(m)]
+    kept, broken = c.kept(older)
+    head = (f"new property {c.name}, default {c.patched_default}{unm}" if c.kind == props.ADDED
+            else f"{c.name}: default {c.base_default} -> {c.patched_default}")
+    if c.kind == props.ADDED and not c.explains:
+        return Finding(False, f"{head}{who}: no scenario sees a difference")
+    effect = (f"; changes {len(c.explains)} scenarios, {c.prop}={c.base_value} behaves as "
+              "base" if c.explains else "")
+    if broken:
+        return Finding(True, f"{head}{who}{effect}; NO COMPAT ENTRY: {_span(broken)} realise "
+                       f"{c.patched.get(broken[0])}, base behaved as "
+                       f"{c.old_value(broken[0])} there")
+    return Finding(False, f"{head}{who}{effect}; older machine types keep "
+                   f"{c.old_value(kept[0]) if kept else '?'} through a compat entry"
+                   f" ({_span(kept)})")
+
+
+def findings(rv: Review) -> list[Finding]:
+    """Problems first, then intended changes; one line each."""
+    out: list[Finding] = []
+    for patch, rows in _by_patch(r for r in rv.rows if r.category == classify.CHANGED).items():
+        first = rows[0]
+        why = first.direct.reason if first.direct is not None else (
+            first.patched.reason if first.patched else "")
+        where = first.direct.lines[0].strip() if first.direct and first.direct.lines else ""
+        out.append(Finding(True, f"changed behaviour in {len(rows)} scenario run"
+                           f"{'s' if len(rows) > 1 else ''} ({_groups(rows)}: {_names(rows)})"
+                           + (f" [{patch}]" if patch else "") + f": {why}"
+                           + (f", {where}" if where else "") + f"; {first.note}"))
+    out += [_prop_finding(rv, c) for c in rv.props]
+    for s in rv.speed:
+        sp = s.speedup()
+        if s.error or s.note:  # the bench's own check failed: changed behaviour says why
+            continue
+        if sp is not None and not s.within_noise:
+            few = "" if s.conclusive else (
+                f" ({len(s.ratios)} rounds, not each beyond noise or fewer than "
+                f"{speed.MIN_ROUNDS}: not called a problem)")
+            out.append(Finding(sp < 1 and s.conclusive, f"speed: {s.describe()}{few}"))
+    fixed = [r for r in rv.rows if r.category == classify.FIXED]
+    if fixed:
+        out.append(Finding(False, f"fixed: {_names(fixed)} diverged from the model on base, "
+                           "agree on patched"))
+    out.sort(key=lambda f: not f.problem)
+    return out
+
+
+def _changed_detail(r: Row, md: bool) -> list[str]:
+    d = r.direct
+    lines = [f"- `{r.key}`" + (f" [{r.patch}]" if r.patch else "") + f": {r.note}"]
+    if d is not None:
+        lines.append(f"  {d.reason}")
+        body = d.lines[:DETAIL] + ["operations leading to it:"] + [
+            f"  {h}" for h in d.history[-4:]]
+        lines += (["  ```"] + [f"  {x}" for x in body] + ["  ```"]) if md else \
+            [f"    {x}" for x in body]
+        if d.traces[0]:
+            lines.append(f"  reproducers: base `{d.traces[0]}`, patched `{d.traces[1]}`"
+                         if md else f"  reproducers: {d.traces[0]} {d.traces[1]}")
+    elif r.patched is not None:
+        lines.append(f"  model check of patched: {r.patched.reason}")
+    return lines
+
+
+def render(rv: Review, md: bool = False) -> str:
+    """The report, as text or Markdown."""
+    def h(text: str) -> str:
+        return f"**{text}**" if md else f"== {text}"
+
+    fs = findings(rv)
+    bad = [f for f in fs if f.problem]
+    out = [f"### sdqtest review: {rv.title}" if md else f"sdqtest review: {rv.title}", ""]
+    out.append(h(f"Findings: {len(bad)} problem{'s' if len(bad) != 1 else ''}, "
+                 f"{len(fs) - len(bad)} other change{'s' if len(fs) - len(bad) != 1 else ''}"))
+    out += [f"{i}. {'PROBLEM' if f.problem else 'change'}: {f.text}"
+            for i, f in enumerate(fs, 1)] or ["nothing differs between base and patched"]
+    changed = [r for r in rv.rows if r.category in (classify.CHANGED, classify.UNSTABLE)]
+    if changed:
+        out += ["", h("Changed behaviour (base against patched, first difference)")]
+        shown: list[str] = []
+        for r in changed:
+            name = r.key.split("@")[0]
+            if name not in shown and len(shown) < DETAILED:
+                shown.append(name)
+                out += _changed_detail(r, md)
+            else:
+                d = r.direct
+                said = r.patched.reason if r.patched else ""
+                out.append(f"- `{r.key}`: " + (d.reason if d is not None else
+                                               f"{r.note}: {said}"))
+    intended = [r for r in rv.rows if r.category == classify.INTENDED]
+    if intended:
+        out += ["", h("Explained by a new default"), f"{_names(intended)}: "
+                f"{intended[0].note}"]
+    if rv.props:
+        out += ["", h("Properties (QMP, per machine type)")]
+        for c in rv.props:
+            older = [m for m in props.older_types(rv.patched) if rv.base.offers(m)]
+            kept, broken = c.kept(older)
+            newest = props.newest(rv.patched)
+            out.append(f"- {c.name}: {c.kind}; class default base {c.base_default}, patched "
+                       f"{c.patched_default}; {newest} realises {c.patched.get(newest)}; "
+                       f"older types: {len(kept)} keep the old value, {len(broken)} do not")
+    if rv.speed:
+        out += ["", h(f"Speed (interleaved rounds, load average {rv.load})")]
+        out += [f"- {s.describe()}" for s in rv.speed]
+    out += ["", h("Untested hunks")]
+    out.append("not measured (run with --coverage: a gcov build of the patched tree)"
+               if rv.untested is None else
+               ("every changed line was executed" if not rv.untested else
+                "\n".join(f"- {u}" for u in rv.untested)))
+    n = classify.counts(rv.rows)
+    out += ["", h("Everything else"),
+            ", ".join(f"{v} {k}" for k, v in n.items() if k not in (classify.CHANGED,)) +
+            f" (of {len(rv.rows)} scenario runs)"]
+    both = [r for r in rv.rows if r.category == classify.BOTH]
+    if both:
+        out.append(f"both diverge from the model alike (the model's problem, not the patch's):"
+                   f" {_names(both)}")
+    out += [f"note: {x}" for x in rv.notes]
+    out.append("times: " + ", ".join(f"{k} {v:.0f} s" for k, v in rv.times.items())
+               + f"; total {sum(rv.times.values()):.0f} s")
+    return "\n".join(out) + "\n"
+
+
+def to_json(rv: Review) -> dict[str, Any]:
+    return {"title": rv.title, "base": str(rv.base.binary), "patched": str(rv.patched.binary),
+            "patches": rv.patches,
+            "findings": [{"problem": f.problem, "text": f.text} for f in findings(rv)],
+            "properties": [c.to_json() for c in rv.props],
+            "scenarios": [r.to_json() for r in rv.rows],
+            "counts": classify.counts(rv.rows),
+            "speed": [s.to_json() for s in rv.speed], "load": rv.load,
+            "untested": rv.untested, "times_s": {k: round(v, 1) for k, v in rv.times.items()},
+            "notes": rv.notes}
+
+
+def write(rv: Review, out_dir: Path) -> tuple[Path, Path, Path]:
+    """``report.txt``, ``report.md`` and ``report.json`` in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = (out_dir / "report.txt", out_dir / "report.md", out_dir / "report.json")
+    paths[0].write_text(render(rv))
+    paths[1].write_text(render(rv, md=True))
+    paths[2].write_text(json.dumps(to_json(rv), indent=1) + "\n")
+    return paths

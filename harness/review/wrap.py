@@ -1,0 +1,54 @@
+"""A QEMU binary with extra options: a two-line shell wrapper.
+
+The direct comparison needs both QEMUs to draw the same "random" values (the
+RCA since QEMU 9.1 comes from ``qemu_guest_getrandom``): QEMU's ``-seed N``
+makes that generator deterministic.  A property the model does not know is
+set for every card with ``-global sd-card.PROP=VALUE``, which the model never
+sees.  A wrapper is an executable file, so every part of the harness that
+takes a binary (check, pools, reproducers) takes it unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+#: The ``-seed`` both sides of a direct comparison run with.
+SEED = 1
+
+
+def wrapper(binary: Path, options: Sequence[str], directory: Path) -> Path:
+    """An executable in ``directory`` that runs ``binary`` with ``options``
+    first; the same binary and options give the same file."""
+    if not options:
+        return binary
+    key = hashlib.sha256("\0".join([str(binary), *options]).encode()).hexdigest()[:12]
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"qemu-{key}"
+    text = ("#!/bin/sh\n# sdqtest review: " + " ".join(shlex.quote(o) for o in options) + "\n"
+            f"exec {shlex.quote(str(binary))} "
+            + " ".join(shlex.quote(o) for o in options) + ' "$@"\n')
+    if not path.is_file() or path.read_text() != text:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.chmod(0o755)
+        tmp.replace(path)
+    return path
+
+
+def seeded(binary: Path, directory: Path, globals_: Sequence[str] = ()) -> Path:
+    """``binary`` with ``-seed`` and ``-global`` options (``DEV.PROP=VALUE``)."""
+    opts = ["-seed", str(SEED)]
+    for g in globals_:
+        opts += ["-global", g]
+    return wrapper(binary, opts, directory)
+
+
+def with_globals(binary: Path, globals_: Sequence[str], directory: Path) -> Path:
+    """``binary`` with ``-global`` options only (the model check's side)."""
+    opts: list[str] = []
+    for g in globals_:
+        opts += ["-global", g]
+    return wrapper(binary, opts, directory)
