@@ -56,6 +56,8 @@ tree and the code in step.
     +-- BuildSetupError              [bisect.build] a QEMU tree cannot be built
     +-- MutantError                  [bisect.mutants] a tree cannot take the mutants
     +-- CoverageError                [check.coverage] not a gcov build, or gcov failed
+    +-- SeriesError                  [review.series] a series cannot be read or applied
+                                     (names the patch)
     +-- ReuseDependent               [explore.search] an explored input reads card
                                      state a reused QEMU carries over (not kept)
 
