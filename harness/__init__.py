@@ -5,8 +5,10 @@ own layer and of the layers after its arrow, so dependencies point one way
 (``tests/qtest/core/test_layers.py`` holds the code to this table)::
 
     cli        cli, pytest_plugin
-               -> bisect, bench, fuzz, guest, explore, check, scenarios, driver, qemu,
-                  model, target, base, errors
+               -> bugs, bisect, bench, fuzz, guest, explore, check, scenarios, driver,
+                  qemu, model, target, base, errors
+    bugs       bugs.*
+               -> bisect, check, scenarios, driver, qemu, model, target, base, errors
     bisect     bisect.*
                -> bench, guest, check, scenarios, driver, qemu, model, target, base,
                   errors
@@ -30,7 +32,7 @@ own layer and of the layers after its arrow, so dependencies point one way
                -> target, base, errors
     target     target
                -> base, errors
-    base       paths, profile, machine, table, images, hwdefs.*
+    base       paths, profile, machine, table, images, hwdefs.*, ledger.*
                -> errors
     errors     errors
                -> nothing

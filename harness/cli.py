@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.errors import QemuError, SdqtestError, UsageError
-from harness.qemu.selection import select_builds
+from harness.qemu.selection import select_board_builds, select_builds
 from harness.qemu.session import install_signal_handlers
 from harness.table import print_table
 
@@ -20,11 +20,11 @@ UserError = UsageError
 
 
 def cmd_qemu_install(args: argparse.Namespace) -> int:
-    from harness.qemu import install
+    from harness.qemu import install, install_arm
 
     log: Callable[[str], None] = (lambda m: None) if args.quiet else print
     try:
-        install.install(args.names or ["all"], log=log)
+        install_arm.install_all(args.names or ["all"], log=log)
     except install.InstallError as e:
         raise UsageError(str(e)) from e
     return 0
@@ -50,7 +50,26 @@ def cmd_qemu_list(args: argparse.Namespace) -> int:
     head = ["build", "query-version", "qtest", "pc-q35", "pc-i440fx", "sdhci-pci",
             "erase-blocks-as-zero", "binary"]
     print_table(head, rows)
+    if not args.qemu:
+        _list_arm_builds()
     return 0
+
+
+def _list_arm_builds() -> None:
+    """The installed ARM builds (``check --board``): version, qtest, the boards."""
+    from harness.hwdefs.boards import BOARDS
+    from harness.qemu import builds
+
+    rows = []
+    for b in builds.selected_arm():
+        offered = [x.name for x in BOARDS if b.offers(x.machine)]
+        rows.append([b.name, b.version + (f" ({b.profile.package})" if b.profile.package
+                                          else ""),
+                     "yes" if b.profile.has_qtest_accel else "NO",
+                     ", ".join(offered) or "-", str(b.binary)])
+    if rows:
+        print()
+        print_table(["ARM build", "query-version", "qtest", "boards", "binary"], rows)
 
 
 def cmd_qemu_build(args: argparse.Namespace) -> int:
@@ -155,7 +174,7 @@ def cmd_bench_check(args: argparse.Namespace) -> int:
     except KeyError as e:
         raise UsageError(str(e.args[0])) from e
     builds = select_builds(args.qemu)
-    runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
+    runs = [parallel.Run(b, sc, m) for b in builds for sc in selected
             for m in plan.machines_for(b, sc)]
     if args.equivalence:
         lines = check_bench.equivalence(runs, progress=_progress)
@@ -183,62 +202,36 @@ def cmd_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     import harness.scenarios as scenarios
-    from harness.check import compat_matrix, inputs, plan, report, runner
+    from harness.check import boards, compat_matrix, inputs, parallel, report, shard, verdict
 
     if args.list:
         for sc in scenarios.all_scenarios().values():
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
-    # --group a,b is --group a --group b (and so for --scenario)
-    args.group = [g for a in args.group for g in a.split(",") if g] if args.group else None
-    args.scenario = [n for a in args.scenario for n in a.split(",") if n] if args.scenario else None
-    try:
-        selected = list(scenarios.select(args.group, args.scenario))
-    except KeyError as e:
-        raise UsageError(str(e.args[0])) from e
-    builds = select_builds(args.qemu)
+    selected, builds = _check_selection(args)
     report_dir = Path(args.report_dir)
-    for b in builds:  # an InputError is a UsageError: one line, exit 2
-        inputs.check_build(b)
-        for m in args.machine or []:
-            inputs.check_machine(b, m)
     user_image = inputs.user_image(args.image, builds) if args.image else None
-    if args.strict:
-        from harness.check import parallel
-
-        return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir,
-                             args.jobs or parallel.default_jobs())
-    from harness.check import parallel, shard
-
-    k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
     jobs = args.jobs or parallel.default_jobs()
-    runs = [parallel.Run(b, sc.name, m) for b in builds for sc in selected
-            for m in (args.machine or plan.machines_for(b, sc))]
-    total = len(runs)
-    runs = shard.take_shard(runs, lambda r: f"{r.scenario}@{r.machine}", k, n)
+    if args.strict:
+        return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir, jobs)
+    k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
+    runs, total = _check_runs(args, builds, selected, k, n)
     t0 = time.monotonic()
     results, stats = parallel.run_all(
         runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse,
                                lockstep=args.lockstep),
         jobs, progress=lambda done, r: _progress(
-            f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario}"))
+            f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"))
     elapsed = time.monotonic() - t0
     _progress("")
     notes = compat_matrix.unverified_notes(builds)  # every run, whatever is selected
-    run_matrix = shard.shard_of("compat-matrix", n) == k - 1
+    on_boards = args.on_boards
+    if on_boards is not None:
+        notes += boards.not_run(builds, on_boards)
+    run_matrix = shard.shard_of("compat-matrix", n) == k - 1 and on_boards is None
     if run_matrix and not args.scenario and (not args.group or "compat" in args.group):
-        pairs = [(b, m) for b in builds for m in compat_matrix.machines_of(b)]
-        cells = [c for cs in parallel.map_ordered(
-            compat_matrix.check_machine, pairs, jobs,
-            progress=lambda done, bm: _progress(f"compat [{done}/{len(pairs)}] {bm[0].name} "
-                                                f"{bm[1]}")) for c in cs]
-        for cellv in cells:
-            res = runner.Result(cellv.build, f"compat {cellv.machine} {cellv.name}",
-                                "compat-matrix", cellv.machine,
-                                runner.AGREE if cellv.ok else runner.DIVERGE)
-            if not cellv.ok:
-                res.reason = cellv.describe()
-            results.append(res)
+        got, cells = compat_matrix.check_verdicts(builds, jobs, progress=_progress)
+        results += got
         notes += compat_matrix.default_notes(builds, cells)
         _progress("")
     report.print_report(results, sys.stdout, verbose=args.verbose)
@@ -252,6 +245,62 @@ def cmd_check(args: argparse.Namespace) -> int:
     for why in stats.fallbacks:
         print(f"  reuse fell back to a fresh launch: {why}")
     _explore_summary(results, builds, report_dir)
+    _check_files(args, results, builds, notes)
+    v = verdict.judge(results, allow_skips=args.allow_skips)
+    for line in v.why:
+        print(f"sdqtest: {line}", file=sys.stderr)
+    return v.status
+
+
+def _check_selection(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
+    """The scenarios and builds ``check`` runs, each build's inputs checked."""
+    import harness.scenarios as scenarios
+    from harness.check import boards, inputs
+
+    # --group a,b is --group a --group b (and so for --scenario)
+    args.group = [g for a in args.group for g in a.split(",") if g] if args.group else None
+    args.scenario = [n for a in args.scenario for n in a.split(",") if n] if args.scenario else None
+    try:
+        selected = list(scenarios.select(args.group, args.scenario))
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from e
+    args.on_boards = None
+    if args.board is not None:
+        try:
+            args.on_boards = boards.board_names(args.board)
+        except KeyError as e:
+            raise UsageError(str(e.args[0])) from e
+        builds = select_board_builds(args.qemu)
+    else:
+        builds = select_builds(args.qemu)
+    for b in builds:  # an InputError is a UsageError: one line, exit 2
+        if args.on_boards is None:
+            inputs.check_build(b)
+        for m in args.machine or []:
+            inputs.check_machine(b, m)
+    return selected, builds
+
+
+def _check_runs(args: argparse.Namespace, builds: list[Any], selected: list[Any],
+                k: int, n: int) -> tuple[list[Any], int]:
+    """The run specs of shard ``k`` of ``n``, and how many there are in all."""
+    from harness.check import boards, parallel, plan, shard
+
+    on_boards = args.on_boards
+    runs = [parallel.Run(b, sc, m) for b in builds for sc in selected
+            for m in (args.machine or (plan.machines_for(b, sc) if on_boards is None
+                                       else boards.machines_for(b, on_boards)))]
+    total = len(runs)
+    return shard.take_shard(runs, lambda r: f"{r.scenario.name}@{r.machine}", k, n), total
+
+
+def _check_files(args: argparse.Namespace, results: list[Any], builds: list[Any],
+                 notes: list[str]) -> None:
+    """The JUnit and JSON reports, when asked for."""
+    from pathlib import Path
+
+    from harness.check import report
+
     if args.junit:
         from harness.check import junit
 
@@ -264,20 +313,6 @@ def cmd_check(args: argparse.Namespace) -> int:
              "notes": [n for n in notes if n.startswith(f"[{b.name}] ")]}
             for b in builds])
         print(f"JSON report: {args.json}")
-    statuses = {r.status for r in results}
-    if statuses & {runner.DIVERGE, runner.ERROR, runner.SPEC_MISS}:
-        return 1
-    if runner.CRASH in statuses:
-        return 3
-    if results and statuses == {runner.SKIP}:
-        print("sdqtest: every scenario was skipped", file=sys.stderr)
-        return 4
-    too_much = runner.skipped_too_much(results)
-    if too_much and not args.allow_skips:
-        for line in too_much:
-            print(f"sdqtest: {line} (--allow-skips accepts that)", file=sys.stderr)
-        return 4
-    return 0
 
 
 #: Seconds of scenario time the explore group may take per build (the
@@ -309,9 +344,15 @@ def _explore_summary(results: list[Any], builds: list[Any], report_dir: Any) -> 
         return
     from harness.fuzz.reproduce import shrink_divergence
 
-    corpus = {e["name"]: e["ops"] for e in explore.load()["inputs"]}
+    inputs = {e["name"]: e for e in explore.load()["inputs"]}
+    corpus = {name: e["ops"] for name, e in inputs.items()}
     by_name = {b.name: b for b in builds}
     for r in bad:
+        if "variant" in inputs[r.scenario]:  # the fuzzer's lockstep runs the default machine
+            print(f"  {r.build} {r.scenario}: runs on the {inputs[r.scenario]['variant']} "
+                  f"machine (device properties), not shrunk: its reproducer is the check's "
+                  f"own (sdqtest check --scenario {r.scenario})")
+            continue
         _progress(f"shrinking {r.build} {r.scenario}")
         got = shrink_divergence(by_name[r.build], corpus[r.scenario],
                                 Path(report_dir) / "explore-findings")
@@ -340,7 +381,8 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
               f"by {len(rep.results)} scenarios")
         for f in rep.findings:
             d = f.deviation
-            print(f"- {d.key} [{d.spec}]\n    spec: {d.rule}\n    QEMU: {d.qemu}\n"
+            bug = " (QEMU bug: sdqtest bugs)" if d.scope == "qemu-bug" else ""
+            print(f"- {d.key} [{d.spec}]{bug}\n    spec: {d.rule}\n    QEMU: {d.qemu}\n"
                   f"    first seen in {f.scenario}: {f.step}\n    reproducer: {f.reproducer}")
             if len(f.scenarios) > 1:
                 print(f"    also shown by: {', '.join(f.scenarios[1:])}")
@@ -481,8 +523,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     """Differential fuzzing: random inputs on model and QEMU in lockstep."""
     from pathlib import Path
 
-    from harness.check import inputs
+    from harness.check import inputs, shard
     from harness.fuzz import campaign, corpus
+    from harness.qemu.pool import QemuPool
 
     if args.merge:
         merged = corpus.merge(Path(args.corpus), [Path(d) for d in args.merge])
@@ -492,16 +535,36 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         for sig, info in sorted(merged.index.items()):
             print(f"  {sig}  x{info.get('count', 1)}  {info['dir']}")
         return 0
-    from harness.check import shard
-
     k, n = shard.parse_shard(args.shard)
     seconds = _duration(args.time) if args.time else (None if args.count else 60.0)
     store = corpus.Corpus(Path(args.corpus))
     builds = select_builds(args.qemu)
-    for path in args.input or []:
-        from harness.check.replay import ReplayError
-        from harness.fuzz.inputs import trace_ops
+    _fuzz_inputs(args, store, builds)
+    new_coverage = None
+    if args.coverage_build:
+        builds, new_coverage = _fuzz_coverage(args.coverage_build)
+    total = 0
+    for b in builds:
+        inputs.check_build(b)
+        with QemuPool(enabled=not args.no_reuse and not args.coverage_build) as pool:
+            c = campaign.Campaign(b, store, seed=args.seed, strict=args.strict, shard=(k, n),
+                                  machine=args.machine, progress=_progress, pool=pool,
+                                  new_coverage=new_coverage, lockstep=args.lockstep)
+            st = c.run(seconds=seconds, count=args.count)
+        _progress("")
+        _print_campaign(c, st, args.coverage_build)
+        total += sum(not f.signature.startswith("spec:") for f in st.found)
+    return 1 if total else 0
 
+
+def _fuzz_inputs(args: argparse.Namespace, store: Any, builds: list[Any]) -> None:
+    """Each ``--input`` trace, as operations, into the corpus."""
+    from pathlib import Path
+
+    from harness.check.replay import ReplayError
+    from harness.fuzz.inputs import trace_ops
+
+    for path in args.input or []:
         said: list[str] = []
         try:
             ops = trace_ops(Path(path), builds[0].binary, builds[0].profile,
@@ -512,56 +575,51 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
             print(f"  rewrite: {note}")
         store.add_input(ops)
         print(f"input {path}: {len(ops)} operations added to the corpus")
-    new_coverage = None
-    if args.coverage_build:
-        import os
 
-        from harness.check import coverage
 
-        cb = coverage.CoverageBuild(Path(args.coverage_build))
-        builds = select_builds([str(cb.binary)])
-        os.environ.update(cb.environment())
-        # counts add to what the build holds (e.g. a check run just before):
-        # only lines no earlier run executed count as new
-        seen: set[tuple[str, int]] = cb.measure().lines_hit()
+def _fuzz_coverage(build_dir: str) -> tuple[list[Any], Callable[[], int | None]]:
+    """The gcov build to fuzz, and the count of hw/sd lines each call finds
+    first executed: counts add to what the build holds (e.g. a check run
+    just before), so only lines no earlier run executed count as new."""
+    import os
+    from pathlib import Path
 
-        def new_coverage() -> int | None:
-            now = cb.measure().lines_hit()
-            fresh = len(now - seen)
-            seen.update(now)
-            return fresh
+    from harness.check import coverage
 
-    from harness.qemu.pool import QemuPool
+    cb = coverage.CoverageBuild(Path(build_dir))
+    builds = select_builds([str(cb.binary)])
+    os.environ.update(cb.environment())
+    seen: set[tuple[str, int]] = cb.measure().lines_hit()
 
-    total = 0
-    for b in builds:
-        inputs.check_build(b)
-        with QemuPool(enabled=not args.no_reuse and not args.coverage_build) as pool:
-            c = campaign.Campaign(b, store, seed=args.seed, strict=args.strict, shard=(k, n),
-                                  machine=args.machine, progress=_progress, pool=pool,
-                                  new_coverage=new_coverage, lockstep=args.lockstep)
-            st = c.run(seconds=seconds, count=args.count)
-        _progress("")
-        print(c.status_line(st) + f" in {st.seconds:.0f} s; outcomes: "
-              + ", ".join(f"{s} {v}" for s, v in sorted(st.by_status.items())))
-        for f in st.found:
-            kind = "spec deviation" if f.signature.startswith("spec:") else f.status
-            print(f"  NEW {kind}: {f.signature}\n      {f.reason}\n      shrunk "
-                  f"{f.original_len} -> {f.shrunk_len} operations in {f.shrink_runs} runs; "
-                  f"reproducers: {f.directory}")
-        for sig, count in sorted(st.repeats.items()):
-            print(f"  known {sig}: hit {count} more times")
-        for sig, count in sorted(st.unconfirmed.items()):
-            print(f"  not a finding: {sig} x{count} (passes on a fresh QEMU: state left by "
-                  "an earlier input on the reused process, or flaky)")
-        for line in st.unshrunk:
-            print(f"  left unshrunk: {line}")
-        if args.coverage_build:
-            print(f"  hw/sd lines first executed by this campaign: {st.coverage or 0} "
-                  f"(all runs' counts, per file: sdqtest coverage {args.coverage_build} "
-                  "--no-run)")
-        total += sum(not f.signature.startswith("spec:") for f in st.found)
-    return 1 if total else 0
+    def new_coverage() -> int | None:
+        now = cb.measure().lines_hit()
+        fresh = len(now - seen)
+        seen.update(now)
+        return fresh
+
+    return builds, new_coverage
+
+
+def _print_campaign(c: Any, st: Any, coverage_build: str | None) -> None:
+    """A campaign's status line, its findings, repeats and refusals."""
+    print(c.status_line(st) + f" in {st.seconds:.0f} s; outcomes: "
+          + ", ".join(f"{s} {v}" for s, v in sorted(st.by_status.items())))
+    for f in st.found:
+        kind = "spec deviation" if f.signature.startswith("spec:") else f.status
+        print(f"  NEW {kind}: {f.signature}\n      {f.reason}\n      shrunk "
+              f"{f.original_len} -> {f.shrunk_len} operations in {f.shrink_runs} runs; "
+              f"reproducers: {f.directory}")
+    for sig, count in sorted(st.repeats.items()):
+        print(f"  known {sig}: hit {count} more times")
+    for sig, count in sorted(st.unconfirmed.items()):
+        print(f"  not a finding: {sig} x{count} (passes on a fresh QEMU: state left by "
+              "an earlier input on the reused process, or flaky)")
+    for line in st.unshrunk:
+        print(f"  left unshrunk: {line}")
+    if coverage_build:
+        print(f"  hw/sd lines first executed by this campaign: {st.coverage or 0} "
+              f"(all runs' counts, per file: sdqtest coverage {coverage_build} "
+              "--no-run)")
 
 
 _last_plain = [0.0]
@@ -590,20 +648,16 @@ def _progress(text: str) -> None:
 # -- parser ----------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="sdqtest",
-        description="QEMU's sd-card and sdhci-pci cross-checked against a golden model.",
+def _qemu_opt(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--qemu", action="append", metavar="NAME|PATH",
+        help="QEMU build: an installed name (7.2, 10.0, 11.1) or a binary path; "
+        "repeatable (default: $QTEST_QEMU_BINARY, else every installed build)",
     )
-    sub = p.add_subparsers(dest="command", required=True)
 
-    def qemu_opt(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument(
-            "--qemu", action="append", metavar="NAME|PATH",
-            help="QEMU build: an installed name (7.2, 10.0, 11.1) or a binary path; "
-            "repeatable (default: $QTEST_QEMU_BINARY, else every installed build)",
-        )
 
+def _add_qemu_parsers(sub: Any) -> None:
+    """``sdqtest qemu install|list|build``."""
     q = sub.add_parser("qemu", help="install and list QEMU builds")
     qsub = q.add_subparsers(dest="qemu_command", required=True)
     qi = qsub.add_parser("install", help="install Debian's QEMU builds side by side")
@@ -611,7 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
     qi.add_argument("--quiet", action="store_true")
     qi.set_defaults(func=cmd_qemu_install)
     ql = qsub.add_parser("list", help="list builds and what each offers")
-    qemu_opt(ql)
+    _qemu_opt(ql)
     ql.set_defaults(func=cmd_qemu_list)
     qb = qsub.add_parser("build", help="build a QEMU source tree (x86_64 system emulator) "
                          "out of tree, optionally for coverage")
@@ -626,8 +680,11 @@ def build_parser() -> argparse.ArgumentParser:
     qb.add_argument("--timeout", type=float, default=3600.0, help="seconds (default 3600)")
     qb.set_defaults(func=cmd_qemu_build)
 
+
+def _add_check_parser(sub: Any) -> None:
+    """``sdqtest check``."""
     c = sub.add_parser("check", help="the main job: cross-check model and QEMU")
-    qemu_opt(c)
+    _qemu_opt(c)
     c.add_argument("--machine", action="append", metavar="TYPE",
                    help="machine type (repeatable; default q35)")
     c.add_argument("--group", action="append",
@@ -646,6 +703,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--allow-skips", action="store_true",
                    help="exit 0 even when a build skipped most scenarios (e.g. it has no "
                    "qtest accelerator)")
+    c.add_argument("--board", action="append", metavar="NAME", nargs="?", const="all",
+                   help="run on ARM boards' SD controllers instead (zynq, raspi3b, "
+                   "mcimx7d, or all: the default with no NAME), on the ARM builds "
+                   "(7.2-arm, 10.0-arm, 11.1-arm) or --qemu")
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
     c.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                    help="worker processes (default: one per core)")
@@ -661,6 +722,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_check)
 
+
+def _add_tool_parsers(sub: Any) -> None:
+    """``sdqtest coverage``, ``compat`` and ``migrate``."""
     cv = sub.add_parser("coverage", help="line/branch/function coverage of QEMU's hw/sd "
                         "code by the check, from a gcov build")
     cv.add_argument("build_dir", help="QEMU build directory configured with --enable-gcov")
@@ -677,11 +741,11 @@ def build_parser() -> argparse.ArgumentParser:
                  "-- --group data)")
 
     cm = sub.add_parser("compat", help="print the machine-compat matrix (QEMU vs model)")
-    qemu_opt(cm)
+    _qemu_opt(cm)
     cm.set_defaults(func=cmd_compat)
 
     mg = sub.add_parser("migrate", help="migration matrix: same-build and older->newer pairs")
-    qemu_opt(mg)
+    _qemu_opt(mg)
     mg.add_argument("--from", dest="source", metavar="BUILD", help="only pairs from this build")
     mg.add_argument("--to", dest="destination", metavar="BUILD",
                     help="only pairs to this build")
@@ -698,6 +762,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write a reproducer for every cell, not only the failing ones")
     mg.set_defaults(func=cmd_migrate)
 
+
+def _add_replay_parser(sub: Any) -> None:
+    """``sdqtest replay``."""
     r = sub.add_parser("replay", help="replay a qtest trace on QEMU (and the model)")
     r.add_argument("trace", nargs="*", help="qtest commands, one per line (-qtest stdio "
                    "format), or a bug report's shell form; several may be given")
@@ -706,7 +773,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--as-is", action="store_true",
                    help="run a field command line as written: no -drive if=sd, accelerator "
                    "or machine type rewrites")
-    qemu_opt(r)
+    _qemu_opt(r)
     r.add_argument("--machine", help="machine type (default: the one recorded in the "
                    "trace's header, else q35)")
     r.add_argument("--qemu-args", help="devices and options instead of the trace's "
@@ -715,8 +782,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-model", action="store_true", help="do not run the model")
     r.set_defaults(func=cmd_replay)
 
+
+def _add_fuzz_parser(sub: Any) -> None:
+    """``sdqtest fuzz``."""
     fz = sub.add_parser("fuzz", help="differential fuzzing: random inputs on model and QEMU")
-    qemu_opt(fz)
+    _qemu_opt(fz)
     fz.add_argument("--time", "--budget", metavar="T",
                     help="time budget per build: 60, 90s, 10m, 1h (default 60 s)")
     fz.add_argument("--count", type=int, metavar="N", help="inputs per build")
@@ -749,16 +819,19 @@ def build_parser() -> argparse.ArgumentParser:
                     "exits)")
     fz.set_defaults(func=cmd_fuzz)
 
+
+def _add_bench_parsers(sub: Any) -> Any:
+    """``sdqtest bench qtest|check``; the subparsers, for the bench parts."""
     b = sub.add_parser("bench", help="benchmarks (figures, never pass/fail)")
     bsub = b.add_subparsers(dest="bench_command", required=True)
     bq = bsub.add_parser("qtest", help="qtest round trips: naive vs sync vs pipelined")
-    qemu_opt(bq)
+    _qemu_opt(bq)
     bq.add_argument("--ops", type=int, default=3000)
     bq.add_argument("--repeats", type=int, default=5)
     bq.set_defaults(func=cmd_bench_qtest)
     bc = bsub.add_parser("check", help="scenarios/s through check: step by step vs "
                          "optimistic lockstep (and QEMU launched afresh), side by side")
-    qemu_opt(bc)
+    _qemu_opt(bc)
     bc.add_argument("--group", action="append",
                     help="scenario group (repeatable, or comma-separated; default: all)")
     bc.add_argument("-j", "--jobs", metavar="N[,N...]",
@@ -773,14 +846,31 @@ def build_parser() -> argparse.ArgumentParser:
                     help="instead: the time split by concern (model, driver, comparison, "
                     "qtest wire, launch/reset, image compare) under cProfile, on one worker")
     bc.set_defaults(func=cmd_bench_check)
+    return bsub
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="sdqtest",
+        description="QEMU's sd-card and sdhci-pci cross-checked against a golden model.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    _add_qemu_parsers(sub)
+    _add_check_parser(sub)
+    _add_tool_parsers(sub)
+    _add_replay_parser(sub)
+    _add_fuzz_parser(sub)
+    bsub = _add_bench_parsers(sub)
     # Subcommands that live beside their code: the bench parts, bisect.
     from harness.bench import cli as bench_cli
     from harness.bisect import cli as bisect_cli
+    from harness.bugs import cli as bugs_cli
     from harness.explore import cli as explore_cli
 
     bench_cli.add_parsers(bsub)
     bisect_cli.add_parsers(sub)
     explore_cli.add_parsers(sub)
+    bugs_cli.add_parsers(sub)
     return p
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.hwdefs import boards
+
 #: A device property value: QEMU takes text; ints and bools are spelled out
 #: when the command line is written (``on``/``off`` for bools).
 PropValue = str | int | bool
@@ -119,6 +121,18 @@ class CardImage:
                    cache=d.get("cache"))
 
 
+def _check_board(m: Machine) -> None:
+    """A board machine is the board's own: its type, controller and card slot."""
+    try:
+        b = boards.by_name(str(m.board))
+    except KeyError as e:
+        raise ValueError(str(e.args[0])) from None
+    if m.type != b.machine:
+        raise ValueError(f"board {b.name} is machine type {b.machine}, not {m.type}")
+    if m.sdhci is None or m.card_kind != "sd-card":
+        raise ValueError(f"board {b.name} has its own {b.controller} and SD card slot")
+
+
 def _props_or_none(value: Mapping[str, PropValue] | None) -> Props | None:
     return None if value is None else Props(value)
 
@@ -142,8 +156,11 @@ class Machine:
     image: CardImage | None = None
     bar0: int = DEFAULT_BAR0
     card_kind: str = "sd-card"
+    board: str | None = None
 
     def __post_init__(self) -> None:
+        if self.board is not None:
+            _check_board(self)
         if self.card_kind not in CARD_KINDS:
             raise ValueError(f"card kind {self.card_kind!r}: one of {', '.join(CARD_KINDS)}")
         object.__setattr__(self, "sdhci", _props_or_none(self.sdhci))
@@ -157,6 +174,23 @@ class Machine:
         for props in (self.sdhci, self.card):
             if props is not None and ("id" in props or "drive" in props):
                 raise ValueError("'id' and 'drive' are set by the machine description")
+
+    @classmethod
+    def for_board(cls, name: str, *, card: Mapping[str, PropValue] | None = None,
+                  image: CardImage | None = None) -> Machine:
+        """Board ``name``'s machine (:mod:`harness.hwdefs.boards`): its machine type
+        and RAM, the controller properties the board sets (what the model
+        mirrors; QEMU's board sets them itself), the board's own SD card with
+        ``card`` properties (``-global sd-card.*``) on ``image``."""
+        b = boards.by_name(name)
+        return cls(type=b.machine, ram=b.ram, sdhci=b.sdhci_props,
+                   card=Props() if card is None else card, image=image, bar0=b.base,
+                   board=b.name)
+
+    @property
+    def board_def(self) -> boards.Board | None:
+        """The board this machine is (:mod:`harness.hwdefs.boards`), if any."""
+        return None if self.board is None else boards.by_name(self.board)
 
     @classmethod
     def bare(cls, type: str = "q35", ram: int = DEFAULT_RAM) -> Machine:
@@ -203,6 +237,8 @@ class Machine:
         }
         if self.card_kind != "sd-card":  # absent: an SD card, as before the key existed
             out["card_kind"] = self.card_kind
+        if self.board is not None:  # absent: a PC with sdhci-pci
+            out["board"] = self.board
         return out
 
     @classmethod
@@ -220,6 +256,7 @@ class Machine:
             image=None if image is None else CardImage.from_json(image),
             bar0=int(d.get("bar0", DEFAULT_BAR0)),
             card_kind=str(d.get("card_kind", "sd-card")),
+            board=None if d.get("board") is None else str(d["board"]),
         )
 
     def dumps(self) -> str:

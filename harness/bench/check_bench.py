@@ -68,7 +68,7 @@ def measure(runs: Sequence[parallel.Run], jobs: Sequence[int],
             head = f"{label} -j{j}"
 
             def tick(done: int, r: parallel.Run, head: str = head) -> None:
-                progress(f"{head} [{done}/{len(runs)}] {r.build.name} {r.scenario}")
+                progress(f"{head} [{done}/{len(runs)}] {r.build.name} {r.scenario.name}")
 
             t0, c0 = time.monotonic(), _cpu()
             results, stats = parallel.run_all(
@@ -124,7 +124,7 @@ def report(ms: list[Measure], runs: Sequence[parallel.Run], load_before: tuple[f
     for m in ms[1:]:
         for r, a, b in zip(runs, base_statuses, m.statuses, strict=True):
             if a != b:
-                lines.append(f"status differs: {r.build.name} {r.machine} {r.scenario}: "
+                lines.append(f"status differs: {r.build.name} {r.machine} {r.scenario.name}: "
                              f"{ms[0].label} {a}, {m.label} -j{m.jobs} {b}")
     for m in ms:
         lines += [f"  {m.label} -j{m.jobs} fell back: {f}" for f in m.fallbacks]
@@ -165,14 +165,14 @@ def equivalence(runs: Sequence[parallel.Run],
     from harness.check import runner
     from harness.check.equivalence import first_difference, mode_difference
     from harness.qemu.pool import QemuPool
-    from harness.scenarios import all_scenarios
 
     out: list[str] = []
     optimistic = fell_back = 0
     with QemuPool() as pool:
         for i, r in enumerate(runs):
-            progress(f"equivalence [{i + 1}/{len(runs)}] {r.build.name} {r.machine} {r.scenario}")
-            sc = all_scenarios()[r.scenario]
+            progress(f"equivalence [{i + 1}/{len(runs)}] {r.build.name} {r.machine} "
+                     f"{r.scenario.name}")
+            sc = r.scenario
             fresh = runner.run(r.build, sc, r.machine, keep=True, lockstep="step")
             step = runner.run(r.build, sc, r.machine, keep=True, pool=pool, lockstep="step")
             opt = runner.run(r.build, sc, r.machine, keep=True, pool=pool)
@@ -180,10 +180,11 @@ def equivalence(runs: Sequence[parallel.Run],
             fell_back += opt.lockstep == "fallback"
             why = first_difference(fresh, step)
             if why:
-                out.append(f"{r.build.name} {r.machine} {r.scenario}: fresh vs reused: {why}")
+                out.append(f"{r.build.name} {r.machine} {r.scenario.name}: fresh vs reused: {why}")
             why = mode_difference(step, opt)
             if why:
-                out.append(f"{r.build.name} {r.machine} {r.scenario}: step vs optimistic: {why}")
+                out.append(f"{r.build.name} {r.machine} {r.scenario.name}: step vs optimistic: "
+                           f"{why}")
         out.append(f"{len(runs)} runs compared: {len(out)} differ; {optimistic} ran "
                    f"optimistic, {fell_back} of them fell back to step by step; QEMU launched "
                    f"{pool.stats.launched} times, reused {pool.stats.reused} times"

@@ -321,6 +321,9 @@ class QemuTreeBuilder:
     #: Sanitizers to build with: ``address`` (``--enable-asan``), ``undefined``
     #: (``--enable-ubsan``); see :func:`sanitizer_flags`.
     sanitize: tuple[str, ...] = ()
+    #: More ninja targets to build beside the binary (e.g. a qtest,
+    #: ``tests/qtest/sdhci-test``): paths relative to the build directory.
+    targets: tuple[str, ...] = ()
 
     # -- prerequisites -----------------------------------------------------------
 
@@ -535,7 +538,7 @@ class QemuTreeBuilder:
         import time
 
         left = max(1.0, deadline - time.monotonic())
-        ran = proc.run(["ninja", "-C", self.build_dir, f"-j{self.jobs}", BINARY],
+        ran = proc.run(["ninja", "-C", self.build_dir, f"-j{self.jobs}", BINARY, *self.targets],
                        log=log, timeout=left, env=self._env(src))
         return ran.returncode == 0
 

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from harness.check import parallel
+from harness.check.runner import AGREE, DIVERGE, Result
 from harness.hwdefs import sdhci as H
 from harness.machine import CARD_ID, SDHCI_ID, Machine
 from harness.model import compat, defaults, emmc_defaults
@@ -128,6 +130,28 @@ def check_machine(build: QemuBuild, machine: str) -> list[Cell]:
             cells.append(Cell(build.name, machine, dev, prop, expected.get(prop), actual,
                               table.get(prop), have.get(prop), entries))
     return cells
+
+
+def verdict(c: Cell) -> Result:
+    """A cell as a run of the check's ``compat-matrix`` group: agree or diverge."""
+    res = Result(c.build, f"compat {c.machine} {c.name}", "compat-matrix", c.machine,
+                 AGREE if c.ok else DIVERGE)
+    if not c.ok:
+        res.reason = c.describe()
+    return res
+
+
+def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
+                   progress: Callable[[str], None] | None = None
+                   ) -> tuple[list[Result], list[Cell]]:
+    """Every machine type of every build on ``jobs`` workers: each cell's
+    verdict, and the cells (for the default notes)."""
+    pairs = [(b, m) for b in builds for m in machines_of(b)]
+    cells = [c for cs in parallel.map_ordered(
+        check_machine, pairs, jobs,
+        progress=(lambda done, bm: progress(f"compat [{done}/{len(pairs)}] {bm[0].name} "
+                                            f"{bm[1]}")) if progress else None) for c in cs]
+    return [verdict(c) for c in cells], cells
 
 
 def matrix(

@@ -368,64 +368,78 @@ def normalise(argv: list[str], binary: str, *, machines: Collection[str] | None 
         opt = a if not a.startswith("--") else a[1:]
         if opt in ("-qtest", "-qtest-log", "-display"):
             next(it, None)
-            continue
-        if opt == "-nographic":
-            continue
-        if opt == "-accel" and not as_is:
+        elif opt == "-nographic":
+            pass
+        elif opt == "-accel" and not as_is:
             val = next(it, "")
             if val.split(",")[0] != "qtest":
                 notes.append(f"-accel {val} dropped: the replay runs -accel qtest")
-            continue
-        if opt == "-enable-kvm" and not as_is:
+        elif opt == "-enable-kvm" and not as_is:
             notes.append("-enable-kvm dropped: the replay runs -accel qtest")
-            continue
-        if opt in ("-machine", "-M"):
+        elif opt in ("-machine", "-M"):
             val = next(it, "")
-            parts = [p for p in re.split(r"(?<!,),(?!,)", val) if p]
-            if not as_is:
-                accels = [p for p in parts if p.startswith("accel=")]
-                if accels and not accel_said:
-                    notes.append(f"-machine {val}: {', '.join(accels)} dropped: the "
-                                 "replay runs -accel qtest")
-                    accel_said = True
-                parts = [p for p in parts if not p.startswith("accel=")]
-                if machines is not None and parts:
-                    key = 0 if "=" not in parts[0] else next(
-                        (k for k, p in enumerate(parts) if p.startswith("type=")), -1)
-                    if key >= 0:
-                        mtype = parts[key].removeprefix("type=")
-                        if mtype not in machines:
-                            near = _nearest_machine(mtype, machines)
-                            if near is not None:
-                                notes.append(f"machine type {mtype} is not in this build: "
-                                             f"{near} instead")
-                                parts[key] = near if key == 0 else f"type={near}"
+            parts, said = _machine_option(val, machines, as_is, notes, accel_said)
+            accel_said |= said
             if parts:
                 out += [a, ",".join(parts)]
-            continue
-        if opt == "-drive":
-            val = next(it, "")
-            _, opts = _options("," + val)
-            if opts.get("if") == "sd" and not as_is:
-                did = opts.get("id") or f"sd{sd}"
-                sd += 1
-                kept = [p for p in re.split(r"(?<!,),(?!,)", val)
-                        if p and not p.startswith(("if=", "id=", "index=", "bus=", "unit="))]
-                val = ",".join(["if=none", f"id={did}", *kept])
-                out += [a, val, "-device", f"sd-card,drive={did}"]
-                notes.append(f"-drive if=sd rewritten to -drive {val} -device sd-card,"
-                             f"drive={did} (QEMU 6.0+ has no if=sd on PC machines)")
-                continue
-            if opts.get("file") and not opts["file"].startswith("null-co") \
-                    and opts.get("snapshot", "off") not in ("on", "true"):
-                val += ",snapshot=on"
-            out += [a, val]
-            continue
-        out.append(a)
+        elif opt == "-drive":
+            words, sd = _drive_option(a, next(it, ""), sd, as_is, notes)
+            out += words
+        else:
+            out.append(a)
     tail = ["-display", "none", "-qtest", "stdio", "-qtest-log", "none"]
     if not as_is:
         tail = ["-accel", "qtest", *tail]
     return Normalised(out + tail, notes)
+
+
+def _machine_option(val: str, machines: Collection[str] | None, as_is: bool,
+                    notes: list[str], accel_said: bool) -> tuple[list[str], bool]:
+    """``-machine VAL``'s parts as the replay runs them: no ``accel=`` (said
+    once), a machine type the build lacks replaced by the nearest it has;
+    and whether the accelerator was dropped here."""
+    parts = [p for p in re.split(r"(?<!,),(?!,)", val) if p]
+    if as_is:
+        return parts, False
+    accels = [p for p in parts if p.startswith("accel=")]
+    said = False
+    if accels and not accel_said:
+        notes.append(f"-machine {val}: {', '.join(accels)} dropped: the "
+                     "replay runs -accel qtest")
+        said = True
+    parts = [p for p in parts if not p.startswith("accel=")]
+    if machines is not None and parts:
+        key = 0 if "=" not in parts[0] else next(
+            (k for k, p in enumerate(parts) if p.startswith("type=")), -1)
+        if key >= 0:
+            mtype = parts[key].removeprefix("type=")
+            if mtype not in machines:
+                near = _nearest_machine(mtype, machines)
+                if near is not None:
+                    notes.append(f"machine type {mtype} is not in this build: "
+                                 f"{near} instead")
+                    parts[key] = near if key == 0 else f"type={near}"
+    return parts, said
+
+
+def _drive_option(a: str, val: str, sd: int, as_is: bool,
+                  notes: list[str]) -> tuple[list[str], int]:
+    """``-drive VAL`` as the replay runs it (``if=sd`` rewritten to a drive
+    and an sd-card device, a file opened with ``snapshot=on``), and the
+    number of SD drives so far."""
+    _, opts = _options("," + val)
+    if opts.get("if") == "sd" and not as_is:
+        did = opts.get("id") or f"sd{sd}"
+        kept = [p for p in re.split(r"(?<!,),(?!,)", val)
+                if p and not p.startswith(("if=", "id=", "index=", "bus=", "unit="))]
+        val = ",".join(["if=none", f"id={did}", *kept])
+        notes.append(f"-drive if=sd rewritten to -drive {val} -device sd-card,"
+                     f"drive={did} (QEMU 6.0+ has no if=sd on PC machines)")
+        return [a, val, "-device", f"sd-card,drive={did}"], sd + 1
+    if opts.get("file") and not opts["file"].startswith("null-co") \
+            and opts.get("snapshot", "off") not in ("on", "true"):
+        val += ",snapshot=on"
+    return [a, val], sd
 
 
 def replay_argv(argv: list[str], binary: str) -> list[str]:

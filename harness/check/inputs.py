@@ -29,7 +29,8 @@ def check_build(build: QemuBuild) -> None:
     if not build.has_sdhci_pci:
         raise InputError(
             f"QEMU {build.name} ({build.binary}) has no sdhci-pci/sd-card device; "
-            "use a build configured with CONFIG_SDHCI_PCI (QEMU's default devices)")
+            "use a build configured with CONFIG_SDHCI_PCI (QEMU's default devices), "
+            "or --board for an ARM build's boards")
 
 
 def check_machine(build: QemuBuild, machine: str) -> None:

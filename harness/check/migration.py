@@ -139,65 +139,80 @@ class Migrator:
 
 @dataclass
 class Cell:
+    """One cell of the matrix: a migration run's verdict, where it ran, and
+    what QEMU lost of the PCI function on the way."""
+
     pair: str
     machine: str
     point: str
-    status: str
-    reason: str = ""
-    reproducer: str = ""
+    result: Result
     pci_lost: list[str] = field(default_factory=list)
-    seconds: float = 0.0
+    reproducer: str = ""
+
+    @property
+    def status(self) -> str:
+        return self.result.status
+
+    @property
+    def reason(self) -> str:
+        return self.result.reason
+
+    @property
+    def seconds(self) -> float:
+        return self.result.seconds
 
 
 def run_cell(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None,
              *, keep: bool = False) -> Cell:
     """One scenario on ``pair.source``, migrated to ``pair.destination``;
     a reproducer is written for a cell that does not agree, or any (``keep``)."""
-    cell, _ = _run(pair, sc, machine, report_dir, keep=keep)
-    return cell
+    return _run(pair, sc, machine, report_dir, keep=keep)
 
 
 def run_check(build: QemuBuild, sc: Scenario, machine: str,
               report_dir: Path | None) -> Result:
     """``sdqtest check``'s run of a migration scenario: the build migrated
-    to itself, as a :class:`Result` (a refusal is an error naming QEMU's
-    reason; the PCI config space QEMU lost is a note)."""
-    cell, res = _run(Pair(build, build), sc, machine, report_dir)
-    if cell.status == REFUSED:
-        res.status, res.reason = runner.ERROR, f"migration refused: {cell.reason}"
-    elif cell.status != res.status:
-        res.status, res.reason = cell.status, cell.reason
-    if cell.pci_lost:
-        res.notes.append("QEMU did not migrate sdhci-pci's PCI config space ("
-                         + "; ".join(cell.pci_lost) + "); written again to go on")
-    if cell.reproducer:
-        res.notes.append(f"migration reproducer: {cell.reproducer}")
+    to itself (a refusal is an error naming QEMU's reason; the PCI config
+    space QEMU lost is a note and a known difference met)."""
+    res = _run(Pair(build, build), sc, machine, report_dir).result
+    if res.status == REFUSED:
+        res.status, res.reason = runner.ERROR, f"migration refused: {res.reason}"
     return res
 
 
 def _run(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None,
-         *, keep: bool = False) -> tuple[Cell, Result]:
+         *, keep: bool = False) -> Cell:
     mig = Migrator(pair.destination)
     try:
         res = runner.run(pair.source, sc, machine, report_dir=report_dir, migrator=mig.attach)
-        cell = Cell(pair.name, machine, str(sc.params.get("point", sc.name)), res.status,
-                    res.reason, seconds=res.seconds)
+        cell = Cell(pair.name, machine, str(sc.params.get("point", sc.name)), res)
         for rec in mig.records:
             cell.pci_lost += rec.pci_lost
-        if mig.refused is not None:
-            cell.status, cell.reason = REFUSED, mig.refused.reason
-        elif res.status in (runner.AGREE, runner.QUIRK) and not mig.records:
-            cell.status = runner.ERROR
-            cell.reason = "the run never reached its migration point"
-        bad = cell.status not in (runner.AGREE, runner.QUIRK, runner.SKIP)
+        _judge(res, mig, cell.pci_lost)
+        bad = res.status not in (runner.AGREE, runner.QUIRK, runner.SKIP)
         if report_dir and (bad or (keep and mig.records)):
             stem = f"{pair.name}-{machine}-{cell.point}".replace("/", "_").replace(">", "")
             cell.reproducer = str(write_reproducer(mig, res, report_dir / "migration" / stem))
             if res.divergence is not None:
                 res.divergence.trace_file = str(Path(cell.reproducer) / "replay.sh")
-        return cell, res
+            res.notes.append(f"migration reproducer: {cell.reproducer}")
+        return cell
     finally:
         mig.close()
+
+
+def _judge(res: Result, mig: Migrator, pci_lost: list[str]) -> None:
+    """The migration's part of the verdict: refused, never reached, the PCI
+    function's config space lost (ledger ``sdhci-pci.pci-config-not-migrated``)."""
+    if mig.refused is not None:
+        res.status, res.reason = REFUSED, mig.refused.reason
+    elif res.status in (runner.AGREE, runner.QUIRK) and not mig.records:
+        res.status = runner.ERROR
+        res.reason = "the run never reached its migration point"
+    if pci_lost:
+        res.met.append("sdhci-pci.pci-config-not-migrated")
+        res.notes.append("QEMU did not migrate sdhci-pci's PCI config space ("
+                         + "; ".join(pci_lost) + "); written again to go on")
 
 
 def write_reproducer(mig: Migrator, res: Result, out: Path) -> Path:
@@ -321,8 +336,8 @@ def summary(cells: Sequence[Cell]) -> list[str]:
     quirky = sorted({c.point for c in cells if c.status == runner.QUIRK})
     if quirky:
         n = sum(c.status == runner.QUIRK for c in cells)
-        lines.append(f"{n} cells agree up to a known QEMU difference (quirk table, "
-                     f"harness/check/quirks.py), at: {', '.join(quirky)}")
+        lines.append(f"{n} cells agree up to a known QEMU difference (the ledger's "
+                     f"quirks, harness/ledger/), at: {', '.join(quirky)}")
     for c in cells:
         if c.status in (runner.AGREE, runner.QUIRK, runner.SKIP):
             continue

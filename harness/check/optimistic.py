@@ -20,7 +20,10 @@ QEMU answers one while the model runs the next)
 * at the end of the scenario (:meth:`OptimisticLockstep.flush`, before the
   runner looks at QEMU's card image).
 
-Answers are compared in order: the value, the interrupt line's level after
+A batch whose answers are exactly the texts the model's values predict
+(:func:`expected_answers`), with no interrupt event and the line at the
+model's level throughout, agrees at a glance; any other is compared
+operation by operation.  Answers are compared in order: the value, the interrupt line's level after
 each operation and its raise/lower events during it (QEMU sends the ``IRQ``
 lines a command causes before that command's answer, so each event is
 attributed to the command it precedes, as one command at a time would have
@@ -33,13 +36,15 @@ adoption and trace is then exactly the step-by-step one.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.lockstep import LockstepTarget, Step, _slim
+from harness.check.lockstep import Divergence, LockstepTarget, Step, _slim
 from harness.errors import QemuError
+from harness.hwdefs import sdhci
 from harness.model.target import ModelTarget
-from harness.qemu.target import QemuTarget
+from harness.qemu.target import B64_CHUNK, QemuTarget
 from harness.target import Target
 
 #: Most operations queued before the queue goes to QEMU.
@@ -53,6 +58,15 @@ BATCH = 1024
 BATCH_BYTES = 1 << 15
 
 
+#: The response registers: the only reads the model may adopt QEMU's value
+#: of (``ModelTarget.may_adopt``), so the only ones it is asked about.
+_RSP = (sdhci.RSPREG0.offset, sdhci.RSPREG3.offset + sdhci.RSPREG3.width)
+
+
+#: The byte of the Command register whose write issues a command (2.2.7).
+_CMD_BYTE = sdhci.CMDREG.offset + 1
+
+
 class Fallback(Exception):
     """The optimistic attempt was abandoned (why); run step by step."""
 
@@ -64,25 +78,70 @@ class Fallback(Exception):
 _Queued = tuple[int, str, tuple[Any, ...], Any, str, tuple[bool, ...], bool, list[str]]
 
 
+def expected_answers(op: str, value: Any, clock_base: int, lines: int) -> list[str] | None:
+    """QEMU's qtest answers to ``op`` (sent as ``lines`` lines) if it
+    answers ``value``, the model's prediction, as QEMU prints them
+    (``qtest.c``: ``OK 0x%016x`` for a read, ``OK NS`` for a clock step,
+    ``OK BASE64`` for each ``b64read`` chunk, ``OK`` for a write);
+    ``None``: not predicted as text.  A batch whose answers are exactly
+    these texts, with no interrupt event, agrees without parsing one; any
+    other text (a build that prints them otherwise, too) is parsed and
+    compared operation by operation."""
+    if op == "read":
+        return [f"OK 0x{value:016x}"]
+    if op in ("write", "mem_write"):
+        return ["OK"] * lines
+    if op == "clock_step":
+        return [f"OK {value + clock_base}"]
+    if op == "mem_read" and isinstance(value, bytes):
+        return [f"OK {base64.b64encode(value[pos:pos + B64_CHUNK]).decode()}"
+                for pos in range(0, len(value), B64_CHUNK)]
+    return None
+
+
 @dataclass
 class Counters:
     """What the optimistic target did: batches sent, operations queued,
-    operations run one round trip at a time (sync points)."""
+    operations run one round trip at a time (sync points), and batches
+    checked by comparing QEMU's answers as text in one go."""
 
     batches: int = 0
     queued: int = 0
     synced: int = 0
+    exact: int = 0
+
+
+@dataclass
+class _Batch:
+    """Operations queued together, with what QEMU must answer for the batch
+    to agree at a glance: every answer's text (``None``: some operation's
+    is not predicted as text), no interrupt event, and the line at one
+    level throughout (``levels``: the model's levels after each operation
+    and at each poll)."""
+
+    ops: list[_Queued]
+    lines: list[str]
+    expect: list[str] | None
+    events: bool
+    levels: set[bool]
+    #: The model's answer to the batch's last clock step (ns since reset).
+    clock: int | None
 
 
 class OptimisticLockstep(LockstepTarget):
     """A :class:`LockstepTarget` over the model and a live QEMU that runs
-    ahead on the model's answers (see the module docstring)."""
+    ahead on the model's answers (see the module docstring).
+
+    A difference found at an operation that ran one round trip (a sync
+    point) is a :class:`Fallback` too, not a divergence report: the report
+    is step mode's, so this target keeps no history of its own but with
+    ``history=None`` (every step kept, for the equivalence test)."""
 
     def __init__(self, model: ModelTarget, qemu: QemuTarget, *, batch: int = BATCH,
                  **kw: Any) -> None:
-        self._queue: list[_Queued] = []
-        #: Batches sent and not yet answered (at most two), with their lines.
-        self._inflight: list[tuple[list[_Queued], int]] = []
+        self._new_batch()
+        #: Batches sent and not yet answered (at most two).
+        self._inflight: list[_Batch] = []
         #: QEMU's interrupt level after the last batch checked (None: read it).
         self._level: bool | None = None
         super().__init__(model, qemu, **kw)
@@ -90,10 +149,27 @@ class OptimisticLockstep(LockstepTarget):
         self.qemu_target = qemu
         self.batch = batch
         self.counters = Counters()
-        self._bytes = 0
         #: A register read's qtest line and its length, by (offset, size).
         self._lines: dict[tuple[Any, ...], tuple[list[str], int]] = {}
+        #: Response register reads that ran one round trip since the last
+        #: command was issued: the model has QEMU's value (adopted or
+        #: agreed), so the same read is predicted until the next command
+        #: (a wrong prediction is a fall back like any other).
+        self._confirmed: set[tuple[int, int]] = set()
+        #: A register write's qtest line but its value, and the value's
+        #: mask, by (offset, size).
+        self._writes: dict[tuple[int, int], tuple[str, int]] = {}
         self._last: tuple[bool, str, tuple[bool, ...]] = (False, "", ())
+        self._keep = self._history.maxlen is None
+
+    def _new_batch(self) -> None:
+        self._queue: list[_Queued] = []
+        self._qlines: list[str] = []
+        self._expect: list[str] | None = []
+        self._qevents = False
+        self._qlevels: set[bool] = set()
+        self._qclock: int | None = None
+        self._bytes = 0
 
     @property
     def qemu(self) -> Target:
@@ -117,11 +193,19 @@ class OptimisticLockstep(LockstepTarget):
             return args[0] is None or not self.qemu_target.session.has_clock
         return op not in ("write", "mem_read", "mem_write")
 
+    def _synced(self, op: str, *args: Any, compare: bool = True) -> Step:
+        """``op`` one round trip, once QEMU has answered everything queued;
+        a divergence there is a :class:`Fallback` (step mode reports it)."""
+        self.flush()
+        self.counters.synced += 1
+        try:
+            return super()._step(op, *args, compare=compare)
+        except Divergence as d:
+            raise Fallback(f"step {d.step.index} differs: {d.step.describe()}") from None
+
     def _step(self, op: str, *args: Any, compare: bool = True) -> Step:
         if self._sync(op, args):
-            self.flush()
-            self.counters.synced += 1
-            return super()._step(op, *args, compare=compare)
+            return self._synced(op, *args, compare=compare)
         index = self.count
         m = self._ahead(op, args)
         return Step(index, op, args, m, m, self._last[0], self._last[0], self._last[1],
@@ -129,14 +213,106 @@ class OptimisticLockstep(LockstepTarget):
 
     def _do(self, op: str, *args: Any, compare: bool = True) -> Any:
         if self._sync(op, args):
-            self.flush()
-            self.counters.synced += 1
-            return super()._step(op, *args, compare=compare).qemu
+            return self._synced(op, *args, compare=compare).qemu
         return self._ahead(op, args)
+
+    # The driver's hot path, a register access, without the generic dispatch.
+
+    def read(self, offset: int, size: int) -> int:
+        """:meth:`_ahead` for a register read, its every step inline (the
+        data port is read 128 times a block)."""
+        args = (offset, size)
+        if (self.stop_after is not None or _RSP[0] - size < offset < _RSP[1]) \
+                and args not in self._confirmed and self._sync("read", args):
+            value = int(self._synced("read", offset, size).qemu)
+            if offset + size <= sdhci.RSPREG3.offset:  # not an Auto CMD12's
+                self._confirmed.add(args)
+            return value
+        model = self.model
+        m = model.read(offset, size)
+        cached = self._lines.get(args)
+        if cached is None:
+            lines = self.qemu_target.op_lines("read", args)
+            cached = (lines, sum(len(line) + 1 for line in lines))
+            if len(self._lines) < 4096:
+                self._lines[args] = cached
+        lines, nbytes = cached
+        em = tuple(self.model_target.irq_events()) if self._events is not None else ()
+        irq = model.irq_level()
+        if self._queue and self._bytes + nbytes > BATCH_BYTES:
+            self._full()
+        self._queue.append((self.count, "read", args, m, "", em, irq, lines))
+        self._qlines += lines
+        if self._expect is not None:
+            self._expect.append(f"OK 0x{m:016x}")
+        if em:
+            self._qevents = True
+        self._qlevels.add(irq)
+        self._bytes += nbytes
+        self._last = (irq, "", em)
+        self.count += 1
+        self.tracker.after_op("read", args, m)
+        if len(self._queue) >= self.batch:
+            self._full()
+        return int(m)
+
+    def image_read(self, offset: int, length: int) -> bytes:
+        """Both cards' bytes, compared here once QEMU has answered everything
+        queued: equal, the step is counted (and kept, with every step kept)
+        without the digests a bounded history would make; else a
+        :class:`Fallback`."""
+        if self._keep or self.stop_after is not None:
+            return bytes(self._do("image_read", offset, length))
+        self.flush()
+        self.counters.synced += 1
+        m = self.model.image_read(offset, length)
+        q = self._qemu.image_read(offset, length)
+        if m != q:
+            raise Fallback(f"step {self.count} differs: the card images at {offset:#x}")
+        self.count += 1
+        return bytes(q)
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        """:meth:`_ahead` for a register write, its qtest line made from
+        the one :meth:`QemuTarget.op_lines` gives for that register."""
+        if self.stop_after is not None:
+            self._synced("write", offset, size, value)
+            return
+        args = (offset, size, value)
+        shape = self._writes.get((offset, size))
+        if shape is None:
+            head = self.qemu_target.op_lines("write", (offset, size, 0))[0]
+            shape = (head[:-len("0x0")], (1 << (8 * size)) - 1)
+            if len(self._writes) < 4096:
+                self._writes[(offset, size)] = shape
+        note = self.tracker.before("write", args, self.count)
+        if offset <= _CMD_BYTE < offset + size:
+            self._confirmed.clear()
+        model = self.model
+        model.write(offset, size, value)
+        lines = [f"{shape[0]}{value & shape[1]:#x}"]
+        nbytes = len(lines[0]) + 1
+        em = tuple(self.model_target.irq_events()) if self._events is not None else ()
+        irq = model.irq_level()
+        if self._queue and self._bytes + nbytes > BATCH_BYTES:
+            self._full()
+        self._queue.append((self.count, "write", args, None, note, em, irq, lines))
+        self._qlines += lines
+        if self._expect is not None:
+            self._expect.append("OK")
+        if em:
+            self._qevents = True
+        self._qlevels.add(irq)
+        self._bytes += nbytes
+        self._last = (irq, note, em)
+        self.count += 1
+        self.tracker.after_op("write", args, None)
+        if len(self._queue) >= self.batch:
+            self._full()
 
     def _ahead(self, op: str, args: tuple[Any, ...]) -> Any:
         """Run ``op`` on the model, queue it for QEMU; the model's answer."""
-        note = self.tracker.before(op, args, self.count)
+        note = self.tracker.before(op, args, self.count) if op == "write" else ""
         m = getattr(self.model, op)(*args)
         cached = self._lines.get(args[:2]) if op == "read" else None
         if cached is None:
@@ -153,6 +329,21 @@ class OptimisticLockstep(LockstepTarget):
         elif self._queue and self._bytes + size > BATCH_BYTES:
             self._full()
         self._queue.append((self.count, op, args, m, note, em, irq, lines))
+        self._qlines += lines
+        if self._expect is not None:
+            if op == "read":
+                self._expect.append(f"OK 0x{m:016x}")
+            else:
+                more = expected_answers(op, m, self.qemu_target.clock_base, len(lines))
+                if more is None:
+                    self._expect = None
+                else:
+                    self._expect += more
+        if op == "clock_step":
+            self._qclock = m
+        if em:
+            self._qevents = True
+        self._qlevels.add(irq)
         self._bytes += size
         self._last = (irq, note, em)
         self.count += 1
@@ -165,9 +356,14 @@ class OptimisticLockstep(LockstepTarget):
 
     def irq_level(self) -> bool:
         if not self._queue and not self._inflight:
-            return super().irq_level()
+            try:
+                return super().irq_level()
+            except Divergence as d:
+                raise Fallback(f"interrupt line polled at step {d.step.index}: "
+                               f"{d.step.describe()}") from None
         m = self.model.irq_level()
         self._queue.append((self.count, "irq_level", (), m, "", (), m, []))
+        self._qlevels.add(m)
         return m
 
     def flush(self) -> None:
@@ -190,12 +386,12 @@ class OptimisticLockstep(LockstepTarget):
     def abandon(self) -> None:
         """Read and drop every answer still due, so that the QEMU process can
         be reset and reused; nothing is compared."""
-        self._queue, self._bytes = [], 0
+        self._new_batch()
         q = getattr(self.qemu_target, "qtest", None)  # None: it never got that far
         while q is not None and self._inflight and not q.closed:
-            _, n = self._inflight.pop(0)
+            b = self._inflight.pop(0)
             try:
-                q.read_marked(n)
+                q.read_marked(len(b.lines))
             except QemuError:
                 pass
         self._inflight.clear()
@@ -203,37 +399,58 @@ class OptimisticLockstep(LockstepTarget):
             del q.irq_events[:]
 
     def _send(self) -> None:
-        queue = self._queue
-        self._queue, self._bytes = [], 0
-        lines = [text for e in queue for text in e[7]]
-        self._inflight.append((queue, len(lines)))
+        b = _Batch(self._queue, self._qlines, self._expect, self._qevents, self._qlevels,
+                   self._qclock)
+        self._new_batch()
+        self._inflight.append(b)
         try:
-            self.qemu_target.qtest.send_lines(lines)
+            self.qemu_target.qtest.send_lines(b.lines)
         except QemuError as err:  # QEMU gone or hung
             self.abandon()
             raise Fallback(f"QEMU during a batch: {err}") from err
 
     def _receive(self) -> None:
         """Read the answers to the oldest batch in flight and compare them."""
-        queue, n = self._inflight[0]
+        b = self._inflight[0]
         q, line = self.qemu_target.qtest, self.qemu_target.irq_line
         level = q.irq_levels.get(line, False) if self._level is None else self._level
         mark = len(q.irq_events)
         try:
-            answers = q.read_marked(n)
+            answers = q.read_marked(len(b.lines))
         except QemuError as err:  # a FAIL answer, QEMU gone or hung
             self._inflight.pop(0)
             self.abandon()
             raise Fallback(f"QEMU during a batch: {err}") from err
         self._inflight.pop(0)
-        events = q.irq_events
         self.counters.batches += 1
-        self.counters.queued += len(queue)
-        # Only the last steps stay in a bounded history: make only those.
-        keep_from = len(queue) - (self._history.maxlen or len(queue))
+        self.counters.queued += len(b.ops)
+        if (b.expect is not None and not b.events and len(q.irq_events) == mark
+                and b.levels <= {level} and [a for a, _ in answers] == b.expect):
+            # Every answer as predicted, no interrupt event, the line steady.
+            self.counters.exact += 1
+            if b.clock is not None:
+                self.qemu_target.now = b.clock + self.qemu_target.clock_base
+            if self._keep:
+                self._history.extend(
+                    _slim(st) if st.op == "mem_read" else st
+                    for st in (Step(index, op, args, m, m, irq, irq, note, em, em)
+                               for index, op, args, m, note, em, irq, _ in b.ops
+                               if op != "irq_level"))
+            del q.irq_events[:]
+            self._level = level
+            return
+        self._level = self._compare(b.ops, answers, level, mark)
+
+    def _compare(self, queue: list[_Queued], answers: list[tuple[str, int]], level: bool,
+                 mark: int) -> bool:
+        """Compare a batch's answers with its predictions operation by
+        operation (:class:`Fallback` at the first difference); with every
+        step kept, record them.  QEMU's interrupt level after the batch."""
+        q, line = self.qemu_target.qtest, self.qemu_target.irq_line
+        events = q.irq_events
         with_events = self._events is not None
         i = 0
-        for k, (index, op, args, m, note, em, irq, lines) in enumerate(queue):
+        for index, op, args, m, note, em, irq, lines in queue:
             if op == "irq_level":
                 if m != level:
                     self.abandon()
@@ -262,8 +479,8 @@ class OptimisticLockstep(LockstepTarget):
                 step = Step(index, op, args, m, value, irq, level, note, em, eq)
                 self.abandon()
                 raise Fallback(f"step {index} differs: {step.describe()}")
-            if k >= keep_from:
+            if self._keep:
                 st = Step(index, op, args, m, value, irq, level, note, em, eq)
                 self._history.append(_slim(st) if op == "mem_read" else st)
         del events[:]
-        self._level = level
+        return level

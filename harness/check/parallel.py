@@ -20,19 +20,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.check import runner
+from harness.check.testbench import RunSpec
 from harness.model.deviations import Strictness
-from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import PoolStats, QemuPool
-from harness.scenarios import all_scenarios
 
-
-@dataclass(frozen=True)
-class Run:
-    """One scenario on one build and machine type."""
-
-    build: QemuBuild
-    scenario: str
-    machine: str
+#: One scenario on one build and machine type: the run spec, which carries
+#: the scenario object (a forked worker inherits the runs it is given).
+Run = RunSpec
 
 
 @dataclass(frozen=True)
@@ -91,7 +85,7 @@ def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
     pool, opts = _worker["pool"], _worker["opts"]
     assert isinstance(pool, QemuPool) and isinstance(opts, Options)
     before = PoolStats(pool.stats.launched, pool.stats.reused, list(pool.stats.fallbacks))
-    sc = all_scenarios()[r.scenario]
+    sc = r.scenario
     if sc.group == "migration":  # the build migrated to itself: its own processes
         from harness.check import migration
 
@@ -100,6 +94,12 @@ def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
         res = runner.run(r.build, sc, r.machine, strict=opts.strict,
                          report_dir=opts.report_dir, image=opts.image, pool=pool,
                          lockstep=opts.lockstep)
+        if opts.strict is False:  # a build with a fix: its qemu-bug entries are stale
+            from harness.check import fixed
+
+            res = fixed.recheck(res, lambda keys: runner.run(
+                r.build, sc, r.machine, strict=keys, report_dir=opts.report_dir,
+                image=opts.image, pool=pool, lockstep=opts.lockstep))
     s = pool.stats
     return res, PoolStats(s.launched - before.launched, s.reused - before.reused,
                           s.fallbacks[len(before.fallbacks):])
@@ -152,10 +152,25 @@ def run_all(runs: Sequence[Run], opts: Options, jobs: int = 1,
 R = TypeVar("R")
 
 
+def _init_map(fn: Callable[..., Any], items: Sequence[tuple[Any, ...]]) -> None:
+    _worker["map"] = (fn, items)
+
+
+def _call_index(i: int) -> Any:
+    """Item ``i`` of those the worker was forked with, through its function
+    (only the index and the answer cross the process boundary)."""
+    got = _worker["map"]
+    assert isinstance(got, tuple)
+    fn: Callable[..., Any] = got[0]
+    return fn(*got[1][i])
+
+
 def map_ordered(fn: Callable[..., R], items: Sequence[tuple[Any, ...]], jobs: int = 1,
                 progress: Callable[[int, tuple[Any, ...]], None] | None = None) -> list[R]:
-    """``[fn(*item) for item in items]`` on ``jobs`` forked workers, in order
-    (``fn`` a module-level function: it is sent by name)."""
+    """``[fn(*item) for item in items]`` on ``jobs`` forked workers, in order.
+
+    The workers inherit ``fn`` and the items (scenario objects, builds) as
+    they are; only each item's index and its answer are pickled."""
     if jobs <= 1 or len(items) <= 1:
         out: list[R] = []
         for i, it in enumerate(items):
@@ -165,8 +180,9 @@ def map_ordered(fn: Callable[..., R], items: Sequence[tuple[Any, ...]], jobs: in
         return out
     got: list[R | None] = [None] * len(items)
     ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
-        pending = {ex.submit(fn, *it): i for i, it in enumerate(items)}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_map,
+                             initargs=(fn, list(items))) as ex:
+        pending = {ex.submit(_call_index, i): i for i in range(len(items))}
         done = 0
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -399,7 +399,7 @@ def replay_model(res: ReplayResult, profile: BuildProfile, machine: Machine,
     after the trace found.  Accesses elsewhere outside RAM are not compared
     (counted in ``model_reason``).  ``model`` replaces the model with any
     object of the same methods (a recorder of the operations)."""
-    from harness.model.target import ModelTarget, split_access
+    from harness.model.target import ModelTarget
 
     if model is None:
         try:
@@ -407,93 +407,11 @@ def replay_model(res: ReplayResult, profile: BuildProfile, machine: Machine,
         except ValueError as e:
             res.model_reason = f"the model cannot mirror this machine: {e}"
             return
-    pci = _PciShadow(res.sdhci_devfn, machine.ram)
-    ever_mapped = False
-    outside = 0
-
-    def in_bar(addr: int, length: int) -> int | None:
-        bar = pci.bar
-        if bar is not None and bar <= addr and addr + length <= bar + REGISTER_WINDOW:
-            return addr - bar
-        return None
-
-    def _model_step(line: str, answer: str) -> str | None:
-        """One trace line on the model; "stop" when the model cannot go on."""
-        nonlocal ever_mapped, outside
-        words = line.split()
-        op = words[0]
-        if op in ("outb", "outw", "outl"):
-            port, value, size = int(words[1], 0), int(words[2], 0), _SIZES[op[-1]]
-            if port == CONFIG_ADDRESS and size == 4:
-                pci.cf8 = value
-            elif CONFIG_DATA <= port < CONFIG_DATA + 4:
-                pci.write(port, size, value)
-            ever_mapped |= pci.bar is not None
-            return None
-        if op in ("inb", "inw", "inl"):
-            port = int(words[1], 0)
-            if pci.devfn is None and op == "inl" and port == CONFIG_DATA \
-                    and pci.cf8 >> 31 and (pci.cf8 & 0xFC) == 0 \
-                    and int(answer.split()[1], 0) == _SDHCI_IDS:
-                pci.devfn = (pci.cf8 >> 8) & 0xFF
-            return None
-        if op in ("irq_intercept_in", "irq_intercept_out", "endianness"):
-            return None
-        m = _REG.match(line)
-        if m:
-            addr, size = int(m.group(3), 0), _SIZES[m.group(2)]
-            off = in_bar(addr, size)
-            if off is None:
-                outside += 1
-                return None
-            if m.group(1) == "write":
-                model.write(off, size, int(m.group(4), 0))
-            else:
-                res.model_reads += 1
-                got = model.read(off, size)
-                want = int(answer.split()[1], 0)
-                reconcile = getattr(model, "reconcile", None)
-                if got != want and reconcile is not None \
-                        and reconcile("read", (off, size), got, want):
-                    # a value QEMU draws at random (the RCA since 9.1), adopted
-                    # as the lockstep does (ModelTarget.reconcile)
-                    res.model_adopted.append(f"{line}: QEMU {want:#x}, model {got:#x}")
-                elif got != want:
-                    res.model_diffs.append(f"{line}: QEMU {want:#x}, model {got:#x}")
-            return None
-        if op == "clock_step":
-            model.clock_step(int(words[1], 0) if len(words) > 1 else None)
-            return None
-        if op in ("write", "b64write", "read", "b64read", "memset"):
-            addr, length = int(words[1], 0), int(words[2], 0)
-            off = in_bar(addr, length)
-            if off is not None:  # MMIO through the memory commands
-                _mmio_bytes(model, split_access, off, op, words, answer, line, res)
-                return None
-            if addr + length > machine.ram:
-                outside += 1
-                return None
-            if op == "write":
-                model.mem_write(addr, _hex_data(words[3], length))
-            elif op == "b64write":
-                model.mem_write(addr, base64.b64decode(words[3]))
-            elif op == "memset":
-                model.mem_write(addr, bytes([int(words[3], 0)]) * length)
-            else:
-                res.model_reads += 1
-                tail = answer.split()[1]
-                want_b = (bytes.fromhex(tail[2:]) if op == "read"
-                          else base64.b64decode(tail))
-                if model.mem_read(addr, length) != want_b:
-                    res.model_diffs.append(f"{line}: guest memory differs")
-            return None
-        res.model_reason = f"trace uses {op!r}, which the model does not replay"
-        return "stop"
-
+    run = _ModelReplay(res, machine, model)
     try:
         for line, answer in res.answers:
             try:
-                if _model_step(line, answer) == "stop":
+                if not run.step(line, answer):
                     return
             except (binascii.Error, ValueError, IndexError, KeyError) as e:
                 res.model_reason = (f"{line[:60]}: cannot use QEMU's answer "
@@ -503,16 +421,120 @@ def replay_model(res: ReplayResult, profile: BuildProfile, machine: Machine,
                 res.model_error = f"{line[:60]}: the model raised {type(e).__name__}: {e}"
                 res.model_reason = res.model_error
                 return
-        res.model_checked = ever_mapped
-        if not ever_mapped:
-            res.model_reason = ("trace never maps the sdhci-pci BAR"
-                                + ("" if pci.devfn is not None else
-                                   " (no sdhci-pci found on bus 0)"))
-        elif outside:
-            res.model_reason = (f"{outside} accesses outside RAM and the sdhci-pci BAR "
-                                "were not compared")
+        run.finish()
     finally:
         model.close()
+
+
+class _ModelReplay:
+    """:func:`replay_model`'s walk of a trace over the model, one line at a time."""
+
+    def __init__(self, res: ReplayResult, machine: Machine, model: Any) -> None:
+        self.res, self.machine, self.model = res, machine, model
+        self.pci = _PciShadow(res.sdhci_devfn, machine.ram)
+        self.ever_mapped = False
+        #: accesses outside RAM and the BAR: not compared
+        self.outside = 0
+
+    def in_bar(self, addr: int, length: int) -> int | None:
+        bar = self.pci.bar
+        if bar is not None and bar <= addr and addr + length <= bar + REGISTER_WINDOW:
+            return addr - bar
+        return None
+
+    def step(self, line: str, answer: str) -> bool:
+        """One trace line on the model; False when the model cannot go on."""
+        words = line.split()
+        op = words[0]
+        if op in ("outb", "outw", "outl", "inb", "inw", "inl"):
+            self._port(op, words, answer)
+        elif op in ("irq_intercept_in", "irq_intercept_out", "endianness"):
+            pass
+        elif (m := _REG.match(line)) is not None:
+            self._register(m, line, answer)
+        elif op == "clock_step":
+            self.model.clock_step(int(words[1], 0) if len(words) > 1 else None)
+        elif op in ("write", "b64write", "read", "b64read", "memset"):
+            self._memory(op, words, line, answer)
+        else:
+            self.res.model_reason = f"trace uses {op!r}, which the model does not replay"
+            return False
+        return True
+
+    def _port(self, op: str, words: list[str], answer: str) -> None:
+        """Config space through 0xcf8/0xcfc: where BAR0 is, which function."""
+        pci, port = self.pci, int(words[1], 0)
+        if op.startswith("out"):
+            value, size = int(words[2], 0), _SIZES[op[-1]]
+            if port == CONFIG_ADDRESS and size == 4:
+                pci.cf8 = value
+            elif CONFIG_DATA <= port < CONFIG_DATA + 4:
+                pci.write(port, size, value)
+            self.ever_mapped |= pci.bar is not None
+        elif pci.devfn is None and op == "inl" and port == CONFIG_DATA \
+                and pci.cf8 >> 31 and (pci.cf8 & 0xFC) == 0 \
+                and int(answer.split()[1], 0) == _SDHCI_IDS:
+            pci.devfn = (pci.cf8 >> 8) & 0xFF
+
+    def _register(self, m: re.Match[str], line: str, answer: str) -> None:
+        """A ``readX``/``writeX``: on the model when it falls in the BAR."""
+        res, model = self.res, self.model
+        addr, size = int(m.group(3), 0), _SIZES[m.group(2)]
+        off = self.in_bar(addr, size)
+        if off is None:
+            self.outside += 1
+            return
+        if m.group(1) == "write":
+            model.write(off, size, int(m.group(4), 0))
+            return
+        res.model_reads += 1
+        got = model.read(off, size)
+        want = int(answer.split()[1], 0)
+        reconcile = getattr(model, "reconcile", None)
+        if got != want and reconcile is not None and reconcile("read", (off, size), got, want):
+            # a value QEMU draws at random (the RCA since 9.1), adopted
+            # as the lockstep does (ModelTarget.reconcile)
+            res.model_adopted.append(f"{line}: QEMU {want:#x}, model {got:#x}")
+        elif got != want:
+            res.model_diffs.append(f"{line}: QEMU {want:#x}, model {got:#x}")
+
+    def _memory(self, op: str, words: list[str], line: str, answer: str) -> None:
+        """A guest-memory command: MMIO when in the BAR, else guest RAM."""
+        from harness.model.target import split_access
+
+        res, model = self.res, self.model
+        addr, length = int(words[1], 0), int(words[2], 0)
+        off = self.in_bar(addr, length)
+        if off is not None:  # MMIO through the memory commands
+            _mmio_bytes(model, split_access, off, op, words, answer, line, res)
+            return
+        if addr + length > self.machine.ram:
+            self.outside += 1
+            return
+        if op == "write":
+            model.mem_write(addr, _hex_data(words[3], length))
+        elif op == "b64write":
+            model.mem_write(addr, base64.b64decode(words[3]))
+        elif op == "memset":
+            model.mem_write(addr, bytes([int(words[3], 0)]) * length)
+        else:
+            res.model_reads += 1
+            tail = answer.split()[1]
+            want_b = bytes.fromhex(tail[2:]) if op == "read" else base64.b64decode(tail)
+            if model.mem_read(addr, length) != want_b:
+                res.model_diffs.append(f"{line}: guest memory differs")
+
+    def finish(self) -> None:
+        """Whether the model was compared at all, and what it was not compared on."""
+        res = self.res
+        res.model_checked = self.ever_mapped
+        if not self.ever_mapped:
+            res.model_reason = ("trace never maps the sdhci-pci BAR"
+                                + ("" if self.pci.devfn is not None else
+                                   " (no sdhci-pci found on bus 0)"))
+        elif self.outside:
+            res.model_reason = (f"{self.outside} accesses outside RAM and the sdhci-pci BAR "
+                                "were not compared")
 
 
 def _hex_data(text: str, length: int) -> bytes:

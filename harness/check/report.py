@@ -1,4 +1,5 @@
-"""The check's report: a build x group table, the divergences, the quirks."""
+"""The check's report: a build x group table, the divergences, the known
+differences met (quirks, spec deviations, QEMU bugs apart)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, TextIO
 from harness.check import runner
 from harness.check.quirks import Quirk, to_json
 from harness.check.runner import Result
+from harness.ledger import Scope, entry
 from harness.table import print_table
 
 _ORDER = (runner.DIVERGE, runner.SPEC_MISS, runner.CRASH, runner.ERROR, runner.QUIRK,
@@ -45,40 +47,11 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
     head, rows = table(results)
     print_table(head, rows, out)
     bad = [r for r in results if not r.ok]
-    if bad:
-        print(file=out)
-    for r in bad:
-        print(f"[{r.build} {r.machine}] {r.scenario}: {r.status.upper()}", file=out)
-        if r.divergence is not None:
-            for line in r.divergence.render().splitlines():
-                print(f"  {line}", file=out)
-        elif r.status == runner.SPEC_MISS:
-            print("  model and QEMU agree, but contradict the image recipe or the "
-                  "specification, and no listed deviation explains it:", file=out)
-            for m in r.spec_misses:
-                print(f"    {m}", file=out)
-        else:
-            print(f"  {r.reason}", file=out)
-        if verbose:
-            for n in r.notes:
-                print(f"  {n}", file=out)
-    applied = _unique(q for r in results for q in r.quirks)
-    stale = _unique(q for r in results for q in r.stale)
-    if applied:
-        print("\nquirks applied (known differences, with reasons):", file=out)
-        for q in applied:
-            print(f"  {q.key} [{q.builds}]: {q.what} -- {q.why} ({q.change})", file=out)
-    if stale:
-        print("\nquirks that no longer occur (stale: remove or narrow them):", file=out)
-        for q in stale:
-            print(f"  {q.key} [{q.builds}]: {q.what}", file=out)
-    known = [(r, m, k) for r in results for m, k in r.known_misses]
-    if known:
-        print("\nexpectations QEMU does not meet, explained by listed deviations "
-              "(model and QEMU agree; see --strict):", file=out)
-        for r, m, k in known:
-            d = runner.KNOWN_DEVIATIONS[k]
-            print(f"  [{r.build}] {r.scenario}: {m} -- {k} ({d.spec}: {d.rule})", file=out)
+    _print_bad(bad, out, verbose)
+    _print_quirks(results, out)
+    _print_known(results, out)
+    _print_qemu_bugs(results, out)
+    _print_fixed(results, out)
     partial = [r for r in results if r.not_compared]
     if partial:
         print("\ncard image not compared completely:", file=out)
@@ -107,6 +80,89 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
         + (" (--verbose lists them)" if adopted and not verbose else ""),
         file=out,
     )
+
+
+def _print_bad(bad: list[Result], out: TextIO, verbose: bool) -> None:
+    """Each run that failed: its divergence, its misses or its reason."""
+    if bad:
+        print(file=out)
+    for r in bad:
+        print(f"[{r.build} {r.machine}] {r.scenario}: {r.status.upper()}", file=out)
+        if r.divergence is not None:
+            for line in r.divergence.render().splitlines():
+                print(f"  {line}", file=out)
+        elif r.status == runner.SPEC_MISS:
+            print("  model and QEMU agree, but contradict the image recipe or the "
+                  "specification, and no listed deviation explains it:", file=out)
+            for m in r.spec_misses:
+                print(f"    {m}", file=out)
+        else:
+            print(f"  {r.reason}", file=out)
+        if verbose:
+            for n in r.notes:
+                print(f"  {n}", file=out)
+
+
+def _print_quirks(results: list[Result], out: TextIO) -> None:
+    applied = _unique(q for r in results for q in r.quirks)
+    stale = _unique(q for r in results for q in r.stale)
+    if applied:
+        print("\nquirks applied (known differences, with reasons):", file=out)
+        for q in applied:
+            print(f"  {q.key} [{q.builds}]: {q.qemu} -- {q.why} ({q.change})", file=out)
+    if stale:
+        print("\nquirks that no longer occur (stale: remove or narrow them):", file=out)
+        for q in stale:
+            print(f"  {q.key} [{q.builds}]: {q.qemu}", file=out)
+
+
+def _print_known(results: list[Result], out: TextIO) -> None:
+    """The misses a spec deviation explains (the QEMU bugs have their own list)."""
+    known = [(r, m, k) for r in results for m, k in r.known_misses
+             if entry(k).scope is not Scope.QEMU_BUG]
+    if known:
+        print("\nexpectations QEMU does not meet, explained by listed deviations "
+              "(model and QEMU agree; see --strict):", file=out)
+        for r, m, k in known:
+            d = entry(k)
+            print(f"  [{r.build}] {r.scenario}: {m} -- {k} ({d.spec}: {d.rule})", file=out)
+
+
+def qemu_bugs_met(results: list[Result]) -> dict[str, list[Result]]:
+    """Ledger key -> the runs that met it, for every ``qemu-bug`` entry met."""
+    out: dict[str, list[Result]] = {}
+    for r in results:
+        for k in r.known_met():
+            if entry(k).scope is Scope.QEMU_BUG:
+                out.setdefault(k, []).append(r)
+    return out
+
+
+def _print_qemu_bugs(results: list[Result], out: TextIO) -> None:
+    """The QEMU bugs the runs met, apart from the spec deviations: none of
+    them fails the check."""
+    met = qemu_bugs_met(results)
+    if not met:
+        return
+    print(f"\nQEMU bugs met: {len(met)} (sdqtest bugs for details)", file=out)
+    for k, rs in met.items():
+        builds = ", ".join(dict.fromkeys(r.build for r in rs))
+        scenarios = list(dict.fromkeys(r.scenario for r in rs))
+        more = f" and {len(scenarios) - 3} more" if len(scenarios) > 3 else ""
+        print(f"  {k} [{builds}]: {entry(k).qemu}\n    met in {', '.join(scenarios[:3])}{more}",
+              file=out)
+
+
+def _print_fixed(results: list[Result], out: TextIO) -> None:
+    """The qemu-bug entries a build did not have (:mod:`harness.check.fixed`)."""
+    from harness.check.fixed import NOTE
+
+    fixed = [(r, n) for r in results for n in r.notes if n.startswith(NOTE)]
+    if fixed:
+        print("\nqemu-bug entries this build does not have (the model followed their rule "
+              "and agreed; sdqtest bugs --qemu B shows them):", file=out)
+        for r, n in fixed:
+            print(f"  [{r.build}] {r.scenario}: {n[len(NOTE) + 2:]}", file=out)
 
 
 def skip_reasons(skipped: list[Result]) -> list[str]:

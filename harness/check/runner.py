@@ -13,17 +13,18 @@ from typing import Any, BinaryIO
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget, StopRun
 from harness.check.optimistic import Fallback, OptimisticLockstep
-from harness.check.quirks import QUIRKS, Quirk, QuirkSet
-from harness.check.recording import Recording, RecordingTarget, ReplayTarget
+from harness.check.quirks import QUIRKS, Quirk, QuirkSet, bound_to_scenario
+from harness.check.recording import Recording
 from harness.check.replay import reproducer_header
 from harness.check.step import Step
+from harness.check.testbench import QemuSide as QemuSide
+from harness.check.testbench import RunSpec, Testbench
+from harness.check.testbench import UserImage as UserImage
 from harness.errors import QemuError, QemuGone
 from harness.images import merge_extents
-from harness.machine import CardImage, Machine
-from harness.model.deviations import Deviation, Strictness
-from harness.model.emmc_deviations import emmc_deviations
-from harness.model.sd_deviations import sd_deviations
-from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
+from harness.ledger import LEDGER, adopting
+from harness.machine import Machine
+from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.profile import DEVICE_ABSENT
 from harness.qemu import sanitizer
@@ -46,10 +47,6 @@ AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR, SPEC_MISS = (
 #: was run again step by step.
 STEP, OPTIMISTIC, FALLBACK = "step", "optimistic", "fallback"
 LOCKSTEP_MODES = (OPTIMISTIC, STEP)
-
-#: Every deviation the model knows, by key (both devices' tables).
-KNOWN_DEVIATIONS: dict[str, Deviation] = {
-    d.key: d for d in sd_deviations + SDHCI_DEVIATIONS + emmc_deviations}
 
 
 @dataclass
@@ -78,6 +75,9 @@ class Result:
     not_compared: str = ""
     #: ``(step, what, value)`` of each value the model adopted from QEMU.
     adoptions: list[tuple[int, str, int]] = field(default_factory=list)
+    #: Ledger keys of known differences the run met outside the lockstep
+    #: (a migration that lost sdhci-pci's PCI config space).
+    met: list[str] = field(default_factory=list)
     #: How the lockstep ran: ``step`` (one round trip per operation),
     #: ``optimistic`` (:mod:`harness.check.optimistic`) or ``fallback``
     #: (optimistic, abandoned at a difference, then run step by step), and
@@ -92,6 +92,14 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.status in (AGREE, QUIRK, SKIP)
+
+    def known_met(self) -> list[str]:
+        """Ledger keys of every known difference the run showed: the quirks
+        applied, the misses a switch explains, the values adopted, and those
+        met outside the lockstep; each once, in that order."""
+        keys = [q.key for q in self.quirks] + [k for _, k in self.known_misses]
+        keys += [adopting(w).key for _, w, _ in self.adoptions] + self.met
+        return list(dict.fromkeys(keys))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,25 +116,13 @@ class Result:
             "seconds": round(self.seconds, 3),
             "notes": self.notes,
             "spec_misses": self.spec_misses,
-            "known_deviation_misses": [{"message": m, "deviation": k}
+            "known_deviation_misses": [{"message": m, "deviation": k,
+                                        "scope": str(LEDGER[k].scope)}
                                        for m, k in self.known_misses],
             "not_compared": self.not_compared,
-            "adoptions": [{"step": i, "what": w, "value": v} for i, w, v in self.adoptions],
+            "adoptions": [{"step": i, "what": w, "value": v, "scope": str(adopting(w).scope)}
+                          for i, w, v in self.adoptions],
         }
-
-
-@dataclass(frozen=True)
-class UserImage:
-    """A card image the user gave: QEMU opens ``path`` as ``format`` (on a
-    private copy); the model reads ``raw`` (the same file when raw)."""
-
-    path: Path
-    format: str
-    raw: Path
-
-
-#: QEMU's side of a run: live, recorded while live, or replayed.
-QemuSide = QemuTarget | RecordingTarget | ReplayTarget
 
 
 def image_spans(model: ModelTarget, qemu: QemuSide, source: Path) -> list[tuple[int, int]]:
@@ -200,13 +196,6 @@ def compare_images(t: LockstepTarget, spans: list[tuple[int, int]],
     total = sum(n for _, n in left)
     return (f"card image compared only up to the {limit >> 20} MiB limit: {total} bytes in "
             f"{len(left)} extents not compared, the first at {left[0][0]:#x}")
-
-
-def scenario_machine(sc: Scenario, machine: str, image: Path, fmt: str) -> Machine:
-    """The machine a scenario runs on: ``machine`` type, its devices'
-    properties, the card image as QEMU opens it."""
-    return Machine(type=machine, sdhci=sc.sdhci, card=sc.sd_card,
-                   image=CardImage(image, format=fmt), card_kind=sc.card)
 
 
 def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str) -> Path:
@@ -308,120 +297,115 @@ def _run_once(
 ) -> Result:
     """:func:`run`'s one run of the scenario, optimistic or step by step."""
     t0 = time.monotonic()
+    spec = RunSpec(build, sc, machine)
     res = Result(build.name, sc.name, sc.group, machine, AGREE)
-    why = sc.skip_reason(build.profile, build.profile.has_qtest_accel)
-    if why is None and not build.offers(machine):
-        why = f"this build has no machine type {machine}"
+    why = spec.skip_reason()
     if why:
         res.status, res.reason = SKIP, why
         return res
-    if image is None:
-        qemu_image, fmt = images.ensure(sc.image), images.recipe(sc.image).format
-        model_image = images.raw_twin(sc.image)
-    else:
-        qemu_image, fmt, model_image = image.path, image.format, image.raw
-    ctx = Context(build.profile, machine, sc.image if image is None else "", sc.params)
     qset = QuirkSet(quirks, build.profile, sc.name)
-    qemu: QemuSide | None = None
-    model: ModelTarget | None = None
-    lock: LockstepTarget | None = None
-    pooled = pool if replay is None else None
-    err_at = 0
+    bench = Testbench(spec, strict=strict, image=image, record=record, replay=replay,
+                      pool=pool, quirks=qset, keep=keep, stop_after=stop_after)
     try:
-        described = scenario_machine(sc, machine, qemu_image, fmt)
-        if replay is not None:
-            qemu = ReplayTarget(replay)
-        elif pooled is not None:
-            qemu = pooled.acquire(build.binary, described, name=build.name)
-            if record is not None:
-                qemu = RecordingTarget(qemu, record)
-        else:
-            qemu = QemuTarget(build.binary, described, name=build.name)
-            if record is not None:
-                qemu = RecordingTarget(qemu, record)
-        err_at = sanitizer.mark(qemu)
-        model = ModelTarget(described, image=model_image, profile=build.profile, strict=strict)
-        lock_kw: dict[str, Any] = dict(
-            quirks=qset, history=None if keep else 400,
-            recipe=images.recipe(sc.image) if image is None else None, stop_after=stop_after)
-        optimistic = optimistic and isinstance(qemu, QemuTarget)
-        if optimistic:
-            assert isinstance(qemu, QemuTarget)
-            lock = OptimisticLockstep(model, qemu, **lock_kw)
-            res.lockstep = OPTIMISTIC
-        else:
-            lock = LockstepTarget(model, qemu, **lock_kw)
-        if migrator is not None:
-            migrator(ctx, qemu, model)
-        sc.fn(lock, ctx)
-        lock.compare_watched()  # the DMA arena, once more at the end
-        lock.flush()  # QEMU has answered everything before its card is read
-        spans = unwritten_equal(image_spans(model, qemu, model_image), model.image_touched(),
-                                model_image, qemu)
-        res.not_compared = compare_images(lock, spans)
-    except Fallback as f:
-        res.lockstep, res.fallback = FALLBACK, str(f)
-    except StopRun as e:
-        res.reason = f"stopped before step {e.args[0]}, as asked"
-        ctx.misses.clear()  # the scenario did not finish: its verdicts are not final
-    except Divergence as d:
-        d.scenario = sc.name
-        if model is not None and model.refused and d.kind == "result" and d.step.op == "read":
-            d.fields.append(model.refused[-1])  # why QEMU's value was not adopted
-        res.status, res.divergence = DIVERGE, d
-        res.reason = d.summary()
-        if qemu is not None and report_dir is not None:
-            stem = f"{build.name}-{machine}-{sc.name}".replace("/", "_")
-            d.trace_file = str(write_reproducer(d, qemu, report_dir, stem))
+        _drive(bench, res, optimistic, migrator)
     except Exception as e:
-        if optimistic:  # where step by step would have stopped is for it to say
-            res.lockstep, res.fallback = FALLBACK, f"{type(e).__name__}: {e}"
-            if isinstance(lock, OptimisticLockstep):
-                lock.abandon()  # answers still due are read: the process can be reset
-        elif isinstance(e, QemuGone):  # died, closed the qtest stream, or hung (and was stopped)
-            res.status, res.reason = CRASH, str(e)
-        elif isinstance(e, QemuError):
-            res.status, res.reason = ERROR, str(e)
-        else:  # a harness or model bug: report it, keep going
-            res.status = ERROR
-            res.reason = f"{type(e).__name__}: {e}"
-            res.notes.append(traceback.format_exc())
+        _failed(bench, res, e, report_dir, optimistic)
     finally:
-        report = (sanitizer.since(qemu, err_at) if qemu is not None
-                  and res.status not in (CRASH, ERROR) else None)
-        if report is not None:  # a sanitizer build that went on (halt_on_error=0, UBSan)
-            res.status, res.reason = CRASH, f"{report.summary()} (QEMU went on)"
-        if lock is not None:
-            res.steps = lock.count
-            res.quirks = [q for q, _ in lock.applied]
-            if model is not None:
-                res.adoptions = [(st.index, what, value) for st, (what, value)
-                                 in zip(lock.reconciled, model.adoptions, strict=True)]
-        if keep and lock is not None and qemu is not None:
-            res.history, res.trace = lock.history(), list(qemu.trace)
-        if pooled is not None and isinstance(qemu, RecordingTarget):
-            qemu.finish()
-            pooled.release(qemu.inner, healthy=res.status not in (CRASH, ERROR))
-        elif isinstance(qemu, QemuTarget) and pooled is not None:
-            pooled.release(qemu, healthy=res.status not in (CRASH, ERROR))
-        elif qemu is not None:
-            qemu.close()
-        if model is not None:
-            res.consulted = model.deviations_consulted()
+        _collect(bench, res)
     if res.lockstep == FALLBACK:
         res.seconds = time.monotonic() - t0
         return res
+    _judge(res, qset, bench.context)
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _drive(bench: Testbench, res: Result, optimistic: bool,
+           migrator: Callable[[Context, QemuSide, ModelTarget], None] | None) -> None:
+    """The scenario through the bench, then the final memory and image comparisons."""
+    lock = bench.start(optimistic)
+    if bench.optimistic:
+        res.lockstep = OPTIMISTIC
+    qemu, model = bench.qemu, bench.model
+    assert qemu is not None and model is not None
+    if migrator is not None:
+        migrator(bench.context, qemu, model)
+    bench.spec.scenario.fn(lock, bench.context)
+    lock.compare_watched()  # the DMA arena, once more at the end
+    lock.flush()  # QEMU has answered everything before its card is read
+    spans = unwritten_equal(image_spans(model, qemu, bench.model_image), model.image_touched(),
+                            bench.model_image, qemu)
+    res.not_compared = compare_images(lock, spans)
+
+
+def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None,
+            optimistic: bool) -> None:
+    """How the run ended early: a fallback, a stop asked for, a divergence
+    (its reproducer written), QEMU gone or refusing, or a harness bug.
+    ``optimistic``: the run was asked to be (until the scoreboard exists,
+    which says whether it is)."""
+    spec, model = bench.spec, bench.model
+    if isinstance(e, Fallback):
+        res.lockstep, res.fallback = FALLBACK, str(e)
+    elif isinstance(e, StopRun):
+        res.reason = f"stopped before step {e.args[0]}, as asked"
+        bench.context.misses.clear()  # the scenario did not finish: its verdicts are not final
+    elif isinstance(e, Divergence):
+        e.scenario = spec.scenario.name
+        if model is not None and model.refused and e.kind == "result" and e.step.op == "read":
+            e.fields.append(model.refused[-1])  # why QEMU's value was not adopted
+        res.status, res.divergence = DIVERGE, e
+        res.reason = e.summary()
+        if bench.qemu is not None and report_dir is not None:
+            stem = f"{spec.build.name}-{spec.machine}-{spec.scenario.name}".replace("/", "_")
+            e.trace_file = str(write_reproducer(e, bench.qemu, report_dir, stem))
+    elif bench.optimistic if bench.lock is not None else optimistic:
+        # where step by step would have stopped is for it to say
+        res.lockstep, res.fallback = FALLBACK, f"{type(e).__name__}: {e}"
+        if isinstance(bench.lock, OptimisticLockstep):
+            bench.lock.abandon()  # answers still due are read: the process can be reset
+    elif isinstance(e, QemuGone):  # died, closed the qtest stream, or hung (and was stopped)
+        res.status, res.reason = CRASH, str(e)
+    elif isinstance(e, QemuError):
+        res.status, res.reason = ERROR, str(e)
+    else:  # a harness or model bug: report it, keep going
+        res.status = ERROR
+        res.reason = f"{type(e).__name__}: {e}"
+        res.notes.append(traceback.format_exc())
+
+
+def _collect(bench: Testbench, res: Result) -> None:
+    """What the run leaves in its result, whatever happened; the sides closed."""
+    qemu, model, lock = bench.qemu, bench.model, bench.lock
+    report = (sanitizer.since(qemu, bench.err_at) if qemu is not None
+              and res.status not in (CRASH, ERROR) else None)
+    if report is not None:  # a sanitizer build that went on (halt_on_error=0, UBSan)
+        res.status, res.reason = CRASH, f"{report.summary()} (QEMU went on)"
+    if lock is not None:
+        res.steps = lock.count
+        res.quirks = [q for q, _ in lock.applied]
+        if model is not None:
+            res.adoptions = [(st.index, what, value) for st, (what, value)
+                             in zip(lock.reconciled, model.adoptions, strict=True)]
+    if bench.keep and lock is not None and qemu is not None:
+        res.history, res.trace = lock.history(), list(qemu.trace)
+    bench.close(healthy=res.status not in (CRASH, ERROR))
+    if model is not None:
+        res.consulted = model.deviations_consulted()
+
+
+def _judge(res: Result, qset: QuirkSet, ctx: Context) -> None:
+    """The verdict of a run that ended: quirks, stale quirks, the misses."""
     if res.status == AGREE and res.quirks:
         res.status = QUIRK
     if res.status in (AGREE, QUIRK):
-        res.stale = [q for q in qset.expected_here() if q.key not in qset.used and q.scenarios]
+        res.stale = [q for q in qset.expected_here() if q.key not in qset.used
+                     and bound_to_scenario(q)]
     res.notes += ctx.notes
     res.spec_misses, res.known_misses = judge_misses(ctx.misses, res.consulted)
     if res.spec_misses and res.status in (AGREE, QUIRK):
         res.status = SPEC_MISS
         res.reason = "; ".join(res.spec_misses)
-    res.seconds = time.monotonic() - t0
-    return res
 
 
 def judge_misses(misses: list[Miss], consulted: set[str]
@@ -434,7 +418,7 @@ def judge_misses(misses: list[Miss], consulted: set[str]
     for m in misses:
         if m.deviation is None:
             unexplained.append(m.message)
-        elif m.deviation not in KNOWN_DEVIATIONS:
+        elif m.deviation not in LEDGER or not LEDGER[m.deviation].toggle:
             unexplained.append(f"{m.message} (names {m.deviation}, which no deviation "
                                "table lists)")
         elif m.deviation not in consulted:

@@ -26,15 +26,13 @@ from pathlib import Path
 
 from harness.check import parallel, runner
 from harness.check.recording import Recording
-from harness.model.deviations import Deviation, Strictness
-from harness.model.emmc_deviations import emmc_deviations
-from harness.model.sd_deviations import sd_deviations
-from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
+from harness.ledger import KnownDifference, entry, toggles
+from harness.model.deviations import Strictness
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
 
-ALL_DEVIATIONS: dict[str, Deviation] = {
-    d.key: d for d in (*sd_deviations, *SDHCI_DEVIATIONS, *emmc_deviations)}
+#: Every switch of the model (the ledger's ``toggle`` entries).
+SWITCHES: frozenset[str] = frozenset(d.key for d in toggles("sd", "sdhci", "emmc"))
 
 
 @dataclass
@@ -42,7 +40,7 @@ class Finding:
     """A deviation shown by a scenario, first seen at ``step``."""
 
     build: str
-    deviation: Deviation
+    deviation: KnownDifference
     scenario: str
     step: str
     reproducer: str
@@ -94,14 +92,13 @@ def findings_for(
     """Run ``scenarios`` once each on ``build``, then every strict variant
     of the model against the recording; findings and unexplained divergences.
     Scenarios run on ``jobs`` forked workers; the report is in their order."""
-    # forked workers find a scenario in the registry by name
-    items = [(build, sc.name if jobs > 1 else sc, machine, report_dir) for sc in scenarios]
+    items = [(build, sc, machine, report_dir) for sc in scenarios]
     try:
         outcomes = parallel.map_ordered(
             _scenario, items, jobs,
             progress=(lambda done, it: progress(
                 f"strict {build.name} [{done}/{len(items)}] "
-                f"{it[1] if isinstance(it[1], str) else it[1].name}")) if progress else None)
+                f"{it[1].name}")) if progress else None)
     finally:
         parallel.close_worker_pool()  # this process's; a worker's closes as it exits
     found: dict[str, Finding] = {}
@@ -112,18 +109,15 @@ def findings_for(
                 if sc.name not in found[key].scenarios:
                     found[key].scenarios.append(sc.name)
             else:
-                found[key] = Finding(build.name, ALL_DEVIATIONS[key], sc.name, step, trace,
+                found[key] = Finding(build.name, entry(key), sc.name, step, trace,
                                      [sc.name])
         unexplained += out.unexplained
     return StrictReport(list(found.values()), unexplained, [o.result for o in outcomes])
 
 
-def _scenario(build: QemuBuild, which: Scenario | str, machine: str,
+def _scenario(build: QemuBuild, sc: Scenario, machine: str,
               report_dir: Path) -> _ScenarioOutcome:
     """One scenario: QEMU once (recorded), then the strict model peeled."""
-    from harness.scenarios import all_scenarios
-
-    sc = all_scenarios()[which] if isinstance(which, str) else which
     rec = Recording()
     try:
         base = runner.run(build, sc, machine, strict=False, record=rec,
@@ -137,7 +131,7 @@ def _scenario(build: QemuBuild, which: Scenario | str, machine: str,
         # then follow QEMU, and the next divergence is looked for.
         explained_keys: set[str] = set()
         while True:
-            keys: Strictness = (frozenset(ALL_DEVIATIONS) - explained_keys
+            keys: Strictness = (SWITCHES - explained_keys
                                 if explained_keys else True)
             full = runner.run(build, sc, machine, strict=keys, replay=rec,
                               report_dir=report_dir)

@@ -101,7 +101,8 @@ class CommandTracker:
         if c is None or op not in ("read", "write"):
             return
         offset, size = args[0], args[1]
-        c.data_bytes += _overlap(offset, size, _DATA)
+        if offset < _DATA.stop and _DATA.start < offset + size:
+            c.data_bytes += _overlap(offset, size, _DATA)
         rsp = sdhci.RSPREG0.offset
         if (op == "read" and c.app and c.index == 41 and offset <= rsp
                 and offset + size >= rsp + 4):

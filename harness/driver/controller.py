@@ -84,6 +84,8 @@ class Controller:
         self.poll_ns = poll_ns
         self.recover = recover
         self.clock_available = True
+        #: The Capabilities register as last read (None: not read yet).
+        self.caps: int | None = None
         #: Every command result, in order.
         self.history: list[CommandResult] = []
         self.arena = DmaArena(target)
@@ -178,7 +180,14 @@ class Controller:
         """The 64-bit Capabilities register (2.2.25-26), read as two dwords."""
         lo = self.target.read(H.CAPAB.offset, 4)
         hi = self.target.read(H.CAPAB.offset + 4, 4)
-        return lo | (hi << 32)
+        self.caps = lo | (hi << 32)
+        return self.caps
+
+    def supports(self, mode: Mode) -> bool:
+        """Whether the Capabilities last read report ``mode`` (2.2.26: SDMA
+        Support, ADMA2 Support); unknown (not read yet) counts as supported."""
+        field = {Mode.SDMA: "SDMA", Mode.ADMA2: "ADMA2"}.get(mode)
+        return field is None or self.caps is None or bool(self.caps & H.CAPAB.mask(field))
 
     def spec_version(self) -> int:
         """HCVER Specification Version Number: 0 = 1.00, 1 = 2.00, 2 = 3.00."""

@@ -334,6 +334,8 @@ class HostDriver(Controller):
             adma: AdmaOptions | None) -> CommandResult:
         bs = self.card.block_len if block_size is None else block_size
         is_multi = count > 1 if multi is None else multi
+        if not self.supports(mode) and (adma is None or adma.format != "adma1"):
+            mode = Mode.PIO  # a driver selects no DMA the controller does not report
         if stop == "auto":
             stop = "auto12" if is_multi else "none"
         t = Transfer(

@@ -219,6 +219,42 @@ def _g_force(rng: random.Random) -> Op:
                                  0x0000009F])}
 
 
+#: Data commands a ``start`` issues: (index, read, multiple block).
+START_COMMANDS = ((17, True, False), (18, True, True), (24, False, False),
+                  (25, False, True))
+#: Transfer modes of ``start`` (DMA engines that need no descriptor table).
+START_MODES = ("pio", "sdma")
+#: Most blocks an SDMA ``start`` asks for: SDMA moves its data without the
+#: guest, so a count of 65535 would move up to 256 MiB in one operation
+#: (PIO moves only what ``pio`` operations move, so any count is cheap).
+SDMA_START_BLOCKS = 16
+
+
+def _g_start(rng: random.Random) -> Op:
+    """A data command issued through the registers and left running: no
+    wait, no data moved (SDHC 3.7.2.1 steps 1-7), so that the operations
+    after it (``pio``, ``reset``, ``clock``, a probe) meet the transfer in
+    whatever phase it is; any block size and any byte offset."""
+    index, _read, multi = rng.choice(START_COMMANDS)
+    mode = rng.choice(START_MODES)
+    counts = [1, 2, 3, 0, 65535] if mode == "pio" else [1, 2, 3, 0, SDMA_START_BLOCKS]
+    return {"op": "start", "index": index,
+            "bs": rng.choice([512, 512, 1, 2, 3, 4, 64, 511, 513, 1024, 2048, 4095,
+                              rng.randrange(1, 4096)]),
+            "count": rng.choice(counts) if multi else 1,
+            "offset": rng.choice([0, 0, 1, 3, 511, rng.randrange(512)]),
+            "block": rng.choice([0, rng.randrange(64), CARD_BLOCKS - 1, CARD_BLOCKS]),
+            "mode": mode, "auto12": rng.random() < 0.4,
+            "blkcnt_en": rng.random() < 0.9, "boundary": rng.randrange(8)}
+
+
+def _g_pio(rng: random.Random) -> Op:
+    """Data port accesses of a transfer in progress (SDHC 2.2.8): a few, a
+    whole 512-byte block at 4 bytes, or one more."""
+    return {"op": "pio", "write": rng.random() < 0.4,
+            "n": rng.choice([1, 2, 16, 127, 128, 129, 256]), "size": rng.choice([4, 4, 2, 1])}
+
+
 #: Each kind's generator and its weight in a random sequence.
 GENERATORS: dict[str, tuple[Callable[[random.Random], Op], int]] = {
     "setup": (_g_setup, 1), "init": (_g_init, 2), "cmd": (_g_cmd, 14), "rw": (_g_rw, 14),
@@ -227,7 +263,7 @@ GENERATORS: dict[str, tuple[Callable[[random.Random], Op], int]] = {
     "write": (_g_write, 7), "read": (_g_read, 3), "mem": (_g_mem, 2), "power": (_g_power, 1),
     "sdclk": (_g_sdclk, 1), "switch": (_g_switch, 2), "hostctl": (_g_hostctl, 2),
     "blkgap": (_g_blkgap, 1), "probe": (_g_probe, 4), "force": (_g_force, 1),
-    "medium": (_g_medium, 1),
+    "medium": (_g_medium, 1), "start": (_g_start, 4), "pio": (_g_pio, 4),
 }
 _KINDS = list(GENERATORS)
 _WEIGHTS = [w for _, w in GENERATORS.values()]
@@ -329,6 +365,20 @@ def normalise(op: Op) -> Op:
     elif o["op"] == "cmd" and "data" in o:
         o["data"] = dict(o["data"], bs=max(1, o["data"]["bs"]),
                          count=max(1, o["data"]["count"]))
+    elif o["op"] == "start":
+        if o["index"] not in {c[0] for c in START_COMMANDS}:
+            o["index"] = 17
+        o["bs"] = min(max(1, o["bs"]), 4095)
+        o["count"] &= 0xFFFF
+        o["boundary"] &= 7
+        if o["mode"] not in START_MODES:
+            o["mode"] = "pio"
+        if o["mode"] == "sdma":
+            o["count"] = min(o["count"], SDMA_START_BLOCKS)
+    elif o["op"] == "pio":
+        o["n"] = max(0, min(o["n"], 4096))
+        if o["size"] not in (1, 2, 4):
+            o["size"] = 4
     elif o["op"] == "clock" and o["ns"] is not None:
         o["ns"] = max(1, o["ns"])  # QEMU >= 10 refuses a step of 0
     return o
@@ -401,8 +451,37 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         set_medium(t, bool(op["inserted"]))
     elif kind == "probe":
         probe(d, t, status=bool(op.get("status")))
+    elif kind == "start":
+        start(t, op)
+    elif kind == "pio":
+        for i in range(op["n"]):
+            if op["write"]:
+                t.write(H.BDATA.offset, op["size"], (0x5A + 7 * i) & ((1 << 8 * op["size"]) - 1))
+            else:
+                t.read(H.BDATA.offset, op["size"])
     else:
         raise ValueError(f"unknown fuzz operation {kind!r}")
+
+
+def start(t: Target, op: Op) -> None:
+    """Issue ``op``'s data command through the registers (SDHC 3.7.2.1:
+    block size with the SDMA boundary, block count, argument, transfer
+    mode, command) and return at once; SDMA uses the fuzzer's data area."""
+    _index, read, multi = next(c for c in START_COMMANDS if c[0] == op["index"])
+    if op["mode"] == "sdma":
+        t.write(H.SDMASYSAD.offset, 4, DMA_BASE + 0x10000)
+        host = t.read(H.HOSTCTL.offset, 1)
+        t.write(H.HOSTCTL.offset, 1, (host & ~H.HOSTCTL_DMA_MASK) | H.HOSTCTL_DMA_SDMA)
+    t.write(H.BLKSIZE.offset, 2, op["bs"] | op["boundary"] << H.BLKSIZE_BOUNDARY_SHIFT)
+    t.write(H.BLKCNT.offset, 2, op["count"])
+    t.write(H.ARGUMENT.offset, 4, (op["block"] * 512 + op["offset"]) & 0xFFFFFFFF)
+    trnmod = ((H.TRNMOD_READ if read else 0) | (H.TRNMOD_MULTI if multi else 0)
+              | (H.TRNMOD_BLKCNT_EN if op["blkcnt_en"] else 0)
+              | (H.TRNMOD_ACMD12 if op["auto12"] else 0)
+              | (H.TRNMOD_DMA if op["mode"] == "sdma" else 0))
+    t.write(H.TRNMOD.offset, 2, trnmod)
+    t.write(H.CMDREG.offset, 2, H.cmdreg(op["index"], H.RSP_48, crc=True, idx=True,
+                                         data=True))
 
 
 def set_medium(t: Target, inserted: bool) -> None:

@@ -66,11 +66,7 @@ def measure(run: Callable[[], Any]) -> dict[str, Any]:
         run()
     finally:
         cov.stop()
-    with tempfile.TemporaryDirectory(prefix="sdqtest-explore-") as tmp:
-        out = Path(tmp) / "cov.json"
-        cov.json_report(outfile=str(out), show_contexts=False)
-        data: dict[str, Any] = json.loads(out.read_text())
-    return data
+    return _json(cov)
 
 
 @dataclass
@@ -114,46 +110,72 @@ def combine(scen: dict[str, Any], expl: dict[str, Any]) -> list[Region]:
 
 
 #: Reason classes of a never-taken branch, from the text of its line
-#: (first match wins).  A heuristic: each is a hint where to look.
+#: (first match wins).  A heuristic: each is a hint where to look.  The
+#: second field says whether the class is out of the default check's reach
+#: by construction (``True``: it runs the model following QEMU, on its
+#: builds' profiles, with valid machines) and so leaves the reachable set.
 _REASONS = (
-    ("strict", "the spec-following model (--strict)"),
+    ("strict", "the spec-following model (--strict)", True),
     ("qemu(", "one side of a listed deviation: the other is the spec-following model "
-     "(--strict)"),
-    ("uhs", "a device property (sdhci-pci uhs)"),
-    ("sd_spec_version", "a device property (sdhci-pci sd-spec-version)"),
-    ("spec_version", "a device property (sd-card spec_version)"),
-    ("capareg", "a device property (sdhci-pci capareg)"),
-    ("readonly", "a read-only medium (QEMU refuses it at realize)"),
-    ("inserted", "a medium change (the medium operation) in a state no input reached"),
-    ("profile", "another build's profile (version-dependent rule)"),
-    ("version", "another build's profile (version-dependent rule)"),
-    ("emmc", "an eMMC card"),
-    ("rpmb", "an eMMC card (RPMB)"),
-    ("spi", "SPI mode (not on this bus)"),
-    ("fatal", "a QEMU abort path"),
-    ("hung", "a QEMU abort or endless-transfer path"),
-    ("raise ", "an error the model raises (bad input)"),
-    ("ValueError", "an error the model raises (bad input)"),
+     "(--strict)", True),
+    ("uhs", "a device property (sdhci-pci uhs)", False),
+    ("sd_spec_version", "a device property (sdhci-pci sd-spec-version)", False),
+    ("spec_version", "a device property (sd-card spec_version)", False),
+    ("capareg", "a device property (sdhci-pci capareg)", False),
+    ("readonly", "a read-only medium (QEMU refuses it at realize)", True),
+    ("inserted", "a medium change (the medium operation) in a state no input reached",
+     False),
+    ("profile", "another build's profile (version-dependent rule)", True),
+    ("version", "another build's profile (version-dependent rule)", True),
+    ("emmc", "an eMMC card", False),
+    ("rpmb", "an eMMC card (RPMB)", False),
+    ("spi", "SPI mode (not on this bus)", True),
+    ("fatal", "a QEMU abort path", False),
+    ("hung", "a QEMU abort or endless-transfer path", False),
+    ("raise ", "an error the model raises (bad input: the check builds valid machines)",
+     True),
+    ("ValueError", "an error the model raises (bad input: the check builds valid "
+     "machines)", True),
 )
+#: Functions of the model's Target only the lockstep calls (the adoption of
+#: QEMU's random RCA, the interrupt line's events): every check runs them,
+#: the model alone does not, so they are not counted here.
+LOCKSTEP_ONLY = frozenset({"ModelTarget.reconcile", "ModelTarget.may_adopt",
+                           "ModelTarget._adopt_rspreg3", "ModelTarget.irq_events"})
+_LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not counted)"
 
 
-def reason(path: str, line: int) -> str:
+def classify(path: str, line: int, function: str = "") -> tuple[str, bool]:
+    """The reason class of a never-taken branch at ``line`` and whether it
+    is out of the default check's reach (see :data:`_REASONS`)."""
+    if function in LOCKSTEP_ONLY:
+        return _LOCKSTEP, True
     text = linecache.getline(path, abs(line)).lower()
-    for needle, why in _REASONS:
+    if "strict" in function.lower():
+        return "the spec-following model (--strict)", True
+    for needle, why, out in _REASONS:
         if needle.lower() in text:
-            return why
+            return why, out
     if "emmc" in Path(path).name:
-        return "an eMMC card"
-    return "unknown: no scenario or explored input reaches it yet"
+        return "an eMMC card", False
+    return "unknown: no scenario or explored input reaches it yet", False
+
+
+def reason(path: str, line: int, function: str = "") -> str:
+    return classify(path, line, function)[0]
 
 
 def render(regions: list[Region], *, detail: bool = True) -> str:
-    """The report: per file, per function; never-taken branches with reasons."""
+    """The report: per file, per function; never-taken branches with reasons;
+    the total, and the share of the reachable branches taken (those not
+    out of the default check's reach by their class, :func:`classify`)."""
     lines: list[str] = []
     files: dict[str, list[Region]] = {}
     for r in regions:
         files.setdefault(r.file, []).append(r)
     tot = [0, 0, 0, 0]
+    out_of_reach = 0
+    classes: dict[str, int] = {}
     for name, rs in files.items():
         n = sum(len(r.branches) for r in rs)
         s = sum(len(r.scenarios) for r in rs)
@@ -162,17 +184,96 @@ def render(regions: list[Region], *, detail: bool = True) -> str:
         tot = [tot[0] + n, tot[1] + s, tot[2] + e, tot[3] + v]
         lines.append(f"{name}: {n} branches, scenarios {s}, explore only {e}, never {v} "
                      f"({100 * (s + e) / max(n, 1):.1f}% taken)")
+        path = str(Path(MODEL_DIR) / name)
         for r in rs:
+            whys = [(src, dst, *classify(path, src, r.name)) for src, dst in sorted(r.never)]
+            for _s, _d, why, out in whys:
+                classes[why] = classes.get(why, 0) + 1
+                out_of_reach += out
             if not r.never and not detail:
                 continue
             lines.append(f"  {r.name}: {len(r.branches)} branches, scenarios "
                          f"{len(r.scenarios)}, explore only {len(r.explore)}, never "
                          f"{len(r.never)}")
             if detail:
-                path = str(Path(MODEL_DIR) / name)
-                for src, dst in sorted(r.never):
+                for src, dst, why, _out in whys:
                     to = "exit" if dst < 0 else f"line {dst}"
-                    lines.append(f"      line {src} -> {to}: {reason(path, src)}")
+                    lines.append(f"      line {src} -> {to}: {why}")
+    taken = tot[1] + tot[2]
     lines.append(f"total: {tot[0]} branches, scenarios {tot[1]}, explore only {tot[2]}, "
-                 f"never {tot[3]} ({100 * (tot[1] + tot[2]) / max(tot[0], 1):.1f}% taken)")
+                 f"never {tot[3]} ({100 * taken / max(tot[0], 1):.1f}% taken)")
+    reach = tot[0] - out_of_reach
+    lines.append(f"reachable by the default check: {reach} (never taken and out of its "
+                 f"reach by class: {out_of_reach}); taken {taken}: "
+                 f"{100 * taken / max(reach, 1):.1f}% of reachable")
+    lines.append("never taken, by class:")
+    lines += [f"  {n:4}  {why}" for why, n in sorted(classes.items(), key=lambda x: -x[1])]
     return "\n".join(lines)
+
+
+#: Started in a fresh interpreter: coverage first, then the model's import,
+#: so that what runs at import (the register dispatch tables, the compat
+#: table) counts as the check runs it.
+_CHILD = """
+import sys, coverage
+cov = coverage.Coverage(branch=True, data_file=None, include=[sys.argv[1] + "/*"])
+cov.set_option("run:disable_warnings", ["no-data-collected"])
+cov.start()
+from harness.explore import report
+report.child(cov, sys.argv[2], sys.argv[3:])
+"""
+
+
+def child(cov: Any, out: str, specs: list[str]) -> None:
+    """In the fresh interpreter of :func:`measure_fresh`: run the scenario
+    library, then the explore corpus, on the model alone for each profile
+    of ``specs`` (builds; none: the default check's), and write both
+    coverage reports and the errors to ``out`` (JSON)."""
+    import harness.scenarios as scenarios
+    from harness.scenarios import explore as group
+
+    profiles = _profiles(specs)
+    every = scenarios.all_scenarios().values()
+    library = [s for s in every if s.group != group.GROUP]
+    corpus = [s for s in every if s.group == group.GROUP]
+    errors: dict[str, str] = {}
+    for p in profiles:
+        errors.update(run_on_model(library, p))
+    cov.stop()
+    scen = _json(cov)
+    expl = measure(lambda: [errors.update(run_on_model(corpus, p)) for p in profiles])
+    Path(out).write_text(json.dumps({"scenarios": scen, "explore": expl, "errors": errors,
+                                     "profiles": [".".join(map(str, p.version))
+                                                  for p in profiles],
+                                     "library": len(library), "corpus": len(corpus)}))
+
+
+def _profiles(specs: list[str]) -> list[BuildProfile]:
+    from harness.errors import SdqtestError
+    from harness.qemu.selection import select_builds
+
+    try:
+        return [b.profile for b in select_builds(specs or None, install_missing=False)]
+    except SdqtestError:
+        return [NEWEST]
+
+
+def _json(cov: Any) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="sdqtest-explore-") as tmp:
+        out = Path(tmp) / "cov.json"
+        cov.json_report(outfile=str(out), show_contexts=False)
+        data: dict[str, Any] = json.loads(out.read_text())
+    return data
+
+
+def measure_fresh(specs: list[str]) -> dict[str, Any]:
+    """:func:`child` in a fresh interpreter; its JSON."""
+    import subprocess
+    import sys
+
+    with tempfile.TemporaryDirectory(prefix="sdqtest-explore-") as tmp:
+        out = Path(tmp) / "report.json"
+        subprocess.run([sys.executable, "-c", _CHILD, MODEL_DIR, str(out), *specs],
+                       check=True)
+        data: dict[str, Any] = json.loads(out.read_text())
+    return data

@@ -22,10 +22,15 @@ not compare past them (they are counted).
 
 from __future__ import annotations
 
+import copyreg
 import gc
 import hashlib
+import json
+import os
+import pickle
 import random
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,22 +46,28 @@ from harness.explore.tracer import MODEL_DIR, arc_tracer
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.machine import CardImage, Machine
+from harness.model.blockstore import BlockStore
 from harness.model.target import ModelTarget
 from harness.profile import NEWEST, BuildProfile
 from harness.scenarios.explore import DRIVER_POLLS
 
 #: ADMA timer steps without guest interaction after which the model stops
 #: an endless chain: such an input is not kept.
-STEP_BUDGET = 200
+STEP_BUDGET = 40
 #: The card image recipe (the fuzzer's and the scenarios' default).
 IMAGE = "sdsc-16m"
 #: Longest input (operations, probes not counted).
 MAX_OPS = 12
+#: Every run snapshots the model after its first operations (set-up and
+#: card initialisation, the prefix most inputs share).
+SNAP_FIRST = 3
 
 _CMD13_STATES = S.DATA_TRANSFER_MODE_STATES
 _CMD_INHIBIT = 1 << next(f.lsb for f in H.PRNSTS.fields if f.name == "CMDINHIBIT")
 
-Feature = tuple[Any, ...]
+#: An abstract state ``("state", op, summary)`` or a model arc: an integer
+#: (:attr:`CTracerArcs.keys`) or ``("arc", file, from, to)``.
+Feature = Any
 
 
 class ReuseDependent(SdqtestError):
@@ -108,28 +119,66 @@ class Run:
 
 
 class ModelRunner:
-    """Runs inputs on fresh models of one machine; ``trace`` records arcs."""
+    """Runs inputs on models of one machine; ``trace`` records arcs.
 
-    def __init__(self, profile: BuildProfile = NEWEST, *, trace: bool = True) -> None:
+    A run starts from a fresh model, or from a snapshot of the model after
+    the longest prefix of its operations already run (the driver, the
+    model, pickled; the probes, states and arcs so far): the model is a
+    function of its operations, so the run ends as the whole run from a
+    fresh model would (``tests/qtest/core/test_explore.py`` checks it).
+    Snapshots are taken after the first :data:`SNAP_FIRST` operations of
+    every run, and after every operation of a run with ``keep`` (the
+    search's kept inputs, which mutations start from); at most
+    ``snapshots`` are kept, least recently used out first."""
+
+    def __init__(self, profile: BuildProfile = NEWEST, *, trace: bool = True,
+                 snapshots: int = 2048, machine: Machine | None = None) -> None:
         self.profile = profile
-        self.machine = explore_machine()
+        self.machine = machine or explore_machine()
         self.image = images.raw_twin(IMAGE)
         self.trace = trace
-        self.tracer = arc_tracer()
+        self.tracer: Any = arc_tracer()
+        self.snapshots = snapshots
+        self._snaps: OrderedDict[tuple[str, ...], _Snap] = OrderedDict()
+        self.forked = 0
 
-    def run(self, ops: Sequence[Op], *, probes: bool = True) -> Run:
-        """Run ``ops`` (without probes; one is added after each operation
-        when ``probes``) on a fresh model."""
+    def _fresh(self) -> HostDriver:
         model = ModelTarget(self.machine, image=self.image, profile=self.profile)
         model.sdhci.step_budget = STEP_BUDGET
         card: Any = model.card
         if hasattr(card, "blk_written"):
             card.blk_written = _Unknown()
-        d = HostDriver(model, timeout_steps=DRIVER_POLLS)
-        ran: list[Op] = []
-        states: set[Feature] = set()
+        return HostDriver(model, timeout_steps=DRIVER_POLLS)
+
+    def _start(self, keys: list[str], probes: bool) -> tuple[int, HostDriver, _Snap | None]:
+        if probes and self.snapshots:
+            for k in range(len(keys), 0, -1):
+                snap = self._snaps.get(tuple(keys[:k]))
+                if snap is not None:
+                    self._snaps.move_to_end(snap.key)
+                    self.forked += 1
+                    return k, pickle.loads(snap.driver), snap
+        return 0, self._fresh(), None
+
+    def _save(self, key: tuple[str, ...], d: HostDriver, ran: list[Op],
+              states: set[Feature]) -> None:
+        arcs = self.tracer.checkpoint() if self.trace else None
+        self._snaps[key] = _Snap(key, pickle.dumps(d, pickle.HIGHEST_PROTOCOL), list(ran),
+                                 set(states), arcs)
+        if len(self._snaps) > self.snapshots:
+            self._snaps.popitem(last=False)
+
+    def run(self, ops: Sequence[Op], *, probes: bool = True, keep: bool = False) -> Run:
+        """Run ``ops`` (without probes; one is added after each operation
+        when ``probes``); ``keep``: snapshot after every operation."""
+        todo = [op for op in ops if op["op"] != "probe"]
+        keys = [json.dumps(op, sort_keys=True) for op in todo]
+        done, d, snap = self._start(keys, probes)
+        model: Any = d.target
+        ran: list[Op] = list(snap.ran) if snap else []
+        states: set[Feature] = set(snap.states) if snap else set()
         tracer = self.tracer
-        tracer.arcs = set()
+        tracer.resume = snap.arcs if snap else None
         ok, why = True, ""
         # No garbage collection while tracing: a collection would run the
         # finalisers of earlier runs' models (BlockStore.__del__) inside
@@ -138,9 +187,8 @@ class ModelRunner:
         gc.disable()
         try:
             with tracer if self.trace else _Null():
-                for op in ops:
-                    if op["op"] == "probe":
-                        continue
+                for i in range(done, len(todo)):
+                    op = todo[i]
                     apply(d, model, op)
                     ran.append(op)
                     if model.hung:
@@ -154,13 +202,19 @@ class ModelRunner:
                         if model.hung:
                             ok, why = False, f"model stopped: {model.hung}"
                             break
+                        if self.snapshots and (keep or i < SNAP_FIRST) and i + 1 < len(todo):
+                            key = tuple(keys[:i + 1])
+                            if key not in self._snaps:
+                                self._save(key, d, ran, states)
         except Exception as e:  # noqa: BLE001 - a model exception: not kept, counted
             ok, why = False, f"{type(e).__name__}: {e}"
         finally:
             if enabled:
                 gc.enable()
         feats: set[Feature] = set(states)
-        feats.update(("arc", *a) for a in tracer.arcs)
+        if self.trace:
+            packed = getattr(tracer, "keys", None)
+            feats.update(packed if packed is not None else (("arc", *a) for a in tracer.arcs))
         return Run(ran, feats, ok, why)
 
     @staticmethod
@@ -168,6 +222,35 @@ class ModelRunner:
         card: Any = model.card
         return (getattr(card, "state", None) in _CMD13_STATES
                 and not model.sdhci.prnsts & _CMD_INHIBIT)
+
+
+@dataclass
+class _Snap:
+    """The model and driver after a prefix of operations, and what the
+    prefix brought (the probes as run, abstract states, the tracer's
+    checkpoint)."""
+
+    key: tuple[str, ...]
+    driver: bytes                    #: the pickled driver (and its model)
+    ran: list[Op]
+    states: set[Feature]
+    arcs: Any
+
+
+def _copy_store(state: dict[str, Any]) -> BlockStore:
+    """A copy of a :class:`BlockStore` with its own descriptor of the image,
+    opened read-only as the original's (each copy closes its own)."""
+    new = BlockStore.__new__(BlockStore)
+    new.__dict__.update(state)
+    new._fd = None if new.image is None else os.open(new.image, os.O_RDONLY)
+    return new
+
+
+def _reduce_store(store: BlockStore) -> tuple[Any, ...]:
+    return _copy_store, ({k: v for k, v in vars(store).items() if k != "_fd"},)
+
+
+copyreg.pickle(BlockStore, _reduce_store)
 
 
 class _Null:
@@ -187,6 +270,7 @@ class Entry:
     new: int                         #: features it brought first
     arcs: int                        #: model arcs it takes
     features: frozenset[Feature] = frozenset()
+    variant: str = "default"         #: the machine it runs on (:data:`VARIANTS`)
 
 
 @dataclass
@@ -234,84 +318,149 @@ def shrink(ops: list[Op], keeps: Callable[[list[Op]], bool], calls: int = 4) -> 
 def cover(entries: list[Entry], limit: int | None = None) -> list[Entry]:
     """A smaller corpus reaching every feature ``entries`` reach: greedy set
     cover (most uncovered features first, the earlier input on a tie), in
-    the order the search found them.  Fewer inputs to replay on QEMU;
-    ``limit`` keeps only the first ``limit`` picks (those that bring the
-    most), for the check's time budget."""
-    left = set().union(*(e.features for e in entries)) if entries else set()
+    the order the search found them.  Model arcs are covered first, then
+    abstract states (the arcs are the goal's measure; a state is a hint).
+    Fewer inputs to replay on QEMU; ``limit`` keeps only the first
+    ``limit`` picks (those that bring the most), for the check's budget."""
     chosen: list[Entry] = []
-    while left and (limit is None or len(chosen) < limit):
-        best = max(entries, key=lambda e: (len(e.features & left), -e.index))
-        if not best.features & left:
-            break
-        chosen.append(best)
-        left -= best.features
+    for wanted in (is_arc, lambda f: not is_arc(f)):
+        left = {f for e in entries for f in e.features if wanted(f)}
+        for e in chosen:
+            left -= e.features
+        while left and (limit is None or len(chosen) < limit):
+            best = max(entries, key=lambda e: (len(e.features & left), -e.index))
+            if not best.features & left:
+                break
+            chosen.append(best)
+            left -= best.features
     return sorted(chosen, key=lambda e: e.index)
+
+
+def is_arc(f: Feature) -> bool:
+    """A feature that is a model arc (a packed integer or an ``("arc", ...)``
+    tuple), not an abstract state."""
+    return not isinstance(f, tuple) or f[0] == "arc"
+
+
+def arc_count(features: Iterable[Feature]) -> int:
+    return sum(1 for f in features if is_arc(f))
 
 
 def bare(ops: Iterable[Op]) -> list[Op]:
     return [o for o in ops if o["op"] != "probe"]
 
 
+#: Device property values the search also runs on (issue #19 item 5): a
+#: name, the ``sdhci-pci`` and ``sd-card`` properties (QEMU's names), and
+#: which tables run on it (the drawn inputs pick a variant at random).
+VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = {
+    "default": ({}, {}, ("all",)),
+    "sdhci-v3": ({"sd-spec-version": 3}, {}, ("commands", "registers")),
+    "sdhci-v3-uhs": ({"sd-spec-version": 3, "uhs": 1}, {}, ("commands",)),
+    "adma64": ({"capareg": H.CAPAREG_DEFAULT | H.CAPAB.mask("BUS64BIT")}, {}, ()),
+    "card-v2": ({}, {"spec_version": 2}, ("commands",)),
+}
+#: How often a drawn input runs on each variant.
+_VARIANT_WEIGHTS = {"default": 6, "sdhci-v3": 2, "sdhci-v3-uhs": 1, "adma64": 1, "card-v2": 1}
+
+
+def variant_machine(name: str) -> Machine:
+    """The explore machine with variant ``name``'s device properties."""
+    sdhci, card, _ = VARIANTS[name]
+    return Machine(type="q35", sdhci=sdhci, card=card, image=CardImage(images.ensure(IMAGE)))
+
+
+def _table_plan(with_tables: bool) -> list[tuple[str, list[Op]]]:
+    if not with_tables:
+        return []
+    plan: list[tuple[str, list[Op]]] = [("default", t) for t in tables.table_inputs()]
+    parts = {"commands": tables.command_states, "registers": tables.register_fields}
+    for name, (_, _, which) in VARIANTS.items():
+        if name != "default":
+            plan += [(name, t) for part in which for t in parts[part]()]
+    return plan
+
+
 def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
            profile: BuildProfile = NEWEST, max_ops: int = MAX_OPS, with_tables: bool = True,
-           say: Callable[[str], None] | None = None) -> tuple[list[Entry], set[Feature], Stats]:
+           say: Callable[[str], None] | None = None, runner: ModelRunner | None = None,
+           variants: bool = True) -> tuple[list[Entry], set[Feature], Stats]:
     """The covering corpus for ``seed``: kept entries, every feature they
     reach, and the run's statistics (see the module doc).  The inputs of
-    :mod:`.tables` come first (``with_tables``), then ``count`` drawn ones;
-    ``plateau`` counts drawn inputs only."""
-    runner = ModelRunner(profile)
-    seen: set[Feature] = set()
-    kept: list[Entry] = []
-    stats = Stats()
+    :mod:`.tables` come first (``with_tables``; on the default machine,
+    and parts of them on each of :data:`VARIANTS`), then ``count`` drawn
+    ones (on a variant drawn too, unless ``variants`` is false: then, as
+    with ``runner``, all on one machine); ``plateau`` counts drawn inputs."""
+    runners: dict[str, ModelRunner] = {"default": runner or ModelRunner(profile)}
+    names = list(_VARIANT_WEIGHTS) if variants and runner is None else ["default"]
+    weights = [_VARIANT_WEIGHTS[n] for n in names]
+    s = _Search(seen=set(), kept=[], stats=Stats(), say=say)
     t0 = time.monotonic()
     quiet = 0
-    table = tables.table_inputs() if with_tables else []
+    table = _table_plan(with_tables) if len(names) > 1 else [
+        ("default", t) for t in (tables.table_inputs() if with_tables else [])]
     for i in range(len(table) + count):
         rng = random.Random(f"{seed}:{i}")
         if i < len(table):
-            ops = table[i]
-        elif kept and rng.random() < 0.5:
-            ops = mutate(rng, bare(rng.choice(kept).ops), [bare(e.ops) for e in kept],
-                         max_len=max_ops)
+            variant, ops = table[i]
         else:
-            ops = generate(rng, max_len=max_ops)
-        stats.inputs += 1
-        stats.model_runs += 1
-        r = runner.run(ops)
-        if not r.ok:
-            key = r.why.split(":")[0]
-            stats.not_kept[key] = stats.not_kept.get(key, 0) + 1
-            quiet += 1
-        else:
-            new = r.features - seen
-            if new:
-                def keeps(cand: list[Op], new: set[Feature] = new) -> bool:
-                    stats.model_runs += 1
-                    c = runner.run(cand)
-                    return c.ok and new <= c.features
-
-                small = shrink(bare(r.ops), keeps)
-                final = runner.run(small)
-                stats.model_runs += 1
-                if not final.ok or not new <= final.features:  # cannot happen; be safe
-                    final = r
-                seen |= final.features
-                kept.append(Entry(i, final.ops, len(new),
-                                  sum(1 for f in final.features if f[0] == "arc"),
-                                  frozenset(final.features)))
-                stats.kept += 1
-                quiet = 0
-                if say is not None:
-                    say(f"input {i}: {len(new)} new, kept #{len(kept)} "
-                        f"({len(bare(final.ops))} ops), {len(seen)} features")
+            variant = rng.choices(names, weights)[0] if len(names) > 1 else "default"
+            pool = [e for e in s.kept if e.variant == variant]
+            if pool and rng.random() < 0.5:
+                ops = mutate(rng, bare(rng.choice(pool).ops), [bare(e.ops) for e in pool],
+                             max_len=max_ops)
             else:
-                quiet += 1
+                ops = generate(rng, max_len=max_ops)
+        if variant not in runners:
+            runners[variant] = ModelRunner(profile, machine=variant_machine(variant))
+        quiet = 0 if s.consider(i, variant, runners[variant], ops) else quiet + 1
         if i < len(table):
             quiet = 0
         elif quiet >= plateau:
-            stats.stopped = f"plateau: {plateau} inputs in a row brought nothing new"
+            s.stats.stopped = f"plateau: {plateau} inputs in a row brought nothing new"
             break
     else:
-        stats.stopped = f"count: {count} inputs after {len(table)} from the tables"
-    stats.seconds = time.monotonic() - t0
-    return kept, seen, stats
+        s.stats.stopped = f"count: {count} inputs after {len(table)} from the tables"
+    s.stats.seconds = time.monotonic() - t0
+    return s.kept, s.seen, s.stats
+
+
+@dataclass
+class _Search:
+    seen: set[Feature]
+    kept: list[Entry]
+    stats: Stats
+    say: Callable[[str], None] | None
+
+    def consider(self, i: int, variant: str, runner: ModelRunner, ops: list[Op]) -> bool:
+        """Run input ``i``; keep it (shrunk) when it brings something new."""
+        stats = self.stats
+        stats.inputs += 1
+        stats.model_runs += 1
+        r = runner.run(ops, keep=runner.trace)
+        if not r.ok:
+            key = r.why.split(":")[0]
+            stats.not_kept[key] = stats.not_kept.get(key, 0) + 1
+            return False
+        new = r.features - self.seen
+        if not new:
+            return False
+
+        def keeps(cand: list[Op]) -> bool:
+            stats.model_runs += 1
+            c = runner.run(cand)
+            return c.ok and new <= c.features
+
+        small = shrink(bare(r.ops), keeps)
+        final = runner.run(small, keep=True)
+        stats.model_runs += 1
+        if not final.ok or not new <= final.features:  # cannot happen; be safe
+            final = r
+        self.seen |= final.features
+        self.kept.append(Entry(i, final.ops, len(new), arc_count(final.features),
+                               frozenset(final.features), variant))
+        stats.kept += 1
+        if self.say is not None:
+            self.say(f"input {i} ({variant}): {len(new)} new, kept #{len(self.kept)} "
+                     f"({len(bare(final.ops))} ops), {len(self.seen)} features")
+        return True

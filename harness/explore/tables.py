@@ -6,7 +6,9 @@ a short prefix reaches (idle, transfer, stand-by, sending-data,
 receiving-data, inactive); every addressed data or protection command at
 the last address in range and the first out of range of the search's
 card; every writable field of every controller register written with each
-value class (zero, one, all ones, the top value).  They open the search
+value class (zero, one, all ones, the top value); every reset kind in
+every phase of a transfer; transfers of each block size class at each
+byte offset class.  They open the search
 (:func:`harness.explore.search.search` runs them first), so they are kept
 only where they reach something new, as any input.
 """
@@ -89,6 +91,66 @@ def register_fields() -> list[list[Op]]:
     return out
 
 
+def _start(index: int, mode: str, *, bs: int = 512, count: int = 2, offset: int = 0,
+           block: int = 4, auto12: bool = False) -> Op:
+    return {"op": "start", "index": index, "bs": bs, "count": count, "offset": offset,
+            "block": block, "mode": mode, "auto12": auto12, "blkcnt_en": True, "boundary": 0}
+
+
+#: Where a transfer can be when something interrupts it (SDHC 3.7.2, 2.2.9):
+#: issued only, part of a block moved, a whole block moved, a block and a
+#: word more, and (DMA) after the controller's timer ran.
+_PHASES: dict[str, list[Op]] = {
+    "issued": [],
+    "word": [{"op": "pio", "write": False, "n": 1, "size": 4}],
+    "block": [{"op": "pio", "write": False, "n": 128, "size": 4}],
+    "block+1": [{"op": "pio", "write": False, "n": 129, "size": 4}],
+    "timer": [{"op": "clock", "ns": 1_000_000}],
+}
+#: The software reset kinds (SDHC 2.2.17) and the card's own (CMD0).
+_RESETS: list[Op] = [*({"op": "reset", "what": w} for w in
+                       (H.SWRST_ALL, H.SWRST_CMD, H.SWRST_DAT, H.SWRST_CMD | H.SWRST_DAT)),
+                     {"op": "cmd", "index": 0, "arg": 0, "app": False}]
+
+
+def resets_in_phases() -> list[list[Op]]:
+    """Each reset kind in each phase of a read and a write, PIO and SDMA,
+    single and multiple block (issue #19 item 5)."""
+    out = []
+    for index in (17, 18, 24, 25):
+        for mode in ("pio", "sdma"):
+            for phase, ops in _PHASES.items():
+                if mode == "sdma" and phase in ("word", "block+1"):
+                    continue
+                moved = [dict(o, write=index in (24, 25)) if o["op"] == "pio" else o
+                         for o in ops]
+                for reset in _RESETS:
+                    out.append([_SETUP, _INIT, _start(index, mode, count=2 if index in (18, 25)
+                                                      else 1, auto12=index in (18, 25)),
+                                *moved, reset])
+    return out
+
+
+#: Block sizes at and around the limits (SDHC 2.2.2: 12 bits; PLS: 512).
+BLOCK_SIZES = (1, 2, 3, 4, 511, 512, 513, 1024, 2048, 4095)
+#: Byte offsets of an SDSC card's address (PLS 4.3.3: a byte address).
+OFFSETS = (0, 1, 511)
+
+
+def sizes_and_offsets() -> list[list[Op]]:
+    """Transfers of every block size class at every offset class, read and
+    written through the data port one block and a word."""
+    out = []
+    for index in (17, 24):
+        for bs in BLOCK_SIZES:
+            for offset in OFFSETS:
+                words = -(-bs // 4) + 1
+                out.append([_SETUP, _INIT, _start(index, "pio", bs=bs, count=1, offset=offset),
+                            {"op": "pio", "write": index == 24, "n": words, "size": 4}])
+    return out
+
+
 def table_inputs() -> list[list[Op]]:
     """All of them, in a fixed order."""
-    return command_states() + address_bounds() + register_fields()
+    return (command_states() + address_bounds() + register_fields() + resets_in_phases()
+            + sizes_and_offsets())

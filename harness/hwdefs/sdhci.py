@@ -4,7 +4,7 @@ Offsets, widths and bit fields follow the SD Host Controller Simplified
 Specification (v3.00, section 2 "SD Host Standard Register"), with the
 register and field names used throughout sdqtest.  Access types are the
 specification's; where QEMU's ``sdhci`` differs, the model and
-``harness.model.sdhci_deviations`` say so.
+the ledger (``harness.ledger.sdhci``) say so.
 
 Pure data and tiny helpers: imported by the model, the host driver and the
 divergence reports.  Names here are a stable interface.

@@ -120,7 +120,7 @@ SD_PROTOCOL = Boundary(
     "the command-table rework: random RCA, CMD6 in transfer state only, CMD26 unknown, ...",
     _ALL_BEFORE_10_0, _FROM_10_0,
     "assumed: QEMU's command-table rework, taken as 9.1; no 8.x or 9.x build here",
-    "sd_commands.VERSION_DIFFS (rca .. class-table), SDCard")
+    "ledger sd.version.* (rca .. class-table), SDCard")
 SD_10_1 = Boundary(
     "sd.state-and-size-rules", (10, 1, 0),
     "ACMD13/22/51 and CMD19 start sending in any state; spec_version 1 accepted; "
@@ -129,7 +129,7 @@ SD_10_1 = Boundary(
     "above 2 GiB a multiple of 512 KiB",
     _ALL_10_0, _FROM_10_2,
     "assumed 10.1: the 10.0.13 and 10.2.2 sources differ; no 10.1 build here",
-    "sd_commands.VERSION_DIFFS (sendingdata-state, spec-v1, size-rule), SDCard")
+    "ledger sd.version.* (sendingdata-state, spec-v1, size-rule), SDCard")
 SDMA_REWORK = Boundary(
     "sdhci.sdma-rework", (10, 0, 0),
     "SDMA raises DMA Interrupt only at a buffer boundary; SYSAD-started SDMA takes the "
@@ -154,7 +154,7 @@ CARD_SPEC_3 = Boundary(
     _ALL_BEFORE_10_0, _FROM_10_0,
     "hw_compat_9_0 carries spec_version 2 (in every source from 10.0.13 to 11.1.1), so the "
     "default moved in 9.1",
-    "defaults.TABLE, compat.COMPAT_TABLE", pinned=True)
+    "defaults.TABLE, ledger compat.sd-card.spec_version", pinned=True)
 ERASE_SERIES = Boundary(
     "sd-card.erase-series", (11, 1, 50),
     "erased blocks read 0xFF, SCR DATA_STAT_AFTER_ERASE clear, CID PRV 0x01",

@@ -9,15 +9,16 @@ model's own table (:mod:`harness.model.defaults`, never the build's
 Checked against hw/core/machine.c of QEMU 7.2, 10.0.13 and 10.2.2: the only
 sd-card/sdhci entry is ``spec_version=2`` in ``hw_compat_9_0``; the
 unreleased erase series adds ``erase-blocks-as-zero`` ``false`` for 11.0
-and older.
+and older.  The entries are the ledger's (``compat`` of its version
+entries).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from harness.errors import ModelConfigError
+from harness.ledger import LEDGER, Compat, parse_version
 from harness.model import boundaries, defaults
 from harness.model.defaults import Value
 from harness.profile import BuildProfile, Version
@@ -54,29 +55,18 @@ ALIASES: dict[str, str] = {"q35": "pc-q35-", "pc": "pc-i440fx-"}
 _VERSIONED = re.compile(r"^(pc-q35-|pc-i440fx-)(\d+)\.(\d+)(?:\.(\d+))?$")
 
 
-@dataclass(frozen=True)
-class CompatEntry:
-    """One ``hw_compat_X_Y`` global property for the SD card."""
+#: Every compat property of the ledger (:mod:`harness.ledger.versions`).
+COMPAT_TABLE: tuple[Compat, ...] = tuple(d.compat for d in LEDGER.values() if d.compat)
 
-    device: str
-    prop: str
-    value: str
-    #: applies to machine types up to and including this version
-    upto: tuple[int, int]
-    #: first QEMU build that carries the entry
-    since_build: Version
-    #: only when the build has the property (the unreleased erase series)
-    needs_property: bool = False
-    source: str = ""
+#: The first build that carries each of them: its ledger entry's first version.
+_SINCE: dict[Compat, Version] = {
+    d.compat: parse_version(d.versions.first) if d.versions.first else boundaries.ALWAYS
+    for d in LEDGER.values() if d.compat}
 
 
-COMPAT_TABLE: tuple[CompatEntry, ...] = (
-    CompatEntry("sd-card", "spec_version", "2", (9, 0), boundaries.CARD_SPEC_3.since,
-                source="hw_compat_9_0 (spec_version default became 3 in 9.1)"),
-    CompatEntry("sd-card", "erase-blocks-as-zero", "false", (11, 0), boundaries.ALWAYS,
-                needs_property=True,
-                source="hw_compat_11_0 of the 'Improve performance of read/write/erase' series"),
-)
+def since_build(e: Compat) -> Version:
+    """The first QEMU version that carries compat property ``e``."""
+    return _SINCE.get(e, boundaries.ALWAYS)
 
 
 class UnknownMachineError(ModelConfigError):
@@ -127,7 +117,7 @@ def _parse(text: str, like: Value) -> Value:
 
 
 def entries_for(machine: str, profile: BuildProfile,
-                device: str = "sd-card") -> tuple[CompatEntry, ...]:
+                device: str = "sd-card") -> tuple[Compat, ...]:
     """The compat entries of ``device`` that apply to ``machine`` on this build."""
     mv = machine_version(resolve_machine(machine, profile))
     if mv is None:
@@ -140,7 +130,7 @@ def entries_for(machine: str, profile: BuildProfile,
         if e.needs_property:
             if e.prop not in have:
                 continue
-        elif profile.version < e.since_build:
+        elif profile.version < since_build(e):
             continue
         out.append(e)
     return tuple(out)

@@ -12,13 +12,16 @@ Specifications for what the values mean; QEMU's documented behaviour and
 release history; ``device-list-properties`` and ``qom-get`` on Debian's
 QEMU 7.2.22, 10.0.13 and 11.1.3 (every machine type) for what a guest sees.
 Releases outside :data:`VERIFIED` take the nearest row, and the check
-reports their defaults as unverified every time it runs.
+reports their defaults as unverified every time it runs.  The controller's
+values are the register map's (:mod:`harness.hwdefs.sdhci`), stated there
+once: this table says from which release each holds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.hwdefs import sdhci as H
 from harness.model import boundaries
 from harness.model.boundaries import ALWAYS
 from harness.profile import BuildProfile, Version
@@ -51,12 +54,12 @@ class Row:
 
 
 TABLE: tuple[Row, ...] = (
-    Row("sdhci-pci", "capareg", 0x057834B4, ALWAYS,
+    Row("sdhci-pci", "capareg", H.CAPAREG_DEFAULT, ALWAYS,
         "52 MHz timeout and base clocks, 512-byte buffer, ADMA2, ADMA1, high speed, "
         "SDMA, 3.3 V and 1.8 V; seen on 7.2.22, 10.0.13, 11.1.3"),
-    Row("sdhci-pci", "maxcurr", 0, ALWAYS,
+    Row("sdhci-pci", "maxcurr", H.MAXCURR_DEFAULT, ALWAYS,
         "no maximum current reported; seen on 7.2.22, 10.0.13, 11.1.3"),
-    Row("sdhci-pci", "sd-spec-version", 2, ALWAYS,
+    Row("sdhci-pci", "sd-spec-version", H.SD_SPEC_VERSION_DEFAULT, ALWAYS,
         "SD Host Controller spec 2.00; seen on 7.2.22, 10.0.13, 11.1.3"),
     Row("sdhci-pci", "uhs", 0, ALWAYS,
         "no UHS-I mode; seen on 7.2.22, 10.0.13, 11.1.3"),

@@ -22,7 +22,7 @@ RPMB (JESD84-B51 6.6.22): with PARTITION_ACCESS = 3, CMD25 blocks are
 request frames and CMD18 blocks are result frames; the MAC is HMAC-SHA256
 under the programmed key over frame bytes 228..511 of every frame of a
 response.  Where QEMU departs from the standard it is named in
-:mod:`harness.model.emmc_deviations`.
+:mod:`harness.ledger.emmc`.
 """
 
 from __future__ import annotations
@@ -40,9 +40,7 @@ from harness.model import emmc_defaults, sd_data
 from harness.model.blockstore import BlockStore
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Deviations, Strictness
-from harness.model.emmc_deviations import emmc_deviations
 from harness.model.sd_commands import Rsp
-from harness.model.sd_deviations import sd_deviations
 from harness.model.sd_registers import PRV_BEFORE_SERIES, PRV_WITH_SERIES
 from harness.model.sdcard import BLOCK, SDCard
 from harness.profile import NEWEST, BuildProfile
@@ -293,7 +291,7 @@ class EmmcCard(SDCard):
         self.version = profile.version
         self.machine = machine
         self.strict = strict
-        self.dev = Deviations(sd_deviations + emmc_deviations, strict)
+        self.dev = Deviations(("sd", "emmc"), strict)
         #: The erase series (seed 000) is in the build: detected, as for the
         #: SD card, from sd-card's ``erase-blocks-as-zero``.  Only the CID
         #: PRV follows it: the eMMC has no such property, and the model keeps
@@ -406,6 +404,9 @@ class EmmcCard(SDCard):
             self.expecting_acmd = False
             return self._finish(cmd, Rsp.ILLEGAL)
         last_state = self.state
+        #: R1 reports the state the command found: Sleep (JESD84-B51 6.13) for
+        #: the CMD5 that wakes the device (strict: QEMU never answers it)
+        found = E.CardState.SLP if self.sleeping else int(last_state)
         if self.expecting_acmd:
             self.expecting_acmd = False
             self.card_status |= S.APP_CMD
@@ -418,7 +419,7 @@ class EmmcCard(SDCard):
             self.card_status |= S.ILLEGAL_COMMAND
         else:
             self.card_status &= ~S.CURRENT_STATE
-            self.card_status |= (int(last_state) << 9) & S.CURRENT_STATE
+            self.card_status |= (int(found) << 9) & S.CURRENT_STATE
         out = self._finish(cmd, rtype, last_state)
         if rtype in (Rsp.R1, Rsp.R1B) and not self.qemu("emmc.switch-error-sticky"):
             self.card_status &= ~E.SWITCH_ERROR

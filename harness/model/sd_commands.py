@@ -210,47 +210,9 @@ LEGACY_CLASSES: tuple[int, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class VersionDiff:
-    """A guest-visible difference between QEMU versions of sd.c."""
-
-    key: str
-    since: Version  #: first version with the new behaviour
-    old: str
-    new: str
-
-
-#: The boundaries (see :mod:`harness.model.boundaries` for the builds on
-#: each side): the 7.2 -> 10.0 changes came with QEMU's command-table
-#: rework, taken as 9.1; the 10.0 -> 10.2 changes are taken as 10.1.
+#: The boundaries of the ledger's ``sd.version.*`` entries (the builds on
+#: each side: :mod:`harness.model.boundaries`): the 7.2 -> 10.0 changes
+#: came with QEMU's command-table rework, taken as 9.1; the 10.0 -> 10.2
+#: changes are taken as 10.1.
 V_PROTO: Version = boundaries.SD_PROTOCOL.since
 V_10_1: Version = boundaries.SD_10_1.since
-
-VERSION_DIFFS: tuple[VersionDiff, ...] = (
-    VersionDiff("rca", V_PROTO, "CMD3 adds 0x4567 to the RCA", "CMD3 picks a random RCA"),
-    VersionDiff("cmd6-state", V_PROTO, "CMD6 works in any data-transfer-mode state",
-                "CMD6 works in transfer state only"),
-    VersionDiff("cmd17-length", V_PROTO,
-                "CMD17 reads 512 bytes on SDHC (CMD16 length on SDSC) at the first data read",
-                "CMD17 reads the CMD16 length at the command, SDHC included"),
-    VersionDiff("cmd26", V_PROTO, "CMD26 PROGRAM_CID accepted (16 bytes)",
-                "CMD26 is an unknown command"),
-    VersionDiff("cmd42-length", V_PROTO, "CMD42 data block has the CMD16 length",
-                "CMD42 data block is 512 bytes"),
-    VersionDiff("cmd56", V_PROTO, "CMD56 reads CMD16-length blocks of 0xEC, writes CMD16 length",
-                "CMD56 reads zeros with a stale length, writes 512 bytes"),
-    VersionDiff("current-cmd", V_PROTO,
-                "an illegal command leaves the data source alone; other data bytes are ignored",
-                "an illegal command clears the data source; a data byte for a non-write source "
-                "aborts QEMU; a no-response answer rewinds the data buffer"),
-    VersionDiff("inactive", V_PROTO, "commands in inactive state are processed (all illegal)",
-                "commands in inactive state are dropped without touching the status"),
-    VersionDiff("class-table", V_PROTO, "fixed class table (see LEGACY_CLASSES)",
-                "classes from the command table; commands without an entry refused while locked"),
-    VersionDiff("sendingdata-state", V_10_1,
-                "9.1-10.0: ACMD13/22/51 and CMD19 start sending in any state (7.2 checked it)",
-                "illegal outside transfer state"),
-    VersionDiff("spec-v1", V_10_1, "spec_version 1 (v1.10) accepted", "spec_version 1 refused"),
-    VersionDiff("size-rule", V_10_1, "image size must be a power of 2",
-                "power of 2 up to 2 GiB, above that a multiple of 512 KiB"),
-)

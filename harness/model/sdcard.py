@@ -4,11 +4,10 @@ Driven through the same calls QEMU's sdbus makes: :meth:`SDCard.do_command`,
 :meth:`~SDCard.write_byte`/:meth:`~SDCard.read_byte` (and the ``*_data``
 loops), :meth:`~SDCard.data_ready`/:meth:`~SDCard.receive_ready`.  Rules cite
 the SD Physical Layer Simplified Specification ("PLS").  Where QEMU departs
-from it the model follows QEMU and the departure is named in
-:mod:`harness.model.sd_deviations`; ``strict=True`` follows the spec.
-Differences between QEMU versions are listed in
-:data:`harness.model.sd_commands.VERSION_DIFFS` and chosen by
-``profile.version``.
+from it the model follows QEMU and the departure is a switch of
+the ledger (:mod:`harness.ledger.sd`); ``strict=True`` follows the spec.
+Differences between QEMU versions are the ledger's ``sd.version.*``
+entries (:mod:`harness.ledger.versions`), chosen by ``profile.version``.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ from harness.model.sd_commands import (
     Rsp,
     handles,
 )
-from harness.model.sd_deviations import sd_deviations
 from harness.model.sd_registers import (
     PRV_BEFORE_SERIES,
     PRV_WITH_SERIES,
@@ -95,7 +93,7 @@ class SDCard:
     version (see :func:`harness.model.compat.defaults_for`).  ``readonly`` is the
     write-protect switch the host controller sees; QEMU refuses read-only
     drives at realize, so a QEMU card always reports False.  ``strict``
-    follows the spec where QEMU deviates (:mod:`harness.model.sd_deviations`).
+    follows the spec where QEMU deviates (:mod:`harness.ledger.sd`).
     """
 
     def __init__(self, clock: VirtualClock, image: str | Path | None = None,
@@ -108,7 +106,7 @@ class SDCard:
         self.version = profile.version
         self.machine = machine
         self.strict = strict
-        self.dev = Deviations(sd_deviations, strict)
+        self.dev = Deviations(("sd",), strict)
         defaults = defaults_for(machine, profile)
         self.series = profile.has_erase_blocks_as_zero
         if erase_blocks_as_zero is not None and not self.series:
@@ -137,8 +135,8 @@ class SDCard:
         """State that lives outside the registers and survives resets (shared
         with the eMMC device, :mod:`harness.model.emmc`)."""
         #: Source of CMD3's random RCA (QEMU >= 9.1); replace to mirror a run.
-        rng = random.Random(0x5D)
-        self.rca_source: Callable[[], int] = lambda: rng.getrandbits(16)
+        self._rca_rng = random.Random(0x5D)
+        self.rca_source: Callable[[], int] = self._draw_rca
         #: The RCA the card had when the last CMD3 replaced it.
         self.previous_rca = 0
         #: Set when QEMU would abort (a failed assertion); the card is then dead.
@@ -154,6 +152,11 @@ class SDCard:
         self.signal_mv = 3300
         self._timer: TimerHandle | None = None
         self.pwd = b""
+
+    def _draw_rca(self) -> int:
+        """The next RCA of the card's own generator (a bound method, not a
+        closure: a copy of the card draws from its own copy)."""
+        return self._rca_rng.getrandbits(16)
 
     # -- properties --------------------------------------------------------
 
@@ -357,7 +360,7 @@ class SDCard:
             return cmd in (41, 42)
         if cmd in (16, 55):
             return True
-        if self.legacy:  # VERSION_DIFFS "class-table"
+        if self.legacy:  # ledger "sd.version.class-table"
             return LEGACY_CLASSES[cmd] in (0, 7)
         row = CMD_ROWS[cmd]
         return row.in_proto and row.cls in (0, 7)
@@ -421,7 +424,7 @@ class SDCard:
                     own_state_check: bool = True) -> Rsp:
         """Enter sending-data with a prepared buffer (QEMU >= 9.1).  QEMU
         9.1-10.0 forgot the state check for callers without their own
-        (VERSION_DIFFS "sendingdata-state")."""
+        (ledger "sd.version.sendingdata-state")."""
         if self.state != CardState.TRAN:
             lax = (not own_state_check and self.version < V_10_1
                    and self.qemu("sd.data-command-any-state"))
@@ -482,7 +485,7 @@ class SDCard:
             return Rsp.ILLEGAL
         self.state = CardState.STBY
         self.previous_rca = self.rca
-        if self.legacy:  # VERSION_DIFFS "rca": < 9.1 steps by 0x4567
+        if self.legacy:  # ledger "sd.version.rca": < 9.1 steps by 0x4567
             self.rca = (self.rca + 0x4567) & 0xFFFF
         else:
             self.rca = self.rca_source() & 0xFFFF
@@ -694,7 +697,7 @@ class SDCard:
     @handles(26)
     def _cmd_program_cid(self, arg: int) -> Rsp:
         """CMD26: reserved for manufacturers; QEMU < 9.1 accepted 16 CID bytes
-        (VERSION_DIFFS "cmd26")."""
+        (ledger "sd.version.cmd26")."""
         if not self.legacy or self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         return self._legacy_to(CardState.RCV)
@@ -801,7 +804,7 @@ class SDCard:
     @handles(42)
     def _cmd_lock_unlock(self, arg: int) -> Rsp:
         """CMD42 (PLS 4.3.7): receive the lock/unlock data block (its length:
-        VERSION_DIFFS "cmd42-length", < 9.1 CMD16 length, >= 9.1 512 bytes)."""
+        ledger "sd.version.cmd42-length", < 9.1 CMD16 length, >= 9.1 512 bytes)."""
         if self.legacy:
             if self.state != CardState.TRAN:
                 return Rsp.ILLEGAL
@@ -825,7 +828,7 @@ class SDCard:
     @handles(56)
     def _cmd_gen_cmd(self, arg: int) -> Rsp:
         """CMD56 (PLS 4.3.12): vendor block; writes ignored; reads zeros
-        (>= 9.1) or 0xEC (< 9.1): VERSION_DIFFS "cmd56"."""
+        (>= 9.1) or 0xEC (< 9.1): ledger "sd.version.cmd56"."""
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         if self.legacy:

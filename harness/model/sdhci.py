@@ -4,7 +4,7 @@ Registers follow ``harness.hwdefs.sdhci``; behaviour follows QEMU's
 ``hw/sd/sdhci.c`` as observed (the model is written from the SD Host
 Controller Simplified Specification 3.00 and those observations).  Where
 QEMU departs from the specification the model follows QEMU, or the
-specification in strict mode; see ``sdhci_deviations``.  Version
+specification in strict mode; see :mod:`harness.ledger.sdhci`.  Version
 differences are selected by ``profile.version``:
 
 * before 10.0: SDMA raises DMA Interrupt only when it stops at a buffer
@@ -78,11 +78,16 @@ class SDHCI(SdhciDma):
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
                  uhs_mode: int | str | None = None, strict: Strictness = False,
-                 machine: str | None = None) -> None:
+                 machine: str | None = None, pending_insert_quirk: bool = False) -> None:
         super().__init__(clock, card, memory, profile=profile, sd_spec_version=sd_spec_version,
                          capareg=capareg, maxcurr=maxcurr, uhs_mode=uhs_mode, strict=strict,
                          machine=machine)
+        #: The sysbus property a Raspberry Pi sets (hw/arm/bcm2835_peripherals.c):
+        #: after a power-on reset (not a Software Reset), the first write that
+        #: enables Card Insertion status latches a Card Insertion interrupt.
+        self.pending_insert_quirk = bool(pending_insert_quirk)
         self.reset()
+        self.pending_insert = self.pending_insert_quirk
 
     # -- resets and card events (2.2.16; QEMU's set_inserted/set_readonly) --
 
@@ -94,6 +99,7 @@ class SDHCI(SdhciDma):
             self._insert_timer = None
         self.cancel_transfer_timer()
         self._clear_registers()
+        self.pending_insert = False  # only a power-on reset arms the quirk
         self.set_inserted(self.card_inserted())
         self.set_readonly(self.card_readonly())
 
@@ -519,6 +525,9 @@ class SDHCI(SdhciDma):
         self.norintsts &= self.norintstsen
         self.errintsts &= self.errintstsen
         self._sync_errint()
+        if self.pending_insert and self.norintstsen & H.NIS_CARDINS:
+            self.norintsts |= H.NIS_CARDINS  # the pending-insert quirk (see __init__)
+            self.pending_insert = False
         self.update_irq()
 
     def _w_norintsigen(self, offset: int, shift: int, mask: int, value: int,

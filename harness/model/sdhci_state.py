@@ -16,7 +16,6 @@ from harness.model.clock import TimerHandle, VirtualClock
 from harness.model.compat import defaults_for
 from harness.model.deviations import Deviations, Strictness
 from harness.model.memory import GuestMemory
-from harness.model.sdhci_deviations import sdhci_deviations
 from harness.profile import NEWEST, BuildProfile, Version
 
 U8, U16, U32, U64 = 0xFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
@@ -127,7 +126,7 @@ class SdhciState:
         self.hcver = H.hcver(self.sd_spec_version)
         self.buf_maxsz = 512 << H.CAPAB.field("MAXBLKLEN").get(self.capareg)
         self.fifo = bytearray(self.buf_maxsz)
-        self.deviations: Deviations = sdhci_deviations(strict)
+        self.deviations = Deviations(("sdhci",), strict)
         self.strict = strict
         #: Set when QEMU would hang (busy loop) or abort (assertion) here.
         self.hung: str | None = None
@@ -221,8 +220,13 @@ class SdhciState:
         return level
 
     def irq_level(self) -> bool:
-        """INTx as QEMU leaves it, or as the specification defines it (strict)."""
-        if self.qemu("sdhci.irq-not-reevaluated"):
+        """INTx as QEMU leaves it, or as the specification defines it (strict).
+        The deviation's answer is fixed for the run (the strictness is), so
+        it is asked once: the lockstep asks for the level at every step."""
+        follow = self.__dict__.get("_irq_follows_qemu")
+        if follow is None:
+            follow = self.__dict__["_irq_follows_qemu"] = self.qemu("sdhci.irq-not-reevaluated")
+        if follow:
             return self.irq
         return self.slotint()
 

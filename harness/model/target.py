@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sdhci import REGISTER_WINDOW
+from harness.ledger import entry
 from harness.machine import Machine, Props, PropValue
 from harness.model.blockstore import BlockStore
 from harness.model.clock import VirtualClock
@@ -70,8 +71,13 @@ class _Consulted(Protocol):
 
 
 #: sdhci-pci properties (QEMU names) -> the SDHCI model's parameters.
+#: The ledger's entries for the values :meth:`ModelTarget.reconcile` adopts.
+RCA, RSPREG3 = entry("sd.rca-random"), entry("sdhci.rspreg3-after-auto-cmd12")
+
 _SDHCI_PARAMS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
                  "maxcurr": "maxcurr", "uhs": "uhs_mode"}
+#: Properties of the sysbus controller only (a board sets them; sdhci-pci has none).
+_SYSBUS_PARAMS = {"pending-insert-quirk": "pending_insert_quirk"}
 #: sd-card properties (QEMU names) -> the SDCard model's parameters.
 _CARD_PARAMS = {"spec_version": "spec_version", "erase-blocks-as-zero": "erase_blocks_as_zero"}
 _BOOLS = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}
@@ -96,7 +102,9 @@ def model_params(machine: Machine) -> tuple[dict[str, Any], dict[str, Any]]:
     if machine.card_kind == "emmc":
         out[1].update(emmc_card_params(dict(machine.card_props)))
     card_props = Props() if machine.card_kind == "emmc" else machine.card_props
-    for props, names, dev, dst in ((machine.sdhci_props, _SDHCI_PARAMS, "sdhci-pci", out[0]),
+    host = ({**_SDHCI_PARAMS, **_SYSBUS_PARAMS} if machine.board is not None
+            else _SDHCI_PARAMS)
+    for props, names, dev, dst in ((machine.sdhci_props, host, "sdhci-pci", out[0]),
                                    (card_props, _CARD_PARAMS, "sd-card", out[1])):
         for k, v in props.items():
             if k not in names:
@@ -128,6 +136,10 @@ class ModelTarget:
         machine = machine or Machine()
         if machine.sdhci is None:
             raise ValueError("the model needs the sdhci-pci controller")
+        board = machine.board_def
+        if board is not None and board.variant != "sdhci":
+            raise ValueError(f"board {board.name}: the model has no {board.variant} register "
+                             "layout (only the standard SDHCI one)")
         sdhci_params, card_params = model_params(machine)
         self.machine = machine
         self.profile = profile
@@ -217,9 +229,13 @@ class ModelTarget:
         :class:`harness.target.IrqEvents`).  Where the line is not driven as
         it changes (strict: :meth:`irq_level` is the status, re-evaluated on
         every read), a final event brings the sequence to that level."""
+        changes = self.sdhci.irq_changes
+        now = self.irq_level()
+        if not changes and now == self._irq_reported:  # the lockstep's every step
+            return []
         out: list[bool] = []
         level = self._irq_reported
-        for change in [*self.sdhci.irq_changes, self.irq_level()]:
+        for change in [*changes, now]:
             if change != level:
                 out.append(change)
                 level = change
@@ -277,7 +293,7 @@ class ModelTarget:
             self.refused.append(f"QEMU's CMD3 published RCA {what}: not a new random "
                                 "address, so it is not adopted")
             return False
-        self.adoptions.append(("RCA", rca))
+        self.adoptions.append((RCA.adopts, rca))
         card.rca = rca
         self.sdhci.rspreg[0] = (rca << 16) | (self.sdhci.rspreg[0] & 0xFFFF)
         return True
@@ -325,7 +341,7 @@ class ModelTarget:
             value = (value & ~(0xFF << shift_r)) | (((qemu_value >> shift_v) & 0xFF) << shift_r)
         self.sdhci.rspreg[3] = value
         self.sdhci.rspreg3_undefined = False
-        self.adoptions.append(("RSPREG3", value))
+        self.adoptions.append((RSPREG3.adopts, value))
         return True
 
     def image_touched(self) -> list[tuple[int, int]]:

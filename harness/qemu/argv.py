@@ -54,8 +54,25 @@ def drive_arg(image: CardImage, *, snapshot: bool = False) -> str:
     return ",".join(opts)
 
 
+def board_device_args(machine: Machine, *, snapshot: bool = False) -> list[str]:
+    """A board's own controller and card: the card's image as ``-drive if=sd``
+    at the board's index, the card's properties as ``-global sd-card.*`` (the
+    board creates the card; its controller properties are the board's)."""
+    b = machine.board_def
+    assert b is not None
+    out: list[str] = []
+    if machine.image is not None:
+        drive = drive_arg(machine.image, snapshot=snapshot)
+        out += ["-drive", drive.replace("if=none,", f"if=sd,index={b.card_index},", 1)]
+    for k, v in machine.card_props.items():
+        out += ["-global", f"sd-card.{k}={_escape(qemu_value(v))}"]
+    return out
+
+
 def device_args(machine: Machine, *, snapshot: bool = False) -> list[str]:
     """``-drive``/``-device`` options of the controller, the card and its image."""
+    if machine.board is not None:
+        return board_device_args(machine, snapshot=snapshot)
     out: list[str] = []
     if machine.image is not None:
         out += ["-drive", drive_arg(machine.image, snapshot=snapshot)]

@@ -195,9 +195,28 @@ def installed() -> dict[str, Path]:
     return {b.name: b.binary for b in install.installed_builds()}
 
 
+def installed_arm() -> dict[str, Path]:
+    """Installed ARM builds by name (``7.2-arm``) -> their ``qemu-system-aarch64``
+    (which has every ARM board), from the cache (nothing is run)."""
+    from harness.qemu import install_arm
+
+    return {b.name: b.binaries["aarch64"] for b in install_arm.installed_arm_builds()}
+
+
+def selected_arm(specs: list[str] | None = None) -> list[QemuBuild]:
+    """The builds boards run on: ``specs`` if given, else ``$QTEST_QEMU_BINARY``
+    when it is an ARM binary, else every installed ARM build."""
+    if specs:
+        return _unique_names([resolve(s) for s in specs])
+    env = os.environ.get("QTEST_QEMU_BINARY", "")
+    if "arm" in Path(env).name or "aarch64" in Path(env).name:
+        return _unique_names([probe(env)])
+    return [probe(p, n) for n, p in installed_arm().items()]
+
+
 def resolve(spec: str) -> QemuBuild:
-    """A build from an installed name or a path to a binary."""
-    inst = installed()
+    """A build from an installed name (x86 or ARM) or a path to a binary."""
+    inst = {**installed(), **installed_arm()}
     if spec in inst:
         return probe(inst[spec], spec)
     if os.sep in spec or Path(spec).exists():

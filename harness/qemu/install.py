@@ -232,12 +232,12 @@ def need_root(names: Sequence[str] = ()) -> bool:
     return any(_read_marker(build_dir(n)) is None for n in resolve_names(names))
 
 
-def _root_command(names: Sequence[str]) -> str:
+def _root_command(names: Sequence[str], module: str = "harness.qemu.install") -> str:
     args = " ".join(resolve_names(names))
     return (
         f"cd {shlex.quote(str(Path.cwd()))} && sudo env SDQTEST_CACHE="
         f"{shlex.quote(str(cache_dir()))} {shlex.quote(sys.executable)} "
-        f"-m harness.qemu.install {args}"
+        f"-m {module} {args}"
     )
 
 
@@ -473,46 +473,51 @@ def verify(binary: Path, machine: str = "q35") -> str | None:
     with tempfile.TemporaryDirectory(prefix="sdqtest-verify-") as tmp:
         image = Path(tmp) / "card.img"
         image.write_bytes(b"\0" * (1 << 20))
-        try:
-            proc = subprocess.Popen(
-                _qtest_argv(binary, machine, image),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env={},
-            )
-        except OSError as exc:
-            return f"cannot start: {exc}"
-        try:
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(b"clock_step 1000\n")
-            proc.stdin.flush()
-            line = b""
-            with selectors.DefaultSelector() as sel:
-                sel.register(proc.stdout, selectors.EVENT_READ)
-                if sel.select(timeout=TIMEOUTS["qtest"]):
-                    line = proc.stdout.readline()
-            if line.startswith(b"OK"):
-                return None
-        except OSError:
-            line = b""
-        finally:
-            proc.kill()
-            try:
-                _, err = proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                err = b""
-        reason = err.decode(errors="replace").strip().splitlines()
-        got = line.decode(errors="replace").strip()
-        return (reason[-1] if reason else f"answered {got!r}")[:200]
+        return verify_argv(_qtest_argv(binary, machine, image))
 
 
-def _mmdebstrap(build: Build, root: Path, mirror: str, logfile: Path) -> None:
+def verify_argv(argv: Sequence[str]) -> str | None:
+    """Run ``argv`` (a ``-qtest stdio`` command line); None if ``clock_step`` answers OK,
+    else the reason (QEMU's own error text).  The process is always killed."""
+    try:
+        proc = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env={},
+        )  # fmt: skip
+    except OSError as exc:
+        return f"cannot start: {exc}"
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"clock_step 1000\n")
+        proc.stdin.flush()
+        line = b""
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            if sel.select(timeout=TIMEOUTS["qtest"]):
+                line = proc.stdout.readline()
+        if line.startswith(b"OK"):
+            return None
+    except OSError:
+        line = b""
+    finally:
+        proc.kill()
+        try:
+            _, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            err = b""
+    reason = err.decode(errors="replace").strip().splitlines()
+    got = line.decode(errors="replace").strip()
+    return (reason[-1] if reason else f"answered {got!r}")[:200]
+
+
+def _mmdebstrap(
+    build: Build, root: Path, mirror: str, logfile: Path, package: str = "qemu-system-x86"
+) -> None:
     _run(
         [
             "mmdebstrap",
             "--variant=extract",
-            "--include=qemu-system-x86",
+            f"--include={package}",
             '--aptopt=Acquire::Check-Valid-Until "false"',
             '--aptopt=APT::Install-Recommends "false"',
             build.suite,
@@ -522,17 +527,18 @@ def _mmdebstrap(build: Build, root: Path, mirror: str, logfile: Path) -> None:
         what=f"QEMU {build.name}: mmdebstrap {build.suite}",
         logfile=logfile,
         timeout=TIMEOUTS["mmdebstrap"],
-        fix="check the network and that the suite still has qemu-system-x86, then rerun",
+        fix=f"check the network and that the suite still has {package}, then rerun",
     )
 
 
-def _patch_binary(build: Build, folder: Path, logfile: Path) -> Path:
-    """Copy the root's binary to ``bin/``, point it at the root's libraries and files."""
+def _patch_binary(build: Build, folder: Path, logfile: Path, name: str = BINARY) -> Path:
+    """Copy the root's binary ``name`` to ``bin/``, point it at the root's libraries and
+    files."""
     root = folder / "root"
     bindir = folder / "bin"
     bindir.mkdir(parents=True, exist_ok=True)
-    binary = bindir / BINARY
-    shutil.copy2(root / "usr/bin" / BINARY, binary)
+    binary = bindir / name
+    shutil.copy2(root / "usr/bin" / name, binary)
     libdirs = [root / "usr/lib" / MULTIARCH, root / "lib" / MULTIARCH]
     loaders = [d / LOADER for d in libdirs if (d / LOADER).exists()]
     if not loaders:
@@ -592,8 +598,15 @@ def _source_version(pkgversion: str) -> str:
     return re.sub(r"\+b\d+$", "", pkgversion.removeprefix("Debian "))
 
 
-def _build_module(build: Build, pkgversion: str, folder: Path, log: Log) -> Path:
-    """Rebuild the qtest module from Debian's source; returns the built file."""
+def _build_module(
+    build: Build,
+    pkgversion: str,
+    folder: Path,
+    log: Log,
+    targets: Sequence[str] = ("x86_64",),
+) -> list[Path]:
+    """Rebuild the qtest module of each target from Debian's source (one configure);
+    returns the built files, beside ``folder``'s logs."""
     assert build.module_source is not None and build.meson is not None
     logs = folder / "logs"
     srcver = _source_version(pkgversion)
@@ -609,7 +622,7 @@ def _build_module(build: Build, pkgversion: str, folder: Path, log: Log) -> Path
             fix=f"add deb-src for {build.suite} ({APT_SOURCES}), apt-get update, rerun",
         )
     dsc = src_cache / f"qemu_{srcver.split(':', 1)[-1]}.dsc"
-    work = qemu_dir() / "_work" / build.name
+    work = qemu_dir() / "_work" / folder.name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     src = work / "src"
@@ -629,7 +642,7 @@ def _build_module(build: Build, pkgversion: str, folder: Path, log: Log) -> Path
         f"--with-pkgversion={pkgversion}",
         "--prefix=/usr",
         f"--libdir=/usr/lib/{MULTIARCH}",
-        "--target-list=x86_64-softmmu",
+        "--target-list=" + ",".join(f"{t}-softmmu" for t in targets),
         "--enable-modules",
         "--without-default-features",
         "--disable-docs",
@@ -650,20 +663,23 @@ def _build_module(build: Build, pkgversion: str, folder: Path, log: Log) -> Path
             env={"PATH": f"{python.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"},
             fix="apt-get install the build dependency named in the log, then rerun",
         )
-    target = build.module_file
-    jobs = str(max(1, os.cpu_count() or 1))
-    with _step(log, f"QEMU {build.name}: ninja {target}"):
+    if any(t != "x86_64" for t in targets):
+        configure.append("--enable-fdt")  # the ARM targets require libfdt
+    wanted = [f"accel-qtest-{t}.so" for t in targets]
+    jobs = str(min(2, max(1, os.cpu_count() or 1)))
+    with _step(log, f"QEMU {build.name}: ninja {' '.join(wanted)}"):
         _run(
-            ["ninja", "-j", jobs, target],
-            what=f"QEMU {build.name}: ninja {target}",
+            ["nice", "-n", "19", "ninja", "-j", jobs, *wanted],
+            what=f"QEMU {build.name}: ninja {' '.join(wanted)}",
             logfile=logs / "ninja.log",
             timeout=TIMEOUTS["ninja"],
             cwd=builddir,
             env={"PATH": f"{python.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"},
             fix="apt-get install the build dependency named in the log, then rerun",
         )
-    built = folder / target
-    shutil.copy2(builddir / target, built)
+    built = [folder / t for t in wanted]
+    for b in built:
+        shutil.copy2(builddir / b.name, b)
     shutil.rmtree(work, ignore_errors=True)  # the build tree is big; logs and tarballs stay
     with contextlib.suppress(OSError):
         work.parent.rmdir()
@@ -694,7 +710,7 @@ def _install_one(build: Build, mirror: str, log: Log) -> InstalledBuild:
     log(f"QEMU {build.name}: {binary} is QEMU {upstream} ({pkgversion})")
     module = root / MODULE_DIR / build.module_file
     if build.module_source is not None:
-        built = _build_module(build, pkgversion, folder, log)
+        (built,) = _build_module(build, pkgversion, folder, log)
         module.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built, module)
     for machine in ("q35", "pc"):
@@ -763,7 +779,8 @@ def ensure_tools(log: Log = print) -> list[str]:
 
 
 def install(names: Sequence[str], *, log: Log = print) -> list[InstalledBuild]:
-    """Install the named builds (``all`` for every one); idempotent, fast when done."""
+    """Install the named builds (``all`` for every one); idempotent, fast when done
+    (:func:`harness.qemu.install_arm.install_all` adds the ARM builds)."""
     wanted = resolve_names(names)
     done = {n: _read_marker(build_dir(n)) for n in wanted}
     todo = [n for n, b in done.items() if b is None]

@@ -26,3 +26,21 @@ def select_builds(specs: list[str] | None, *,
     if not found:
         raise UsageError("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
     return list(found)
+
+
+def select_board_builds(specs: list[str] | None) -> list[builds.QemuBuild]:
+    """The builds ``--board`` runs on: ``--qemu`` specs, else ``$QTEST_QEMU_BINARY``
+    if it is an ARM binary, else every installed ARM build (Debian's
+    ``qemu-system-arm`` package, installed first if none is)."""
+    from harness.qemu import install_arm
+
+    if not specs and not os.environ.get("QTEST_QEMU_BINARY") \
+            and not install_arm.installed_arm_builds():
+        install_arm.install_arm(["all"], log=lambda m: print(m, file=sys.stderr))
+    try:
+        found = builds.selected_arm(specs)
+    except builds.BuildError as e:
+        raise UsageError(str(e)) from e
+    if not found:
+        raise UsageError("no ARM QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
+    return found

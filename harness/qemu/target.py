@@ -26,7 +26,7 @@ from typing import Any
 
 from harness import images
 from harness.machine import CARD_ID, DRIVE_ID, Machine
-from harness.qemu import pci
+from harness.qemu import board, pci
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import (
     fmt_b64read,
@@ -40,7 +40,7 @@ from harness.qemu.session import QemuError, QemuSession
 from harness.target import check_access, check_clock_step, check_memory
 
 #: Largest chunk moved in one b64read/b64write line.
-_CHUNK = 1 << 16
+B64_CHUNK = 1 << 16
 #: Guest RAM below this is one block on both q35 and pc (no PCI hole):
 #: a reused machine with more RAM is launched afresh instead.
 REUSE_RAM_LIMIT = 1 << 31
@@ -139,12 +139,17 @@ class QemuTarget:
         try:
             if machine.sdhci is None:
                 raise QemuTargetError("the machine has no sdhci-pci controller to drive")
+            if machine.board is not None:
+                self.bar0 = board.by_name(machine.board).base
             self.image, run = self._card_copy(machine)
             self.session = QemuSession(binary, run, accel=accel, timeout=timeout,
                                        ram_file=reusable)
             self.session.start()
             self.qtest = self.session.qtest
-            self._setup_pci()
+            if machine.board is not None:  # a board's controller: fixed base, its IRQ line
+                self.irq_line = board.watch_irq(self.session, board.by_name(machine.board))
+            else:
+                self._setup_pci()
         except BaseException:
             self.close()
             raise
@@ -186,7 +191,7 @@ class QemuTarget:
         new, _ = self._card_copy(machine)
         s = self.session
         if new is not None and machine.image is not None:
-            s.qmp_cmd("blockdev-change-medium", id=CARD_ID, filename=str(new),
+            s.qmp_cmd("blockdev-change-medium", **self._medium(), filename=str(new),
                       format=machine.image.format,
                       **{"read-only-mode": "read-only" if machine.image.readonly else "retain"})
         self.image = new
@@ -199,7 +204,8 @@ class QemuTarget:
             s.system_reset()
         else:
             s.system_reset()
-            for lo, hi in ((0, _LEGACY_HOLE[0]), (_LEGACY_HOLE[1], machine.ram)):
+            for lo, hi in board.ram_ranges(machine) or ((0, _LEGACY_HOLE[0]),
+                                                        (_LEGACY_HOLE[1], machine.ram)):
                 q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
                            for a in range(lo, hi, _SCRUB_CHUNK))
         # One nanosecond on (a zero step is refused): reads the clock and
@@ -216,7 +222,13 @@ class QemuTarget:
         self.machine = machine
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"
-        self._setup_pci(self._scan)
+        if machine.board is None:  # a board's IRQ intercept outlives the reset
+            self._setup_pci(self._scan)
+
+    def _medium(self) -> dict[str, str]:
+        """How QMP names the card's medium: the card's qdev id, or for a board's
+        own card (no id) its drive."""
+        return {"id": CARD_ID} if self.machine.board is None else {"device": DRIVE_ID}
 
     def set_card_inserted(self, inserted: bool) -> None:
         """Eject the card's medium (QMP ``eject``) or put the run's image
@@ -228,13 +240,14 @@ class QemuTarget:
         if inserted != ejected:
             return
         s = self.session
+        which = self._medium()
         if not inserted:
-            s.qmp_cmd("eject", id=CARD_ID, force=True)
+            s.qmp_cmd("eject", force=True, **which)
         else:
             if self.image is None:
                 raise QemuTargetError("no medium to insert: this card has no image")
-            s.qmp_cmd("blockdev-change-medium", id=CARD_ID, filename=str(self.image),
-                      format=self.image_format)
+            s.qmp_cmd("blockdev-change-medium", filename=str(self.image),
+                      format=self.image_format, **which)
         self._ejected = not inserted
 
     @property
@@ -313,13 +326,13 @@ class QemuTarget:
         if op == "mem_read":
             addr, length = args
             check_memory(addr, length)
-            return [fmt_b64read(addr + pos, min(_CHUNK, length - pos))
-                    for pos in range(0, length, _CHUNK)]
+            return [fmt_b64read(addr + pos, min(B64_CHUNK, length - pos))
+                    for pos in range(0, length, B64_CHUNK)]
         if op == "mem_write":
             addr, data = args
             check_memory(addr, len(data))
-            return [fmt_b64write(addr + pos, data[pos:pos + _CHUNK])
-                    for pos in range(0, len(data), _CHUNK)]
+            return [fmt_b64write(addr + pos, data[pos:pos + B64_CHUNK])
+                    for pos in range(0, len(data), B64_CHUNK)]
         if op == "clock_step" and args[0] is not None:
             check_clock_step(args[0])
             if not self.session.has_clock:
@@ -342,14 +355,14 @@ class QemuTarget:
     def mem_read(self, addr: int, length: int) -> bytes:
         check_memory(addr, length)
         out = bytearray()
-        for pos in range(0, length, _CHUNK):
-            out += self.qtest.b64read(addr + pos, min(_CHUNK, length - pos))
+        for pos in range(0, length, B64_CHUNK):
+            out += self.qtest.b64read(addr + pos, min(B64_CHUNK, length - pos))
         return bytes(out)
 
     def mem_write(self, addr: int, data: bytes) -> None:
         check_memory(addr, len(data))
-        for pos in range(0, len(data), _CHUNK):
-            self.qtest.b64write(addr + pos, data[pos : pos + _CHUNK])
+        for pos in range(0, len(data), B64_CHUNK):
+            self.qtest.b64write(addr + pos, data[pos : pos + B64_CHUNK])
 
     def clock_step(self, ns: int | None = None) -> int:
         check_clock_step(ns)

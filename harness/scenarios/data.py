@@ -132,14 +132,24 @@ def _adma1(t: Target, ctx: Context) -> None:
     descriptor; one and two whole 4 KiB segments, then a 1536-byte segment
     whose Set length matches the block count."""
     d = ready(t)
+    # A controller without ADMA1 Support (Capabilities bit 20, e.g. the Zynq's
+    # 0x69ec0080) does not move data for DMA Select 1; the runs are still compared.
+    supported = bool(t.read(H.CAPAB.offset, 4) & H.CAPAB.mask("ADMA1"))
+    if not supported:
+        ctx.note("ADMA1: the controller does not report ADMA1 Support (Capabilities "
+                 "bit 20): its transfers are compared with the model, not with the image")
     for i, (count, seg) in enumerate(((8, 4096), (16, 4096))):
         opts = AdmaOptions(max_segment=seg, format="adma1")
         r = d.read_blocks(20 + i, count, mode=Mode.ADMA2, adma=opts)
-        expect_pattern(ctx, r.data, 20 + i, f"ADMA1 read of {count} blocks")
+        if supported:
+            expect_pattern(ctx, r.data, 20 + i, f"ADMA1 read of {count} blocks")
         d.write_blocks(90 + 16 * i, test_data(count * 512, 40 + i), mode=Mode.ADMA2, adma=opts)
         d.read_blocks(90 + 16 * i, count)
     short = AdmaOptions(max_segment=4096, format="adma1")
     r = d.read_blocks(22, 3, mode=Mode.ADMA2, adma=short)
+    if not supported:
+        d.write_blocks(130, test_data(3 * 512, 45), mode=Mode.ADMA2, adma=short)
+        return
     ctx.expect(not r.error, "ADMA1 read of 3 blocks, Set length 1536: the transfer failed "
                f"(ADMA Error Status {r.admaerr})", deviation="sdhci.adma1-set-length-ignored")
     w = d.write_blocks(130, test_data(3 * 512, 45), mode=Mode.ADMA2, adma=short)

@@ -46,11 +46,12 @@ def replay(ops: list[Op], target: Target) -> None:
         apply(d, target, op)
 
 
-def _scenario(name: str, ops: list[Op], doc: str) -> Scenario:
+def _scenario(name: str, ops: list[Op], doc: str, sdhci: dict[str, Any] | None = None,
+              sd_card: dict[str, Any] | None = None) -> Scenario:
     def fn(target: Target, ctx: Context) -> None:
         replay(ops, target)
 
-    return Scenario(name, GROUP, fn, doc)
+    return Scenario(name, GROUP, fn, doc, sdhci=sdhci or {}, sd_card=sd_card or {})
 
 
 def register(path: Path = CORPUS) -> int:
@@ -58,9 +59,12 @@ def register(path: Path = CORPUS) -> int:
     data = load(path)
     for entry in data["inputs"]:
         n = sum(1 for o in entry["ops"] if o["op"] != "probe")
+        on = f" on {entry['variant']} {entry.get('sdhci')} {entry.get('sd_card')}" \
+            if "variant" in entry else ""
         add(_scenario(entry["name"], entry["ops"],
                       f"explored input {entry['index']} (seed {data.get('seed')}): {n} "
-                      f"operations, {entry['new']} model branches/states first reached"))
+                      f"operations{on}, {entry['new']} model branches/states first reached",
+                      entry.get("sdhci"), entry.get("sd_card")))
     return len(data["inputs"])
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 from harness.driver.host import HostDriver
-from harness.driver.ops import CARD_BLOCKS, PROBED, apply
+from harness.driver.ops import CARD_BLOCKS, PROBED, apply, generate, mutate
 from harness.explore import report, search, tables
 from harness.explore.search import Entry, ModelRunner, bare, cover
-from harness.explore.tracer import MODEL_DIR, ArcTracer, CoverageTracer
+from harness.explore.tracer import MODEL_DIR, ArcTracer, CoverageTracer, CTracerArcs
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
@@ -66,7 +67,7 @@ def test_probe_reads_every_side_effect_free_register_and_cmd13_on_request() -> N
 
 def test_tracers_record_model_arcs_only() -> None:
     r = ModelRunner(trace=False)
-    for tracer in (ArcTracer(), CoverageTracer()):
+    for tracer in (ArcTracer(), CoverageTracer(), CTracerArcs()):
         with tracer:
             r.run([SETUP], probes=False)
         assert tracer.arcs
@@ -75,15 +76,44 @@ def test_tracers_record_model_arcs_only() -> None:
         assert any(name.endswith("sdhci.py") for name, _, _ in tracer.arcs)
 
 
+def test_the_direct_c_tracer_records_what_coverage_records() -> None:
+    ops = [SETUP, INIT, {"op": "rw", "read": True, "block": 3, "count": 2, "bs": 512,
+                         "mode": "adma2", "stop": "auto", "pio_access": 4, "skew": 0,
+                         "boundary": 4096, "max_segment": 512}]
+    got = []
+    for tracer in (CoverageTracer(), CTracerArcs()):
+        r = ModelRunner(snapshots=0)
+        r.tracer = tracer
+        r.run(ops)
+        got.append(tracer.arcs)
+    assert got[0] == got[1] and got[0]
+
+
+def test_a_run_forked_from_a_snapshot_ends_as_a_fresh_run() -> None:
+    rng = random.Random(11)
+    inputs = [generate(random.Random(f"11:{i}"), 8) for i in range(6)]
+    inputs += [mutate(rng, inputs[i % 6], inputs, max_len=10) for i in range(8)]
+    fresh, forked = ModelRunner(snapshots=0), ModelRunner()
+    for ops in inputs:
+        a = fresh.run(ops)
+        arcs = fresh.tracer.arcs
+        b = forked.run(ops, keep=True)
+        assert (a.ops, a.ok, a.why) == (b.ops, b.ok, b.why)
+        assert {f for f in a.features if not search.is_arc(f)} == \
+            {f for f in b.features if not search.is_arc(f)}
+        assert forked.tracer.arcs == arcs
+    assert forked.forked  # the mutations started from snapshots
+
+
 def test_a_run_records_probes_and_states() -> None:
     run = ModelRunner().run([SETUP, INIT])
     assert run.ok
     assert [o["op"] for o in run.ops] == ["setup", "probe", "init", "probe"]
     assert run.ops[1]["status"] is False  # idle card: CMD13 not accepted (PLS 4.10.1)
     assert run.ops[3]["status"] is True   # transfer state: it is
-    states = [f for f in run.features if f[0] == "state"]
+    states = [f for f in run.features if not search.is_arc(f)]
     assert {f[1] for f in states} == {"setup", "init"}
-    assert any(f[0] == "arc" for f in run.features)
+    assert any(search.is_arc(f) for f in run.features)
 
 
 def test_acmd22_before_a_write_is_reuse_dependent_and_not_kept() -> None:
@@ -168,3 +198,41 @@ def test_report_combines_scenario_and_explore_branches() -> None:
     assert r.scenarios == {(1, 2)} and r.explore == {(1, 3)} and r.never == {(4, 5)}
     text = report.render(regions)
     assert "never 1" in text and "line 4 -> line 5" in text
+
+
+def test_start_leaves_the_transfer_running_and_pio_moves_its_data() -> None:
+    model = _model()
+    d = HostDriver(model, timeout_steps=16)
+    apply(d, model, SETUP)
+    apply(d, model, INIT)
+    apply(d, model, {"op": "start", "index": 17, "bs": 512, "count": 1, "offset": 0,
+                     "block": 2, "mode": "pio", "auto12": False, "blkcnt_en": True,
+                     "boundary": 0})
+    prnsts = model.read(H.PRNSTS.offset, 4)
+    assert prnsts & H.PRNSTS_BUFRDRDY and prnsts & H.PRNSTS_DATINHIBIT  # SDHC 2.2.9
+    apply(d, model, {"op": "pio", "write": False, "n": 128, "size": 4})
+    assert model.read(H.NORINTSTS.offset, 2) & H.NIS_TRNSCMPL
+    assert not model.read(H.PRNSTS.offset, 4) & H.PRNSTS_DATINHIBIT
+
+
+def test_tables_reset_every_phase_and_size_every_offset() -> None:
+    rs = tables.resets_in_phases()
+    assert len({json.dumps(i) for i in rs}) == len(rs)  # no input twice
+    assert {i[-1].get("what") for i in rs} >= {H.SWRST_ALL, H.SWRST_CMD, H.SWRST_DAT}
+    so = tables.sizes_and_offsets()
+    assert {(i[2]["bs"], i[2]["offset"]) for i in so} == {
+        (b, o) for b in tables.BLOCK_SIZES for o in tables.OFFSETS}
+
+
+def test_variant_inputs_carry_their_machine_into_the_group(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.json"
+    corpus.write_text(json.dumps({"seed": 1, "inputs": [
+        {"name": "explore-test-only-2", "index": 1, "new": 1, "variant": "sdhci-v3",
+         "sdhci": {"sd-spec-version": 3}, "sd_card": {}, "ops": [SETUP]}]}))
+    try:
+        group.register(corpus)
+        assert REGISTRY["explore-test-only-2"].sdhci == {"sd-spec-version": 3}
+    finally:
+        REGISTRY.pop("explore-test-only-2", None)
+    m = search.variant_machine("sdhci-v3")
+    assert dict(m.sdhci_props) == {"sd-spec-version": 3}

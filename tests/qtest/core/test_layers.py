@@ -35,8 +35,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
               "errors"),
     "bisect": ("bench", "guest", "check", "scenarios", "driver", "qemu", "model", "target",
                "base", "errors"),
-    "cli": ("bisect", "bench", "fuzz", "guest", "explore", "check", "scenarios", "driver",
-            "qemu", "model", "target", "base", "errors"),
+    "bugs": ("bisect", "check", "scenarios", "driver", "qemu", "model", "target", "base",
+             "errors"),
+    "cli": ("bugs", "bisect", "bench", "fuzz", "guest", "explore", "check", "scenarios",
+            "driver", "qemu", "model", "target", "base", "errors"),
 }
 
 #: Module (or package prefix) -> layer.  Every module must be listed.
@@ -48,6 +50,7 @@ MODULES: dict[str, str] = {
     "harness.table": "base",
     "harness.images": "base",
     "harness.hwdefs": "base",
+    "harness.ledger": "base",
     "harness.target": "target",
     "harness.model": "model",
     "harness.qemu": "qemu",
@@ -59,6 +62,7 @@ MODULES: dict[str, str] = {
     "harness.fuzz": "fuzz",
     "harness.bench": "bench",
     "harness.bisect": "bisect",
+    "harness.bugs": "bugs",
     "harness.cli": "cli",
     "harness.pytest_plugin": "cli",
 }

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
-from harness.check.quirks import Quirk, QuirkSet, read_of
+from harness.check.quirks import Quirk, QuirkSet
 from harness.hwdefs import sdhci as H
 from harness.images import BLOCK, Recipe
+from harness.ledger import EVERY_VERSION, ReadMatch, Scope, Versions
 from harness.profile import BuildProfile
 
 
@@ -69,10 +70,11 @@ def test_irq_difference_is_a_divergence() -> None:
 
 
 def test_quirk_explains_and_unused_quirk_is_stale() -> None:
-    explains = Quirk("test.hcver", "all", lambda p: True, "HCVER vendor byte", "test",
-                     "none", read_of(H.HCVER.offset, 0xFF00), ("s1",))
-    unused = Quirk("test.capab", "all", lambda p: True, "CAPAB", "test", "none",
-                   read_of(H.CAPAB.offset), ("s1",))
+    explains = Quirk("test.hcver", Scope.QEMU_BUG, "test", "HCVER as the spec says",
+                     "HCVER vendor byte", EVERY_VERSION,
+                     explains=ReadMatch(H.HCVER.offset, mask=0xFF00, scenarios=("s1",)))
+    unused = Quirk("test.capab", Scope.QEMU_BUG, "test", "CAPAB as the spec says", "CAPAB",
+                   EVERY_VERSION, explains=ReadMatch(H.CAPAB.offset, scenarios=("s1",)))
     qs = QuirkSet((explains, unused), BuildProfile(version=(10, 0, 0)), "s1")
     t = LockstepTarget(Fake("model", {H.HCVER.offset: 0x2401}),
                        Fake("qemu", {H.HCVER.offset: 0x2501}), quirks=qs)
@@ -86,8 +88,8 @@ def test_quirk_explains_and_unused_quirk_is_stale() -> None:
 
 
 def test_quirks_for_other_builds_do_not_apply() -> None:
-    old_only = Quirk("test.old", "< 8.0", lambda p: p.version < (8, 0, 0), "x", "y", "z",
-                     read_of(H.HCVER.offset))
+    old_only = Quirk("test.old", Scope.QEMU_BUG, "test", "x", "y", Versions(None, "8.0"),
+                     explains=ReadMatch(H.HCVER.offset))
     qs = QuirkSet((old_only,), BuildProfile(version=(10, 0, 0)), "s")
     t = LockstepTarget(Fake("model", {H.HCVER.offset: 1}), Fake("qemu", {H.HCVER.offset: 2}),
                        quirks=qs)

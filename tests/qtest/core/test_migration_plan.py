@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.check import migration, plan
+from harness.check.runner import Result
 from harness.errors import UsageError
 from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
@@ -79,12 +80,16 @@ def test_points_selection() -> None:
 
 
 def test_table_and_summary() -> None:
+    def verdict(status: str, reason: str = "") -> Result:
+        return Result("x", "migrate-x", "migration", "q35", status, reason)
+
     cells = [
-        migration.Cell("7.2->11.1", "pc-q35-7.2", "idle", "agree",
+        migration.Cell("7.2->11.1", "pc-q35-7.2", "idle", verdict("agree"),
                        pci_lost=["BAR0: source 0xe0000000, destination 0x0"]),
-        migration.Cell("7.2->11.1", "pc-q35-7.2", "card-locked", migration.REFUSED,
-                       "Missing section footer for sd-card", reproducer="/r/x"),
-        migration.Cell("10.0->11.1", "pc-q35-9.0", "idle", "diverge", "at step 9"),
+        migration.Cell("7.2->11.1", "pc-q35-7.2", "card-locked",
+                       verdict(migration.REFUSED, "Missing section footer for sd-card"),
+                       reproducer="/r/x"),
+        migration.Cell("10.0->11.1", "pc-q35-9.0", "idle", verdict("diverge", "at step 9")),
     ]
     head, rows = migration.table(cells)
     assert head == ["pair", "machine", "idle", "card-locked"]

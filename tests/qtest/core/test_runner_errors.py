@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.check import runner
+from harness.check import runner, testbench
 from harness.errors import QemuError
 from harness.profile import NEWEST
 from harness.qemu.builds import QemuBuild
@@ -42,7 +42,9 @@ def _fake_qemu(error: BaseException) -> type:
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, error: BaseException) -> runner.Result:
-    monkeypatch.setattr(runner, "QemuTarget", _fake_qemu(error))
+    fake = _fake_qemu(error)
+    monkeypatch.setattr(runner, "QemuTarget", fake)
+    monkeypatch.setattr(testbench, "QemuTarget", fake)  # the bench launches it
     image = tmp_path / "card.img"
     with open(image, "wb") as f:
         f.truncate(1 << 20)

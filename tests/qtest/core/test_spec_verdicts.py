@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness import cli
-from harness.check import inputs, report, runner
+from harness.check import inputs, report, runner, testbench
 from harness.check.lockstep import LockstepTarget
 from harness.model.target import ModelTarget
 from harness.profile import NEWEST
@@ -44,6 +44,7 @@ class FakeQemuTarget:
 def _run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
          fn: Callable[[Target, Context], None]) -> runner.Result:
     monkeypatch.setattr(runner, "QemuTarget", FakeQemuTarget)
+    monkeypatch.setattr(testbench, "QemuTarget", FakeQemuTarget)  # the bench launches it
     image = tmp_path / "card.img"
     with open(image, "wb") as f:
         f.truncate(1 << 20)
@@ -102,7 +103,7 @@ def test_a_listed_consulted_deviation_is_a_note(monkeypatch: pytest.MonkeyPatch,
     assert res.status == runner.AGREE and res.ok, res.reason
     assert res.spec_misses == [] and res.known_misses == [("bad data", KEY)]
     assert res.to_json()["known_deviation_misses"] == [{"message": "bad data",
-                                                        "deviation": KEY}]
+                                                        "deviation": KEY, "scope": "spec"}]
 
 
 def _results() -> list[runner.Result]:

@@ -73,3 +73,29 @@ def test_media_changes_agree_in_lockstep(qemu_build: QemuBuild) -> None:
     after_eject = [s for s in res.history if s.op == "read" and s.args[0] == 0x24]
     inserted = [(s.qemu >> 16) & 1 for s in after_eject]
     assert 0 in inserted and inserted[-1] == 1
+
+
+def test_resets_in_transfer_phases_and_odd_sizes_agree_in_lockstep(
+        qemu_build: QemuBuild) -> None:
+    """A sample of the tables' transfers left running (``start``/``pio``):
+    a Software Reset for DAT after a whole PIO block of a CMD18 with Auto
+    CMD12, CMD0 after an SDMA write's timer, and a 513-byte block at byte
+    offset 1; each compared register by register, the card image at the end
+    (SDHC 2.2.17, 3.7.2; PLS 4.3.3)."""
+    from harness.check import runner
+    from harness.explore import tables
+    from harness.hwdefs import sdhci as H
+    from harness.scenarios.explore import _scenario
+
+    resets = tables.resets_in_phases()
+    picks = [i for i in resets if i[2]["index"] == 18 and i[2]["mode"] == "pio"
+             and len(i) == 5 and i[3].get("n") == 128 and i[4].get("what") == H.SWRST_DAT]
+    picks += [i for i in resets if i[2]["index"] == 24 and i[2]["mode"] == "sdma"
+              and len(i) == 5 and i[3]["op"] == "clock" and i[4]["op"] == "cmd"]
+    picks += [i for i in tables.sizes_and_offsets() if i[2]["bs"] == 513
+              and i[2]["offset"] == 1]
+    assert len(picks) == 4
+    for n, ops in enumerate(picks):
+        probed = [x for o in ops for x in (o, {"op": "probe", "status": False})]
+        res = runner.run(qemu_build, _scenario(f"explore-phase-test-{n}", probed, ""), "q35")
+        assert res.status == runner.AGREE, (ops, res.reason)

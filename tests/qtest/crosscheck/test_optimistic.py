@@ -145,3 +145,32 @@ def test_an_error_with_answers_in_flight_leaves_the_process_resettable(
         assert res.status == runner.ERROR and "a harness bug" in res.reason, res.reason
         assert res.lockstep == "fallback" and "a harness bug" in res.fallback
         assert pool.stats.reused == 1 and pool.stats.fallbacks == [], pool.stats
+
+
+def test_the_predicted_answer_texts_are_qemus(qemu_build: QemuBuild) -> None:
+    """A batch agrees at a glance when QEMU's answers are the texts the
+    model's values predict (:func:`harness.check.optimistic.expected_answers`):
+    each kind of queued operation, sent to QEMU, answers exactly that text,
+    and a different value does not."""
+    from harness.check.optimistic import expected_answers
+    from harness.hwdefs import sdhci
+    from harness.machine import Machine
+    from harness.qemu.target import QemuTarget
+
+    with QemuTarget(qemu_build.binary, Machine()) as t:
+        ops: list[tuple[str, tuple[Any, ...], Any]] = [
+            ("write", (sdhci.SDMASYSAD.offset, 4, 0x1234_5678), None),
+            ("read", (sdhci.SDMASYSAD.offset, 4), 0x1234_5678),
+            ("read", (sdhci.SDMASYSAD.offset, 1), 0x78),
+            ("mem_write", (0x10_0000, bytes(range(256)) * 300), None),
+            ("mem_read", (0x10_0000, 256 * 300), bytes(range(256)) * 300),
+        ]
+        if t.session.has_clock:
+            ops.append(("clock_step", (1000,), t.clock_step(1) + 1000))
+        for op, args, value in ops:
+            lines = t.op_lines(op, args)
+            answers = [a for a, _ in t.qtest.pipeline_marked(lines)]
+            assert answers == expected_answers(op, value, t.clock_base, len(lines)), op
+        wrong = expected_answers("read", 0x1234_5679, 0, 1)
+        lines = t.op_lines("read", (sdhci.SDMASYSAD.offset, 4))
+        assert [a for a, _ in t.qtest.pipeline_marked(lines)] != wrong

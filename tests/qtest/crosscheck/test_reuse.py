@@ -164,9 +164,10 @@ def test_a_prefetched_scan_that_strays_is_refused(qemu_build: QemuBuild) -> None
 def test_workers_keep_the_order_of_runs(qemu_build: QemuBuild) -> None:
     """``check -j 2`` reports in the order of the runs, as ``-j 1`` does."""
     from harness.check import parallel
+    from harness.scenarios import all_scenarios
 
     names = ["card-registers", "reset-values-v2", "access-sizes", "reset-values-v3"]
-    runs = [parallel.Run(qemu_build, n, "q35") for n in names]
+    runs = [parallel.Run(qemu_build, all_scenarios()[n], "q35") for n in names]
     one, s1 = parallel.run_all(runs, parallel.Options(), 1)
     two, s2 = parallel.run_all(runs, parallel.Options(), 2)
     assert [r.scenario for r in one] == [r.scenario for r in two] == names

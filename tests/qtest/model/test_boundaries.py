@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.hwdefs import sd as S
+from harness.ledger import Scope, of_scope, parse_version
 from harness.model import boundaries, compat, defaults, emmc_defaults, sd_commands
 from harness.model.boundaries import BOUNDARIES, BUILDS, Boundary
 from harness.model.clock import VirtualClock
@@ -102,9 +103,10 @@ def test_every_version_the_model_uses_is_a_record() -> None:
     since = {bd.since for bd in BOUNDARIES} | {boundaries.ALWAYS}
     used = {sd_commands.V_PROTO, sd_commands.V_10_1, SDMA_REWORK, HOSTCTL2_V4EN_ALWAYS,
             defaults.SERIES_SINCE, emmc_defaults.EMMC_SINCE, emmc_defaults.PLUGGABLE_SINCE}
-    used |= {d.since for d in sd_commands.VERSION_DIFFS}
+    used |= {parse_version(d.versions.first) for d in of_scope(Scope.VERSION)
+             if d.versions.first is not None}
     used |= {r.since for r in defaults.TABLE} | {r.since for r in emmc_defaults.TABLE}
-    used |= {e.since_build for e in compat.COMPAT_TABLE}
+    used |= {compat.since_build(e) for e in compat.COMPAT_TABLE}
     assert used <= since
     assert defaults.VERIFIED == boundaries.DEFAULTS_VERIFIED
 
@@ -157,3 +159,19 @@ def test_series_raises_the_emmc_prv_with_the_sd_cards() -> None:
     assert (_sd_prv(series), _emmc_prv(series)) == (0x02, 0x02)
     c = EmmcCard(VirtualClock(), size=4 << 20, profile=series)
     assert c.cid[15] == (S.crc7(bytes(c.cid[:15])) << 1) | 1  # CRC follows the PRV
+
+
+def test_ledger_version_entries_are_dated_by_their_boundary() -> None:
+    """A version entry of the ledger names the boundary record that dates it
+    and starts where that record does (the compat property of the
+    unreleased erase series: wherever the build has the property)."""
+    by_key = {bd.key: bd for bd in BOUNDARIES}
+    for d in of_scope(Scope.VERSION) + of_scope(Scope.RANDOM):
+        if d.scope is Scope.RANDOM and not d.boundary:
+            continue
+        bd = by_key[d.boundary]
+        first = d.versions.first
+        if first is None:
+            assert d.compat is not None and d.compat.needs_property, d.key
+        else:
+            assert parse_version(first) == bd.since, d.key

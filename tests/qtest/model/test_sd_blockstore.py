@@ -104,3 +104,17 @@ def test_touched_names_every_written_erased_or_filled_extent() -> None:
     s.write((1 << 30) - 512, b"z" * 512)       # the last block, far away
     assert s.touched() == [(512 * 10, 512 * 3), (512 * 1000, 512 * 5),
                            ((1 << 30) - 512, 512)]
+
+
+def test_byte_by_byte_reads_see_every_write_and_fill(tmp_path: Path) -> None:
+    """A card with a 1-byte block length reads its store a byte at a time
+    (the last block is kept): a write or fill in between is seen at once."""
+    img = tmp_path / "card.img"
+    img.write_bytes(bytes(range(256)) * 4)
+    bs = BlockStore(img)
+    assert [bs.read(i, 1) for i in (5, 6)] == [b"\x05", b"\x06"]
+    assert bs.write(6, b"\xee")
+    assert bs.read(6, 1) == b"\xee" and bs.read(5, 2) == b"\x05\xee"
+    assert bs.fill(0, 512, 0x5A)
+    assert bs.read(7, 1) == b"\x5a" and bs.read(512, 1) == b"\x00"
+    bs.close()

@@ -98,15 +98,3 @@ def test_command_table_covers_the_spec() -> None:
                            27, 28, 29, 30, 32, 33, 38, 42, 55, 56}
     assert {i for i, r in ACMD_ROWS.items() if r.support is Support.IMPLEMENTED} == {
         6, 13, 22, 23, 41, 42, 51}
-
-
-def test_every_deviation_is_used_by_the_model() -> None:
-    from pathlib import Path
-
-    from harness.model import sd_data, sdcard
-    from harness.model.sd_deviations import sd_deviations
-
-    src = Path(sdcard.__file__).read_text() + Path(sd_data.__file__).read_text()
-    for d in sd_deviations:
-        assert d.key.startswith("sd.")
-        assert f'"{d.key}"' in src, d.key

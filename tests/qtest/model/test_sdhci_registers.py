@@ -462,19 +462,6 @@ def test_old_profile_same_registers() -> None:
     assert t.read(0xFE, 2) == 0x2401 and t.read(0x40, 4) == 0x057834B4
 
 
-def test_every_deviation_is_consulted() -> None:
-    from pathlib import Path
-
-    from harness.model.sdhci_deviations import SDHCI_DEVIATIONS
-
-    root = Path(__file__).resolve().parents[3] / "harness" / "model"
-    source = "".join(p.read_text() for p in root.glob("sdhci*.py")
-                     if p.name != "sdhci_deviations.py")
-    for d in SDHCI_DEVIATIONS:
-        assert d.key.startswith("sdhci.")
-        assert f'qemu("{d.key}")' in source, d.key
-
-
 def test_properties_as_text() -> None:
     t, _ = stub_target(sdhci={"sd-spec-version": "3", "capareg": "0x057834b4",
                               "maxcurr": "16", "uhs": "0"})

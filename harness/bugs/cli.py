@@ -1,0 +1,125 @@
+"""``sdqtest bugs``: the QEMU bugs found, their reproducers, C tests and fixes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from harness.table import print_table
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "bugs", help="the QEMU bugs found: list them, show them on builds, verify the C tests "
+        "and fixes in a QEMU source tree",
+        description="Without options: every qemu-bug entry of the ledger with its title, "
+        "severity, affected versions (the ledger's), C test and fix. --qemu runs each bug's "
+        "reproducer on each build and says present or absent. --qemu-src TREE --verify adds "
+        "each bug's libqtest C test to TREE's tests/qtest, builds and runs it (it must fail), "
+        "then applies each fix patch, rebuilds and runs the test again (it must pass) and "
+        "the default check on the fixed build; TREE is restored byte for byte afterwards.",
+        epilog="exit: 0 as expected; 1 a reproducer errored, a C test did not fail without "
+        "its fix or did not pass with it, or the check on the fixed build was not clean")
+    p.add_argument("bug", nargs="*", help="bugs by key, number or NNNN-slug (default: all)")
+    p.add_argument("--qemu", action="append", metavar="B",
+                   help="run the reproducers on build B (name or binary path; repeatable)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per qtest command")
+    p.add_argument("--trace", action="store_true",
+                   help="with --qemu: print each reproducer's qtest trace (replayable)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="with --qemu: what each reproducer saw")
+    p.add_argument("--qemu-src", metavar="TREE", help="a QEMU source tree (for --verify)")
+    p.add_argument("--verify", action="store_true",
+                   help="build and run the C tests in --qemu-src, without and with the fixes")
+    p.add_argument("--build-dir", metavar="D",
+                   help="with --verify: TREE's build directory (default: sdqtest's own for "
+                   "TREE, as 'sdqtest qemu build' makes it)")
+    p.add_argument("--no-check", action="store_true",
+                   help="with --verify: skip the default check on the fixed build")
+    p.add_argument("--build-timeout", type=float, default=7200.0, metavar="S")
+    p.set_defaults(func=cmd_bugs)
+
+
+def cmd_bugs(args: argparse.Namespace) -> int:
+    from harness.bugs import catalog
+    from harness.errors import UsageError
+
+    bugs = catalog.select(args.bug)
+    if args.verify or args.qemu_src:
+        if not (args.verify and args.qemu_src):
+            raise UsageError("--verify needs --qemu-src TREE (and --qemu-src needs --verify)")
+        from harness.bugs import verify
+
+        return verify.verify(bugs, Path(args.qemu_src), build_dir=args.build_dir,
+                             check=not args.no_check, timeout=args.build_timeout)
+    if args.qemu:
+        return _on_builds(bugs, args)
+    _list(bugs)
+    return 0
+
+
+def versions_text(key: str) -> str:
+    """The ledger's affected versions of ``key``: ``every version``, ``QEMU >= 9.1``."""
+    from harness.ledger import LEDGER
+
+    return LEDGER[key].versions.describe()
+
+
+def _list(bugs: list[Any]) -> None:
+    from harness.bugs import catalog
+
+    rows = [[b.name, b.severity.value, versions_text(b.key),
+             "yes" if b.c_test else "-", "yes" if b.patch else "-"] for b in bugs]
+    print_table(["bug (bugs/tests/BUG.c, bugs/BUG.patch)", "severity", "affected (ledger)",
+                 "C test", "fix"], rows)
+    print()
+    for b in bugs:
+        seen = b.entry.versions.confirmed
+        print(f"{b.name}  {b.key}: {b.title}"
+              + (f" (seen on {', '.join(seen)})" if seen else ""))
+        if b.note:
+            print(f"    {b.note}")
+    left = catalog.unlisted()
+    if left:
+        print("\nqemu-bug entries of the ledger without a catalog row: "
+              + ", ".join(e.key for e in left))
+    print("\nshow them: sdqtest bugs --qemu B; verify the C tests and fixes: "
+          "sdqtest bugs --qemu-src TREE --verify")
+
+
+def _on_builds(bugs: list[Any], args: argparse.Namespace) -> int:
+    from harness.bugs import run
+    from harness.qemu.selection import select_builds
+
+    builds = select_builds(args.qemu, install_missing=False)
+    outcomes = {(b.key, q.name): run.run(b, q, timeout=args.timeout)
+                for b in bugs for q in builds}
+    head = ["bug", *(f"{q.name} ({q.version})" for q in builds)]
+    rows = []
+    for b in bugs:
+        cells = []
+        for q in builds:
+            o = outcomes[(b.key, q.name)]
+            mark = "" if o.agrees is not False else (
+                " (ledger: present)" if o.expected else " (ledger: absent)")
+            cells.append(o.verdict.value + mark)
+        rows.append([b.name, *cells])
+    print_table(head, rows)
+    if args.verbose or args.trace:
+        for o in outcomes.values():
+            print(f"\n{o.bug.name} on {o.build}: {o.verdict.value} ({o.seconds:.1f} s): "
+                  f"{o.detail}")
+            if args.trace and o.trace:
+                from harness.check.replay import reproducer_header
+
+                print(reproducer_header(o.bug.machine(), f"{o.bug.key}: {o.bug.title}")
+                      + "\n".join(o.trace))
+    against = [o for o in outcomes.values() if o.agrees is False]
+    if against:
+        print(f"\n{len(against)} verdicts differ from the ledger's versions: a build with "
+              "the fix (absent where the ledger says present) or a ledger entry to correct")
+    errors = [o for o in outcomes.values() if o.verdict is run.Verdict.ERROR]
+    for o in errors:
+        print(f"error: {o.bug.name} on {o.build}: {o.detail}")
+    return 1 if errors else 0

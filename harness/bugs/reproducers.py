@@ -1,0 +1,255 @@
+"""One reproducer per QEMU bug: driver operations that show it, and what
+they saw.
+
+Each function drives a fresh QEMU (a :class:`~harness.bugs.stdio_target.StdioTarget`)
+with :class:`~harness.driver.host.HostDriver` / :class:`~harness.driver.emmc.EmmcDriver`
+and says whether the bug showed (:class:`Observation`).  The judgement is
+the specification's (section cited in each docstring), never the answer of
+a particular build.  The same sequence is the C test of the bug under
+``bugs/tests/`` (libqtest), so QEMU's own test suite can hold the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import images
+from harness.driver.emmc import EmmcDriver, frames_of
+from harness.driver.host import HostDriver
+from harness.driver.results import Transfer
+from harness.hwdefs import emmc as E
+from harness.hwdefs import sd as S
+from harness.hwdefs import sdhci as H
+from harness.hwdefs.emmc import Partition, RpmbResult
+from harness.machine import CardImage, Machine
+from harness.target import Target
+
+#: The SD machine: q35, sdhci-pci, a 16 MiB SDSC card on QEMU's null block
+#: driver (reads zeros, writes dropped: no image file needed).
+SD_MACHINE = Machine(image=CardImage.null(16 << 20))
+#: The eMMC image: 128 KiB boot partitions, 128 KiB RPMB, 4 MiB user area.
+EMMC_IMAGE = "emmc-4m-boot128k-rpmb128k"
+PASSWORD = b"sdqt"
+RPMB_KEY = bytes(range(0x40, 0x60))
+RPMB_NONCE = bytes(range(0xA0, 0xB0))
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a reproducer saw: the bug or not, in one line."""
+
+    present: bool
+    detail: str
+
+
+def emmc_machine() -> Machine:
+    """q35, sdhci-pci and ``-device emmc`` on :data:`EMMC_IMAGE` (opened
+    with ``snapshot=on``: never written)."""
+    recipe = images.recipe(EMMC_IMAGE)
+    return Machine(card_kind="emmc", card=recipe.emmc_props(),
+                   image=CardImage(images.ensure(EMMC_IMAGE)))
+
+
+def _sd(t: Target) -> HostDriver:
+    d = HostDriver(t)
+    d.setup()
+    d.init_card()
+    return d
+
+
+def _lock_data(flags: int, password: bytes) -> bytes:
+    """The CMD42 data structure (PLS 4.3.7) in a 512-byte block: the card's
+    default block length, which every QEMU version takes."""
+    return HostDriver.lock_block(flags, password).ljust(512, b"\0")
+
+
+def lock_pwd_len(t: Target) -> Observation:
+    """PLS 4.3.7.1-2: after setting a password, CMD42 LOCK with that password
+    (PWD_LEN = its length) locks the card."""
+    d = _sd(t)
+    d.lock_unlock(_lock_data(S.LOCK_SET_PWD, PASSWORD), set_blocklen=False)
+    st = d.send_status().r1
+    if st & S.LOCK_UNLOCK_FAILED:
+        return Observation(True, f"setting a {len(PASSWORD)}-byte password failed "
+                           f"(status {st:#010x})")
+    d.lock_unlock(_lock_data(S.LOCK_LOCK, PASSWORD), set_blocklen=False)
+    st = d.send_status().r1
+    locked = bool(st & S.CARD_IS_LOCKED) and not st & S.LOCK_UNLOCK_FAILED
+    return Observation(not locked, f"CMD42 LOCK with the {len(PASSWORD)}-byte password: "
+                       f"status {st:#010x}, " + ("locked" if locked else
+                                                 "LOCK_UNLOCK_FAILED, not locked"))
+
+
+def wide_data_byte_order(t: Target) -> Observation:
+    """PLS 4.3.9 (ACMD22): the number of written blocks is sent as a 32-bit
+    number, most significant byte first; one block written reads 00 00 00 01."""
+    d = _sd(t)
+    d.write_blocks(0, bytes(512))
+    data = d.send_num_wr_blocks().data or b""
+    spec = (1).to_bytes(4, "big")
+    return Observation(data != spec, f"ACMD22 after one block written sent {data.hex(' ')} "
+                       f"(the spec: {spec.hex(' ')})")
+
+
+def acmd22_count_survives_reset(t: Target) -> Observation:
+    """PLS 4.3.9, 4.2.1: CMD0 resets the card; ACMD22 before any write since
+    then has no written blocks to count (0)."""
+    d = _sd(t)
+    d.write_blocks(0, bytes(512 * 3))
+    d.cmd(0, 0)
+    d.init_card()
+    data = d.send_num_wr_blocks().data or b""
+    count = int.from_bytes(data, "big") if len(data) == 4 else -1
+    return Observation(count != 0, f"ACMD22 after CMD0 and a new initialisation, no write: "
+                       f"{data.hex(' ')} (three blocks were written before the reset)")
+
+
+def command_during_transfer(t: Target) -> Observation:
+    """PLS 4.3.3-4.3.4: CMD13 is valid in the receive-data state and leaves
+    the transfer alone; the block sent afterwards completes the write.  (The
+    abort itself is seen by the runner: QEMU gone, an assertion on stderr.)"""
+    d = _sd(t)
+    d.wr(H.BLKSIZE, 512)
+    d.wr(H.BLKCNT, 1)
+    d.wr(H.ARGUMENT, 0)
+    d.wr(H.TRNMOD, 0)
+    d.wr(H.CMDREG, H.cmdreg(24, H.RSP_48, crc=True, idx=True, data=True))
+    d.wait_status("cmd", H.NIS_CMDCMPL)
+    d.clear_status(H.NIS_CMDCMPL)
+    st = d.send_status().r1
+    for _ in range(512 // 4):
+        d.wr(H.BDATA, 0x5A5A5A5A)
+    after = d.send_status().r1
+    return Observation(False, f"CMD13 during CMD24 answered {st:#010x}; after the block "
+                       f"{after:#010x}; QEMU still running")
+
+
+def rspreg3_after_auto_cmd12(t: Target) -> Observation:
+    """SDHC 2.2.7, 3.7.1.2: Response register 3 holds the Auto CMD12
+    response; a single-block write ends in the transfer state, where the
+    card does not answer CMD12 (PLS 4.8), so there is nothing to copy and
+    the register keeps what the last R2 (CMD10's CID, with the card's
+    manufacturer ID: not 0) put there."""
+    d = _sd(t)
+    d.deselect()
+    d.send_cid()
+    d.select()
+    before = d.rd(H.RSPREG3)
+    t_ = Transfer(read=False, block_count=1, multi=False, auto_cmd=12, data=bytes(512))
+    res = d.cmd(24, d.address(0), data=t_)
+    after = res.auto_cmd12_response if res.auto_cmd12_response is not None else d.rd(H.RSPREG3)
+    return Observation(after != before, f"RSPREG3 {before:#010x} before a CMD24 with Auto "
+                       f"CMD12 the card does not answer (CMD10's CID), {after:#010x} after")
+
+
+def emmc_partition_range(t: Target) -> Observation:
+    """JESD84-B51 6.2.5, 6.6.4: addresses are checked against the selected
+    partition; the block after boot 1's last is out of range, not boot 2's first."""
+    recipe = images.recipe(EMMC_IMAGE)
+    d = EmmcDriver(t)
+    d.setup()
+    d.init_emmc()
+    d.select_partition(Partition.BOOT1)
+    past = recipe.boot_partition_size // 512
+    r = d.read_blocks(past, 1)
+    boot2 = recipe.expected(recipe.partition_starts()["boot2"], 512)
+    leaked = not r.error and r.data == boot2
+    return Observation(leaked, f"CMD17 of block {past} of boot 1 (it has {past}): " + (
+        "boot 2's first block, no error" if leaked else
+        ("an error" if r.error else "no error") + f", R1 {r.r1:#010x}"))
+
+
+def emmc_rpmb_address_unchecked(t: Target) -> Observation:
+    """JESD84-B51 6.6.22.4: an authenticated read of a half-sector past the
+    RPMB partition fails with result 0x0004 (address failure)."""
+    recipe = images.recipe(EMMC_IMAGE)
+    d = EmmcDriver(t)
+    d.setup()
+    d.init_emmc()
+    d.select_partition(Partition.RPMB)
+    d.rpmb_program_key(RPMB_KEY)
+    past = recipe.rpmb_partition_size // E.RPMB_DATA_BYTES
+    frames = frames_of(d.rpmb_auth_read(past, 1, RPMB_NONCE))
+    result = E.frame_int(frames[0], "result") if frames else -1
+    return Observation(result != RpmbResult.ADDRESS_FAILURE,
+                       f"authenticated read of half-sector {past} (RPMB has {past}): result "
+                       f"{result:#06x} (the standard: {int(RpmbResult.ADDRESS_FAILURE):#06x})")
+
+
+def uhs_machine() -> Machine:
+    """:data:`SD_MACHINE` with an SD 3.00 controller that offers UHS-I (the
+    properties that make Host Control 2 writable)."""
+    return SD_MACHINE.replace(sdhci={"sd-spec-version": 3, "uhs": 1})
+
+
+def _migrated(t: Target) -> list[str]:
+    """Move ``t`` (a :class:`~harness.qemu.target.QemuTarget`) to a new QEMU
+    of the same binary through a saved migration stream; the PCI registers
+    the stream lost (restored afterwards, so the controller answers again)."""
+    import tempfile
+
+    from harness.qemu.migrate import migrate
+    from harness.qemu.target import QemuTarget
+
+    assert isinstance(t, QemuTarget)
+    with tempfile.TemporaryDirectory(prefix="sdqtest-bug-migrate-") as tmp:
+        return migrate(t, t.binary, Path(tmp), "bug").pci_lost
+
+
+def hostctl2_not_migrated(t: Target) -> Observation:
+    """SDHC 2.2.24 and QEMU's migration contract: a guest's UHS mode and
+    driver strength in Host Control 2 read back the same after migration."""
+    d = HostDriver(t)
+    d.setup()
+    value = (H.HOSTCTL2.field("UHSMODE").value(1) | H.HOSTCTL2.field("DRVSTR").value(1))
+    d.wr(H.HOSTCTL2, value)
+    before = d.rd(H.HOSTCTL2)
+    _migrated(t)
+    after = d.rd(H.HOSTCTL2)
+    if before != value:
+        return Observation(False, f"HOSTCTL2 took {before:#06x} for {value:#06x}: "
+                           "not writable here, nothing to migrate")
+    return Observation(after != before, f"HOSTCTL2 {before:#06x} before migration, "
+                       f"{after:#06x} after")
+
+
+def pci_config_not_migrated(t: Target) -> Observation:
+    """PCI 3.0 6.2 and QEMU's migration contract: the BAR and the command
+    register a guest programmed survive migration."""
+    lost = _migrated(t)
+    return Observation(bool(lost), "after migration: " + ("; ".join(lost) if lost
+                                                           else "BAR0 and COMMAND kept"))
+
+
+def _emmc(t: Target) -> EmmcDriver:
+    d = EmmcDriver(t)
+    d.setup()
+    d.init_emmc()
+    return d
+
+
+def emmc_sleep_no_awake(t: Target) -> Observation:
+    """JESD84-B51 6.6.21: CMD0 resets a sleeping device, which then goes
+    through identification again.  (The abort is seen by the runner.)"""
+    d = _emmc(t)
+    d.sleep()
+    d.cmd(0, 0)
+    d.init_emmc()
+    st = d.send_status().r1
+    return Observation(False, f"CMD0 after CMD5 sleep: the device initialised again, "
+                       f"status {st:#010x}")
+
+
+def emmc_gp_partition_access(t: Target) -> Observation:
+    """JESD84-B51 7.4.69, 6.6.1: selecting general purpose partition 1 on a
+    device without one is refused (SWITCH_ERROR); the next read is the user
+    area's.  (An abort on that read is seen by the runner.)"""
+    d = _emmc(t)
+    d.select_partition(Partition.GP1)
+    st = d.send_status().r1
+    d.read_blocks(0, 1)
+    refused = bool(st & E.SWITCH_ERROR)
+    return Observation(not refused, f"PARTITION_ACCESS {int(Partition.GP1)} without general "
+                       f"purpose partitions: status {st:#010x}, " +
+                       ("SWITCH_ERROR" if refused else "accepted"))

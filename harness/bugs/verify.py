@@ -1,0 +1,181 @@
+"""``sdqtest bugs --qemu-src TREE --verify``: the C tests in QEMU's own suite.
+
+Each bug's libqtest test (``bugs/tests/NNNN-slug.c``) goes into TREE's
+tests/qtest as ``sdqtest-NNNN-slug-test.c``, listed with the x86_64 qtests;
+ninja builds it beside the binary (:class:`harness.bisect.build.QemuTreeBuilder`)
+and it runs with ``QTEST_QEMU_BINARY``: without a fix it must fail.  Each
+fix (``bugs/NNNN-slug.patch``) is then applied in turn, the build redone
+(incrementally) and the bug's test run again: it must pass.  With every fix
+applied, the default check runs on the fixed binary and must be clean.
+Then TREE is restored (:class:`harness.bugs.tree.TreeEdits`) and rebuilt,
+so tree and build directory are as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from harness.bisect import build, proc
+from harness.bugs.catalog import Bug
+from harness.bugs.tree import TreeEdits, git_status
+from harness.errors import UsageError
+from harness.table import print_table
+
+#: Seconds one C test may take (it starts a QEMU or two).
+TEST_TIMEOUT = 120.0
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class TestRun:
+    passed: bool
+    summary: str
+    seconds: float
+
+
+def run_test(build_dir: Path, bug: Bug, log: IO[str]) -> TestRun:
+    """Run ``bug``'s built C test on the build directory's binary."""
+    exe = build_dir / "tests" / "qtest" / bug.qtest_name
+    env = dict(os.environ, QTEST_QEMU_BINARY=str(build_dir / build.BINARY))
+    out_path = build_dir / f"{bug.qtest_name}.tap"
+    with out_path.open("wb") as out:
+        ran = proc.run([exe, "--tap", "-k"], log=log, timeout=TEST_TIMEOUT, cwd=build_dir,
+                       env=env, stdout=out)
+    lines = out_path.read_text(errors="replace").splitlines()
+    oks = [ln for ln in lines if ln.startswith(("ok ", "not ok "))]
+    if ran.timed_out:
+        how = f"timed out after {TEST_TIMEOUT:g} s"
+    else:
+        bad = [ln for ln in oks if ln.startswith("not ok")]
+        how = (f"{len(oks) - len(bad)}/{len(oks)} ok" if oks else "no TAP result") + (
+            f", exit {ran.returncode}" if ran.returncode else "")
+        why = next((ln for ln in lines if ln.startswith("Bail out!")), "")
+        if why:  # the failed assertion, without the path of the tree
+            how += ": " + re.sub(r"\.\./[^/: ]+/", "", why.removeprefix("Bail out! "))
+    return TestRun(ran.returncode == 0, how, ran.seconds)
+
+
+def _build(builder: build.QemuTreeBuilder, src: Path, log: IO[str], timeout: float,
+           what: str) -> None:
+    t0 = time.monotonic()
+    print(f"building {what} ...", flush=True)
+    res = builder.build(src, "HEAD", log, timeout)
+    if not res.ok:
+        raise UsageError(f"build failed ({what}): {res.message} (log: {log.name})")
+    print(f"  built in {time.monotonic() - t0:.0f} s", flush=True)
+
+
+def _check(binary: Path, log: IO[str]) -> tuple[bool, str]:
+    """The default check on ``binary``, in a process of its own; clean or not,
+    and its summary lines."""
+    cmd = [sys.executable, "-m", "harness.cli", "check", "--qemu", str(binary), "-j", "2"]
+    print(f"running: sdqtest check --qemu {binary} -j 2", flush=True)
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3600,
+                       check=False)
+    log.write(r.stdout + r.stderr)
+    tail = [ln for ln in r.stdout.splitlines() if ln.strip()][-4:]
+    return r.returncode == 0, "\n".join(tail)
+
+
+def default_build_dir(src: Path) -> Path:
+    """Where ``sdqtest qemu build TREE`` puts TREE's build."""
+    return build.bisect_root().parent / "builds" / build.tree_dir(src).name
+
+
+def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
+           timeout: float) -> int:
+    """Run the C tests without and with the fixes in ``src`` (module doc)."""
+    src = src.resolve()
+    if not (src / "configure").is_file() or not (src / "tests/qtest/meson.build").is_file():
+        raise UsageError(f"{src} is not a QEMU source tree (no configure, tests/qtest)")
+    with_tests = [b for b in bugs if b.c_test is not None]
+    if not with_tests:
+        raise UsageError("none of these bugs has a C test")
+    out = Path(build_dir).resolve() if build_dir else default_build_dir(src)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log_path = out.parent / f"{out.name}-bugs-verify.log"
+    before = git_status(src)
+    edits = TreeEdits(src)
+    targets = tuple(f"tests/qtest/{b.qtest_name}" for b in with_tests)
+    builder = build.QemuTreeBuilder(build_dir=out, jobs=min(2, os.cpu_count() or 1),
+                                    targets=targets)
+    print(f"verifying {len(with_tests)} C tests in {src}, build {out} (log: {log_path})")
+    with log_path.open("w") as log:
+        try:
+            rc = _steps(with_tests, src, out, edits, builder, log, timeout, check)
+        finally:
+            restored = edits.restore()
+            print(f"\nrestored {len(restored)} files of {src}; rebuilding the binary as "
+                  "the tree is", flush=True)
+            _build(build.QemuTreeBuilder(build_dir=out, jobs=builder.jobs), src, log,
+                   timeout, "the tree as found")
+        after = git_status(src)
+        if before is not None:
+            print("git status of the tree: " + ("as found" if after == before else
+                                                "CHANGED (see git status)"))
+    return rc
+
+
+def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
+           builder: build.QemuTreeBuilder, log: IO[str], timeout: float,
+           check: bool) -> int:
+    for b in bugs:
+        assert b.c_test is not None
+        edits.write(Path("tests/qtest") / f"{b.qtest_name}.c", b.c_test.read_bytes())
+    edits.add_qtests([b.qtest_name for b in bugs])
+    _build(builder, src, log, timeout, "the tree with the C tests")
+    without = {b.key: run_test(out, b, log) for b in bugs}
+    patched = [b for b in bugs if b.patch is not None]
+    for b in patched:
+        assert b.patch is not None
+        err = edits.apply_patch(b.patch)
+        if err:
+            raise UsageError(f"{b.patch.name} does not apply to {src}: {err}")
+    fixed: dict[str, TestRun] = {}
+    if patched:
+        _build(builder, src, log, timeout,
+               "with " + ", ".join(b.patch.name for b in patched if b.patch))
+        fixed = {b.key: run_test(out, b, log) for b in bugs}
+    rows, bad = [], 0
+    for b in bugs:
+        w, f = without[b.key], fixed.get(b.key)
+        want = b.patch is not None  # with the fixes: passes with its own, fails without
+        bad += w.passed + (f is not None and f.passed != want)
+        rows.append([b.name, "fails" if not w.passed else "PASSES (must fail)", w.summary,
+                     "-" if f is None else ("passes" if f.passed else "fails") + (
+                         "" if f.passed == want else " (UNEXPECTED)"),
+                     "" if f is None else f.summary, b.patch.name if b.patch else "-"])
+    print()
+    print_table(["bug", "11.1.1 as is", "", "with the fixes", "", "fix"], rows)
+    if patched:
+        bad += _fixed_build(patched, out / build.BINARY, log, check)
+    return 1 if bad else 0
+
+
+def _fixed_build(patched: list[Bug], binary: Path, log: IO[str], check: bool) -> int:
+    """The reproducers (they must say absent) and the default check (it must
+    be clean) on the binary with every fix; the number of failures."""
+    from harness.bugs import run
+    from harness.qemu.selection import select_builds
+
+    q = select_builds([str(binary)], install_missing=False)[0]
+    bad = 0
+    print(f"\nreproducers on the build with the fixes ({binary}):")
+    for b in patched:
+        o = run.run(b, q)
+        bad += o.verdict is not run.Verdict.ABSENT
+        print(f"  {b.name}: {o.verdict.value}: {o.detail}")
+    if check:
+        clean, tail = _check(binary, log)
+        print("\ndefault check on the build with the fixes: "
+              + ("clean" if clean else "NOT CLEAN (see the log)"))
+        print("\n".join("  " + ln for ln in tail.splitlines()))
+        bad += not clean
+    return bad

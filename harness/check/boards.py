@@ -1,0 +1,107 @@
+"""The scenario library on ARM boards' SD controllers (``sdqtest check --board``).
+
+A board run is a scenario on a board's machine type (:mod:`harness.hwdefs.boards`)
+with the board's own controller and card: the same Target interface, the
+registers at the board's MMIO base, the interrupt as qtest intercepts it there.
+What does not apply to a board is skipped with its reason, one rule per reason
+(:func:`skip_reason`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.hwdefs import sdhci as H
+from harness.hwdefs.boards import BOARDS, Board, board_for, by_name
+from harness.profile import BuildProfile
+from harness.qemu.builds import QemuBuild
+from harness.scenarios import Scenario
+
+__all__ = ["board_names", "machines_for", "not_run", "skip_reason"]
+
+#: Groups that need a PC: the compat matrix of versioned pc machine types, the
+#: migration matrix (run on pc machine types), the eMMC device (``-device emmc``
+#: on sdhci-pci's bus: a board plugs its own SD card).
+PC_GROUPS = {
+    "compat": "the sd-card compat properties of versioned pc machine types "
+              "(a board's machine type is not versioned)",
+    "migration": "the migration matrix runs on pc machine types",
+}
+
+
+def board_names(names: Sequence[str]) -> list[str]:
+    """``--board`` values checked and expanded (``all``: every board), in table order."""
+    wanted = {n for a in names for n in a.split(",") if n}
+    if "all" in wanted or not wanted:
+        return [b.name for b in BOARDS]
+    for n in sorted(wanted):
+        by_name(n)  # KeyError names the known boards
+    return [b.name for b in BOARDS if b.name in wanted]
+
+
+def machines_for(build: QemuBuild, names: Sequence[str]) -> list[str]:
+    """The machine types of boards ``names`` that ``build`` offers and can run
+    (see :func:`not_run`)."""
+    return [by_name(n).machine for n in names if build.offers(by_name(n).machine)
+            and board_only_reason(by_name(n), build.profile) is None]
+
+
+def not_run(builds: Sequence[QemuBuild], names: Sequence[str]) -> list[str]:
+    """One line per build and board that runs no scenario, with the reason."""
+    out: list[str] = []
+    for b in builds:
+        for n in names:
+            board = by_name(n)
+            why = (board_only_reason(board, b.profile) if b.offers(board.machine)
+                   else f"this build has no machine type {board.machine}")
+            if why is not None:
+                out.append(f"[{b.name}] board {n} ({board.machine}): not run: {why}")
+    return out
+
+
+def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None:
+    """Why scenario ``sc`` does not run on ``machine`` (a board's), or None."""
+    board = board_for(machine)
+    if board is None:
+        return None
+    if sc.group in PC_GROUPS:
+        return PC_GROUPS[sc.group]
+    if sc.card != "sd-card":
+        return f"an {sc.card} device: board {board.name} creates its own SD card"
+    differ = sorted(k for k, v in sc.sdhci.items() if board.sdhci_props.get(k) != v)
+    if differ:  # the same values as the board's are the board's own controller
+        props = ", ".join(f"{k}={_show(sc.sdhci[k])}" for k in differ)
+        return (f"sets sdhci-pci properties ({props}); board {board.name} fixes its "
+                "controller's")
+    lacks = [m for m in DMA_KINDS if m in sc.name and not _caps(board) & H.CAPAB.mask(
+        m.upper())]
+    if lacks:
+        return (f"tests {'/'.join(lacks).upper()}: board {board.name}'s controller "
+                f"reports no {'/'.join(lacks).upper()} (capareg {_caps(board):#x}); the "
+                "driver moves the other scenarios' DMA transfers by PIO there")
+    return board_only_reason(board, profile)
+
+
+#: DMA kinds a scenario named after one tests (``sdma-read-7``, ``adma2-chains``).
+DMA_KINDS = ("sdma", "adma2")
+
+
+def _show(value: object) -> str:
+    return f"{value:#x}" if isinstance(value, int) and not isinstance(value, bool) \
+        and value > 9 else str(value)
+
+
+def _caps(board: Board) -> int:
+    return int(board.sdhci_props["capareg"])
+
+
+def board_only_reason(board: Board, profile: BuildProfile) -> str | None:
+    """Why no scenario runs on ``board`` with a build of ``profile``, or None."""
+    if board.variant != "sdhci":
+        return (f"board {board.name}: the model has no {board.variant} register layout "
+                "yet (driven under qtest, not modelled)")
+    need = board.irq.min_version
+    if profile.version[:2] < need:
+        return (f"board {board.name}: this build's qtest cannot intercept the named GPIO "
+                f"{board.irq.name} (needs {need[0]}.{need[1]} or later)")
+    return None

@@ -1,0 +1,144 @@
+"""One run's testbench: the run spec, both sides built from it, the scoreboard.
+
+A :class:`RunSpec` names what runs (the scenario object, the build, the
+machine type); :class:`Testbench` builds QEMU's side (live, lent by a
+pool, recorded while live, or replayed from a recording) and the model
+mirroring the build, and puts the lockstep comparison between them (the
+scoreboard: :class:`harness.check.lockstep.LockstepTarget`, or its
+optimistic form).  The runner (:mod:`harness.check.runner`) drives a
+scenario through it and judges the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import images
+from harness.check import boards
+from harness.check.lockstep import LockstepTarget
+from harness.check.optimistic import OptimisticLockstep
+from harness.check.quirks import QuirkSet
+from harness.check.recording import Recording, RecordingTarget, ReplayTarget
+from harness.hwdefs.boards import board_for
+from harness.machine import CardImage, Machine
+from harness.model.deviations import Strictness
+from harness.model.target import ModelTarget
+from harness.qemu import sanitizer
+from harness.qemu.builds import QemuBuild
+from harness.qemu.pool import QemuPool
+from harness.qemu.target import QemuTarget
+from harness.scenarios import Context, Scenario
+
+#: QEMU's side of a run: live, recorded while live, or replayed.
+QemuSide = QemuTarget | RecordingTarget | ReplayTarget
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One scenario on one build and machine type: the scenario object
+    itself travels (to a forked worker by inheritance), never its name."""
+
+    build: QemuBuild
+    scenario: Scenario
+    machine: str = "q35"
+
+    def skip_reason(self) -> str | None:
+        """Why this run cannot happen on its build, or None."""
+        b = self.build
+        why = self.scenario.skip_reason(b.profile, b.profile.has_qtest_accel)
+        why = why or boards.skip_reason(self.scenario, self.machine, b.profile)
+        if why is None and not b.offers(self.machine):
+            why = f"this build has no machine type {self.machine}"
+        return why
+
+
+@dataclass(frozen=True)
+class UserImage:
+    """A card image the user gave: QEMU opens ``path`` as ``format`` (on a
+    private copy); the model reads ``raw`` (the same file when raw)."""
+
+    path: Path
+    format: str
+    raw: Path
+
+
+def scenario_machine(sc: Scenario, machine: str, image: Path, fmt: str) -> Machine:
+    """The machine a scenario runs on: ``machine`` type, its devices'
+    properties, the card image as QEMU opens it."""
+    board = board_for(machine)
+    if board is not None:  # the board's own controller and card (harness.check.boards)
+        return Machine.for_board(board.name, card=sc.sd_card,
+                                 image=CardImage(image, format=fmt))
+    return Machine(type=machine, sdhci=sc.sdhci, card=sc.sd_card,
+                   image=CardImage(image, format=fmt), card_kind=sc.card)
+
+
+class Testbench:
+    """QEMU's side and the model of one run, and the scoreboard between them.
+
+    :meth:`start` builds the sides; :meth:`close` gives QEMU's process back
+    to its pool or ends it, whatever happened in between."""
+
+    def __init__(self, spec: RunSpec, *, strict: Strictness = False,
+                 image: UserImage | None = None, record: Recording | None = None,
+                 replay: Recording | None = None, pool: QemuPool | None = None,
+                 quirks: QuirkSet | None = None, keep: bool = False,
+                 stop_after: int | None = None) -> None:
+        self.spec, self.strict, self.record, self.replay = spec, strict, record, replay
+        self.quirks, self.keep, self.stop_after = quirks, keep, stop_after
+        sc = spec.scenario
+        if image is None:
+            self.qemu_image, self.fmt = images.ensure(sc.image), images.recipe(sc.image).format
+            self.model_image = images.raw_twin(sc.image)
+        else:
+            self.qemu_image, self.fmt, self.model_image = image.path, image.format, image.raw
+        self.recipe = images.recipe(sc.image) if image is None else None
+        self.context = Context(spec.build.profile, spec.machine,
+                               sc.image if image is None else "", sc.params)
+        self.pool = pool if replay is None else None
+        self.qemu: QemuSide | None = None
+        self.model: ModelTarget | None = None
+        self.lock: LockstepTarget | None = None
+        #: Where QEMU's sanitizer log stood when the run began.
+        self.err_at = 0
+
+    def start(self, optimistic: bool) -> LockstepTarget:
+        """Both sides, and the scoreboard (optimistic only on a live QEMU)."""
+        b, described = self.spec.build, scenario_machine(
+            self.spec.scenario, self.spec.machine, self.qemu_image, self.fmt)
+        self.qemu = self._qemu_side(described)
+        self.err_at = sanitizer.mark(self.qemu)
+        self.model = ModelTarget(described, image=self.model_image, profile=b.profile,
+                                 strict=self.strict)
+        kw: dict[str, Any] = dict(quirks=self.quirks, history=None if self.keep else 400,
+                                  recipe=self.recipe, stop_after=self.stop_after)
+        if optimistic and isinstance(self.qemu, QemuTarget):
+            self.lock = OptimisticLockstep(self.model, self.qemu, **kw)
+        else:
+            self.lock = LockstepTarget(self.model, self.qemu, **kw)
+        return self.lock
+
+    def _qemu_side(self, described: Machine) -> QemuSide:
+        b = self.spec.build
+        if self.replay is not None:
+            return ReplayTarget(self.replay)
+        live = (self.pool.acquire(b.binary, described, name=b.name) if self.pool is not None
+                else QemuTarget(b.binary, described, name=b.name))
+        return RecordingTarget(live, self.record) if self.record is not None else live
+
+    @property
+    def optimistic(self) -> bool:
+        return isinstance(self.lock, OptimisticLockstep)
+
+    def close(self, healthy: bool) -> None:
+        """QEMU's process back to the pool (``healthy``: reusable) or ended."""
+        qemu, pool = self.qemu, self.pool
+        if pool is not None and isinstance(qemu, RecordingTarget):
+            qemu.finish()
+            pool.release(qemu.inner, healthy=healthy)
+        elif isinstance(qemu, QemuTarget) and pool is not None:
+            pool.release(qemu, healthy=healthy)
+        elif qemu is not None:
+            qemu.close()

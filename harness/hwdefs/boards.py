@@ -1,0 +1,201 @@
+"""ARM boards whose SD host controller QEMU builds, as data.
+
+Each :class:`Board` says where the board puts its SDHCI and how it wires it,
+as the board's QEMU source sets it up (``hw/arm/*.c``; quoted per board),
+never as a build under test answers: the machine type, the controller's QEMU
+type and MMIO base, the interrupt line and how qtest can watch it, the
+guest RAM the DMA arena may use, and the controller properties the board
+sets.  The SD card is the one the board creates on that controller's bus
+from ``-drive if=sd,index=N``.
+
+How the interrupt is watched (QEMU ``system/qtest.c``): ``irq_intercept_in``
+on a device intercepts its *unnamed* GPIO inputs (an interrupt controller);
+``irq_intercept_out PATH NAME`` the controller's own named output
+(``sysbus-irq``), which QEMU 7.2 cannot (it skips named GPIO lists), so a
+board whose interrupt controller takes the line on a named input cannot be
+watched on 7.2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["BOARDS", "Board", "IrqRoute", "board_for", "by_name"]
+
+_MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class IrqRoute:
+    """Where qtest watches the controller's interrupt line.
+
+    ``kind`` ``in``: the unnamed inputs of the first device of QOM type
+    ``qom_type`` (an interrupt controller), line ``line``; ``out``: the
+    controller's own GPIO output list ``name`` (line ``line``), found by
+    ``qom_path``, which needs a build whose qtest intercepts named outputs
+    (``min_version``)."""
+
+    kind: str
+    line: int
+    qom_type: str = ""
+    qom_path: str = ""
+    name: str = ""
+    min_version: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True)
+class Board:
+    """One board's SD host controller, as the board's QEMU source builds it."""
+
+    name: str
+    """Short name on the command line and in reports."""
+    machine: str
+    """QEMU machine type."""
+    controller: str
+    """QEMU type of the controller (``generic-sdhci``, ``imx-usdhc``, ...)."""
+    base: int
+    """MMIO base of the controller's register window."""
+    irq: IrqRoute
+    ram_base: int
+    """Guest physical address where RAM starts (the DMA arena lies in it)."""
+    ram: int
+    """``-m`` the board is started with (some boards accept one size only)."""
+    sdhci: tuple[tuple[str, int | bool], ...]
+    """Controller properties the board sets, by QEMU name (the model mirrors them)."""
+    card_index: int = 0
+    """``-drive if=sd,index=N`` that the board plugs into this controller."""
+    binary: str = "qemu-system-aarch64"
+    """The QEMU target binary with this machine (aarch64 holds every ARM board)."""
+    source: str = ""
+    """Where the facts above come from."""
+    variant: str = "sdhci"
+    """Register layout: ``sdhci`` (the standard one QEMU's ``sdhci_read``/``write``
+    implement) or a vendor layout the model must mirror (``usdhc``, ``s3c``)."""
+    notes: tuple[str, ...] = field(default=())
+    """What the board brings and what it cannot do under qtest."""
+
+    @property
+    def sdhci_props(self) -> dict[str, int | bool]:
+        return dict(self.sdhci)
+
+
+BOARDS: tuple[Board, ...] = (
+    Board(
+        name="zynq",
+        machine="xilinx-zynq-a9",
+        controller="generic-sdhci",
+        base=0xE010_0000,
+        # SDHCI0 on GIC SPI 56, i.e. input 56 - 32 of the a9mpcore_priv.
+        irq=IrqRoute(kind="in", line=56 - 32, qom_type="a9mpcore_priv"),
+        ram_base=0,
+        ram=128 * _MIB,
+        sdhci=(("sd-spec-version", 2), ("capareg", 0x69EC0080)),
+        binary="qemu-system-arm",
+        source="hw/arm/xilinx_zynq.c zynq_init (7.2, 10.0.13, 11.1.1 alike): "
+               "TYPE_SYSBUS_SDHCI at 0xE0100000, IRQ 56, sd-spec-version 2, "
+               "capareg ZYNQ_SDHCI_CAPABILITIES 0x69ec0080 (UG585)",
+        notes=("the generic sysbus SDHCI (sdhci_sysbus_*): spec 2.00, a 512-byte "
+               "buffer (capareg max block length 0), DMA into system memory",),
+    ),
+    Board(
+        name="raspi3b",
+        machine="raspi3b",
+        controller="generic-sdhci",
+        base=0x3F00_0000 + 0x30_0000,
+        irq=IrqRoute(kind="out", line=0, qom_path="/machine/soc/peripherals/sdhci",
+                     name="sysbus-irq", min_version=(10, 0)),
+        ram_base=0,
+        ram=1024 * _MIB,
+        sdhci=(("sd-spec-version", 3), ("capareg", 0x052134B4),
+               ("pending-insert-quirk", True)),
+        source="hw/arm/bcm2835_peripherals.c: TYPE_SYSBUS_SDHCI 'sdhci' at "
+               "EMMC1_OFFSET 0x300000 of the peripherals (0x3F000000 on BCM2837), "
+               "sd-spec-version 3, capareg 0x52134b4, pending-insert-quirk; its IRQ "
+               "goes to a *named* input of bcm2835-ic (GPU IRQ 62); hw/arm/raspi.c: "
+               "1 GiB RAM only, the card on the GPIO's sd-bus, reparented to the SDHCI "
+               "at reset (hw/gpio/bcm2835_gpio.c)",
+        notes=("the Pi's Arasan SDHCI: spec 3.00 with the pending-insert quirk",
+               "QEMU 7.2's qtest cannot intercept the line (a named GPIO): not driven "
+               "there"),
+    ),
+    Board(
+        name="mcimx7d",
+        machine="mcimx7d-sabre",
+        controller="imx-usdhc",
+        base=0x30B4_0000,
+        # usdhc[0] on GIC SPI 22, an unnamed input of the a7mpcore (a15mpcore_priv).
+        irq=IrqRoute(kind="in", line=22, qom_type="a15mpcore_priv"),
+        ram_base=0x8000_0000,
+        ram=128 * _MIB,
+        sdhci=(("sd-spec-version", 3), ("capareg", 0x057834B4)),
+        binary="qemu-system-arm",
+        source="hw/arm/fsl-imx7.c: TYPE_IMX_USDHC usdhc0 at FSL_IMX7_USDHC1_ADDR "
+               "0x30B40000, FSL_IMX7_USDHC1_IRQ 22 on the a7mpcore GIC, capareg left at "
+               "its default 0x057834b4; RAM at FSL_IMX7_MMDC_ADDR 0x80000000; "
+               "hw/arm/mcimx7d-sabre.c: a card on each usdhc from if=sd index i; "
+               "hw/sd/sdhci.c imx_usdhc_init: sd-spec-version 3 since 10.0 (7.2: the "
+               "common default 2)",
+        variant="usdhc",
+        notes=("i.MX uSDHC (usdhc_read/usdhc_write): HOSTCTL bits moved, MIX_CTRL "
+               "holds the transfer mode, PRNSTS SDSTB, vendor registers at 0x60..0xcc, "
+               "no busy IRQ",
+               "sabrelite (i.MX6) has the same uSDHC but creates no SD card from "
+               "if=sd (qemu 7.2: 'machine type does not support if=sd')"),
+    ),
+    Board(
+        name="quanta-gbs",
+        machine="quanta-gbs-bmc",
+        controller="npcm7xx-sdhci",
+        base=0xF084_2000,
+        irq=IrqRoute(kind="in", line=26, qom_type="a9mpcore_priv"),
+        ram_base=0,
+        ram=128 * _MIB,
+        sdhci=(("sd-spec-version", 3), ("capareg", 0x0100_2001_61EE_0399)),
+        binary="qemu-system-arm",
+        source="hw/arm/npcm7xx.c: TYPE_NPCM7XX_SDHCI 'mmc' at NPCM7XX_MMC_BA "
+               "0xf0842000, IRQ 26 on the a9mpcore GIC; hw/sd/npcm7xx_sdhci.c: a "
+               "generic-sdhci inside a 0x1000 container, its reset overriding "
+               "PRNSTS 0x04a00000, BLKGAP 0x80, capareg 0x0100200161ee0399, MAXCURR 5 "
+               "and HCVER 0x1002; hw/arm/npcm7xx_boards.c: the card from if=sd index 0 on "
+               "quanta-gbs-bmc and kudo-bmc only (npcm750-evb: 'machine type does not "
+               "support if=sd')",
+        variant="npcm",
+        notes=("Nuvoton's wrapper: reset values the model does not mirror yet "
+               "(PRNSTS, BLKGAP, HCVER vendor 0x10), preset-value registers",),
+    ),
+    Board(
+        name="smdkc210",
+        machine="smdkc210",
+        controller="s3c-sdhci",
+        base=0x1251_0000,
+        irq=IrqRoute(kind="out", line=0, qom_type="s3c-sdhci",
+                     name="sysbus-irq", min_version=(10, 0)),
+        ram_base=0x4000_0000,
+        ram=128 * _MIB,
+        sdhci=(("sd-spec-version", 2), ("capareg", 0x05E8_0080)),
+        binary="qemu-system-arm",
+        source="hw/arm/exynos4210.c: TYPE_S3C_SDHCI at EXYNOS4210_SDHCI_BASE_ADDR "
+               "0x12510000, capareg EXYNOS4210_SDHCI_CAPABILITIES 0x05e80080, the card "
+               "from if=sd index 0, IRQ through the SoC's IRQ gates; RAM at "
+               "EXYNOS4210_DRAM0_BASE_ADDR 0x40000000; hw/sd/sdhci.c sdhci_s3c_*: "
+               "CONTROL2/3/4 (0x80, 0x84, 0x8c) read 0 and drop writes",
+        variant="s3c",
+        notes=("the Samsung S3C variant (sdhci_s3c_read/write)",),
+    ),
+)
+
+
+def by_name(name: str) -> Board:
+    """The board called ``name``; ``KeyError`` names the known ones."""
+    for b in BOARDS:
+        if b.name == name:
+            return b
+    raise KeyError(f"unknown board {name!r}: one of {', '.join(b.name for b in BOARDS)}")
+
+
+def board_for(machine: str) -> Board | None:
+    """The board whose QEMU machine type is ``machine``, if one is described."""
+    for b in BOARDS:
+        if b.machine == machine:
+            return b
+    return None

@@ -1,0 +1,122 @@
+"""The board table, the board machine description, what a board run skips, and
+the model's board-only behaviour (no QEMU)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.check import boards as check_boards
+from harness.hwdefs import boards
+from harness.hwdefs import sdhci as H
+from harness.machine import CardImage, Machine
+from harness.model.target import ModelTarget
+from harness.profile import NEWEST, parse_version
+from harness.qemu.argv import qemu_argv
+from harness.scenarios import all_scenarios
+
+#: The newest build's profile with the boards' machine types (an ARM build's).
+ARM = replace(NEWEST, machine_types=tuple(sorted(b.machine for b in boards.BOARDS)))
+
+
+def test_board_table_names_are_unique_and_found() -> None:
+    names = [b.name for b in boards.BOARDS]
+    assert len(set(names)) == len(names)
+    for b in boards.BOARDS:
+        assert boards.by_name(b.name) is b
+        assert boards.board_for(b.machine) is b
+        assert b.source and b.notes
+        assert b.irq.kind in ("in", "out")
+    with pytest.raises(KeyError, match="unknown board 'nope'"):
+        boards.by_name("nope")
+    assert boards.board_for("q35") is None
+
+
+def test_board_machine_round_trips_and_builds_its_command_line(tmp_path: Path) -> None:
+    img = tmp_path / "card.img"
+    m = Machine.for_board("zynq", card={"spec_version": 2}, image=CardImage(img))
+    assert m.type == "xilinx-zynq-a9" and m.bar0 == 0xE010_0000
+    assert dict(m.sdhci_props) == {"sd-spec-version": 2, "capareg": 0x69EC0080}
+    assert Machine.loads(m.dumps()) == m
+    argv = qemu_argv("qemu-system-arm", m)
+    assert argv[argv.index("-machine") + 1] == "xilinx-zynq-a9"
+    assert f"if=sd,index=0,id=sdcard,file={img},format=raw" in argv
+    assert "sd-card.spec_version=2" in argv
+    assert "-device" not in argv  # the board makes its own controller and card
+    assert "board" not in Machine().to_json()  # a PC machine's JSON is unchanged
+
+
+def test_board_machine_refuses_what_the_board_does_not_have() -> None:
+    with pytest.raises(ValueError, match="machine type xilinx-zynq-a9"):
+        Machine(type="q35", board="zynq")
+    with pytest.raises(ValueError, match="own generic-sdhci"):
+        Machine(type="xilinx-zynq-a9", board="zynq", card_kind="emmc")
+    with pytest.raises(ValueError, match="unknown board"):
+        Machine(type="q35", board="nope")
+
+
+def test_board_names_expand_and_check() -> None:
+    assert check_boards.board_names([]) == [b.name for b in boards.BOARDS]
+    assert check_boards.board_names(["all"]) == [b.name for b in boards.BOARDS]
+    assert check_boards.board_names(["raspi3b,zynq"]) == ["zynq", "raspi3b"]
+    with pytest.raises(KeyError):
+        check_boards.board_names(["zynq", "pc"])
+
+
+def test_groups_that_need_a_pc_are_skipped_with_their_reason() -> None:
+    scs = all_scenarios()
+    v11 = NEWEST
+    why = {name: check_boards.skip_reason(sc, "xilinx-zynq-a9", v11) for name, sc in scs.items()}
+    for name, sc in scs.items():
+        if sc.group in ("compat", "migration"):
+            assert "pc machine types" in str(why[name])
+        elif sc.card == "emmc":
+            assert "creates its own SD card" in str(why[name])
+        elif sc.sdhci and sc.sdhci != {"sd-spec-version": 2}:
+            assert "sdhci-pci properties" in str(why[name])
+        else:
+            assert why[name] is None, name
+    assert all(check_boards.skip_reason(sc, "q35", v11) is None for sc in scs.values())
+
+
+def test_raspi_on_qemu_7_2_and_unmodelled_layouts_are_not_run() -> None:
+    raspi, imx = boards.by_name("raspi3b"), boards.by_name("mcimx7d")
+    old = replace(ARM, version=parse_version("7.2.22"))
+    assert "named GPIO" in str(check_boards.board_only_reason(raspi, old))
+    assert check_boards.board_only_reason(raspi, NEWEST) is None
+    assert "usdhc register layout" in str(check_boards.board_only_reason(imx, NEWEST))
+    with pytest.raises(ValueError, match="no usdhc register layout"):
+        ModelTarget(Machine.for_board("mcimx7d", image=CardImage.null(16 << 20)), profile=ARM)
+
+
+def _norintsts(t: ModelTarget) -> int:
+    return t.read(H.NORINTSTS.offset, 2)
+
+
+def test_model_pending_insert_quirk_fires_once_after_power_on() -> None:
+    """hw/sd/sdhci.c: with pending-insert-quirk (the Pi's), the first enable of
+    Card Insertion status after a power-on reset latches Card Insertion; a
+    Software Reset For All does not re-arm it; sdhci-pci has no such quirk."""
+    pi = ModelTarget(Machine.for_board("raspi3b", image=CardImage.null(16 << 20)), profile=ARM)
+    assert _norintsts(pi) == 0
+    pi.write(H.NORINTSTSEN.offset, 2, H.NIS_CARDINS)
+    assert _norintsts(pi) & H.NIS_CARDINS
+    pi.write(H.NORINTSTS.offset, 2, H.NIS_CARDINS)
+    pi.write(H.NORINTSTSEN.offset, 2, 0)
+    pi.write(H.NORINTSTSEN.offset, 2, H.NIS_CARDINS)
+    assert not _norintsts(pi) & H.NIS_CARDINS  # once only
+    pi.write(H.SWRST.offset, 1, H.SWRST_ALL)
+    pi.write(H.NORINTSTSEN.offset, 2, H.NIS_CARDINS)
+    assert not _norintsts(pi) & H.NIS_CARDINS  # a software reset does not re-arm it
+    pc = ModelTarget(Machine(image=CardImage.null(16 << 20)))
+    pc.write(H.NORINTSTSEN.offset, 2, H.NIS_CARDINS)
+    assert not _norintsts(pc) & H.NIS_CARDINS
+
+
+def test_zynq_model_reports_the_board_capabilities() -> None:
+    """hw/arm/xilinx_zynq.c: capareg 0x69ec0080 and spec 2.00 (HCVER 0x..01)."""
+    t = ModelTarget(Machine.for_board("zynq", image=CardImage.null(16 << 20)), profile=ARM)
+    assert t.read(H.CAPAB.offset, 4) == 0x69EC0080
+    assert t.read(H.HCVER.offset, 2) & 0xFF == 1

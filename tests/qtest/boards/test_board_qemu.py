@@ -1,0 +1,127 @@
+"""Each board's controller under qtest on the ARM builds, then scenarios in lockstep.
+
+The expectations are the boards' QEMU sources (:mod:`harness.hwdefs.boards`):
+the capabilities and spec version each board sets, the controller at its MMIO
+base, its interrupt line seen where the board wires it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.check import boards as check_boards
+from harness.check import runner
+from harness.hwdefs import boards
+from harness.hwdefs import sdhci as H
+from harness.ledger import LEDGER
+from harness.machine import CardImage, Machine
+from harness.qemu.board import BoardError
+from harness.qemu.builds import QemuBuild
+from harness.qemu.pool import QemuPool
+from harness.qemu.target import QemuTarget
+from harness.scenarios import all_scenarios
+
+pytestmark = pytest.mark.qemu
+
+#: Short scenarios that together touch registers, PIO, SDMA, ADMA2 and the line.
+SCENARIOS = ("w1c-interrupt-status", "access-sizes", "pio-read-7", "sdma-write-7",
+             "adma2-read-32", "irq-during-transfers", "card-registers", "reset-all-mid-transfer")
+
+
+@pytest.fixture(scope="module")
+def board_pool() -> Iterator[QemuPool]:
+    with QemuPool() as pool:
+        yield pool
+
+
+def _target(build: QemuBuild, board: boards.Board, tmp_path: Path) -> QemuTarget:
+    if not build.offers(board.machine):
+        pytest.skip(f"QEMU {build.name} has no machine type {board.machine}")
+    img = tmp_path / "card.img"
+    img.write_bytes(b"")
+    with img.open("r+b") as f:
+        f.truncate(16 << 20)
+    return QemuTarget(build.binary, Machine.for_board(board.name, image=CardImage(img)),
+                      name=build.name)
+
+
+def _spec_version(board: boards.Board, build: QemuBuild) -> int:
+    """The board's sd-spec-version; i.MX uSDHC sets 3 only since 10.0
+    (hw/sd/sdhci.c imx_usdhc_init; 7.2 keeps the common default 2)."""
+    if board.variant == "usdhc" and build.profile.version < (10, 0, 0):
+        return 2
+    return int(board.sdhci_props["sd-spec-version"])
+
+
+@pytest.mark.parametrize("board", boards.BOARDS, ids=lambda b: b.name)
+def test_controller_at_the_board_base_with_its_interrupt(
+        arm_build: QemuBuild, board: boards.Board, tmp_path: Path) -> None:
+    """CAPAB and HCVER at the board's base are what the board sets; CMD0's
+    Command Complete raises the line where the board wires it and clearing
+    the status lowers it."""
+    need = board.irq.min_version
+    if arm_build.profile.version[:2] < need:
+        with pytest.raises(BoardError, match="cannot intercept the named GPIO"):
+            _target(arm_build, board, tmp_path)
+        return
+    with _target(arm_build, board, tmp_path) as t:
+        caps = t.read(H.CAPAB.offset, 4) | t.read(H.CAPAB.offset + 4, 4) << 32
+        assert caps == board.sdhci_props["capareg"]
+        assert t.read(H.HCVER.offset, 2) & 0xFF == _spec_version(board, arm_build) - 1
+        assert t.read(H.PRNSTS.offset, 4) & H.PRNSTS_CARD_PRESENT
+        t.write(H.NORINTSTSEN.offset, 4, 0xFFFF_FFFF)
+        t.write(H.NORINTSIGEN.offset, 4, 0xFFFF_FFFF)
+        t.irq_events()  # the pending-insert quirk (raspi) may have raised it
+        t.write(H.NORINTSTS.offset, 4, 0xFFFF_FFFF)
+        assert not t.irq_level()
+        t.write(H.PWRCON.offset, 1, 0x0F)
+        t.write(H.CLKCON.offset, 2, 0x0007)
+        t.write(H.ARGUMENT.offset, 4, 0)
+        t.write(H.CMDREG.offset, 2, 0)  # CMD0, no response
+        assert t.read(H.NORINTSTS.offset, 2) & H.NIS_CMDCMPL
+        assert t.irq_level() and t.irq_events()[-1] is True
+        t.write(H.NORINTSTS.offset, 2, H.NIS_CMDCMPL)
+        assert not t.irq_level() and t.irq_events() == [False]
+
+
+def test_usdhc_vendor_register_is_the_imx_one(arm_build: QemuBuild, tmp_path: Path) -> None:
+    """hw/sd/sdhci.c usdhc_read/usdhc_write: VENDOR_SPEC (0xC0) keeps the low
+    half of what is written (deviation usdhc.vendor-spec-16bit), the
+    tuning/DLL registers read 0, MIX_CTRL (0x48) holds the transfer mode
+    without sending a command; the generic SDHCI has nothing at 0xC0."""
+    assert "usdhc.vendor-spec-16bit" in LEDGER
+    with _target(arm_build, boards.by_name("mcimx7d"), tmp_path) as t:
+        t.write(0xC0, 4, 0x2000_0100)
+        assert t.read(0xC0, 4) == 0x0000_0100
+        assert t.read(0x60, 4) == 0 and t.read(0xCC, 4) == 0
+        t.write(H.NORINTSTSEN.offset, 4, 0xFFFF_FFFF)
+        t.write(0x48, 4, 0x0000_0013)  # MIX_CTRL: the transfer mode, no command sent
+        assert t.read(0x48, 4) == 0  # and it reads 0
+        assert not t.read(H.PRNSTS.offset, 4) & H.PRNSTS_CMDINHIBIT
+        assert not t.read(H.NORINTSTS.offset, 2) & H.NIS_CMDCMPL
+    with _target(arm_build, boards.by_name("zynq"), tmp_path) as t:
+        t.write(0xC0, 4, 0x2000_0100)
+        assert t.read(0xC0, 4) == 0
+
+
+@pytest.mark.parametrize("board", [b for b in boards.BOARDS if b.variant == "sdhci"],
+                         ids=lambda b: b.name)
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_scenarios_agree_on_the_board(arm_build: QemuBuild, board: boards.Board, name: str,
+                                      board_pool: QemuPool) -> None:
+    if not arm_build.offers(board.machine):
+        pytest.skip(f"QEMU {arm_build.name} has no machine type {board.machine}")
+    why = check_boards.board_only_reason(board, arm_build.profile)
+    if why is not None:
+        pytest.skip(why)
+    sc = all_scenarios()[name]
+    skip = check_boards.skip_reason(sc, board.machine, arm_build.profile)
+    if skip is not None:
+        pytest.skip(skip)
+    res = runner.run(arm_build, sc, board.machine, pool=board_pool)
+    assert res.status in (runner.AGREE, runner.QUIRK, runner.SKIP), res.reason
+    if res.status == runner.SKIP:
+        pytest.skip(res.reason)

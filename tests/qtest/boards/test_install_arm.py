@@ -1,0 +1,96 @@
+"""The qemu-system-arm installer: the cache layout it reads, idempotence, root (no QEMU run)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.qemu import builds, install_arm
+from harness.qemu import install as inst
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty sdqtest cache; returns its ``qemu_dir()``."""
+    monkeypatch.setenv("SDQTEST_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "qemu"
+
+
+def _script(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+
+
+def fake_x86(qemu: Path, name: str) -> None:
+    folder = qemu / name
+    (folder / "root").mkdir(parents=True)
+    _script(folder / "bin" / inst.BINARY)
+    (folder / inst.MARKER).write_text(json.dumps({
+        "layout": inst.LAYOUT_VERSION, "name": name, "binary": str(folder / "bin" / inst.BINARY),
+        "debian_version": inst.BUILDS[name].package_version, "root": str(folder / "root"),
+        "has_qtest_module": True}))
+
+
+def fake_arm(qemu: Path, name: str) -> dict[str, Path]:
+    """A complete-looking ARM build whose two binaries are shell scripts."""
+    folder = qemu / install_arm.arm_name(name)
+    (folder / "root").mkdir(parents=True)
+    bins = {t: folder / "bin" / b for t, b in install_arm.ARM_BINARIES.items()}
+    for p in bins.values():
+        _script(p)
+    (folder / inst.MARKER).write_text(json.dumps({
+        "layout": install_arm.LAYOUT_VERSION, "name": folder.name,
+        "binaries": {t: str(p) for t, p in bins.items()},
+        "debian_version": inst.BUILDS[name].package_version, "root": str(folder / "root")}))
+    return bins
+
+
+def _no_subprocess(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"ran a subprocess: {args!r}")
+
+    monkeypatch.setattr(subprocess, "run", boom)
+    monkeypatch.setattr(subprocess, "Popen", boom)
+
+
+def test_installed_arm_builds_are_read_from_their_markers(cache: Path) -> None:
+    bins = fake_arm(cache, "10.0")
+    (cache / "7.2-arm" / "bin").mkdir(parents=True)  # no marker: not installed
+    found = install_arm.installed_arm_builds()
+    assert [b.name for b in found] == ["10.0-arm"]
+    assert found[0].binaries == bins
+    assert builds.installed_arm() == {"10.0-arm": bins["aarch64"]}
+    bins["arm"].unlink()  # a binary gone: the build is not complete
+    assert install_arm.installed_arm_builds() == []
+
+
+def test_install_all_is_fast_and_runs_nothing_when_done(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in inst.BUILDS:
+        fake_x86(cache, name)
+        fake_arm(cache, name)
+    _no_subprocess(monkeypatch)
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    lines: list[str] = []
+    start = time.monotonic()
+    install_arm.install_all(["all"], log=lines.append)
+    assert time.monotonic() - start < 1.0
+    assert sum("-arm: installed" in ln for ln in lines) == 3
+    assert not install_arm.need_root_arm(["all"])
+
+
+def test_non_root_gets_the_command_that_installs_both(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_x86(cache, "11.1")
+    _no_subprocess(monkeypatch)
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    with pytest.raises(inst.InstallError) as err:
+        install_arm.install_all(["11.1"], log=lambda _: None)
+    msg = str(err.value)
+    assert "\n" not in msg and "needs root" in msg
+    assert "-m harness.qemu.install_arm 11.1" in msg

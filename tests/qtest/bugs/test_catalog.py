@@ -1,0 +1,126 @@
+"""The bug catalog against the ledger, and its files under ``bugs/`` (no QEMU run)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.bugs import catalog
+from harness.bugs.catalog import BUGS, Bug, Severity
+from harness.ledger import LEDGER, Scope, of_scope
+
+#: Debian's QEMU 11.1.1 source, to check that the patches apply (read-only).
+SRC = Path("/work/builds/src-11.1.1")
+
+
+def test_every_qemu_bug_entry_has_a_row_and_every_row_an_entry() -> None:
+    assert {b.key for b in BUGS} == {e.key for e in of_scope(Scope.QEMU_BUG)}
+    assert catalog.unlisted() == []
+
+
+def test_numbers_names_and_keys_are_unique() -> None:
+    for attr in ("number", "name", "key", "slug", "qtest_name"):
+        values = [getattr(b, attr) for b in BUGS]
+        assert len(values) == len(set(values)), attr
+
+
+def test_versions_are_the_ledgers_only() -> None:
+    """No field of a Bug states a version: they come from the ledger entry."""
+    names = {f.name for f in dataclasses.fields(Bug)}
+    assert not names & {"first", "fixed", "last", "versions", "confirmed"}
+    for b in BUGS:
+        assert b.entry is LEDGER[b.key]
+
+
+def test_every_severity_class_is_used() -> None:
+    assert {b.severity for b in BUGS} == set(Severity)
+
+
+def test_aborts_are_the_abort_class() -> None:
+    for b in BUGS:
+        assert b.aborts == (b.severity is Severity.ABORT), b.name
+
+
+def test_a_bug_without_a_c_test_or_reproducer_says_why() -> None:
+    for b in BUGS:
+        if b.c_test is None or b.reproduce is None:
+            assert b.note, b.name
+
+
+@pytest.mark.parametrize("bug", [b for b in BUGS if b.c_test], ids=lambda b: b.name)
+def test_c_test_is_present_and_well_formed(bug: Bug) -> None:
+    assert bug.c_test is not None and bug.c_test.is_file()
+    text = bug.c_test.read_text()
+    assert "SPDX-License-Identifier: GPL-2.0-or-later" in text
+    assert '#include "qemu/osdep.h"' in text.split("\n#include")[0] + "\n" + text
+    assert '#include "libqtest.h"' in text
+    assert re.search(r"int main\(int argc, char \*\*argv\)", text)
+    assert "qtest_add_func(" in text and "g_test_run()" in text
+    code = re.sub(r"/\*.*?\*/|\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])'", "", text, flags=re.S)
+    for a, b in ("{}", "()", "[]"):
+        assert code.count(a) == code.count(b), f"unbalanced {a}{b}"
+    assert all(len(ln) <= 80 for ln in text.splitlines()), "QEMU's 80-column limit"
+
+
+def test_the_c_tests_compile_against_qemus_headers() -> None:
+    """Warning-free against Debian's 11.1.1 tree and a configured build's
+    config headers (the real build is ``sdqtest bugs --verify``)."""
+    build = Path("/work/builds/bugs-11.1.1-build")
+    if shutil.which("cc") is None or not (build / "config-host.h").is_file() or \
+            not SRC.is_dir():
+        pytest.skip(f"needs cc, {SRC} and a configured build in {build}")
+    glib = subprocess.run(["pkg-config", "--cflags", "glib-2.0"], capture_output=True,
+                          text=True, check=False).stdout.split()
+    for b in BUGS:
+        if b.c_test is None:
+            continue
+        r = subprocess.run(["cc", "-c", "-o", "/dev/null", "-std=gnu11", "-Wall", "-Werror",
+                            "-Wmissing-prototypes", f"-I{build}", f"-I{SRC}/include",
+                            f"-I{SRC}/tests/qtest", f"-I{SRC}", f"-I{SRC}/host/include/x86_64",
+                            f"-I{SRC}/host/include/generic", *glib, str(b.c_test)],
+                           capture_output=True, text=True, check=False)
+        assert r.returncode == 0, f"{b.c_test.name}:\n{r.stderr[-2000:]}"
+
+
+@pytest.mark.parametrize("bug", [b for b in BUGS if b.patch], ids=lambda b: b.name)
+def test_patch_is_a_format_patch_that_applies(bug: Bug) -> None:
+    assert bug.patch is not None
+    text = bug.patch.read_text()
+    assert re.match(r"From [0-9a-f]{40} ", text)
+    assert re.search(r"^Subject: \[PATCH\] hw/sd/\S+: \S", text, re.M)
+    assert re.search(r"^Signed-off-by: .+ <.+>$", text, re.M)
+    assert "GPL-2.0-or-later" in text.split("\ndiff --git")[0]
+    assert "\ndiff --git a/hw/sd/" in text
+    if not SRC.is_dir():
+        pytest.skip(f"{SRC} is absent: cannot check that the patch applies")
+    r = subprocess.run(["git", "apply", "--check", str(bug.patch)], cwd=SRC,
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_patches_apply_one_after_another() -> None:
+    """--verify applies them cumulatively: each applies on the others."""
+    if not SRC.is_dir():
+        pytest.skip(f"{SRC} is absent")
+    patches = [str(b.patch) for b in BUGS if b.patch]
+    assert len(patches) >= 3
+    r = subprocess.run(["git", "apply", "--check", *patches], cwd=SRC, capture_output=True,
+                       text=True, check=False)
+    assert r.returncode == 0, r.stderr
+
+
+def test_select_by_key_number_and_name() -> None:
+    b = BUGS[0]
+    assert catalog.select([b.key]) == [b]
+    assert catalog.select([str(b.number)]) == [b]
+    assert catalog.select([b.name]) == [b]
+    assert catalog.select(None) == list(BUGS)
+    from harness.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown bug"):
+        catalog.select(["no-such-bug"])

@@ -1,0 +1,40 @@
+"""``harness.check.json_diff``: equal up to timing, scope and adopted values."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from harness.check.json_diff import compare
+
+
+def _report() -> dict[str, Any]:
+    return {"builds": [{"name": "11.1"}], "quirks_applied": [], "results": [
+        {"build": "11.1", "machine": "q35", "scenario": "a", "status": "agree", "seconds": 1.0,
+         "adoptions": [{"step": 3, "what": "RCA", "value": 0x1234}],
+         "known_deviation_misses": [{"message": "m", "deviation": "sd.x"}]},
+        {"build": "11.1", "machine": "q35", "scenario": "b", "status": "agree", "seconds": 2.0,
+         "adoptions": [], "known_deviation_misses": []},
+    ]}
+
+
+def test_timing_scope_and_adopted_values_do_not_count() -> None:
+    before, after = _report(), _report()
+    after["results"][0]["seconds"] = 9.0
+    after["results"][0]["adoptions"][0].update(value=0x4321, scope="random")
+    after["results"][0]["known_deviation_misses"][0]["scope"] = "spec"
+    c = compare(before, after)
+    assert c.same and c.equal == 2
+
+
+def test_a_changed_verdict_or_step_is_named() -> None:
+    before = _report()
+    after = copy.deepcopy(before)
+    after["results"][1]["status"] = "diverge"
+    after["results"][0]["adoptions"][0]["step"] = 4
+    after["results"].append({"build": "7.2", "machine": "q35", "scenario": "c"})
+    after["quirks_applied"] = [{"key": "q"}]
+    c = compare(before, after)
+    assert not c.same
+    assert c.differ == ["11.1 q35 a", "11.1 q35 b"] and c.only_after == ["7.2 q35 c"]
+    assert c.sections == ["quirks_applied"]
