@@ -235,7 +235,11 @@ def configure_flags(help_text: str, src: Path) -> list[str]:
     flags = ["--target-list=x86_64-softmmu"]
     if re.search(r"--without-default-features(?![\w-])", help_text):
         flags.append("--without-default-features")
-    flags += [f"--disable-{f}" for f in _OFF if f in known]
+    off = [f for f in _OFF if f in known]
+    if needs_fdt(src) and "fdt" in off:
+        off.remove("fdt")
+        flags.append("--enable-fdt=system")
+    flags += [f"--disable-{f}" for f in off]
     if not (src / "pc-bios" / "bios-256k.bin").is_file() and "install-blobs" in known:
         flags.append("--disable-install-blobs")
     return flags
@@ -271,6 +275,21 @@ def sanitizer_flags(help_text: str, names: tuple[str, ...]) -> list[str]:
     if "address" in names:
         flags.append("--extra-cflags=-fsanitize-recover=address")
     return flags
+
+
+def meson_flag(help_text: str, venv_python: Path) -> str:
+    """How to hand this ``configure`` the private meson in ``venv_python``'s venv.
+
+    Since 8.1 configure runs meson from the interpreter given with
+    ``--python`` (its own venv inherits the packages).  Before, configure
+    takes ``--meson=PATH`` and, together with ``--python``, accepts only the
+    tree's embedded meson ("--python requires using QEMU's embedded Meson"),
+    which a Debian ``+dfsg`` tarball of 7.2 does not carry: there the venv's
+    ``meson`` script goes in ``--meson`` and meson runs on the venv's Python.
+    """
+    if re.search(r"--meson=MESON(?![\w-])", help_text):
+        return f"--meson={venv_python.parent / 'meson'}"
+    return f"--python={venv_python}"
 
 
 def _meson_min(src: Path) -> tuple[int, ...] | None:
@@ -338,6 +357,9 @@ class QemuTreeBuilder:
                                            "python3-venv"))
         if not (src / "pc-bios" / "bios-256k.bin").is_file() and self._host_bios() is None:
             missing.append(Missing("bios-256k.bin (the tree has no pc-bios blobs)", "seabios"))
+        if needs_fdt(src) and not _has_libfdt():
+            missing.append(Missing("libfdt (this tree's x86_64 target requires it)",
+                                   "libfdt-dev"))
         if needs_dtc(src) and shutil.which("dtc") is None:
             missing.append(Missing("dtc (the tree has device-tree sources but no .dtb blobs)",
                                    "device-tree-compiler"))
@@ -472,7 +494,7 @@ class QemuTreeBuilder:
                 py = self.ensure_meson(src, log)
             except BuildSetupError as e:
                 return BuildResult(False, message=str(e))
-            flags.append(f"--python={py}")
+            flags.append(meson_flag(help_text, py))
         want = {"flags": flags, "configure": _digest(src / "configure"), "src": str(src)}
         self.build_dir.mkdir(parents=True, exist_ok=True)
         notes: list[str] = []
@@ -574,6 +596,20 @@ def unpacks_absent_edk2(src: Path) -> bool:
         return False
     names = re.findall(r"'(edk2-[\w.-]+\.fd)'", text)
     return any(not (src / "pc-bios" / f"{n}.bz2").is_file() for n in names)
+
+
+def needs_fdt(src: Path) -> bool:
+    """The tree's x86_64 system target requires libfdt (``TARGET_NEED_FDT``, QEMU
+    before 8.0, for microvm): ``--disable-fdt`` then stops meson ("fdt not
+    available but required by targets"), so the system's libfdt is taken
+    (a ``+dfsg`` tarball has no ``dtc`` submodule to build it from)."""
+    text = _read_text(src / "configs" / "targets" / "x86_64-softmmu.mak")
+    return bool(re.search(r"^TARGET_NEED_FDT=y\s*$", text, re.M))
+
+
+def _has_libfdt() -> bool:
+    """libfdt's header is installed (meson finds the library without pkg-config)."""
+    return any(Path(d, "libfdt.h").is_file() for d in ("/usr/include", "/usr/local/include"))
 
 
 def needs_dtc(src: Path) -> bool:

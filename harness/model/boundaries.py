@@ -40,8 +40,15 @@ class Build:
 #: Debian's three binaries, and the releases built from Debian's sources.
 BUILDS: tuple[Build, ...] = (
     Build("7.2.22", (7, 2, 22), "run", "Debian binary 1:7.2+dfsg-7+deb12u18+b3 (bookworm)"),
+    Build("7.2.22 src", (7, 2, 22), "read",
+          "Debian source 1:7.2+dfsg-7+deb12u18 (bookworm; upstream's 7.2.1 .. 7.2.22 stable "
+          "diffs are its Debian patches): configured, its hw/sd read, not built in time"),
     Build("10.0.13", (10, 0, 13), "run", "Debian binary 1:10.0.13+ds-0+deb13u1 (trixie)"),
-    Build("10.2.2 src", (10, 2, 2), "read", "Debian source 1:10.2.2+ds-1 (read, not run here)"),
+    Build("10.0.13 src", (10, 0, 13), "read",
+          "Debian source 1:10.0.13+ds-0+deb13u1 (trixie; no Debian patch touches hw/sd): "
+          "its hw/sd read, not built in time"),
+    Build("10.2.2 src", (10, 2, 2), "run",
+          "built from Debian source 1:10.2.2+ds-1 (the 10.2.2-src tree's unchanged build)"),
     Build("11.0.3 src", (11, 0, 3), "run",
           "built from the pool's qemu_11.0.3+ds.orig.tar.xz (no .dsc: Debian's patches absent)"),
     Build("11.1.1 src", (11, 1, 1), "run", "built from Debian source 1:11.1.1+ds-1"),
@@ -102,8 +109,9 @@ class Boundary:
         return f"{lo or '?'} .. {hi or '?'}"
 
 
-_ALL_BEFORE_10_0 = ("7.2.22",)
-_FROM_10_0 = ("10.0.13", "10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3")
+_ALL_BEFORE_10_0 = ("7.2.22", "7.2.22 src")
+_ALL_10_0 = ("10.0.13", "10.0.13 src")
+_FROM_10_0 = ("10.0.13", "10.0.13 src", "10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3")
 _FROM_10_2 = ("10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3")
 
 SD_PROTOCOL = Boundary(
@@ -119,7 +127,7 @@ SD_10_1 = Boundary(
     "image size a power of 2",
     "those commands illegal outside transfer state; spec_version 1 refused; "
     "above 2 GiB a multiple of 512 KiB",
-    ("10.0.13",), _FROM_10_2,
+    _ALL_10_0, _FROM_10_2,
     "assumed 10.1: the 10.0.13 and 10.2.2 sources differ; no 10.1 build here",
     "ledger sd.version.* (sendingdata-state, spec-v1, size-rule), SDCard")
 SDMA_REWORK = Boundary(
@@ -134,7 +142,7 @@ HOSTCTL2_V4EN = Boundary(
     "sdhci.hostctl2-v4en-without-uhs", (11, 1, 2),
     "without UHS-I (uhs 0) Host Control 2 ignores every write",
     "without UHS-I, Host Control 2 bit 12 (Host Version 4 Enable) alone is writable",
-    ("7.2.22", "10.0.13", "10.2.2 src", "11.0.3 src", "11.1.1 src"), ("11.1.3",),
+    (*_ALL_BEFORE_10_0, *_ALL_10_0, "10.2.2 src", "11.0.3 src", "11.1.1 src"), ("11.1.3",),
     "the 11.1.2 stable release: Debian's changelog for 1:11.1.2+ds-1 lists upstream's "
     "'hw/sd: sdhci: Accept version 4 enable without UHS-I'; the 11.1.1 source writes "
     "Host Control 2 only with uhs >= UHS-I (no 11.1.2 build here)",
@@ -152,7 +160,7 @@ ERASE_SERIES = Boundary(
     "erased blocks read 0xFF, SCR DATA_STAT_AFTER_ERASE clear, CID PRV 0x01",
     "the hw/sd erase series (seed 000): erase-blocks-as-zero (default true), "
     "DATA_STAT_AFTER_ERASE, PRV 0x02 on the SD card and the eMMC",
-    ("7.2.22", "10.0.13", "10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3"), (),
+    (*_ALL_BEFORE_10_0, *_ALL_10_0, "10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3"), (),
     "assumed: the series is unreleased, taken as 11.2 (11.1.50 and up); the model "
     "keys the behaviour on the property's presence, this version only dates its "
     "default row",
@@ -167,20 +175,20 @@ EMMC_PLUGGABLE = Boundary(
     "emmc.pluggable", (10, 1, 0),
     "-device emmc refused ('expects a pluggable device type')",
     "-device emmc accepted on sdhci-pci's bus",
-    ("10.0.13",), _FROM_10_2,
+    _ALL_10_0, _FROM_10_2,
     "assumed 10.1: 10.0.13's source marks the device not user-creatable, 10.2.2's does "
     "not; no 10.1 build here",
     "emmc_defaults.pluggable")
 EMMC_RPMB = Boundary(
     "emmc.rpmb-partition-size", (10, 1, 0),
     "no RPMB partition", "the rpmb-partition-size property",
-    ("10.0.13",), _FROM_10_2,
-    "assumed 10.1: absent from 10.0.13, present in the 10.2.2 source; no 10.1 build here",
+    _ALL_10_0, _FROM_10_2,
+    "assumed 10.1: absent from 10.0.13, present in 10.2.2; no 10.1 build here",
     "emmc_defaults.TABLE")
 EMMC_AUTH_KEY = Boundary(
     "emmc.auth-key", (11, 1, 0),
     "no auth-key property", "auth-key programs the RPMB key at realize",
-    ("10.2.2 src", "11.0.3 src"), ("11.1.1 src", "11.1.3"),
+    ("10.0.13 src", "10.2.2 src", "11.0.3 src"), ("11.1.1 src", "11.1.3"),
     "a feature of the 11.1 release: the 11.0.3 source lacks it, 11.1.1's has it "
     "(stable releases add no properties)",
     "emmc_defaults.TABLE", pinned=True)

@@ -16,7 +16,10 @@ import pytest
 
 from harness.bisect.build import (
     QemuTreeBuilder,
+    configure_flags,
+    meson_flag,
     needs_dtc,
+    needs_fdt,
     path_without,
     unpacks_absent_edk2,
 )
@@ -125,3 +128,39 @@ def test_firmware_links_default_device_roms(tmp_path: Path,
     assert (linked / "vgabios-stdvga.bin").read_bytes() == b"vga"
     assert (linked / "efi-e1000e.rom").read_bytes() == b"nic"
     assert not (linked / "meson.build").exists()
+
+
+#: What 7.2's ``configure --help`` says of meson and Python (abridged).
+_HELP_7_2 = """
+  --python=PYTHON          use specified python [python3]
+  --meson=MESON            use specified meson []
+  --ninja=NINJA            use specified ninja []
+"""
+_HELP_10 = """
+  --python=PYTHON          use specified python [python3]
+  --ninja=NINJA            use specified ninja []
+"""
+
+
+def test_private_meson_goes_where_configure_takes_it(tmp_path: Path) -> None:
+    """7.2 refuses ``--python`` without its embedded meson, which Debian's
+    ``+dfsg`` tarball lacks: the venv's meson goes in ``--meson``; 8.1 and
+    later take the venv's Python."""
+    py = tmp_path / "venv" / "bin" / "python3"
+    assert meson_flag(_HELP_7_2, py) == f"--meson={tmp_path}/venv/bin/meson"
+    assert meson_flag(_HELP_10, py) == f"--python={py}"
+
+
+def test_fdt_kept_where_the_target_needs_it(tmp_path: Path) -> None:
+    """7.2's x86_64 target sets TARGET_NEED_FDT: ``--disable-fdt`` would stop
+    meson, so the system libfdt is asked for; a 10.x target keeps it off."""
+    help_text = "  --without-default-features\n  --enable-fdt[=CHOICE]\n  --disable-docs\n"
+    mak = tmp_path / "configs" / "targets" / "x86_64-softmmu.mak"
+    mak.parent.mkdir(parents=True)
+    mak.write_text("TARGET_ARCH=x86_64\nTARGET_NEED_FDT=y\n")
+    assert needs_fdt(tmp_path)
+    flags = configure_flags(help_text, tmp_path)
+    assert "--enable-fdt=system" in flags and "--disable-fdt" not in flags
+    mak.write_text("TARGET_ARCH=x86_64\n")
+    flags = configure_flags(help_text, tmp_path)
+    assert "--disable-fdt" in flags and "--enable-fdt=system" not in flags

@@ -85,6 +85,20 @@ def test_every_boundary_names_builds_consistent_with_it(bd: Boundary) -> None:
         assert not bd.pinned and "assumed" in bd.position
 
 
+def test_every_build_bears_out_a_side_and_confirmed_means_run() -> None:
+    """A build in BUILDS is on some record's side; ``confirmed`` needs a
+    build the check ran on each side, a side only read says so."""
+    sides = {n for bd in BOUNDARIES for n in bd.confirmed_on}
+    assert {b.name for b in BUILDS} <= sides
+    for bd in BOUNDARIES:
+        runs = [any(boundaries.build(n).seen == "run" for n in side)
+                for side in (bd.old_on, bd.new_on)]
+        if bd.status == "confirmed":
+            assert all(runs), bd.key
+        elif bd.status == "confirmed by source":
+            assert not all(runs) and bd.old_on and bd.new_on, bd.key
+
+
 def test_every_version_the_model_uses_is_a_record() -> None:
     since = {bd.since for bd in BOUNDARIES} | {boundaries.ALWAYS}
     used = {sd_commands.V_PROTO, sd_commands.V_10_1, SDMA_REWORK, HOSTCTL2_V4EN_ALWAYS,
