@@ -23,6 +23,8 @@ from harness.target import Target
 #: ``bugs/`` at the top of the repository: C tests and fix patches.
 BUGS_DIR = Path(__file__).resolve().parents[2] / "bugs"
 TESTS_DIR = BUGS_DIR / "tests"
+#: The helpers every C test includes (a minimal sdhci-pci PIO driver).
+C_HELPERS = TESTS_DIR / "sdqtest-sdhci.h"
 
 
 class Severity(enum.StrEnum):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.bisect import build, proc
-from harness.bugs.catalog import Bug
+from harness.bugs.catalog import C_HELPERS, Bug
 from harness.bugs.tree import TreeEdits, git_status
 from harness.errors import UsageError
 from harness.table import print_table
@@ -126,6 +126,7 @@ def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
 def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
            builder: build.QemuTreeBuilder, log: IO[str], timeout: float,
            check: bool) -> int:
+    edits.write(Path("tests/qtest") / C_HELPERS.name, C_HELPERS.read_bytes())
     for b in bugs:
         assert b.c_test is not None
         edits.write(Path("tests/qtest") / f"{b.qtest_name}.c", b.c_test.read_bytes())

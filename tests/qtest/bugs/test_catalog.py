@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.bugs import catalog
-from harness.bugs.catalog import BUGS, Bug, Severity
+from harness.bugs.catalog import BUGS, C_HELPERS, Bug, Severity
 from harness.ledger import LEDGER, Scope, of_scope
 
 #: Debian's QEMU 11.1.1 source, to check that the patches apply (read-only).
@@ -58,13 +58,24 @@ def test_c_test_is_present_and_well_formed(bug: Bug) -> None:
     text = bug.c_test.read_text()
     assert "SPDX-License-Identifier: GPL-2.0-or-later" in text
     assert '#include "qemu/osdep.h"' in text.split("\n#include")[0] + "\n" + text
-    assert '#include "libqtest.h"' in text
+    assert '#include "sdqtest-sdhci.h"' in text  # the shared helpers, which include libqtest.h
     assert re.search(r"int main\(int argc, char \*\*argv\)", text)
     assert "qtest_add_func(" in text and "g_test_run()" in text
     code = re.sub(r"/\*.*?\*/|\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])'", "", text, flags=re.S)
     for a, b in ("{}", "()", "[]"):
         assert code.count(a) == code.count(b), f"unbalanced {a}{b}"
     assert all(len(ln) <= 80 for ln in text.splitlines()), "QEMU's 80-column limit"
+
+
+def test_the_c_helpers_are_one_header_included_by_every_c_test() -> None:
+    """The sdhci-pci driver the C tests share is stated once."""
+    text = C_HELPERS.read_text()
+    assert "SPDX-License-Identifier: GPL-2.0-or-later" in text
+    assert "#ifndef SDQTEST_SDHCI_H" in text and '#include "libqtest.h"' in text
+    assert all(len(ln) <= 80 for ln in text.splitlines()), "QEMU's 80-column limit"
+    for b in BUGS:
+        if b.c_test is not None:
+            assert "static inline uint32_t sd_cmd(" not in b.c_test.read_text(), b.name
 
 
 def test_the_c_tests_compile_against_qemus_headers() -> None:
@@ -80,7 +91,8 @@ def test_the_c_tests_compile_against_qemus_headers() -> None:
         if b.c_test is None:
             continue
         r = subprocess.run(["cc", "-c", "-o", "/dev/null", "-std=gnu11", "-Wall", "-Werror",
-                            "-Wmissing-prototypes", f"-I{build}", f"-I{SRC}/include",
+                            "-Wmissing-prototypes", f"-I{C_HELPERS.parent}", f"-I{build}",
+                            f"-I{SRC}/include",
                             f"-I{SRC}/tests/qtest", f"-I{SRC}", f"-I{SRC}/host/include/x86_64",
                             f"-I{SRC}/host/include/generic", *glib, str(b.c_test)],
                            capture_output=True, text=True, check=False)
