@@ -109,7 +109,7 @@ class BuildProfile:
 
 #: A profile for the model when no build is mirrored: the newest behaviour
 #: the model knows (the newest build its boundaries were held against,
-#: ``harness.model.boundaries.BUILDS``), with the seed series present.
+#: ``harness.ledger.boundaries.BUILDS``), with the seed series present.
 NEWEST = BuildProfile(
     version=(11, 1, 3),
     sd_card_properties={"spec_version": "3", "erase-blocks-as-zero": "true"},

@@ -122,7 +122,7 @@ class KnownDifference:
     adopts: str = ""
     #: A machine compat property it is.
     compat: Compat | None = None
-    #: The key of the :mod:`harness.model.boundaries` record that dates it.
+    #: The key of the :mod:`harness.ledger.boundaries` record that dates it.
     boundary: str = ""
     #: The builds it concerns, for people; why it is not modelled; the QEMU
     #: change behind it (a quirk's report line).

@@ -4,6 +4,7 @@ register), or meets them outside the lockstep (migration, a reused QEMU)."""
 
 from __future__ import annotations
 
+from harness.ledger import boundaries
 from harness.ledger.entry import EVERY_VERSION, KnownDifference, ReadMatch, Scope, Versions
 
 #: Debian's three binaries, the builds the default check runs on.
@@ -15,7 +16,8 @@ OBSERVED: tuple[KnownDifference, ...] = (
         "the card publishes a new relative address in the R6 response to CMD3 (PLS 4.2.2 "
         "lets it pick any address but 0)",
         "the address is drawn with qemu_guest_getrandom, so no model predicts it",
-        Versions("9.1", None, DEBIAN[1:]), spec="PLS 4.2.2", adopts="RCA",
+        Versions(boundaries.first("sd.protocol-rework"), None, DEBIAN[1:]), spec="PLS 4.2.2",
+        adopts="RCA",
         boundary="sd.protocol-rework",
         why="the model takes QEMU's RCA when only the RCA bits of RSPREG0 differ after CMD3 "
             "(ModelTarget.reconcile); an RCA of 0 or the previous one is not adopted"),

@@ -2,19 +2,20 @@
 (the build's profile selects the side), and the machine compat properties
 that keep an old release's defaults on old machine types.
 
-Each entry names the :mod:`harness.model.boundaries` record that dates it
+Each entry names the :mod:`harness.ledger.boundaries` record that dates it
 and gives that record's version; the records hold the builds seen on each
 side.  ``qemu`` is what QEMU does in ``versions``, ``rule`` what it did
 before (for a compat property: the class default it overrides)."""
 
 from __future__ import annotations
 
+from harness.ledger import boundaries
 from harness.ledger.entry import EVERY_VERSION, Compat, KnownDifference, Scope, Versions
 
-#: QEMU's command-table rework of sd.c, taken as 9.1 (boundary ``sd.protocol-rework``).
-PROTOCOL = Versions("9.1", None)
-#: The 10.0 -> 10.2 changes, taken as 10.1 (boundary ``sd.state-and-size-rules``).
-STATE_RULES = Versions("10.1", None)
+#: QEMU's command-table rework of sd.c (boundary ``sd.protocol-rework``).
+PROTOCOL = Versions(boundaries.first("sd.protocol-rework"), None)
+#: The 10.0 -> 10.2 changes (boundary ``sd.state-and-size-rules``).
+STATE_RULES = Versions(boundaries.first("sd.state-and-size-rules"), None)
 
 
 def _sd(key: str, versions: Versions, boundary: str, old: str, new: str) -> KnownDifference:
@@ -59,7 +60,8 @@ VERSION: tuple[KnownDifference, ...] = (
     KnownDifference(
         "compat.sd-card.spec_version", Scope.VERSION, "sd",
         "sd-card spec_version defaults to 3 (Physical Layer 3.01)",
-        "machine types 9.0 and older keep spec_version 2", Versions("9.1", None),
+        "machine types 9.0 and older keep spec_version 2",
+        Versions(boundaries.first("sd-card.spec_version-3"), None),
         boundary="sd-card.spec_version-3",
         compat=Compat("sd-card", "spec_version", "2", (9, 0),
                       source="hw_compat_9_0 (spec_version default became 3 in 9.1)")),

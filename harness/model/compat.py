@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 
 from harness.errors import ModelConfigError
-from harness.ledger import LEDGER, Compat, parse_version
-from harness.model import boundaries, defaults
+from harness.ledger import LEDGER, Compat, boundaries, parse_version
+from harness.model import defaults
 from harness.model.defaults import Value
 from harness.profile import BuildProfile, Version
 

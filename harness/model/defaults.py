@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.hwdefs import sdhci as H
-from harness.model import boundaries
-from harness.model.boundaries import ALWAYS
+from harness.ledger import boundaries
+from harness.ledger.boundaries import ALWAYS
 from harness.profile import BuildProfile, Version
 
 #: Property value as the model takes it.

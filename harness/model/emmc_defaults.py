@@ -9,14 +9,14 @@ emmc,help`` on Debian's 7.2.22 (no device), 10.0.13 (``boot-config``,
 ``boot-partition-size``) and 11.1.3 (adds ``rpmb-partition-size``,
 ``auth-key``).  The 10.2.2 source and 11.0.3 built from source have
 ``rpmb-partition-size`` without ``auth-key``; 11.1.1 built from source has
-both (:mod:`harness.model.boundaries` lists the builds per boundary).
+both (:mod:`harness.ledger.boundaries` lists the builds per boundary).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.model import boundaries
+from harness.ledger import boundaries
 from harness.profile import BuildProfile, Version
 
 #: The first release with the ``emmc`` device type.

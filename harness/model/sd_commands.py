@@ -18,7 +18,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from harness.hwdefs.sd import SD_APP_COMMANDS, SD_COMMANDS, SpecCommand
-from harness.model import boundaries
+from harness.ledger import boundaries
 from harness.profile import Version
 
 
@@ -211,7 +211,7 @@ LEGACY_CLASSES: tuple[int, ...] = (
 
 
 #: The boundaries of the ledger's ``sd.version.*`` entries (the builds on
-#: each side: :mod:`harness.model.boundaries`): the 7.2 -> 10.0 changes
+#: each side: :mod:`harness.ledger.boundaries`): the 7.2 -> 10.0 changes
 #: came with QEMU's command-table rework, taken as 9.1; the 10.0 -> 10.2
 #: changes are taken as 10.1.
 V_PROTO: Version = boundaries.SD_PROTOCOL.since

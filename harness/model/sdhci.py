@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.fields import Register
-from harness.model import boundaries
+from harness.ledger import boundaries
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -55,7 +55,7 @@ from harness.profile import NEWEST, BuildProfile
 
 #: First QEMU release with HOSTCTL2 bit 12 writable without UHS: the 11.1.2
 #: stable release (11.1.1 built from source lacks it, 11.1.3 has it; see
-#: :data:`harness.model.boundaries.HOSTCTL2_V4EN`).
+#: :data:`harness.ledger.boundaries.HOSTCTL2_V4EN`).
 HOSTCTL2_V4EN_ALWAYS = boundaries.HOSTCTL2_V4EN.since
 
 __all__ = ["SDHCI", "SDHCIConfigError", "SDBusCard"]

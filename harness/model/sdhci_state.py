@@ -11,7 +11,7 @@ from typing import Protocol
 
 from harness.errors import ModelConfigError
 from harness.hwdefs import sdhci as H
-from harness.model import boundaries
+from harness.ledger import boundaries
 from harness.model.clock import TimerHandle, VirtualClock
 from harness.model.compat import defaults_for
 from harness.model.deviations import Deviations, Strictness

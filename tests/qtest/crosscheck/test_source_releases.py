@@ -2,7 +2,7 @@
 
 A source release is a different QEMU from any Debian binary (no Debian
 build options, and for 11.0.3 none of Debian's patches), and the version
-boundaries in :mod:`harness.model.boundaries` rest on them.  The builds
+boundaries in :mod:`harness.ledger.boundaries` rest on them.  The builds
 are not part of the repository: each is looked for as
 ``$SDQTEST_SOURCE_BUILDS/<version>/qemu-system-x86_64`` or
 ``.../versions-<version>/...`` (default root ``/work/builds``; made with
@@ -21,7 +21,7 @@ import pytest
 
 import harness.scenarios as scenario
 from harness.check import runner
-from harness.model import boundaries
+from harness.ledger import boundaries
 from harness.qemu import builds
 from harness.qemu.pool import QemuPool
 

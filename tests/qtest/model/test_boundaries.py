@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from harness.hwdefs import sd as S
-from harness.ledger import Scope, of_scope, parse_version
-from harness.model import boundaries, compat, defaults, emmc_defaults, sd_commands
-from harness.model.boundaries import BOUNDARIES, BUILDS, Boundary
+from harness.ledger import Scope, boundaries, of_scope, parse_version
+from harness.ledger.boundaries import BOUNDARIES, BUILDS, Boundary
+from harness.model import compat, defaults, emmc_defaults, sd_commands
 from harness.model.clock import VirtualClock
 from harness.model.emmc import EmmcCard
 from harness.model.sdcard import SDCard
@@ -114,7 +114,7 @@ def test_every_version_the_model_uses_is_a_record() -> None:
 def test_readme_table_is_the_records() -> None:
     text = (ROOT / "README.md").read_text()
     assert boundaries.markdown() in text, (
-        "README's version-boundary table is stale: paste python -m harness.model.boundaries")
+        "README's version-boundary table is stale: paste python -m harness.ledger.boundaries")
 
 
 # -- the two boundaries a source build showed wrong ------------------------------------

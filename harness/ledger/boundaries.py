@@ -7,7 +7,7 @@ or above it.  A side seen only by reading a source tree counts less than a
 build the check ran on, and ``position`` says why the boundary sits at
 exactly ``since`` within that bracket (a compat entry, a changelog line, or
 an assumption).  The README's "Version boundaries" table is
-:func:`markdown` of :data:`BOUNDARIES` (``python -m harness.model.boundaries``
+:func:`markdown` of :data:`BOUNDARIES` (``python -m harness.ledger.boundaries``
 prints it); ``tests/qtest/model/test_boundaries.py`` holds the README, the
 model's version constants and these records to each other.
 
@@ -206,6 +206,17 @@ DEFAULTS_VERIFIED: tuple[Version, Version] = ((7, 2, 0), (11, 1, 49))
 
 def _v(v: Version) -> str:
     return ".".join(map(str, v))
+
+
+_BY_KEY = {b.key: b for b in BOUNDARIES}
+
+
+def first(key: str) -> str:
+    """The first version of boundary ``key``'s new side, as the ledger's
+    :class:`~harness.ledger.entry.Versions` writes it (``"9.1"``,
+    ``"11.1.2"``): the one place a dated entry's version is stated."""
+    major, minor, micro = _BY_KEY[key].since
+    return f"{major}.{minor}" + (f".{micro}" if micro else "")
 
 
 def markdown() -> str:
