@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
 
 from harness.errors import UsageError
 from harness.qemu import builds, install
@@ -19,13 +20,7 @@ def select_builds(specs: list[str] | None, *,
     if not specs and not os.environ.get("QTEST_QEMU_BINARY") and install_missing:
         if not install.installed_builds():
             install.install(["all"], log=lambda m: print(m, file=sys.stderr))
-    try:
-        found = builds.selected(specs)
-    except builds.BuildError as e:
-        raise UsageError(str(e)) from e
-    if not found:
-        raise UsageError("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
-    return list(found)
+    return _found(builds.selected, specs, "no QEMU build")
 
 
 def select_board_builds(specs: list[str] | None) -> list[builds.QemuBuild]:
@@ -37,10 +32,16 @@ def select_board_builds(specs: list[str] | None) -> list[builds.QemuBuild]:
     if not specs and not os.environ.get("QTEST_QEMU_BINARY") \
             and not install_arm.installed_arm_builds():
         install_arm.install_arm(["all"], log=lambda m: print(m, file=sys.stderr))
+    return _found(builds.selected_arm, specs, "no ARM QEMU build")
+
+
+def _found(select: Callable[[list[str] | None], Sequence[builds.QemuBuild]],
+           specs: list[str] | None, none: str) -> list[builds.QemuBuild]:
+    """``select(specs)``, a bad spec or an empty answer as a one-line UsageError."""
     try:
-        found = builds.selected_arm(specs)
+        found = select(specs)
     except builds.BuildError as e:
         raise UsageError(str(e)) from e
     if not found:
-        raise UsageError("no ARM QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
-    return found
+        raise UsageError(f"{none}: run 'sdqtest qemu install' or pass --qemu PATH")
+    return list(found)
