@@ -18,8 +18,8 @@ from harness.machine import Machine
 from harness.qemu import pci, sanitizer
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import (
-    fmt_b64read,
-    fmt_b64write,
+    b64read_lines,
+    b64write_lines,
     fmt_clock_step,
     fmt_in,
     fmt_mmio_read,
@@ -31,8 +31,6 @@ from harness.qemu.stdio import StdioQtest, StdioTimeout
 from harness.target import check_access, check_clock_step, check_memory
 
 _IRQ = re.compile(r"^IRQ (raise|lower) (\d+)$")
-#: Largest b64read/b64write chunk (as :class:`harness.qemu.target.QemuTarget`).
-_CHUNK = 1 << 16
 
 
 class StdioTarget:
@@ -98,15 +96,10 @@ class StdioTarget:
         """Find sdhci-pci on bus 0, map BAR0, enable memory and bus mastering,
         watch its INTx on the IOAPIC (as :class:`harness.qemu.target.QemuTarget`)."""
         cfg = pci.PciConfig(self)  # type: ignore[arg-type]  # duck-typed: out, in_
-        functions = cfg.scan_bus0()
-        dev = pci.find(functions, pci.SDHCI_PCI_IDS)
-        if dev is None:
+        up = pci.enable_sdhci(cfg, cfg.scan_bus0(), self.bar0)
+        if up is None:
             raise QemuError("no sdhci-pci (1b36:0007) on PCI bus 0")
-        cfg.write(0, dev.devfn, pci.BAR0, 4, self.bar0)
-        command = cfg.read(0, dev.devfn, pci.COMMAND, 2)
-        cfg.write(0, dev.devfn, pci.COMMAND, 2, command | pci.COMMAND_ENABLED)
-        pin = cfg.read(0, dev.devfn, pci.INTERRUPT_PIN, 1)
-        self.irq_line = pci.intx_route(cfg, functions, dev, pin or 1)
+        self.irq_line = up[1]
         self.command("irq_intercept_in ioapic")
 
     # -- Target -----------------------------------------------------------------------
@@ -123,16 +116,13 @@ class StdioTarget:
         import base64
 
         check_memory(addr, length)
-        out = bytearray()
-        for pos in range(0, length, _CHUNK):
-            answer = self.command(fmt_b64read(addr + pos, min(_CHUNK, length - pos)))
-            out += base64.b64decode(answer.split()[1])
-        return bytes(out)
+        return b"".join(base64.b64decode(self.command(line).split()[1])
+                        for line in b64read_lines(addr, length))
 
     def mem_write(self, addr: int, data: bytes) -> None:
         check_memory(addr, len(data))
-        for pos in range(0, len(data), _CHUNK):
-            self.command(fmt_b64write(addr + pos, data[pos:pos + _CHUNK]))
+        for line in b64write_lines(addr, data):
+            self.command(line)
 
     def clock_step(self, ns: int | None = None) -> int:
         check_clock_step(ns)

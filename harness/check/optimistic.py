@@ -44,7 +44,8 @@ from harness.check.lockstep import Divergence, LockstepTarget, Step, _slim
 from harness.errors import QemuError
 from harness.hwdefs import sdhci
 from harness.model.target import ModelTarget
-from harness.qemu.target import B64_CHUNK, QemuTarget
+from harness.qemu.qtest import B64_CHUNK
+from harness.qemu.target import QemuTarget
 from harness.target import Target
 
 #: Most operations queued before the queue goes to QEMU.

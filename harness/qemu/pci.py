@@ -25,7 +25,8 @@ from harness.hwdefs.pci import (
 from harness.qemu.qtest import QtestClient, fmt_in, fmt_out, parse_int
 
 __all__ = ["BAR0", "COMMAND", "COMMAND_ENABLED", "COMMAND_MASTER", "COMMAND_MEMORY",
-           "INTERRUPT_PIN", "PciConfig", "PciFunction", "SDHCI_PCI_IDS", "find", "intx_route"]
+           "INTERRUPT_PIN", "PciConfig", "PciFunction", "SDHCI_PCI_IDS", "enable_sdhci", "find",
+           "intx_route"]
 
 CONFIG_ADDRESS = 0xCF8
 CONFIG_DATA = 0xCFC
@@ -158,3 +159,18 @@ def intx_route(
             cfg.write(0, piix.devfn, PIIX_PIRQRC + i, 1, 11)
         return 11
     raise LookupError("no known PCI-to-ISA bridge (PIIX3 or ICH9) on bus 0")
+
+
+def enable_sdhci(cfg: PciConfig, functions: list[PciFunction],
+                 bar0: int) -> tuple[PciFunction, int] | None:
+    """Bring sdhci-pci up as a guest's driver would: BAR0 at ``bar0``, memory
+    decoding and bus mastering on, its INTx routed.  The function and the
+    IOAPIC input its INTx drives; None when bus 0 has no sdhci-pci."""
+    dev = find(functions, SDHCI_PCI_IDS)
+    if dev is None:
+        return None
+    cfg.write(0, dev.devfn, BAR0, 4, bar0)
+    command = cfg.read(0, dev.devfn, COMMAND, 2)
+    cfg.write(0, dev.devfn, COMMAND, 2, command | COMMAND_ENABLED)
+    pin = cfg.read(0, dev.devfn, INTERRUPT_PIN, 1)
+    return dev, intx_route(cfg, functions, dev, pin or 1)

@@ -423,3 +423,19 @@ def fmt_b64write(addr: int, data: bytes) -> str:
     if not data:
         raise ValueError("b64write needs data")
     return f"b64write {addr:#x} {len(data):#x} {base64.b64encode(data).decode()}"
+
+
+#: Largest chunk moved in one b64read/b64write line.
+B64_CHUNK = 1 << 16
+
+
+def b64read_lines(addr: int, length: int) -> list[str]:
+    """The b64read lines that read ``length`` bytes at ``addr``, a chunk each."""
+    return [fmt_b64read(addr + pos, min(B64_CHUNK, length - pos))
+            for pos in range(0, length, B64_CHUNK)]
+
+
+def b64write_lines(addr: int, data: bytes) -> list[str]:
+    """The b64write lines that write ``data`` at ``addr``, a chunk each."""
+    return [fmt_b64write(addr + pos, data[pos:pos + B64_CHUNK])
+            for pos in range(0, len(data), B64_CHUNK)]

@@ -29,8 +29,9 @@ from harness.machine import CARD_ID, DRIVE_ID, Machine
 from harness.qemu import board, pci
 from harness.qemu.argv import qemu_argv
 from harness.qemu.qtest import (
-    fmt_b64read,
-    fmt_b64write,
+    B64_CHUNK,
+    b64read_lines,
+    b64write_lines,
     fmt_clock_step,
     fmt_mmio_read,
     fmt_mmio_write,
@@ -39,8 +40,6 @@ from harness.qemu.qtest import (
 from harness.qemu.session import QemuError, QemuSession
 from harness.target import check_access, check_clock_step, check_memory
 
-#: Largest chunk moved in one b64read/b64write line.
-B64_CHUNK = 1 << 16
 #: Guest RAM below this is one block on both q35 and pc (no PCI hole):
 #: a reused machine with more RAM is launched afresh instead.
 REUSE_RAM_LIMIT = 1 << 31
@@ -265,19 +264,14 @@ class QemuTarget:
         if scan and not cfg.check_prefetched():
             raise QemuTargetError("PCI bus 0 is not what it was at launch")
         self._scan = list(cfg.reads)
-        dev = pci.find(functions, pci.SDHCI_PCI_IDS)
-        if dev is None:
+        up = pci.enable_sdhci(cfg, functions, self.bar0)
+        if up is None:
             raise QemuTargetError(
                 "no sdhci-pci (1b36:0007) on PCI bus 0; found: "
                 + ", ".join(str(f) for f in functions)
             )
-        self.pci_function = dev
+        self.pci_function, self.irq_line = up
         self.pci = cfg
-        cfg.write(0, dev.devfn, pci.BAR0, 4, self.bar0)
-        command = cfg.read(0, dev.devfn, pci.COMMAND, 2)
-        cfg.write(0, dev.devfn, pci.COMMAND, 2, command | pci.COMMAND_ENABLED)
-        pin = cfg.read(0, dev.devfn, pci.INTERRUPT_PIN, 1)
-        self.irq_line = pci.intx_route(cfg, functions, dev, pin or 1)
         self.qtest.irq_intercept_in("ioapic")
 
     # -- Target --------------------------------------------------------------
@@ -326,13 +320,11 @@ class QemuTarget:
         if op == "mem_read":
             addr, length = args
             check_memory(addr, length)
-            return [fmt_b64read(addr + pos, min(B64_CHUNK, length - pos))
-                    for pos in range(0, length, B64_CHUNK)]
+            return b64read_lines(addr, length)
         if op == "mem_write":
             addr, data = args
             check_memory(addr, len(data))
-            return [fmt_b64write(addr + pos, data[pos:pos + B64_CHUNK])
-                    for pos in range(0, len(data), B64_CHUNK)]
+            return b64write_lines(addr, data)
         if op == "clock_step" and args[0] is not None:
             check_clock_step(args[0])
             if not self.session.has_clock:
