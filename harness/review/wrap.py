@@ -40,15 +40,13 @@ def wrapper(binary: Path, options: Sequence[str], directory: Path) -> Path:
 
 def seeded(binary: Path, directory: Path, globals_: Sequence[str] = ()) -> Path:
     """``binary`` with ``-seed`` and ``-global`` options (``DEV.PROP=VALUE``)."""
-    opts = ["-seed", str(SEED)]
-    for g in globals_:
-        opts += ["-global", g]
-    return wrapper(binary, opts, directory)
+    return wrapper(binary, ["-seed", str(SEED), *_global_options(globals_)], directory)
 
 
 def with_globals(binary: Path, globals_: Sequence[str], directory: Path) -> Path:
     """``binary`` with ``-global`` options only (the model check's side)."""
-    opts: list[str] = []
-    for g in globals_:
-        opts += ["-global", g]
-    return wrapper(binary, opts, directory)
+    return wrapper(binary, _global_options(globals_), directory)
+
+
+def _global_options(globals_: Sequence[str]) -> list[str]:
+    return [opt for g in globals_ for opt in ("-global", g)]
