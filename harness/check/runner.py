@@ -125,13 +125,16 @@ class Result:
         }
 
 
-def image_spans(model: ModelTarget, qemu: QemuSide, source: Path) -> list[tuple[int, int]]:
-    """Where the two cards may differ: every extent the model wrote, erased
-    or filled, wherever it lies, and every extent where the source image or
-    QEMU's copy of it holds data (card offsets, for a container too)."""
-    spans = model.image_touched() + images.data_extents(source)
-    if qemu.image is not None:
-        spans += images.guest_extents(qemu.image, qemu.image_format)
+def image_spans(model: ModelTarget | None, source: Path,
+                *qemus: QemuSide) -> list[tuple[int, int]]:
+    """Where two cards may differ: every extent the model (if one is a side)
+    wrote, erased or filled, wherever it lies, and every extent where the
+    source image or a QEMU's copy of it holds data (card offsets, for a
+    container too)."""
+    spans = (model.image_touched() if model is not None else []) + images.data_extents(source)
+    for qemu in qemus:
+        if qemu.image is not None:
+            spans += images.guest_extents(qemu.image, qemu.image_format)
     return images.merge_extents(spans)
 
 
@@ -333,7 +336,7 @@ def _drive(bench: Testbench, res: Result, optimistic: bool,
     bench.spec.scenario.fn(lock, bench.context)
     lock.compare_watched()  # the DMA arena, once more at the end
     lock.flush()  # QEMU has answered everything before its card is read
-    spans = unwritten_equal(image_spans(model, qemu, bench.model_image), model.image_touched(),
+    spans = unwritten_equal(image_spans(model, bench.model_image, qemu), model.image_touched(),
                             bench.model_image, qemu)
     res.not_compared = compare_images(lock, spans)
 

@@ -101,11 +101,7 @@ def run_one(base: QemuBuild, patched: QemuBuild, name: str, machine: str,
         lock = LockstepTarget(a, b, recipe=images.recipe(sc.image))
         sc.fn(lock, Context(base.profile, machine, sc.image, sc.params))
         lock.compare_watched()
-        spans = images.data_extents(images.raw_twin(sc.image))
-        for t in (a, b):
-            if t.image is not None:
-                spans += images.guest_extents(t.image, t.image_format)
-        runner.compare_images(lock, images.merge_extents(spans))
+        runner.compare_images(lock, runner.image_spans(None, images.raw_twin(sc.image), a, b))
     except Divergence as d:
         assert a is not None and b is not None
         _found(res, d, a, b, report_dir, f"direct-{machine}-{name}".replace("/", "_"))

@@ -80,7 +80,7 @@ def _compare(source: Path, qemu: FakeQemu, model: ModelTarget | None = None,
              limit: int = runner.IMAGE_COMPARE_LIMIT) -> str:
     model = model or ModelTarget(Machine(), image=source)
     t = LockstepTarget(model, qemu)
-    return runner.compare_images(t, runner.image_spans(model, qemu, source), limit)  # type: ignore[arg-type]
+    return runner.compare_images(t, runner.image_spans(model, source, qemu), limit)  # type: ignore[arg-type]
 
 
 def test_a_qemu_write_beyond_64_mib_after_65_mib_of_data_diverges(tmp_path: Path) -> None:
