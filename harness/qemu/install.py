@@ -749,10 +749,16 @@ def _install_one(build: Build, mirror: str, log: Log) -> InstalledBuild:
         "module_rebuilt": build.module_source is not None,
         "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    write_marker(folder, marker)
+    return result
+
+
+def write_marker(folder: Path, marker: dict[str, object]) -> None:
+    """``folder``'s install marker, written whole or not at all: a build
+    counts as installed only once its marker is there."""
     tmp = folder / (MARKER + ".tmp")
     tmp.write_text(json.dumps(marker, indent=2) + "\n")
     tmp.replace(folder / MARKER)
-    return result
 
 
 #: Host tools the image recipes and benchmarks use (qcow2 images, FAT32):

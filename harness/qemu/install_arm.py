@@ -130,9 +130,7 @@ def _install_one(name: str, mirror: str, log: Log) -> ArmBuild:
         "module_rebuilt": build.module_source is not None,
         "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    tmp = folder / (x86.MARKER + ".tmp")
-    tmp.write_text(json.dumps(marker, indent=2) + "\n")
-    tmp.replace(folder / x86.MARKER)
+    x86.write_marker(folder, marker)
     found = _read(folder)
     if found is None:
         raise InstallError(f"QEMU {folder.name}: {folder / x86.MARKER} unreadable after install")
