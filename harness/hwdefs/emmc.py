@@ -16,7 +16,7 @@ import hmac
 from dataclasses import dataclass
 from enum import IntEnum
 
-from harness.hwdefs.sd import CmdType, Resp
+from harness.hwdefs.sd import CmdType, Resp, SpecCommand
 
 EXT_CSD_BYTES = 512
 #: First byte of the properties segment (read only, JESD84-B51 7.4).
@@ -312,61 +312,51 @@ def frame_int(frame: bytes, name: str) -> int:
 # -- commands (JESD84-B51 6.10.4) -------------------------------------------------
 
 
-@dataclass(frozen=True)
-class EmmcCommand:
-    """One eMMC command as the standard defines it."""
-
-    index: int
-    name: str
-    cls: int
-    kind: CmdType
-    resp: Resp
-
-
 _BC, _BCR, _AC, _ADTC = CmdType.BC, CmdType.BCR, CmdType.AC, CmdType.ADTC
 _N, _R1, _R1B, _R2, _R3 = Resp.NONE, Resp.R1, Resp.R1B, Resp.R2, Resp.R3
 
-EMMC_COMMANDS: dict[int, EmmcCommand] = {c.index: c for c in (
-    EmmcCommand(0, "GO_IDLE_STATE", 0, _BC, _N),
-    EmmcCommand(1, "SEND_OP_COND", 0, _BCR, _R3),
-    EmmcCommand(2, "ALL_SEND_CID", 0, _BCR, _R2),
-    EmmcCommand(3, "SET_RELATIVE_ADDR", 0, _AC, _R1),
-    EmmcCommand(4, "SET_DSR", 0, _BC, _N),
-    EmmcCommand(5, "SLEEP_AWAKE", 0, _AC, _R1B),
-    EmmcCommand(6, "SWITCH", 0, _AC, _R1B),
-    EmmcCommand(7, "SELECT_DESELECT_CARD", 0, _AC, _R1B),
-    EmmcCommand(8, "SEND_EXT_CSD", 0, _ADTC, _R1),
-    EmmcCommand(9, "SEND_CSD", 0, _AC, _R2),
-    EmmcCommand(10, "SEND_CID", 0, _AC, _R2),
-    EmmcCommand(11, "READ_DAT_UNTIL_STOP", 1, _ADTC, _R1),  # obsolete since v4.5
-    EmmcCommand(12, "STOP_TRANSMISSION", 0, _AC, _R1B),
-    EmmcCommand(13, "SEND_STATUS", 0, _AC, _R1),
-    EmmcCommand(14, "BUSTEST_R", 0, _ADTC, _R1),
-    EmmcCommand(15, "GO_INACTIVE_STATE", 0, _AC, _N),
-    EmmcCommand(16, "SET_BLOCKLEN", 2, _AC, _R1),
-    EmmcCommand(17, "READ_SINGLE_BLOCK", 2, _ADTC, _R1),
-    EmmcCommand(18, "READ_MULTIPLE_BLOCK", 2, _ADTC, _R1),
-    EmmcCommand(19, "BUSTEST_W", 0, _ADTC, _R1),
-    EmmcCommand(20, "WRITE_DAT_UNTIL_STOP", 3, _ADTC, _R1),  # obsolete since v4.5
-    EmmcCommand(21, "SEND_TUNING_BLOCK", 2, _ADTC, _R1),
-    EmmcCommand(23, "SET_BLOCK_COUNT", 2, _AC, _R1),
-    EmmcCommand(24, "WRITE_BLOCK", 4, _ADTC, _R1),
-    EmmcCommand(25, "WRITE_MULTIPLE_BLOCK", 4, _ADTC, _R1),
-    EmmcCommand(26, "PROGRAM_CID", 4, _ADTC, _R1),
-    EmmcCommand(27, "PROGRAM_CSD", 4, _ADTC, _R1),
-    EmmcCommand(28, "SET_WRITE_PROT", 6, _AC, _R1B),
-    EmmcCommand(29, "CLR_WRITE_PROT", 6, _AC, _R1B),
-    EmmcCommand(30, "SEND_WRITE_PROT", 6, _ADTC, _R1),
-    EmmcCommand(31, "SEND_WRITE_PROT_TYPE", 6, _ADTC, _R1),
-    EmmcCommand(35, "ERASE_GROUP_START", 5, _AC, _R1),
-    EmmcCommand(36, "ERASE_GROUP_END", 5, _AC, _R1),
-    EmmcCommand(38, "ERASE", 5, _AC, _R1B),
-    EmmcCommand(39, "FAST_IO", 9, _AC, _R1),
-    EmmcCommand(40, "GO_IRQ_STATE", 9, _BCR, _R1),
-    EmmcCommand(42, "LOCK_UNLOCK", 7, _ADTC, _R1),
-    EmmcCommand(49, "SET_TIME", 0, _ADTC, _R1),
-    EmmcCommand(55, "APP_CMD", 8, _AC, _R1),
-    EmmcCommand(56, "GEN_CMD", 8, _ADTC, _R1),
+#: One eMMC command as the standard defines it (the SD rows' type).
+EMMC_COMMANDS: dict[int, SpecCommand] = {c.index: c for c in (
+    SpecCommand(0, "GO_IDLE_STATE", 0, _BC, _N),
+    SpecCommand(1, "SEND_OP_COND", 0, _BCR, _R3),
+    SpecCommand(2, "ALL_SEND_CID", 0, _BCR, _R2),
+    SpecCommand(3, "SET_RELATIVE_ADDR", 0, _AC, _R1),
+    SpecCommand(4, "SET_DSR", 0, _BC, _N),
+    SpecCommand(5, "SLEEP_AWAKE", 0, _AC, _R1B),
+    SpecCommand(6, "SWITCH", 0, _AC, _R1B),
+    SpecCommand(7, "SELECT_DESELECT_CARD", 0, _AC, _R1B),
+    SpecCommand(8, "SEND_EXT_CSD", 0, _ADTC, _R1),
+    SpecCommand(9, "SEND_CSD", 0, _AC, _R2),
+    SpecCommand(10, "SEND_CID", 0, _AC, _R2),
+    SpecCommand(11, "READ_DAT_UNTIL_STOP", 1, _ADTC, _R1),  # obsolete since v4.5
+    SpecCommand(12, "STOP_TRANSMISSION", 0, _AC, _R1B),
+    SpecCommand(13, "SEND_STATUS", 0, _AC, _R1),
+    SpecCommand(14, "BUSTEST_R", 0, _ADTC, _R1),
+    SpecCommand(15, "GO_INACTIVE_STATE", 0, _AC, _N),
+    SpecCommand(16, "SET_BLOCKLEN", 2, _AC, _R1),
+    SpecCommand(17, "READ_SINGLE_BLOCK", 2, _ADTC, _R1),
+    SpecCommand(18, "READ_MULTIPLE_BLOCK", 2, _ADTC, _R1),
+    SpecCommand(19, "BUSTEST_W", 0, _ADTC, _R1),
+    SpecCommand(20, "WRITE_DAT_UNTIL_STOP", 3, _ADTC, _R1),  # obsolete since v4.5
+    SpecCommand(21, "SEND_TUNING_BLOCK", 2, _ADTC, _R1),
+    SpecCommand(23, "SET_BLOCK_COUNT", 2, _AC, _R1),
+    SpecCommand(24, "WRITE_BLOCK", 4, _ADTC, _R1),
+    SpecCommand(25, "WRITE_MULTIPLE_BLOCK", 4, _ADTC, _R1),
+    SpecCommand(26, "PROGRAM_CID", 4, _ADTC, _R1),
+    SpecCommand(27, "PROGRAM_CSD", 4, _ADTC, _R1),
+    SpecCommand(28, "SET_WRITE_PROT", 6, _AC, _R1B),
+    SpecCommand(29, "CLR_WRITE_PROT", 6, _AC, _R1B),
+    SpecCommand(30, "SEND_WRITE_PROT", 6, _ADTC, _R1),
+    SpecCommand(31, "SEND_WRITE_PROT_TYPE", 6, _ADTC, _R1),
+    SpecCommand(35, "ERASE_GROUP_START", 5, _AC, _R1),
+    SpecCommand(36, "ERASE_GROUP_END", 5, _AC, _R1),
+    SpecCommand(38, "ERASE", 5, _AC, _R1B),
+    SpecCommand(39, "FAST_IO", 9, _AC, _R1),
+    SpecCommand(40, "GO_IRQ_STATE", 9, _BCR, _R1),
+    SpecCommand(42, "LOCK_UNLOCK", 7, _ADTC, _R1),
+    SpecCommand(49, "SET_TIME", 0, _ADTC, _R1),
+    SpecCommand(55, "APP_CMD", 8, _AC, _R1),
+    SpecCommand(56, "GEN_CMD", 8, _ADTC, _R1),
 )}
 
 

@@ -4,9 +4,10 @@ Built on the SD card model (:class:`~harness.model.sdcard.SDCard`): the
 bus calls, the byte-wise data path (:mod:`harness.model.sd_data`), the
 block store and the card status are the same; what differs is here: the
 eMMC command set (JESD84-B51 6.10.4, :data:`harness.hwdefs.emmc.EMMC_COMMANDS`)
-dispatched through :data:`ROWS`, CMD1 power-up, the host-assigned RCA
-(CMD3), CSD/CID/EXT_CSD contents, CMD6 SWITCH of EXT_CSD bytes, partition
-access through PARTITION_CONFIG, sleep (CMD5) and RPMB frames.
+dispatched through its table (:data:`harness.model.emmc_commands.EMMC`),
+CMD1 power-up, the host-assigned RCA (CMD3), CSD/CID/EXT_CSD contents,
+CMD6 SWITCH of EXT_CSD bytes, partition access through PARTITION_CONFIG,
+sleep (CMD5) and RPMB frames.
 
 Image layout (found by experiment on QEMU 11.1.3: a block-numbered pattern
 read, and distinct blocks written, through each partition; see
@@ -28,8 +29,6 @@ response.  Where QEMU departs from the standard it is named in
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness.hwdefs import emmc as E
@@ -39,8 +38,10 @@ from harness.hwdefs.sd import CardState, crc7
 from harness.model import emmc_defaults, sd_data
 from harness.model.blockstore import BlockStore
 from harness.model.clock import VirtualClock
+from harness.model.commands import Rsp
 from harness.model.deviations import Deviations, Strictness
-from harness.model.sd_commands import Rsp
+from harness.model.emmc_commands import EMMC
+from harness.model.sd_commands import SD
 from harness.model.sd_registers import PRV_BEFORE_SERIES, PRV_WITH_SERIES
 from harness.model.sdcard import BLOCK, SDCard
 from harness.profile import NEWEST, BuildProfile
@@ -117,69 +118,6 @@ class PartitionView:
     def fill(self, offset: int, length: int, value: int) -> bool:
         o = self._off(offset)
         return o is not None and self.base.fill(o, length, value)
-
-
-@dataclass(frozen=True)
-class EmmcRow:
-    """QEMU's side of one eMMC command: its class in QEMU's table and the
-    handler (an :class:`EmmcCard` method name; '' for an index QEMU knows
-    but does not implement, ``None`` for an index it does not know)."""
-
-    index: int
-    cls: int
-    handler: str | None
-    note: str = ""
-
-
-def _row(index: int, cls: int, handler: str | None, note: str = "") -> EmmcRow:
-    return EmmcRow(index, cls, handler, note)
-
-
-#: QEMU's eMMC command table; any other index is unknown (illegal).
-ROWS: dict[int, EmmcRow] = {r.index: r for r in (
-    _row(0, 0, "_cmd_go_idle", "reset; in sleep only arguments 0 and 0xF0F0F0F0"),
-    _row(1, 0, "_cmd_send_op_cond", "OCR in R3; an enquiry starts the 0.5 ms power-up timer"),
-    _row(2, 0, "_cmd_all_send_cid"),
-    _row(3, 0, "_cmd_set_relative_addr", "the host's RCA, R1"),
-    _row(4, 0, "", "SET_DSR not implemented"),
-    _row(5, 0, "_cmd_sleep_awake"),
-    _row(6, 10, "_cmd_switch", "EXT_CSD byte access"),
-    _row(7, 0, "_cmd_select"),
-    _row(8, 0, "_cmd_send_ext_csd", "512 bytes"),
-    _row(9, 0, "_cmd_send_csd"),
-    _row(10, 0, "_cmd_send_cid"),
-    _row(11, 1, "", "READ_DAT_UNTIL_STOP not implemented"),
-    _row(12, 0, "_cmd_stop"),
-    _row(13, 0, "_cmd_send_status"),
-    _row(14, 0, "", "BUSTEST_R not implemented"),
-    _row(15, 0, "_cmd_go_inactive"),
-    _row(16, 2, "_cmd_set_blocklen"),
-    _row(17, 2, "_cmd_read_single"),
-    _row(18, 0, "_cmd_read_multiple", "outside QEMU's table; RPMB result frames"),
-    _row(19, 0, "", "BUSTEST_W not implemented"),
-    _row(20, 3, "", "WRITE_DAT_UNTIL_STOP not implemented"),
-    _row(23, 2, "_cmd_set_block_count", "16-bit count"),
-    _row(24, 4, "_cmd_write_single"),
-    _row(25, 0, "_cmd_write_multiple", "outside QEMU's table; RPMB request frames"),
-    _row(26, 4, "_cmd_program_cid", "16 bytes, must equal the CID"),
-    _row(27, 4, "_cmd_program_csd"),
-    _row(28, 6, "_cmd_set_write_prot", "byte-addressed devices only"),
-    _row(29, 6, "_cmd_clr_write_prot", "byte-addressed devices only"),
-    _row(30, 6, "_cmd_send_write_prot", "byte-addressed devices only"),
-    _row(31, 6, "", "SEND_WRITE_PROT_TYPE not implemented"),
-    _row(35, 5, "_cmd_erase_start"),
-    _row(36, 5, "_cmd_erase_end"),
-    _row(38, 5, "_cmd_erase", "erase, trim and discard alike"),
-    _row(39, 9, "", "FAST_IO not implemented"),
-    _row(40, 9, "", "GO_IRQ_STATE not implemented"),
-    _row(42, 7, "_cmd_lock_unlock"),
-    _row(49, 0, "", "SET_TIME not implemented"),
-    _row(55, 8, "_cmd_app_cmd"),
-    _row(56, 8, "_cmd_gen_cmd"),
-)}
-#: After CMD55 these indices are SD security commands (illegal); any other
-#: runs the regular command.
-SECURITY_ACMDS = frozenset({18, 25, 26, 38, *range(43, 50)})
 
 
 def build_emmc_cid(prv: int = PRV_BEFORE_SERIES) -> bytearray:
@@ -270,6 +208,7 @@ class EmmcCard(SDCard):
     """
 
     is_emmc = True
+    commands = EMMC
 
     def __init__(self, clock: VirtualClock, image: str | Path | None = None,
                  size: int | None = None, *, boot_partition_size: int | None = None,
@@ -399,7 +338,7 @@ class EmmcCard(SDCard):
             return b""
         if self.sleeping and cmd != 0 and (cmd != 5 or self.qemu("emmc.sleep-no-awake")):
             return self._finish(cmd, Rsp.R0)
-        if self.locked and not self._emmc_valid_while_locked(cmd):
+        if self.locked and not self._valid_while_locked(cmd):
             self.card_status |= S.ILLEGAL_COMMAND
             self.expecting_acmd = False
             return self._finish(cmd, Rsp.ILLEGAL)
@@ -409,10 +348,9 @@ class EmmcCard(SDCard):
         found = E.CardState.SLP if self.sleeping else int(last_state)
         if self.expecting_acmd:
             self.expecting_acmd = False
-            self.card_status |= S.APP_CMD
-            rtype = Rsp.ILLEGAL if cmd in SECURITY_ACMDS else self._emmc_normal(cmd, arg)
+            rtype = self._app_command(cmd, arg)
         else:
-            rtype = self._emmc_normal(cmd, arg)
+            rtype = self._normal_command(cmd, arg)
         if self.fatal is not None:
             return b""
         if rtype is Rsp.ILLEGAL:
@@ -425,30 +363,9 @@ class EmmcCard(SDCard):
             self.card_status &= ~E.SWITCH_ERROR
         return out
 
-    def _emmc_valid_while_locked(self, cmd: int) -> bool:
-        if self.expecting_acmd:
-            return cmd in (41, 42)
-        if cmd in (16, 55):
-            return True
-        row = ROWS.get(cmd)
-        return row is not None and bool(row.handler) and row.cls in (0, 7)
-
-    def _emmc_normal(self, cmd: int, arg: int) -> Rsp:
-        self.card_status &= ~S.APP_CMD
-        if self.multi_blk_cnt and cmd not in (18, 25):
-            if self.qemu("sd.command-during-transfer") or self.state not in (
-                    CardState.DATA, CardState.RCV):
-                self.multi_blk_cnt = 0
-        row = ROWS.get(cmd)
-        if row is not None and row.cls == 6 and self.high_capacity:
-            return Rsp.ILLEGAL
-        if row is None or not row.handler:
-            return Rsp.ILLEGAL
-        handler: Callable[[int], Rsp] = getattr(self, row.handler)
-        return handler(arg)
-
     # -- handlers that differ from the SD card's ---------------------------------
 
+    @EMMC.handles(0)
     def _cmd_go_idle(self, arg: int) -> Rsp:
         """CMD0: reset to idle.  Sleeping, QEMU aborts whatever the argument
         (deviation ``emmc.sleep-no-awake``); the standard takes 0 and
@@ -462,6 +379,7 @@ class EmmcCard(SDCard):
         self.reset()
         return Rsp.R0
 
+    @EMMC.handles(1)
     def _cmd_send_op_cond(self, arg: int) -> Rsp:
         """CMD1 (JESD84-B51 6.4.2): OCR in R3; a request powers up at once, an
         enquiry (argument 0) after QEMU's 0.5 ms; a matching voltage moves the
@@ -480,6 +398,7 @@ class EmmcCard(SDCard):
             self.state = CardState.READY
         return Rsp.R3
 
+    @EMMC.handles(3)
     def _cmd_set_relative_addr(self, arg: int) -> Rsp:
         """CMD3 (JESD84-B51 6.4.4): the host assigns the RCA; R1."""
         if self.state not in (CardState.IDENT, CardState.STBY):
@@ -489,6 +408,7 @@ class EmmcCard(SDCard):
         self.rca = arg >> 16
         return Rsp.R1
 
+    @EMMC.handles(5)
     def _cmd_sleep_awake(self, arg: int) -> Rsp:
         """CMD5 (JESD84-B51 6.6.21): stand-by -> sleep with bit 15 set; awake
         (strict only, see ``emmc.sleep-no-awake``) back to stand-by."""
@@ -502,6 +422,7 @@ class EmmcCard(SDCard):
             self.sleeping = True
         return Rsp.R1B
 
+    @EMMC.handles(6)
     def _cmd_switch(self, arg: int) -> Rsp:
         """CMD6 SWITCH (JESD84-B51 6.6.1): set bits, clear bits or write a byte
         of the EXT_CSD modes segment; R1b, SWITCH_ERROR when refused."""
@@ -540,12 +461,14 @@ class EmmcCard(SDCard):
             return self.qemu("emmc.gp-partition-access")
         return True
 
+    @EMMC.handles(8)
     def _cmd_send_ext_csd(self, arg: int) -> Rsp:
         """CMD8 SEND_EXT_CSD (JESD84-B51 6.6.4): the 512-byte EXT_CSD."""
         if self.state != CardState.TRAN:
             return Rsp.ILLEGAL
         return self._to_sending(self._address(arg), bytes(self.ext_csd), E.EXT_CSD_BYTES)
 
+    @EMMC.handles(23)
     def _cmd_set_block_count(self, arg: int) -> Rsp:
         """CMD23 (JESD84-B51 6.6.16): block count of the next CMD18/CMD25, 16 bits."""
         if self.state != CardState.TRAN:
@@ -553,14 +476,17 @@ class EmmcCard(SDCard):
         self.multi_blk_cnt = arg & 0xFFFF
         return Rsp.R1
 
+    @EMMC.handles(26)
     def _cmd_program_cid(self, arg: int) -> Rsp:
         """CMD26 PROGRAM_CID: 16 bytes; anything but the CID itself sets CID_CSD_OVERWRITE."""
         return self._to_receiving(0, 16)
 
+    @EMMC.handles(35)
     def _cmd_erase_start(self, arg: int) -> Rsp:
         """CMD35 ERASE_GROUP_START: as the SD card's CMD32."""
         return SDCard._cmd_erase_start(self, arg)
 
+    @EMMC.handles(36)
     def _cmd_erase_end(self, arg: int) -> Rsp:
         """CMD36 ERASE_GROUP_END: as the SD card's CMD33."""
         return SDCard._cmd_erase_end(self, arg)
@@ -769,6 +695,11 @@ class EmmcCard(SDCard):
     @property
     def rpmb_key_set(self) -> bool:
         return self.rpmb_key is not None
+
+
+#: The handlers QEMU's eMMC protocol shares with the SD card's.
+EMMC.inherit(EmmcCard, SD, 2, 7, 9, 10, 12, 13, 15, 16, 17, 18, 24, 25, 27, 28, 29, 30,
+             38, 42, 55, 56)
 
 
 def emmc_card_params(props: dict[str, object]) -> dict[str, object]:

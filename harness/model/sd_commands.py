@@ -6,95 +6,17 @@ response live there, once).  A row adds what QEMU's sd-card does with the
 command: its class in QEMU's table where that differs from the spec, how it
 is supported, whether QEMU >= 9.1 has a table entry, a note, and the
 handler: the :class:`~harness.model.sdcard.SDCard` method bound to the row
-by :func:`handles`.  Commands without a handler answer as QEMU does for an
-unknown command: no response and ILLEGAL_COMMAND in the next status.
+by ``SD.handles`` (:class:`~harness.model.commands.CommandTable`).
+Commands without a handler answer as QEMU does for an unknown command: no
+response and ILLEGAL_COMMAND in the next status.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
-from typing import Any, TypeVar
-
-from harness.hwdefs.sd import SD_APP_COMMANDS, SD_COMMANDS, SpecCommand
+from harness.hwdefs.sd import SD_APP_COMMANDS, SD_COMMANDS
 from harness.ledger import boundaries
+from harness.model.commands import CommandRow, CommandTable, Support
 from harness.profile import Version
-
-
-class Rsp(Enum):
-    """What a handler answers (QEMU's ``sd_rsp_type_t`` in SD mode)."""
-
-    R0 = "none"
-    R1 = "R1"
-    R1B = "R1b"
-    R2_CID = "R2 CID"
-    R2_CSD = "R2 CSD"
-    R3 = "R3"
-    R6 = "R6"
-    R7 = "R7"
-    ILLEGAL = "illegal"
-
-
-class Support(Enum):
-    """How the model (like QEMU) answers a command."""
-
-    IMPLEMENTED = "implemented"
-    OPTIONAL = "optional, not implemented: illegal command"
-    UNIMPLEMENTED = "recognised, not implemented: illegal command"
-    RESERVED = "reserved / other specification: illegal command"
-    SECURITY = "SD security (Part 3), not implemented: illegal command"
-    VERSION = "depends on the QEMU version (see note)"
-
-
-#: A command handler: an unbound card method taking the argument.
-Handler = Callable[[Any, int], Rsp]
-_H = TypeVar("_H", bound=Callable[..., Rsp])
-
-
-def illegal(card: object, arg: int) -> Rsp:
-    """The handler of every command the card does not implement."""
-    return Rsp.ILLEGAL
-
-
-_HANDLERS: dict[tuple[bool, int], Handler] = {}
-
-
-@dataclass(frozen=True)
-class CommandRow:
-    """QEMU's side of one command; the spec's side is ``spec``."""
-
-    spec: SpecCommand
-    support: Support
-    note: str = ""
-    in_proto: bool = True  #: QEMU >= 9.1 has a table entry (matters while locked)
-    qemu_cls: int | None = None  #: QEMU's class where it differs from the spec's
-
-    @property
-    def index(self) -> int:
-        return self.spec.index
-
-    @property
-    def app(self) -> bool:
-        return self.spec.app
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def cls(self) -> int:
-        """The class in QEMU's table (0 where QEMU has no entry)."""
-        if self.qemu_cls is not None:
-            return self.qemu_cls
-        return self.spec.cls or 0
-
-    @property
-    def handler(self) -> Handler:
-        """The bound card method, or :func:`illegal` (the binding happens when
-        :mod:`harness.model.sdcard` is imported)."""
-        return _HANDLERS.get((self.spec.app, self.spec.index), illegal)
-
 
 _I, _O, _U, _X, _S, _V = (Support.IMPLEMENTED, Support.OPTIONAL, Support.UNIMPLEMENTED,
                           Support.RESERVED, Support.SECURITY, Support.VERSION)
@@ -178,28 +100,6 @@ APP_COMMANDS: tuple[CommandRow, ...] = (
     *(_a(i, _S) for i in (18, 25, 26, 38, 43, 44, 45, 46, 47, 48, 49)),
 )
 
-CMD_ROWS: dict[int, CommandRow] = {r.index: r for r in COMMANDS}
-ACMD_ROWS: dict[int, CommandRow] = {r.index: r for r in APP_COMMANDS}
-#: ACMD indices that fall back to the regular command of the same index.
-ACMD_FALLBACK_NOTE = "any other ACMD index runs the regular command of that index (APP_CMD cleared)"
-
-
-def handles(index: int, *, app: bool = False) -> Callable[[_H], _H]:
-    """Bind the decorated card method as the handler of CMD``index`` (or
-    ACMD``index``): the row must exist, be implemented or version-dependent,
-    and have no handler yet."""
-    row = (ACMD_ROWS if app else CMD_ROWS).get(index)
-    if row is None or row.support not in (Support.IMPLEMENTED, Support.VERSION):
-        raise ValueError(f"{'A' if app else ''}CMD{index} has no row to implement")
-
-    def bind(fn: _H) -> _H:
-        if (app, index) in _HANDLERS:
-            raise ValueError(f"{'A' if app else ''}CMD{index} already has a handler")
-        _HANDLERS[(app, index)] = fn
-        return fn
-    return bind
-
-
 #: QEMU < 9.1 looked command classes up in a fixed 64-entry table (used for
 #: the class 6 check on SDHC and for what a locked card accepts).
 LEGACY_CLASSES: tuple[int, ...] = (
@@ -208,6 +108,10 @@ LEGACY_CLASSES: tuple[int, ...] = (
     5, 5, 10, 10, 10, 10, 5, 9, 9, 9, 7, 7, 7, 7, 7, 7,
     7, 7, 10, 7, 9, 9, 9, 8, 8, 10, 8, 8, 8, 8, 8, 8,
 )
+
+#: The SD-mode table.  Any ACMD index without a row runs the regular
+#: command of that index with APP_CMD set (PLS 4.3.9).
+SD = CommandTable("SD", COMMANDS, APP_COMMANDS, legacy_classes=LEGACY_CLASSES)
 
 
 #: The boundaries of the ledger's ``sd.version.*`` entries (the builds on

@@ -15,23 +15,17 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 from harness.hwdefs import sd as S
 from harness.hwdefs.sd import CardState
 from harness.model import sd_data
 from harness.model.blockstore import BlockStore
 from harness.model.clock import TimerHandle, VirtualClock
+from harness.model.commands import CommandTable, Rsp
 from harness.model.compat import defaults_for
 from harness.model.deviations import Deviations, Strictness
-from harness.model.sd_commands import (
-    ACMD_ROWS,
-    CMD_ROWS,
-    LEGACY_CLASSES,
-    V_10_1,
-    V_PROTO,
-    Rsp,
-    handles,
-)
+from harness.model.sd_commands import SD, V_10_1, V_PROTO
 from harness.model.sd_registers import (
     PRV_BEFORE_SERIES,
     PRV_WITH_SERIES,
@@ -95,6 +89,9 @@ class SDCard:
     drives at realize, so a QEMU card always reports False.  ``strict``
     follows the spec where QEMU deviates (:mod:`harness.ledger.sd`).
     """
+
+    #: The protocol's command table the dispatcher looks commands up in.
+    commands: ClassVar[CommandTable] = SD
 
     def __init__(self, clock: VirtualClock, image: str | Path | None = None,
                  size: int | None = None, *, spec_version: int | None = None,
@@ -360,10 +357,11 @@ class SDCard:
             return cmd in (41, 42)
         if cmd in (16, 55):
             return True
-        if self.legacy:  # ledger "sd.version.class-table"
-            return LEGACY_CLASSES[cmd] in (0, 7)
-        row = CMD_ROWS[cmd]
-        return row.in_proto and row.cls in (0, 7)
+        legacy = self._legacy_classes()
+        if legacy is not None:  # ledger "sd.version.class-table"
+            return legacy[cmd] in (0, 7)
+        row = self.commands.cmd.get(cmd)
+        return row is not None and row.in_proto and row.cls in (0, 7)
 
     def _strict_erase_sequence(self, cmd: int) -> None:
         """Strict PLS 4.3.5: other commands inside an erase sequence reset it."""
@@ -378,19 +376,28 @@ class SDCard:
             if self.qemu("sd.command-during-transfer") or self.state not in (
                     CardState.DATA, CardState.RCV):
                 self.multi_blk_cnt = 0
-        cls = LEGACY_CLASSES[cmd] if self.legacy else CMD_ROWS[cmd].cls
+        row = self.commands.cmd.get(cmd)
+        if row is None:
+            return Rsp.ILLEGAL
+        legacy = self._legacy_classes()
+        cls = legacy[cmd] if legacy is not None else row.cls
         if cls == 6 and self.high_capacity:
             return Rsp.ILLEGAL  # class 6 is SDSC only (PLS 4.3.4, CCC of CSD v2)
-        return CMD_ROWS[cmd].handler(self, arg)
+        return self.commands.handler(row)(self, arg)
 
     def _app_command(self, cmd: int, arg: int) -> Rsp:
         """An ACMD with a row runs its handler (security ACMDs: illegal);
         any other index runs the regular command (PLS 4.3.9)."""
         self.card_status |= S.APP_CMD
-        row = ACMD_ROWS.get(cmd)
+        row = self.commands.acmd.get(cmd)
         if row is not None:
-            return row.handler(self, arg)
+            return self.commands.handler(row)(self, arg)
         return self._normal_command(cmd, arg)
+
+    def _legacy_classes(self) -> tuple[int, ...] | None:
+        """QEMU before 9.1 looked classes up in a fixed table, not in the
+        rows (ledger "sd.version.class-table")."""
+        return self.commands.legacy_classes if self.legacy else None
 
     # -- helpers -------------------------------------------------------------
 
@@ -463,14 +470,14 @@ class SDCard:
 
     # -- class 0: basic (PLS 4.7.4 Table 4-22) --------------------------------
 
-    @handles(0)
+    @SD.handles(0)
     def _cmd_go_idle(self, arg: int) -> Rsp:
         """CMD0 (PLS 4.2.1): software reset to idle, no response."""
         if self.state != CardState.INACTIVE:
             self.reset()
         return Rsp.R0
 
-    @handles(2)
+    @SD.handles(2)
     def _cmd_all_send_cid(self, arg: int) -> Rsp:
         """CMD2 (PLS 4.2.3): ready -> identification, CID in R2."""
         if self.state != CardState.READY:
@@ -478,7 +485,7 @@ class SDCard:
         self.state = CardState.IDENT
         return Rsp.R2_CID
 
-    @handles(3)
+    @SD.handles(3)
     def _cmd_send_relative_addr(self, arg: int) -> Rsp:
         """CMD3 (PLS 4.2.4): publish a new RCA in R6, go to stand-by."""
         if self.state not in (CardState.IDENT, CardState.STBY):
@@ -491,7 +498,7 @@ class SDCard:
             self.rca = self.rca_source() & 0xFFFF
         return Rsp.R6
 
-    @handles(6)
+    @SD.handles(6)
     def _cmd_switch_function(self, arg: int) -> Rsp:
         """CMD6 (PLS 4.3.10): 64-byte switch function status."""
         if not self._in_data_transfer_mode():
@@ -505,7 +512,7 @@ class SDCard:
             return self._legacy_to(CardState.DATA)
         return self._to_sending(0, status, 64)
 
-    @handles(7)
+    @SD.handles(7)
     def _cmd_select(self, arg: int) -> Rsp:
         """CMD7 (PLS 4.3.1 / Table 4-42): select toggles stby<->tran, dis<->prg."""
         same = self._rca_same(arg)
@@ -532,7 +539,7 @@ class SDCard:
             return Rsp.R1B
         return Rsp.ILLEGAL
 
-    @handles(8)
+    @SD.handles(8)
     def _cmd_send_if_cond(self, arg: int) -> Rsp:
         """CMD8 (PLS 4.3.13): voltage check, R7 echo; no response on mismatch."""
         if self.spec_version < 2:
@@ -551,21 +558,21 @@ class SDCard:
             self.vhs = arg & 0xFFF
         return Rsp.R7
 
-    @handles(9)
+    @SD.handles(9)
     def _cmd_send_csd(self, arg: int) -> Rsp:
         """CMD9 (PLS 4.7.4): CSD in R2, stand-by state only."""
         if self.state != CardState.STBY:
             return Rsp.ILLEGAL
         return Rsp.R2_CSD if self._rca_same(arg) else Rsp.R0
 
-    @handles(10)
+    @SD.handles(10)
     def _cmd_send_cid(self, arg: int) -> Rsp:
         """CMD10 (PLS 4.7.4): CID in R2, stand-by state only."""
         if self.state != CardState.STBY:
             return Rsp.ILLEGAL
         return Rsp.R2_CID if self._rca_same(arg) else Rsp.R0
 
-    @handles(12)
+    @SD.handles(12)
     def _cmd_stop(self, arg: int) -> Rsp:
         """CMD12 (PLS 4.3.3/4.3.4): end a multiple block transfer."""
         if self.state == CardState.DATA:
@@ -576,14 +583,14 @@ class SDCard:
             return Rsp.R1B if self.legacy else Rsp.R1
         return Rsp.ILLEGAL
 
-    @handles(13)
+    @SD.handles(13)
     def _cmd_send_status(self, arg: int) -> Rsp:
         """CMD13 (PLS 4.10.1): status in R1, data-transfer mode only."""
         if not self._in_data_transfer_mode():
             return Rsp.ILLEGAL
         return Rsp.R1 if self._rca_same(arg) else Rsp.R0
 
-    @handles(15)
+    @SD.handles(15)
     def _cmd_go_inactive(self, arg: int) -> Rsp:
         """CMD15 (PLS 4.2.5): addressed card goes inactive, no response."""
         if not self._in_data_transfer_mode():
@@ -594,7 +601,7 @@ class SDCard:
 
     # -- class 2: block read (PLS 4.3.3) -------------------------------------
 
-    @handles(16)
+    @SD.handles(16)
     def _cmd_set_blocklen(self, arg: int) -> Rsp:
         """CMD16 (PLS 4.3.2): block length, at most 512 bytes."""
         if self.state != CardState.TRAN:
@@ -605,7 +612,7 @@ class SDCard:
             self.blk_len = arg
         return Rsp.R1
 
-    @handles(17)
+    @SD.handles(17)
     def _cmd_read_single(self, arg: int) -> Rsp:
         """CMD17 (PLS 4.3.3): one block from the address."""
         if self.state != CardState.TRAN:
@@ -623,7 +630,7 @@ class SDCard:
         if self.store is not None and n and self.store.in_range(addr, n):
             self.xfer.buf[:n] = self.store.read(addr, n)
 
-    @handles(18)
+    @SD.handles(18)
     def _cmd_read_multiple(self, arg: int) -> Rsp:
         """CMD18 (PLS 4.3.3): blocks until CMD12 or the CMD23 count."""
         if self.state != CardState.TRAN:
@@ -633,7 +640,7 @@ class SDCard:
             return Rsp.R1
         return self._legacy_to(CardState.DATA, addr)
 
-    @handles(19)
+    @SD.handles(19)
     def _cmd_send_tuning(self, arg: int) -> Rsp:
         """CMD19 (PLS 4.2.4.5): the 64-byte tuning pattern (spec 3.01 cards)."""
         if self.spec_version < 3:
@@ -644,7 +651,7 @@ class SDCard:
             return self._legacy_to(CardState.DATA, None)
         return self._to_sending(0, S.TUNING_BLOCK_4BIT, 64, own_state_check=False)
 
-    @handles(23)
+    @SD.handles(23)
     def _cmd_set_block_count(self, arg: int) -> Rsp:
         """CMD23 (PLS 4.3.3): block count of the next CMD18/CMD25."""
         if self.spec_version < 3:
@@ -664,7 +671,7 @@ class SDCard:
             self.card_status |= S.WP_VIOLATION
             self.write_blocked = True
 
-    @handles(24)
+    @SD.handles(24)
     def _cmd_write_single(self, arg: int) -> Rsp:
         """CMD24 (PLS 4.3.4): one block to the address."""
         if self.state != CardState.TRAN:
@@ -680,7 +687,7 @@ class SDCard:
             return self._legacy_to(CardState.RCV, addr)
         return self._to_receiving(addr, n)
 
-    @handles(25)
+    @SD.handles(25)
     def _cmd_write_multiple(self, arg: int) -> Rsp:
         """CMD25 (PLS 4.3.4): blocks until CMD12 or the CMD23 count."""
         if self.state != CardState.TRAN:
@@ -694,7 +701,7 @@ class SDCard:
         self._wp_check(addr)
         return Rsp.R1
 
-    @handles(26)
+    @SD.handles(26)
     def _cmd_program_cid(self, arg: int) -> Rsp:
         """CMD26: reserved for manufacturers; QEMU < 9.1 accepted 16 CID bytes
         (ledger "sd.version.cmd26")."""
@@ -702,7 +709,7 @@ class SDCard:
             return Rsp.ILLEGAL
         return self._legacy_to(CardState.RCV)
 
-    @handles(27)
+    @SD.handles(27)
     def _cmd_program_csd(self, arg: int) -> Rsp:
         """CMD27 (PLS 4.3.4): program the CSD's writable bits."""
         if self.legacy:
@@ -728,12 +735,12 @@ class SDCard:
             self.wp_groups.discard(group)
         return Rsp.R1B if self.legacy else Rsp.R1
 
-    @handles(28)
+    @SD.handles(28)
     def _cmd_set_write_prot(self, arg: int) -> Rsp:
         """CMD28 (PLS 4.3.6): protect the group holding the address."""
         return self._set_clr_wp(arg, True)
 
-    @handles(29)
+    @SD.handles(29)
     def _cmd_clr_write_prot(self, arg: int) -> Rsp:
         """CMD29 (PLS 4.3.6): unprotect the group holding the address."""
         return self._set_clr_wp(arg, False)
@@ -751,7 +758,7 @@ class SDCard:
                 out |= 1 << i
         return out
 
-    @handles(30)
+    @SD.handles(30)
     def _cmd_send_write_prot(self, arg: int) -> Rsp:
         """CMD30 (PLS 4.3.6): 32 write-protect bits from the address."""
         if self.size > S.SDSC_MAX:
@@ -769,7 +776,7 @@ class SDCard:
 
     # -- class 5: erase (PLS 4.3.5) ------------------------------------------
 
-    @handles(32)
+    @SD.handles(32)
     def _cmd_erase_start(self, arg: int) -> Rsp:
         """CMD32 (PLS 4.3.5): first erase address (bytes SDSC, blocks SDHC)."""
         if self.state != CardState.TRAN:
@@ -778,7 +785,7 @@ class SDCard:
         self._erase_seq = 1
         return Rsp.R1
 
-    @handles(33)
+    @SD.handles(33)
     def _cmd_erase_end(self, arg: int) -> Rsp:
         """CMD33 (PLS 4.3.5): last erase address, inclusive."""
         if self.state != CardState.TRAN:
@@ -787,7 +794,7 @@ class SDCard:
         self._erase_seq = 2 if self._erase_seq else 0
         return Rsp.R1
 
-    @handles(38)
+    @SD.handles(38)
     def _cmd_erase(self, arg: int) -> Rsp:
         """CMD38 (PLS 4.3.5): erase the selected range."""
         if self.state != CardState.TRAN:
@@ -801,7 +808,7 @@ class SDCard:
 
     # -- class 7: lock card (PLS 4.3.7) --------------------------------------
 
-    @handles(42)
+    @SD.handles(42)
     def _cmd_lock_unlock(self, arg: int) -> Rsp:
         """CMD42 (PLS 4.3.7): receive the lock/unlock data block (its length:
         ledger "sd.version.cmd42-length", < 9.1 CMD16 length, >= 9.1 512 bytes)."""
@@ -814,7 +821,7 @@ class SDCard:
 
     # -- class 8: application specific (PLS 4.3.9) ---------------------------
 
-    @handles(55)
+    @SD.handles(55)
     def _cmd_app_cmd(self, arg: int) -> Rsp:
         """CMD55 (PLS 4.3.9): the next command is an ACMD."""
         if self.state in (CardState.READY, CardState.IDENT, CardState.INACTIVE):
@@ -825,7 +832,7 @@ class SDCard:
         self.card_status |= S.APP_CMD
         return Rsp.R1
 
-    @handles(56)
+    @SD.handles(56)
     def _cmd_gen_cmd(self, arg: int) -> Rsp:
         """CMD56 (PLS 4.3.12): vendor block; writes ignored; reads zeros
         (>= 9.1) or 0xEC (< 9.1): ledger "sd.version.cmd56"."""
@@ -839,7 +846,7 @@ class SDCard:
             return self._to_sending(0, None, size)
         return self._to_receiving(0, 0)
 
-    @handles(6, app=True)
+    @SD.handles(6, app=True)
     def _acmd_set_bus_width(self, arg: int) -> Rsp:
         """ACMD6 (PLS 4.3.9): bus width, kept in SD status DAT_BUS_WIDTH."""
         if self.state != CardState.TRAN:
@@ -847,7 +854,7 @@ class SDCard:
         self._sd_status[0] = (self._sd_status[0] & 0x3F) | ((arg & 3) << 6)
         return Rsp.R1
 
-    @handles(13, app=True)
+    @SD.handles(13, app=True)
     def _acmd_sd_status(self, arg: int) -> Rsp:
         """ACMD13 (PLS 4.10.2): 64-byte SD status."""
         if self.legacy:
@@ -856,7 +863,7 @@ class SDCard:
             return self._legacy_to(CardState.DATA)
         return self._to_sending(0, bytes(self._sd_status), 64, own_state_check=False)
 
-    @handles(22, app=True)
+    @SD.handles(22, app=True)
     def _acmd_send_num_wr_blocks(self, arg: int) -> Rsp:
         """ACMD22 (PLS 4.3.9): blocks written by the last write command."""
         data = self._wide(self.blk_written)
@@ -867,12 +874,12 @@ class SDCard:
             return self._legacy_to(CardState.DATA)
         return self._to_sending(0, data, 4, own_state_check=False)
 
-    @handles(23, app=True)
+    @SD.handles(23, app=True)
     def _acmd_set_wr_blk_erase_count(self, arg: int) -> Rsp:
         """ACMD23 (PLS 4.3.9): pre-erase count; accepted and ignored."""
         return Rsp.R1 if self.state == CardState.TRAN else Rsp.ILLEGAL
 
-    @handles(41, app=True)
+    @SD.handles(41, app=True)
     def _acmd_send_op_cond(self, arg: int) -> Rsp:
         """ACMD41 (PLS 4.2.3.1): OCR in R3; an enquiry (voltage window 0)
         starts a 0.5 ms power-up timer, any other argument powers up at once."""
@@ -896,12 +903,12 @@ class SDCard:
             self.state = CardState.INACTIVE
         return Rsp.R3
 
-    @handles(42, app=True)
+    @SD.handles(42, app=True)
     def _acmd_set_clr_card_detect(self, arg: int) -> Rsp:
         """ACMD42 (PLS 4.3.9): card detect pull-up; accepted and ignored."""
         return Rsp.R1 if self.state == CardState.TRAN else Rsp.ILLEGAL
 
-    @handles(51, app=True)
+    @SD.handles(51, app=True)
     def _acmd_send_scr(self, arg: int) -> Rsp:
         """ACMD51 (PLS 5.6): the 8-byte SCR."""
         if self.legacy:

@@ -157,12 +157,39 @@ def test_ext_csd_layout_is_consistent() -> None:
 
 
 def test_command_rows_follow_the_standard_table() -> None:
-    """Every command QEMU implements is one the standard defines, and each
-    row's handler exists on the card."""
-    from harness.model.emmc import ROWS
+    """Every command QEMU's eMMC knows is one the standard defines; an
+    implemented row is bound to the card's own method of that name (an
+    eMMC override is never shadowed by the SD handler), any other row is
+    illegal, and so are the SD security ACMDs."""
+    from harness.model.commands import Support, illegal
+    from harness.model.emmc_commands import EMMC
 
-    c = make()
-    for index, row in ROWS.items():
-        assert index in E.EMMC_COMMANDS, index
-        if row.handler:
-            assert callable(getattr(c, row.handler)), row.handler
+    for index, row in EMMC.cmd.items():
+        assert row.spec is E.EMMC_COMMANDS[index], index
+        handler = EMMC.handler(row)
+        if row.support is Support.IMPLEMENTED:
+            assert getattr(EmmcCard, handler.__name__) is handler, index
+        else:
+            assert handler is illegal, index
+    assert EMMC.acmd and all(EMMC.handler(r) is illegal for r in EMMC.acmd.values())
+    assert EMMC.handler(EMMC.cmd[12]).__qualname__ == "SDCard._cmd_stop"
+    assert EMMC.handler(EMMC.cmd[23]).__qualname__ == "EmmcCard._cmd_set_block_count"
+
+
+def test_inheriting_a_handler_the_card_overrides_is_refused() -> None:
+    """``inherit`` binds the SD handler; a subclass override of it would
+    never run, so the table refuses the binding."""
+    from harness.model.commands import CommandTable, Rsp
+    from harness.model.emmc_commands import COMMANDS
+    from harness.model.sd_commands import SD
+
+    class Card(EmmcCard):
+        def _cmd_stop(self, arg: int) -> Rsp:
+            return Rsp.R1
+
+    with pytest.raises(ValueError, match="overrides"):
+        CommandTable("test", COMMANDS).inherit(Card, SD, 12)
+    with pytest.raises(ValueError, match="no row"):  # eMMC CMD19 BUSTEST_W: unimplemented
+        CommandTable("test", COMMANDS).inherit(EmmcCard, SD, 19)
+    with pytest.raises(ValueError, match="no handler"):
+        CommandTable("test", COMMANDS).inherit(EmmcCard, SD, 4)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from harness.hwdefs import sd as S
-from harness.model.sd_commands import ACMD_ROWS, CMD_ROWS, Support, illegal
+from harness.model.commands import Support, illegal
+from harness.model.sd_commands import SD
 from harness.model.sdcard import SDCard
 
 
@@ -81,20 +82,20 @@ def test_capacity_classes() -> None:
 def test_command_table_covers_the_spec() -> None:
     """Every SD-mode command and ACMD the spec defines has a row saying what
     happens, bound to the spec's entry and to the card's handler."""
-    for table, rows in ((S.SD_COMMANDS, CMD_ROWS), (S.SD_APP_COMMANDS, ACMD_ROWS)):
+    for table, rows in ((S.SD_COMMANDS, SD.cmd), (S.SD_APP_COMMANDS, SD.acmd)):
         for index, spec in table.items():
             row = rows[index]
             assert row.support in Support
             assert row.spec is spec, index
             if row.support in (Support.IMPLEMENTED, Support.VERSION):
-                handler = row.handler
+                handler = SD.handler(row)
                 assert getattr(SDCard, handler.__name__) is handler, index
             else:
-                assert row.handler is illegal, index
-    assert set(CMD_ROWS) == set(range(64))
-    assert set(ACMD_ROWS) == set(S.SD_APP_COMMANDS)
-    implemented = {i for i, r in CMD_ROWS.items() if r.support is Support.IMPLEMENTED}
+                assert SD.handler(row) is illegal, index
+    assert set(SD.cmd) == set(range(64))
+    assert set(SD.acmd) == set(S.SD_APP_COMMANDS)
+    implemented = {i for i, r in SD.cmd.items() if r.support is Support.IMPLEMENTED}
     assert implemented == {0, 2, 3, 6, 7, 8, 9, 10, 12, 13, 15, 16, 17, 18, 19, 23, 24, 25,
                            27, 28, 29, 30, 32, 33, 38, 42, 55, 56}
-    assert {i for i, r in ACMD_ROWS.items() if r.support is Support.IMPLEMENTED} == {
+    assert {i for i, r in SD.acmd.items() if r.support is Support.IMPLEMENTED} == {
         6, 13, 22, 23, 41, 42, 51}
