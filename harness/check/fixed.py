@@ -15,9 +15,12 @@ statements, and the rerun must agree from start to end.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from harness.check import runner
 from harness.ledger import LEDGER, Scope
+from harness.qemu.builds import QemuBuild
+from harness.scenarios import Scenario
 
 #: The note's first words (the report and tests look for them).
 NOTE = "qemu-bug entry not present in this build (stale: a fixed build?)"
@@ -50,3 +53,10 @@ def recheck(first: runner.Result,
     together.notes.append(f"{NOTE}: {', '.join(sorted(found))}")
     together.seconds += first.seconds
     return together
+
+
+def run(build: QemuBuild, sc: Scenario, machine: str, **kw: Any) -> runner.Result:
+    """:func:`harness.check.runner.run` in default mode, then :func:`recheck`
+    against the stale ``qemu-bug`` entries of a build with a fix."""
+    res = runner.run(build, sc, machine, strict=False, **kw)
+    return recheck(res, lambda keys: runner.run(build, sc, machine, strict=keys, **kw))

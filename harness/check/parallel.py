@@ -19,7 +19,7 @@ from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.check import runner
+from harness.check import fixed, runner
 from harness.check.testbench import RunSpec
 from harness.model.deviations import Strictness
 from harness.qemu.pool import PoolStats, QemuPool
@@ -91,15 +91,12 @@ def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
 
         res = migration.run_check(r.build, sc, r.machine, opts.report_dir)
     else:
-        res = runner.run(r.build, sc, r.machine, strict=opts.strict,
-                         report_dir=opts.report_dir, image=opts.image, pool=pool,
-                         lockstep=opts.lockstep)
+        kw: dict[str, Any] = dict(report_dir=opts.report_dir, image=opts.image,
+                                  pool=pool, lockstep=opts.lockstep)
         if opts.strict is False:  # a build with a fix: its qemu-bug entries are stale
-            from harness.check import fixed
-
-            res = fixed.recheck(res, lambda keys: runner.run(
-                r.build, sc, r.machine, strict=keys, report_dir=opts.report_dir,
-                image=opts.image, pool=pool, lockstep=opts.lockstep))
+            res = fixed.run(r.build, sc, r.machine, **kw)
+        else:
+            res = runner.run(r.build, sc, r.machine, strict=opts.strict, **kw)
     s = pool.stats
     return res, PoolStats(s.launched - before.launched, s.reused - before.reused,
                           s.fallbacks[len(before.fallbacks):])
