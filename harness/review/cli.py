@@ -47,6 +47,9 @@ def add_parsers(sub: Any) -> None:
     rv.add_argument("-j", "--jobs", type=int, default=0, help="workers (default: one per core)")
     rv.add_argument("--no-bench", action="store_true", help="skip the benchmarks")
     rv.add_argument("--rounds", type=int, default=5, help="benchmark rounds per build")
+    rv.add_argument("--guest", type=int, nargs="?", const=1, default=0, metavar="ROUNDS",
+                    help="also fio's 128 KiB table and a 64 MiB erase in a Linux guest "
+                    "(sdqtest bench guest), ROUNDS rounds per build (default 1)")
     rv.add_argument("--fresh-base-check", action="store_true",
                     help="run the base build's model check again even if an earlier review "
                     "of the same base binary kept it")
@@ -88,7 +91,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     except KeyError as e:
         raise SdqtestError(str(e.args[0])) from e
     opts = run.Options(selected, args.jobs or parallel.default_jobs(), Path(args.report_dir),
-                       not args.no_bench, args.rounds, not args.fresh_base_check)
+                       not args.no_bench, args.rounds, args.guest, not args.fresh_base_check)
     t0 = time.monotonic()
     build_times: dict[str, float] = {}
     try:

@@ -33,6 +33,8 @@ class Options:
     report_dir: Path = Path("review-report")
     bench: bool = True
     rounds: int = 5
+    #: also the guest benchmark (fio in a Linux guest), this many rounds
+    guest_rounds: int = 0
     #: keep the base build's model check from an earlier review (:mod:`harness.review.cache`)
     reuse_base_check: bool = True
 
@@ -169,6 +171,10 @@ def review(base_bin: Path, patched_bin: Path, opts: Options, progress: Progress,
         t = time.monotonic()
         rv.speed = speed.compare(base, patched, opts.rounds, progress)
         rv.times["benchmarks"] = time.monotonic() - t
+    if opts.guest_rounds:
+        t = time.monotonic()
+        rv.speed += speed.guest(base, patched, opts.guest_rounds, progress)
+        rv.times["guest benchmark"] = time.monotonic() - t
     rv.load = speed.load()
     progress("")
     return rv

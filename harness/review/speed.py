@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench import data, erase
+from harness.bench import guest as bench_guest
 from harness.qemu.builds import QemuBuild
 
 #: Ratios within this of 1.0 are not a difference on a loaded machine.
@@ -155,6 +156,38 @@ def compare(base: QemuBuild, patched: QemuBuild, rounds: int = 5,
         out = _data(base, patched, rounds, work, progress)
         out.append(_erase(base, patched, rounds, work, progress))
     return out
+
+
+
+def guest_options() -> bench_guest.Options:
+    """The guest benchmark in a review: the 128 KiB fio table (short jobs)
+    and a 64 MiB erase; no block-size sweep, no qtest figure."""
+    return bench_guest.Options(runtime=5, sizes=(), erase_mib=64, fio_mib=64,
+                               erase_limit=120.0, qtest=False)
+
+
+def guest(base: QemuBuild, patched: QemuBuild, rounds: int = 1,
+          progress: Callable[[str], None] = lambda s: None) -> list[Comparison]:
+    """``sdqtest bench guest`` (:mod:`harness.bench.guest`, a Linux guest
+    running fio on the card) on both builds, in alternate rounds: one
+    comparison per fio job and per erase setting."""
+    opts = guest_options()
+    comps: dict[object, Comparison] = {}
+    with tempfile.TemporaryDirectory(prefix="sdqtest-review-guest-") as tmp:
+        for rnd in range(rounds):
+            for side, build in _order(rnd, base, patched):
+                progress(f"guest benchmark, round {rnd + 1}/{rounds}: {side}")
+                res = bench_guest.run([build], opts, workdir=Path(tmp), log=lambda s: None)
+                for f in res.figures:
+                    key = (f.table, tuple(sorted((k, v) for k, v in f.labels.items()
+                                                 if k != "accel")))
+                    name = f"{f.table} " + " ".join(f"{k}={v}" for k, v in key[1])
+                    c = comps.setdefault(key, Comparison(name, f.unit, f.higher_is_better))
+                    if not f.samples:
+                        c.error = c.error or f"{side}: {f.status}"
+                        continue
+                    (c.base if side == "base" else c.patched).append(statistics.median(f.samples))
+    return list(comps.values())
 
 
 def load() -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 from harness.review import props
 from harness.review.speed import Comparison
 
@@ -66,3 +69,38 @@ def test_a_slowdown_is_conclusive_only_over_enough_rounds_each_beyond_noise() ->
     assert five.conclusive
     mixed = Comparison("write", "MiB/s", True, [4] * 5, [1.5, 1.6, 1.4, 3.9, 1.0])
     assert not mixed.conclusive
+
+
+def test_the_guest_benchmark_pairs_each_fio_job_across_builds(monkeypatch: object) -> None:
+    """``review --guest``: the figures of each build's guest run pair by
+    table and labels (the accelerator apart), rounds alternate the builds,
+    and a figure without samples is an error with its side."""
+    import pytest
+
+    from harness.bench import guest as bench_guest
+    from harness.bench.output import Figure, Run
+    from harness.review import speed
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    calls: list[str] = []
+
+    def fake_run(builds: list[Any], opts: bench_guest.Options, **kw: object) -> Run:
+        (b,) = builds
+        calls.append(b.name)
+        fast = b.name == "patched"
+        accel = "KVM" if fast else "TCG"
+        return Run("guest", figures=[
+            Figure("guest fio 128 KiB", b.name, {"rw": "read", "block_kib": 128, "accel": accel},
+                   "MiB/s", [20.0 if fast else 10.0]),
+            Figure("guest erase", b.name, {"range": "64 MiB", "accel": accel}, "s",
+                   [] if fast else [3.0], False, status="over budget")])
+
+    monkeypatch.setattr(bench_guest, "run", fake_run)
+    base: Any = SimpleNamespace(name="base")
+    patched: Any = SimpleNamespace(name="patched")
+    fio, erase = speed.guest(base, patched, rounds=2)
+    assert calls == ["base", "patched", "patched", "base"]
+    assert fio.base == [10.0, 10.0] and fio.patched == [20.0, 20.0]
+    assert fio.name == "guest fio 128 KiB block_kib=128 rw=read"
+    assert "2.00x faster" in fio.describe()
+    assert erase.error == "patched: over budget" and erase.base == [3.0, 3.0]
