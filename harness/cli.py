@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import QemuError, SdqtestError, UsageError
@@ -210,10 +212,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 0
     selected, builds = _check_selection(args)
     report_dir = Path(args.report_dir)
-    user_image = inputs.user_image(args.image, builds) if args.image else None
+    user_image = (inputs.user_image(args.image, builds + args.boards.builds)
+                  if args.image else None)
     jobs = args.jobs or parallel.default_jobs()
     if args.strict:
-        return _check_strict(builds, selected, (args.machine or ["q35"])[0], report_dir, jobs)
+        return _check_strict(builds or args.boards.builds, selected,
+                             (args.machine or ["q35"])[0], report_dir, jobs)
     k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
     runs, total = _check_runs(args, builds, selected, k, n)
     t0 = time.monotonic()
@@ -224,11 +228,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"))
     elapsed = time.monotonic() - t0
     _progress("")
-    notes = compat_matrix.unverified_notes(builds)  # every run, whatever is selected
-    on_boards = args.on_boards
-    if on_boards is not None:
-        notes += boards.not_run(builds, on_boards)
-    run_matrix = shard.shard_of("compat-matrix", n) == k - 1 and on_boards is None
+    every = builds + args.boards.builds
+    notes = compat_matrix.unverified_notes(every)  # every run, whatever is selected
+    notes += boards.not_run(args.boards.builds, args.boards.names)
+    run_matrix = shard.shard_of("compat-matrix", n) == k - 1 and bool(builds)
     if run_matrix and not args.scenario and (not args.group or "compat" in args.group):
         got, cells = compat_matrix.check_verdicts(builds, jobs, progress=_progress)
         results += got
@@ -244,8 +247,8 @@ def cmd_check(args: argparse.Namespace) -> int:
              + ("" if run_matrix else ", compat matrix in another shard") if n > 1 else ""))
     for why in stats.fallbacks:
         print(f"  reuse fell back to a fresh launch: {why}")
-    _explore_summary(results, builds, report_dir)
-    _check_files(args, results, builds, notes)
+    _explore_summary(results, every, report_dir)
+    _check_files(args, results, every, notes)
     v = verdict.judge(results, allow_skips=args.allow_skips)
     for line in v.why:
         print(f"sdqtest: {line}", file=sys.stderr)
@@ -253,9 +256,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_selection(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
-    """The scenarios and builds ``check`` runs, each build's inputs checked."""
+    """The scenarios and builds ``check`` runs, each build's inputs checked;
+    the boards' side in ``args.boards`` (:class:`_Boards`)."""
     import harness.scenarios as scenarios
-    from harness.check import boards, inputs
+    from harness.check import inputs
 
     # --group a,b is --group a --group b (and so for --scenario)
     args.group = [g for a in args.group for g in a.split(",") if g] if args.group else None
@@ -264,21 +268,44 @@ def _check_selection(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
         selected = list(scenarios.select(args.group, args.scenario))
     except KeyError as e:
         raise UsageError(str(e.args[0])) from e
-    args.on_boards = None
-    if args.board is not None:
-        try:
-            args.on_boards = boards.board_names(args.board)
-        except KeyError as e:
-            raise UsageError(str(e.args[0])) from e
-        builds = select_board_builds(args.qemu)
-    else:
-        builds = select_builds(args.qemu)
+    args.boards = _board_selection(args, selected)
+    builds = [] if args.board is not None else select_builds(args.qemu)
     for b in builds:  # an InputError is a UsageError: one line, exit 2
-        if args.on_boards is None:
-            inputs.check_build(b)
+        inputs.check_build(b)
+    for b in builds + args.boards.builds:
         for m in args.machine or []:
             inputs.check_machine(b, m)
     return selected, builds
+
+
+@dataclass
+class _Boards:
+    """The board runs of a check: ARM builds, board names, scenarios."""
+
+    builds: list[Any] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    scenarios: list[Any] = field(default_factory=list)
+
+
+def _board_selection(args: argparse.Namespace, selected: list[Any]) -> _Boards:
+    """``--board``: the boards named, on the ARM builds, the whole selection.
+    By default (no ``--qemu``, ``$QTEST_QEMU_BINARY``, ``--machine``,
+    ``--image``, ``--strict`` or ``--no-boards``): the modelled boards on every installed
+    ARM build (installed first), with :func:`harness.check.boards.default_scenarios`."""
+    from harness.check import boards
+
+    if args.board is not None:
+        try:
+            names = boards.board_names(args.board)
+        except KeyError as e:
+            raise UsageError(str(e.args[0])) from e
+        return _Boards(select_board_builds(args.qemu), names, selected)
+    if (args.no_boards or args.qemu or os.environ.get("QTEST_QEMU_BINARY")
+            or args.machine or args.image or args.strict):
+        return _Boards()
+    chosen = bool(args.group or args.scenario)
+    return _Boards(select_board_builds(None), list(boards.DEFAULT_BOARDS),
+                   boards.default_scenarios(selected, chosen))
 
 
 def _check_runs(args: argparse.Namespace, builds: list[Any], selected: list[Any],
@@ -286,10 +313,11 @@ def _check_runs(args: argparse.Namespace, builds: list[Any], selected: list[Any]
     """The run specs of shard ``k`` of ``n``, and how many there are in all."""
     from harness.check import boards, parallel, plan, shard
 
-    on_boards = args.on_boards
     runs = [parallel.Run(b, sc, m) for b in builds for sc in selected
-            for m in (args.machine or (plan.machines_for(b, sc) if on_boards is None
-                                       else boards.machines_for(b, on_boards)))]
+            for m in (args.machine or plan.machines_for(b, sc))]
+    bd = args.boards
+    runs += [parallel.Run(b, sc, m) for b in bd.builds for sc in bd.scenarios
+             for m in (args.machine or boards.machines_for(b, bd.names))]
     total = len(runs)
     return shard.take_shard(runs, lambda r: f"{r.scenario.name}@{r.machine}", k, n), total
 
@@ -707,6 +735,9 @@ def _add_check_parser(sub: Any) -> None:
                    help="run on ARM boards' SD controllers instead (zynq, raspi3b, "
                    "mcimx7d, or all: the default with no NAME), on the ARM builds "
                    "(7.2-arm, 10.0-arm, 11.1-arm) or --qemu")
+    c.add_argument("--no-boards", action="store_true",
+                   help="leave out the boards the default check runs (zynq, raspi3b on the "
+                   "installed ARM builds; see README 'Boards')")
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
     c.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                    help="worker processes (default: one per core)")

@@ -17,7 +17,8 @@ from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
 
-__all__ = ["board_names", "machines_for", "not_run", "skip_reason"]
+__all__ = ["DEFAULT_BOARDS", "board_names", "default_scenarios", "machines_for", "not_run",
+           "skip_reason"]
 
 #: Groups that need a PC: the compat matrix of versioned pc machine types, the
 #: migration matrix (run on pc machine types), the eMMC device (``-device emmc``
@@ -27,6 +28,26 @@ PC_GROUPS = {
               "(a board's machine type is not versioned)",
     "migration": "the migration matrix runs on pc machine types",
 }
+
+
+#: The boards the default ``sdqtest check`` runs: those whose controller the
+#: model mirrors (the generic sysbus SDHCI).
+DEFAULT_BOARDS: tuple[str, ...] = tuple(b.name for b in BOARDS if b.variant == "sdhci")
+#: Groups the default check leaves to ``--board``: the explore corpus is
+#: searched on sdhci-pci, and its 100 inputs on five board builds would take
+#: as long as the whole PC check.
+NOT_BY_DEFAULT = frozenset({"explore"})
+
+
+def default_scenarios(selected: Sequence[Scenario], chosen: bool) -> list[Scenario]:
+    """What the default check runs on the boards: a selection the user made
+    (``chosen``: ``--group``/``--scenario``) as it is; else the library less
+    what never runs on a board (the PC groups, the eMMC device) and
+    :data:`NOT_BY_DEFAULT`."""
+    if chosen:
+        return list(selected)
+    return [sc for sc in selected if sc.group not in PC_GROUPS
+            and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"]
 
 
 def board_names(names: Sequence[str]) -> list[str]:

@@ -120,3 +120,52 @@ def test_zynq_model_reports_the_board_capabilities() -> None:
     t = ModelTarget(Machine.for_board("zynq", image=CardImage.null(16 << 20)), profile=ARM)
     assert t.read(H.CAPAB.offset, 4) == 0x69EC0080
     assert t.read(H.HCVER.offset, 2) & 0xFF == 1
+
+
+def _check_args(*argv: str) -> object:
+    from harness import cli
+
+    parser = cli.build_parser()
+    return parser.parse_args(["check", *argv])
+
+
+@pytest.mark.parametrize("argv, env, runs_boards", [
+    ((), {}, True),
+    (("--group", "data"), {}, True),
+    (("--no-boards",), {}, False),
+    (("--qemu", "11.1"), {}, False),
+    ((), {"QTEST_QEMU_BINARY": "/usr/bin/qemu-system-x86_64"}, False),
+    (("--machine", "pc"), {}, False),
+    (("--strict",), {}, False),
+])
+def test_the_default_check_runs_the_modelled_boards(
+        monkeypatch: pytest.MonkeyPatch, argv: tuple[str, ...], env: dict[str, str],
+        runs_boards: bool) -> None:
+    """With no build named (as ``./sdqtest check`` runs), the check also
+    runs the boards the model mirrors on the installed ARM builds; naming a
+    build, a machine type, strict mode or ``--no-boards`` leaves them out."""
+    from harness import cli
+
+    monkeypatch.delenv("QTEST_QEMU_BINARY", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(cli, "select_board_builds", lambda specs: ["7.2-arm", "11.1-arm"])
+    args = _check_args(*argv)
+    selected = list(all_scenarios().values())
+    picked = cli._board_selection(args, selected)  # type: ignore[arg-type]
+    assert bool(picked.builds) is runs_boards
+    if runs_boards:
+        assert picked.names == ["zynq", "raspi3b"] == list(check_boards.DEFAULT_BOARDS)
+
+
+def test_the_default_board_scenarios_leave_out_pc_emmc_and_explore() -> None:
+    """The whole library on a board less what can never run there and the
+    explore corpus; a selection the user made is kept as made."""
+    lib = list(all_scenarios().values())
+    got = check_boards.default_scenarios(lib, chosen=False)
+    groups = {sc.group for sc in got}
+    assert groups and not groups & {"compat", "migration", "explore"}
+    assert all(sc.card == "sd-card" for sc in got)
+    assert {"data", "commands", "registers", "interrupts"} <= groups
+    explore = [sc for sc in lib if sc.group == "explore"]
+    assert check_boards.default_scenarios(explore, chosen=True) == explore

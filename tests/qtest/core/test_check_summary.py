@@ -69,6 +69,7 @@ def test_check_exits_non_zero_on_mostly_skipped_unless_allowed(
         profile = NEWEST  # a known version: no "defaults unverified" note
 
     monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
+    monkeypatch.setattr(cli, "select_board_builds", lambda specs: [])  # no boards
     monkeypatch.setattr(inputs, "check_build", lambda b: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: next(results))
     argv = ["check", "-j", "1", "--scenario", "cmd-all-in-stby", "--scenario", "card-registers",

@@ -144,6 +144,7 @@ def test_every_check_run_says_unverified(monkeypatch: pytest.MonkeyPatch, tmp_pa
     output and its JSON."""
     b = _build((12, 0, 0), "12.0")
     monkeypatch.setattr(cli, "select_builds", lambda specs: [b])
+    monkeypatch.setattr(cli, "select_board_builds", lambda specs: [])  # no boards
     monkeypatch.setattr(inputs, "check_build", lambda build: None)
 
     def agree(build: QemuBuild, sc: Scenario, machine: str, **kw: Any) -> runner.Result:

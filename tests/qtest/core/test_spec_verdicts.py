@@ -132,6 +132,7 @@ def test_check_exits_1_on_a_spec_miss(monkeypatch: pytest.MonkeyPatch) -> None:
         profile = NEWEST
 
     monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
+    monkeypatch.setattr(cli, "select_board_builds", lambda specs: [])  # no boards
     monkeypatch.setattr(inputs, "check_build", lambda b: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: next(results))
     argv = ["check", "-j", "1", "--scenario", "sdma-boundaries",
