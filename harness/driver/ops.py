@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.driver.adma import Adma2Desc, AdmaOptions
-from harness.driver.host import HostDriver
+from harness.driver.host import SET_BLOCKLEN, HostDriver
 from harness.driver.results import DriverError, Mode, Transfer
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
@@ -128,12 +128,30 @@ def _g_erase(rng: random.Random) -> Op:
             "arg": rng.choice([0, 0, 1, 2, rng.randrange(1 << 32)])}
 
 
+#: Passwords a ``lock`` draws from (PLS 4.3.7.1: 1..16 bytes), few so that
+#: a sequence sets one and later sends it back: lock, unlock, replace, clear.
+PASSWORDS = (b"sdqtest", b"card-2")
+
+
+def _password(rng: random.Random) -> bytes:
+    """The PWD field: one known password, old + new, or random bytes."""
+    a, b = rng.sample(PASSWORDS, 2)
+    return rng.choice([a, a, a + b, b + a, b"",
+                       bytes(rng.randrange(256) for _ in range(rng.choice([1, 4, 16, 17])))])
+
+
 def _g_lock(rng: random.Random) -> Op:
-    flags = rng.choice([S.LOCK_SET_PWD, S.LOCK_CLR_PWD, 0x04, 0x08, 0x05, 0x00,
-                        rng.randrange(256)])
-    pwd = bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 4, 16, 17])))
-    return {"op": "lock", "flags": flags, "pwd": pwd.hex(),
-            "pwd_len": rng.choice([None, None, rng.randrange(256)])}
+    """CMD42 (PLS 4.3.7): set, clear, lock, unlock with a password a later
+    ``lock`` can send back; ``pad``: the data block is 512 bytes whatever
+    CMD16 set (what QEMU >= 9.1 waits for, ledger ``sd.cmd42-data-length``);
+    ``bare``: the structure is the flags byte alone, CMD16(1), as a forced
+    erase sends it (PLS 4.3.7.3)."""
+    flags = rng.choice([S.LOCK_SET_PWD, S.LOCK_CLR_PWD, S.LOCK_LOCK, S.LOCK_ERASE,
+                        S.LOCK_SET_PWD | S.LOCK_LOCK, 0x00, rng.randrange(256)])
+    bare = flags == S.LOCK_ERASE and rng.random() < 0.7
+    return {"op": "lock", "flags": flags, "pwd": b"".hex() if bare else _password(rng).hex(),
+            "pwd_len": rng.choice([None, None, None, rng.randrange(256)]),
+            "pad": rng.random() < 0.6, "bare": bare}
 
 
 def _g_reset(rng: random.Random) -> Op:
@@ -375,6 +393,11 @@ def normalise(op: Op) -> Op:
             o["mode"] = "pio"
         if o["mode"] == "sdma":
             o["count"] = min(o["count"], SDMA_START_BLOCKS)
+    elif o["op"] == "lock":
+        o.setdefault("pad", False)
+        o.setdefault("bare", False)
+        if o["pwd_len"] is not None:
+            o["pwd_len"] &= 0xFF
     elif o["op"] == "pio":
         o["n"] = max(0, min(o["n"], 4096))
         if o["size"] not in (1, 2, 4):
@@ -411,8 +434,7 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
     elif kind == "erase":
         d.erase(op["first"] & 0xFFFFFFFF, op["last"] & 0xFFFFFFFF, arg=op["arg"])
     elif kind == "lock":
-        d.lock_unlock(d.lock_block(op["flags"], bytes.fromhex(op["pwd"]),
-                                   pwd_len=op["pwd_len"]))
+        lock(d, op)
     elif kind == "reset":
         d.reset(op["what"])
     elif kind == "clock":
@@ -450,7 +472,7 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
     elif kind == "medium":
         set_medium(t, bool(op["inserted"]))
     elif kind == "probe":
-        probe(d, t, status=bool(op.get("status")))
+        probe(d, t, status=bool(op.get("status")), written=bool(op.get("written")))
     elif kind == "start":
         start(t, op)
     elif kind == "pio":
@@ -484,6 +506,22 @@ def start(t: Target, op: Op) -> None:
                                          data=True))
 
 
+def lock(d: HostDriver, op: Op) -> None:
+    """CMD16 with the structure's length, CMD42 with the lock card data
+    structure (PLS 4.3.7: flags, PWD_LEN, PWD; the flags byte alone when
+    ``bare``), padded to a 512-byte block when ``pad``, CMD16 back."""
+    flags = op["flags"] & 0xFF
+    structure = bytes([flags]) if op.get("bare") else d.lock_block(
+        flags, bytes.fromhex(op["pwd"]), pwd_len=op["pwd_len"])
+    if not op.get("pad"):
+        d.lock_unlock(structure)
+        return
+    pre = d.cmd(SET_BLOCKLEN, len(structure))
+    if not pre.error:
+        d.lock_unlock(structure.ljust(512, b"\0"), set_blocklen=False)
+    d.cmd(SET_BLOCKLEN, d.card.block_len)
+
+
 def set_medium(t: Target, inserted: bool) -> None:
     """Insert or eject the card's medium on ``t``: on both sides of a
     lockstep target (it has ``model`` and ``qemu``), else on ``t`` itself;
@@ -506,13 +544,15 @@ PROBED = (H.SDMASYSAD, H.BLKSIZE, H.BLKCNT, H.ARGUMENT, H.TRNMOD, H.CMDREG, H.RS
           H.ADMASYSADDR, H.SLOT_INT_STATUS)
 
 
-def probe(d: HostDriver, t: Target, *, status: bool = False) -> None:
+def probe(d: HostDriver, t: Target, *, status: bool = False, written: bool = False) -> None:
     """Read what the last operation may have changed and the driver did not
     read itself: every side-effect-free controller register (issue #19 item
-    3), the DMA arena where the target compares it, and with ``status`` the
+    3), the DMA arena where the target compares it, with ``status`` the
     card's status through CMD13 (PLS 4.10.1; the caller asks only where the
     card is addressed and the command line free, so the probe is itself a
-    well-formed command)."""
+    well-formed command), and with ``written`` the card's count of blocks
+    written by the last write command through ACMD22 (PLS 4.3.14; asked
+    where that count changed and the card is in the transfer state)."""
     for reg in PROBED:
         if reg.width == 8:
             t.read(reg.offset, 4)
@@ -525,6 +565,11 @@ def probe(d: HostDriver, t: Target, *, status: bool = False) -> None:
     if status:
         try:
             d.send_status()
+        except DriverError:
+            pass
+    if written:
+        try:
+            d.send_num_wr_blocks()
         except DriverError:
             pass
 

@@ -145,17 +145,42 @@ LOCKSTEP_ONLY = frozenset({"ModelTarget.reconcile", "ModelTarget.may_adopt",
 _LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not counted)"
 
 
-def classify(path: str, line: int, function: str = "") -> tuple[str, bool]:
-    """The reason class of a never-taken branch at ``line`` and whether it
-    is out of the default check's reach (see :data:`_REASONS`)."""
+#: Functions that build the model from a machine description (device
+#: properties, image, RAM, the command tables' binding, the compat table):
+#: they run once, before the guest's first access, on the configuration
+#: the run starts from; no guest operation reaches another of their
+#: branches (the check's machines are fixed and valid; the variants of
+#: ``sdqtest explore`` are the property values it runs).
+CONSTRUCTION = frozenset({
+    "ModelTarget.__init__", "_param", "model_params", "SDCard.__init__", "EmmcCard.__init__",
+    "GuestMemory.__init__", "ram_ranges", "BlockStore.__init__", "check_image_size",
+    "check_spec_version", "check_capareg", "check_emmc_sizes", "emmc_card_params",
+    "_size_value", "parse_auth_key", "_prop_int", "_parse", "defaults_for", "entries_for",
+    "machine_version", "resolve_machine", "class_default", "CommandTable._bind",
+    "CommandTable.inherit", "_word_writers", "(module)", "default"})
+_CONSTRUCTION = ("machine construction: runs on the configuration a run starts from, "
+                 "before any guest access (not counted)")
+_RAISES = ("raise ", "an error the model raises (bad input: the check builds valid machines)",
+           True)
+
+
+def classify(path: str, line: int, function: str = "", to: int = 0) -> tuple[str, bool]:
+    """The reason class of a never-taken branch from ``line`` (to line
+    ``to``) and whether it is out of the default check's reach (see
+    :data:`_REASONS`; the target line is read when the source line says
+    nothing: a branch into a ``raise``)."""
     if function in LOCKSTEP_ONLY:
         return _LOCKSTEP, True
+    if function in CONSTRUCTION:
+        return _CONSTRUCTION, True
     text = linecache.getline(path, abs(line)).lower()
     if "strict" in function.lower():
         return "the spec-following model (--strict)", True
     for needle, why, out in _REASONS:
         if needle.lower() in text:
             return why, out
+    if to > 0 and _RAISES[0] in linecache.getline(path, to):
+        return _RAISES[1], _RAISES[2]
     if "emmc" in Path(path).name:
         return "an eMMC card", False
     return "unknown: no scenario or explored input reaches it yet", False
@@ -186,7 +211,8 @@ def render(regions: list[Region], *, detail: bool = True) -> str:
                      f"({100 * (s + e) / max(n, 1):.1f}% taken)")
         path = str(Path(MODEL_DIR) / name)
         for r in rs:
-            whys = [(src, dst, *classify(path, src, r.name)) for src, dst in sorted(r.never)]
+            whys = [(src, dst, *classify(path, src, r.name, dst))
+                    for src, dst in sorted(r.never)]
             for _s, _d, why, out in whys:
                 classes[why] = classes.get(why, 0) + 1
                 out_of_reach += out

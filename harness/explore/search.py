@@ -64,6 +64,7 @@ SNAP_FIRST = 3
 
 _CMD13_STATES = S.DATA_TRANSFER_MODE_STATES
 _CMD_INHIBIT = 1 << next(f.lsb for f in H.PRNSTS.fields if f.name == "CMDINHIBIT")
+_INHIBIT = _CMD_INHIBIT | H.PRNSTS_DATINHIBIT
 
 #: An abstract state ``("state", op, summary)`` or a model arc: an integer
 #: (:attr:`CTracerArcs.keys`) or ``("arc", file, from, to)``.
@@ -189,6 +190,7 @@ class ModelRunner:
             with tracer if self.trace else _Null():
                 for i in range(done, len(todo)):
                     op = todo[i]
+                    count = _written(model)
                     apply(d, model, op)
                     ran.append(op)
                     if model.hung:
@@ -196,7 +198,9 @@ class ModelRunner:
                         break
                     states.add(("state", op["op"], abstract(model)))
                     if probes:
-                        p = {"op": "probe", "status": self._status_ok(model)}
+                        p: Op = {"op": "probe", "status": self._status_ok(model)}
+                        if _written(model) != count and self._written_ok(model):
+                            p["written"] = True
                         apply(d, model, p)
                         ran.append(p)
                         if model.hung:
@@ -222,6 +226,20 @@ class ModelRunner:
         card: Any = model.card
         return (getattr(card, "state", None) in _CMD13_STATES
                 and not model.sdhci.prnsts & _CMD_INHIBIT)
+
+    @staticmethod
+    def _written_ok(model: ModelTarget) -> bool:
+        """ACMD22 is a well-formed probe: an SD card in the transfer state
+        (PLS 4.3.14, Table 4-42), both lines free (SDHC 2.2.9)."""
+        card: Any = model.card
+        return (getattr(card, "state", None) == S.CardState.TRAN
+                and not getattr(card, "locked", True) and not model.sdhci.prnsts & _INHIBIT)
+
+
+def _written(model: ModelTarget) -> object:
+    """The card's written-block count (ACMD22's answer; :class:`_Unknown`
+    until a write command set it), or None on a card without one."""
+    return getattr(model.card, "blk_written", None)
 
 
 @dataclass

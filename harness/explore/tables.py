@@ -15,7 +15,7 @@ only where they reach something new, as any input.
 
 from __future__ import annotations
 
-from harness.driver.ops import CARD_BLOCKS, Op
+from harness.driver.ops import CARD_BLOCKS, PASSWORDS, Op
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.fields import Access
@@ -23,7 +23,18 @@ from harness.hwdefs.fields import Access
 _SETUP: Op = {"op": "setup", "freq": 400_000}
 _INIT: Op = {"op": "init", "bus_width": 4, "hcs": True, "block_len": 512}
 
-#: Card states reached by a prefix of operations (PLS 4.2, 4.3, Figure 4-13).
+def _lock(flags: int, pwd: bytes = b"", *, pad: bool = True, bare: bool = False) -> Op:
+    """A ``lock`` operation (CMD42, PLS 4.3.7); ``pad``: a 512-byte data
+    block after CMD16 with the structure's length, what QEMU >= 9.1 takes
+    (ledger ``sd.cmd42-data-length``), the search's profile."""
+    return {"op": "lock", "flags": flags, "pwd": pwd.hex(), "pwd_len": None, "pad": pad,
+            "bare": bare}
+
+
+_PWD_A, _PWD_B = PASSWORDS
+
+#: Card states reached by a prefix of operations (PLS 4.2, 4.3, Figure 4-13;
+#: "locked": a password set, then changed with the lock bit, PLS 4.3.7.1).
 STATE_PREFIXES: dict[str, list[Op]] = {
     "idle": [_SETUP],
     "tran": [_SETUP, _INIT],
@@ -32,6 +43,8 @@ STATE_PREFIXES: dict[str, list[Op]] = {
     "rcv": [_SETUP, _INIT, {"op": "cmd", "index": 24, "arg": 0, "app": False}],
     "inactive": [_SETUP, _INIT, {"op": "cmd", "index": 15, "arg": 0, "app": False,
                                  "rca": True}],
+    "locked": [_SETUP, _INIT, _lock(S.LOCK_SET_PWD, _PWD_A),
+               _lock(S.LOCK_SET_PWD | S.LOCK_LOCK, _PWD_A + _PWD_B)],
 }
 #: Commands whose argument is the card's RCA (PLS 4.7.4, Table 4-21ff: "[31:16] RCA").
 _RCA_ARG = frozenset({7, 9, 10, 13, 15, 55})
@@ -150,7 +163,50 @@ def sizes_and_offsets() -> list[list[Op]]:
     return out
 
 
+#: The lock card data structure's flag combinations (PLS 4.3.7: SET_PWD,
+#: CLR_PWD, LOCK_UNLOCK, ERASE).
+_LOCK_FLAGS = (0, S.LOCK_SET_PWD, S.LOCK_CLR_PWD, S.LOCK_LOCK, S.LOCK_SET_PWD | S.LOCK_LOCK,
+               S.LOCK_CLR_PWD | S.LOCK_LOCK, S.LOCK_ERASE)
+
+
+def lock_requests() -> list[list[Op]]:
+    """Every lock request (flags x password: none, the current one, the
+    current followed by another, a wrong one) from each lock state: no
+    password, a password set, locked (its password then the second one);
+    and a forced erase as PLS 4.3.7.3 sends it (CMD16(1), the flags byte)
+    from each, with and without the 512-byte block."""
+    a, b = _PWD_A, _PWD_B
+    states = ((STATE_PREFIXES["tran"], a, b), ([_SETUP, _INIT, _lock(S.LOCK_SET_PWD, a)], a, b),
+              (STATE_PREFIXES["locked"], b, a))
+    out = []
+    for prefix, cur, other in states:
+        for flags in _LOCK_FLAGS:
+            for pwd in (b"", cur, cur + other, b"wrong!"):
+                out.append([*prefix, _lock(flags, pwd)])
+        for pad in (True, False):
+            out.append([*prefix, _lock(S.LOCK_ERASE, pad=pad, bare=True)])
+    return out
+
+
+def gaps_in_phases() -> list[list[Op]]:
+    """A Stop At Block Gap request, and a Continue after it (SDHC 2.2.14),
+    in each phase of a multiple-block read and write, PIO and SDMA."""
+    out = []
+    stop = {"op": "blkgap", "value": H.BLKGAP_STOP}
+    cont = {"op": "blkgap", "value": H.BLKGAP_CONTINUE}
+    for index in (18, 25):
+        for mode in ("pio", "sdma"):
+            for phase, ops in _PHASES.items():
+                if mode == "sdma" and phase in ("word", "block+1"):
+                    continue
+                moved = [dict(o, write=index == 25) if o["op"] == "pio" else o for o in ops]
+                go = _start(index, mode, count=3)
+                out.append([_SETUP, _INIT, go, *moved, stop])
+                out.append([_SETUP, _INIT, go, *moved, stop, *moved, cont])
+    return out
+
+
 def table_inputs() -> list[list[Op]]:
     """All of them, in a fixed order."""
     return (command_states() + address_bounds() + register_fields() + resets_in_phases()
-            + sizes_and_offsets())
+            + sizes_and_offsets() + lock_requests() + gaps_in_phases())
