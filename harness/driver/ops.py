@@ -237,6 +237,25 @@ def _g_force(rng: random.Random) -> Op:
                                  0x0000009F])}
 
 
+#: The CSD's writable bits (PLS 5.3.2/5.3.3, byte 14 of the 16-byte register):
+#: FILE_FORMAT_GRP, COPY, PERM_WRITE_PROTECT, TMP_WRITE_PROTECT, FILE_FORMAT.
+CSD_WRITABLE = {"file_format_grp": 0x80, "copy": 0x40, "perm_wp": 0x20, "tmp_wp": 0x10,
+                "file_format": 0x0C}
+
+
+_PROGRAM_CSD = next(c.index for c in S.SD_COMMANDS.values() if c.name == "PROGRAM_CSD")
+
+
+def _g_csd(rng: random.Random) -> Op:
+    """CMD27 with the card's CSD (read by CMD9) and writable bits changed;
+    ``flip``: one read-only byte changed too (CSD_OVERWRITE, PLS 4.10.1)."""
+    bits = list(CSD_WRITABLE.values())
+    return {"op": "csd", "set": rng.choice([CSD_WRITABLE["tmp_wp"], 0, rng.choice(bits),
+                                            CSD_WRITABLE["perm_wp"]]),
+            "clear": rng.choice([0, 0, CSD_WRITABLE["tmp_wp"], rng.choice(bits)]),
+            "flip": rng.choice([None, None, None, rng.randrange(15)])}
+
+
 #: Data commands a ``start`` issues: (index, read, multiple block).
 START_COMMANDS = ((17, True, False), (18, True, True), (24, False, False),
                   (25, False, True))
@@ -282,6 +301,7 @@ GENERATORS: dict[str, tuple[Callable[[random.Random], Op], int]] = {
     "sdclk": (_g_sdclk, 1), "switch": (_g_switch, 2), "hostctl": (_g_hostctl, 2),
     "blkgap": (_g_blkgap, 1), "probe": (_g_probe, 4), "force": (_g_force, 1),
     "medium": (_g_medium, 1), "start": (_g_start, 4), "pio": (_g_pio, 4),
+    "csd": (_g_csd, 1),
 }
 _KINDS = list(GENERATORS)
 _WEIGHTS = [w for _, w in GENERATORS.values()]
@@ -393,6 +413,9 @@ def normalise(op: Op) -> Op:
             o["mode"] = "pio"
         if o["mode"] == "sdma":
             o["count"] = min(o["count"], SDMA_START_BLOCKS)
+    elif o["op"] == "csd":
+        o["set"] &= 0xFF
+        o["clear"] &= 0xFF
     elif o["op"] == "lock":
         o.setdefault("pad", False)
         o.setdefault("bare", False)
@@ -475,6 +498,8 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         probe(d, t, status=bool(op.get("status")), written=bool(op.get("written")))
     elif kind == "start":
         start(t, op)
+    elif kind == "csd":
+        program_csd(d, op)
     elif kind == "pio":
         for i in range(op["n"]):
             if op["write"]:
@@ -504,6 +529,25 @@ def start(t: Target, op: Op) -> None:
     t.write(H.TRNMOD.offset, 2, trnmod)
     t.write(H.CMDREG.offset, 2, H.cmdreg(op["index"], H.RSP_48, crc=True, idx=True,
                                          data=True))
+
+
+def program_csd(d: HostDriver, op: Op) -> None:
+    """What a guest does to write-protect a card or mark it a copy (PLS
+    4.3.3 CMD27, 5.3): CMD7 to stand-by, CMD9 for the CSD, CMD7 back, then
+    CMD27 with that CSD, ``set`` and ``clear`` applied to its byte 14, byte
+    ``flip`` inverted when given, and the CRC7 of the first 15 bytes."""
+    d.deselect()
+    r = d.send_csd()
+    d.select()
+    if r.error:
+        return
+    csd = bytearray(r.r2.to_bytes(16, "big"))
+    csd[14] = (csd[14] | op["set"]) & ~op["clear"] & 0xFF
+    if op.get("flip") is not None:
+        csd[op["flip"] % 15] ^= 0xFF
+    csd[15] = S.crc7(bytes(csd[:15])) << 1 | 1
+    d.cmd(_PROGRAM_CSD, 0, data=Transfer(read=False, block_size=16, block_count=1,
+                                     mode=Mode.PIO, data=bytes(csd)))
 
 
 def lock(d: HostDriver, op: Op) -> None:

@@ -15,7 +15,7 @@ only where they reach something new, as any input.
 
 from __future__ import annotations
 
-from harness.driver.ops import CARD_BLOCKS, PASSWORDS, Op
+from harness.driver.ops import CARD_BLOCKS, CSD_WRITABLE, PASSWORDS, Op
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.fields import Access
@@ -206,7 +206,30 @@ def gaps_in_phases() -> list[list[Op]]:
     return out
 
 
+def _write(count: int) -> Op:
+    return {"op": "rw", "read": False, "block": 8, "count": count, "bs": 512, "mode": "pio",
+            "stop": "auto", "pio_access": 4, "skew": 0, "boundary": 4096,
+            "max_segment": 65536}
+
+
+def csd_protection() -> list[list[Op]]:
+    """Each writable CSD bit set by CMD27 (PLS 5.3: COPY, PERM_WRITE_PROTECT,
+    TMP_WRITE_PROTECT, FILE_FORMAT(_GRP)), then what it guards: a single
+    and a multiple block write, an erase; set then cleared; and a CSD
+    with a read-only byte changed (CSD_OVERWRITE)."""
+    out = []
+    for bit in CSD_WRITABLE.values():
+        program = {"op": "csd", "set": bit, "clear": 0, "flip": None}
+        for after in (_write(1), _write(2), {"op": "erase", "first": 8, "last": 9, "arg": 0}):
+            out.append([_SETUP, _INIT, program, after])
+        out.append([_SETUP, _INIT, program, {"op": "csd", "set": 0, "clear": bit, "flip": None},
+                    _write(1)])
+    for flip in (0, 7, 14):
+        out.append([_SETUP, _INIT, {"op": "csd", "set": 0, "clear": 0, "flip": flip}])
+    return out
+
+
 def table_inputs() -> list[list[Op]]:
     """All of them, in a fixed order."""
     return (command_states() + address_bounds() + register_fields() + resets_in_phases()
-            + sizes_and_offsets() + lock_requests() + gaps_in_phases())
+            + sizes_and_offsets() + lock_requests() + gaps_in_phases() + csd_protection())

@@ -211,7 +211,10 @@ class SDHCI(SdhciDma):
         timeout = False
         rsp_type = _RSPTYP.get(self.cmdreg)
         if rsp_type:
-            self.rspreg3_undefined = False
+            # A response rewrites the registers (SDHC 2.2.7); on a timeout
+            # they keep what they held, an undefined Auto CMD12 value too.
+            if len(resp) in (4, 16):
+                self.rspreg3_undefined = False
             if len(resp) == 4:
                 self.rspreg = [int.from_bytes(resp, "big"), 0, 0, 0]
             elif len(resp) == 16:
