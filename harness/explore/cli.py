@@ -15,7 +15,7 @@ COUNT = 300
 PLATEAU = 150
 #: Most inputs the corpus keeps (greedy set cover, the most useful first):
 #: what the check can replay on three builds within its time budget.
-LIMIT = 100
+LIMIT = 80
 
 
 def add_parsers(sub: Any) -> None:
