@@ -446,8 +446,9 @@ def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
 #: The older profiles of the default check's builds (7.2, 10.0; the search
 #: itself runs on :data:`NEWEST`): where a command's checks differ by
 #: version, an input that reads nothing carried over a reset on the newest
-#: may read it on these (QEMU 7.2 refuses a CMD25 out of range before it
-#: clears the written-block count, 9.1 and later after).
+#: may read it on these (after CMD16(1), a CMD25 of 1895-byte blocks that
+#: the newest clears the written-block count for is refused by 7.2's card
+#: before it does).
 REUSE_PROFILES = (
     BuildProfile(version=(7, 2, 22), sd_card_properties={"spec_version": "2"},
                  sdhci_properties={"sd-spec-version": "2"}),

@@ -236,3 +236,88 @@ def test_variant_inputs_carry_their_machine_into_the_group(tmp_path: Path) -> No
         REGISTRY.pop("explore-test-only-2", None)
     m = search.variant_machine("sdhci-v3")
     assert dict(m.sdhci_props) == {"sd-spec-version": 3}
+
+
+def _run_ops(ops: list[dict[str, Any]], profile: Any = None) -> ModelTarget:
+    runner = ModelRunner(trace=False) if profile is None else ModelRunner(profile, trace=False)
+    d = runner._fresh()
+    for op in ops:
+        apply(d, d.target, op)
+    model: ModelTarget = d.target  # type: ignore[assignment]
+    return model
+
+
+def test_lock_table_locks_the_card_and_a_bare_forced_erase_unlocks_it() -> None:
+    """PLS 4.3.7: set a password, lock while replacing it; 4.3.7.3: the
+    forced erase is the flags byte alone (CMD16(1)), which clears the
+    password and the lock (QEMU >= 9.1 takes a 512-byte block: ``pad``)."""
+    locked = _run_ops(tables.STATE_PREFIXES["locked"])
+    card: Any = locked.card
+    assert card.locked and card.pwd == tables._PWD_B
+    erase = {"op": "lock", "flags": S.LOCK_ERASE, "pwd": "", "pwd_len": None, "pad": True,
+             "bare": True}
+    card = _run_ops([*tables.STATE_PREFIXES["locked"], erase]).card
+    assert not card.locked and card.pwd == b""
+    two_bytes = dict(erase, bare=False)  # flags and PWD_LEN: refused
+    assert _run_ops([*tables.STATE_PREFIXES["locked"], two_bytes]).card.locked
+
+
+def test_csd_operation_sets_temporary_write_protection_and_a_write_sees_it() -> None:
+    """CMD27 with the CSD read by CMD9 and TMP_WRITE_PROTECT set (PLS 5.3):
+    CMD24's R1 reports WP_VIOLATION (QEMU then writes anyway on the builds
+    of ledger ``sd.wp-write-proceeds``); a flipped read-only byte is
+    refused with CSD_OVERWRITE."""
+    wp = {"op": "csd", "set": 0x10, "clear": 0, "flip": None}
+    d = ModelRunner(trace=False)._fresh()
+    for op in (SETUP, INIT, wp):
+        apply(d, d.target, op)
+    card: Any = d.target.card
+    assert card.csd[14] & 0x10 and not card.card_status & S.CSD_OVERWRITE
+    r = d.cmd(24, 8 * 512, data=_one_block())
+    assert r.r1 & S.WP_VIOLATION
+    flipped: Any = _run_ops([SETUP, INIT, {"op": "csd", "set": 0x10, "clear": 0, "flip": 0}])
+    assert flipped.card.csd[14] & 0x10 == 0
+    assert flipped.card.card_status & S.CSD_OVERWRITE
+
+
+def _one_block() -> Any:
+    from harness.driver.results import Mode, Transfer
+
+    return Transfer(read=False, block_size=512, block_count=1, mode=Mode.PIO, data=bytes(512))
+
+
+def test_a_probe_asks_acmd22_where_the_written_block_count_changed() -> None:
+    run = ModelRunner(trace=False).run([SETUP, INIT, tables._write(1), tables._write(2)])
+    probes = [o for o in run.ops if o["op"] == "probe"]
+    assert [bool(p.get("written")) for p in probes] == [False, False, True, True]
+    states = sorted((f for f in run.features if f[1] == "rw"), key=str)
+    assert len(states) == 2  # written-block count 1 and 2: two abstract states
+
+
+def test_an_input_safe_on_the_newest_profile_may_not_be_on_7_2() -> None:
+    """After CMD16(1), the newest profile's CMD25 (CMD23 first, 3 blocks of
+    1895 bytes) clears the written-block count and 7.2's refuses it before
+    doing so: ACMD22 then reads what a reused 7.2 carried over (found as
+    ``explore-067`` diverging inside the group only), so it is not kept."""
+    acmd22 = {"op": "cmd", "index": 22, "arg": 0, "app": True,
+              "data": {"read": True, "bs": 4, "count": 1, "mode": "pio"}}
+    write = {"op": "rw", "read": False, "block": 25, "count": 3, "bs": 1895, "mode": "adma2",
+             "stop": "cmd23", "pio_access": 2, "skew": 0, "boundary": 524288,
+             "max_segment": 65536}
+    ops = [SETUP, dict(INIT, block_len=1), write, acmd22]
+    assert ModelRunner(trace=False).run(ops, probes=False).ok
+    assert not search.reuse_safe(search.explore_machine(), ops)
+    assert search.reuse_safe(search.explore_machine(), [SETUP, INIT, tables._write(1), acmd22])
+
+
+def test_report_classes_machine_construction_and_branches_into_a_raise(tmp_path: Path) -> None:
+    path = str(Path(MODEL_DIR) / "sdcard.py")
+    why, out = report.classify(path, 1, "SDCard.__init__")
+    assert out and why.startswith("machine construction")
+    src = tmp_path / "rule.py"
+    src.write_text("def rule(x):\n    if x > 3:\n        raise ValueError('bad x')\n"
+                   "    return x\n")
+    why, out = report.classify(str(src), 2, "rule", 3)
+    assert out and "raises" in why
+    why, out = report.classify(str(src), 2, "rule", 4)
+    assert not out and why.startswith("unknown")
