@@ -23,7 +23,7 @@ from harness.driver.results import (
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.fields import Register
 from harness.hwdefs.sd import Resp
-from harness.target import ClockUnavailable, Target
+from harness.target import ClockUnavailable, Target, board_of
 
 #: Normal interrupt statuses the driver enables by default (2.2.19): all
 #: but Card Interrupt, whose status a driver cannot clear while enabled.
@@ -49,6 +49,9 @@ SNAPSHOT_REGISTERS: tuple[Register, ...] = (
     H.NORINTSTSEN, H.ERRINTSTSEN, H.NORINTSIGEN, H.ERRINTSIGEN, H.ACMD12ERRSTS,
     H.HOSTCTL2, H.ADMAERR,
 )
+#: Where the driver's DMA area starts in guest RAM: 16 MiB in, clear of
+#: whatever firmware or boot ROM a machine loads at the start of RAM.
+DMA_OFFSET = 0x0100_0000
 _STATUS32 = H.NORINTSTS.offset  # NORINTSTS | ERRINTSTS << 16 in one 32-bit read
 
 
@@ -57,7 +60,8 @@ class Controller:
 
     ``dma_base`` is guest memory the driver may use: ADMA descriptor tables
     from ``dma_base`` (64 KiB) and the default data buffer from
-    ``dma_base + 0x10000``.  ``timeout_steps`` bounds every wait (polls),
+    ``dma_base + 0x10000``; by default :data:`DMA_OFFSET` into the guest's
+    RAM (a board's RAM may start elsewhere than 0: :func:`harness.target.board_of`).  ``timeout_steps`` bounds every wait (polls),
     ``poll_ns`` is the virtual time stepped between polls.  With ``recover``
     the driver resets the CMD/DAT lines after an error, so the next command
     starts clean (the reset is listed in ``CommandResult.recovered``).
@@ -71,12 +75,18 @@ class Controller:
         self,
         target: Target,
         *,
-        dma_base: int = 0x0100_0000,
+        dma_base: int | None = None,
         timeout_steps: int = 2000,
         poll_ns: int = 10_000,
         recover: bool = True,
     ) -> None:
         self.target = target
+        #: The board whose controller this is (None: sdhci-pci on a PC).
+        self.board = board_of(target)
+        #: Where the guest's RAM starts (a board's may not start at 0).
+        self.ram_base = 0 if self.board is None else self.board.ram_base
+        if dma_base is None:
+            dma_base = DMA_OFFSET + self.ram_base
         self.dma_base = dma_base
         self.desc_area = dma_base
         self.data_area = dma_base + 0x10000
