@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from harness.driver.adma import DMA_SELECT, AdmaPlan, plan_adma2
 from harness.driver.arena import DmaArena
+from harness.driver.layout import layout_for
 from harness.driver.results import (
     RESPONSE_ENCODING,
     CommandResult,
@@ -85,6 +86,8 @@ class Controller:
         self.board = board_of(target)
         #: Where the guest's RAM starts (a board's may not start at 0).
         self.ram_base = 0 if self.board is None else self.board.ram_base
+        #: Where the registers a vendor layout moves are (harness.driver.layout).
+        self.layout = layout_for(self.board)
         if dma_base is None:
             dma_base = DMA_OFFSET + self.ram_base
         self.dma_base = dma_base
@@ -270,24 +273,24 @@ class Controller:
 
     def set_bus_width(self, width: int) -> None:
         """Host side of the bus width: HOSTCTL Data Transfer Width (2.2.10)."""
-        v = self.rd(H.HOSTCTL) & ~(H.HOSTCTL_WIDTH4 | H.HOSTCTL_WIDTH8)
+        v = self.layout.host_control(self) & ~(H.HOSTCTL_WIDTH4 | H.HOSTCTL_WIDTH8)
         if width == 4:
             v |= H.HOSTCTL_WIDTH4
         elif width == 8:
             v |= H.HOSTCTL_WIDTH8
         elif width != 1:
             raise ValueError(f"bus width {width}")
-        self.wr(H.HOSTCTL, v)
+        self.layout.set_host_control(self, v)
 
     def set_high_speed(self, on: bool) -> None:
-        v = self.rd(H.HOSTCTL) & ~H.HOSTCTL_HISPD
-        self.wr(H.HOSTCTL, v | (H.HOSTCTL_HISPD if on else 0))
+        v = self.layout.host_control(self) & ~H.HOSTCTL_HISPD
+        self.layout.set_host_control(self, v | (H.HOSTCTL_HISPD if on else 0))
 
     def select_dma(self, sel: int) -> None:
         """HOSTCTL DMA Select (2.2.10); written only when it changes."""
-        v = self.rd(H.HOSTCTL)
+        v = self.layout.host_control(self)
         if v & H.HOSTCTL_DMA_MASK != sel:
-            self.wr(H.HOSTCTL, (v & ~H.HOSTCTL_DMA_MASK) | sel)
+            self.layout.set_host_control(self, (v & ~H.HOSTCTL_DMA_MASK) | sel)
 
     def setup(self, *, freq_hz: int = 400_000) -> None:
         """Reset all, enable statuses, power on at 3.3 V, start the clock."""
@@ -373,9 +376,7 @@ class Controller:
         self.wr(H.ARGUMENT, arg)
         if data is None and trnmod is not None:
             res.trnmod = trnmod
-        if res.trnmod is not None:
-            self.wr(H.TRNMOD, res.trnmod)
-        self.wr(H.CMDREG, creg)
+        self.layout.issue(self, res.trnmod, creg)
 
         obs = self.wait_status("cmd", H.NIS_CMDCMPL, res)
         res.irq = obs.irq
@@ -386,7 +387,14 @@ class Controller:
         self.clear_status(H.NIS_CMDCMPL)
 
         if data is None:
-            if resp is Resp.R1B and wait_busy:
+            if resp is Resp.R1B and wait_busy and not self.layout.busy_irq:
+                # No Transfer Complete after busy (Linux SDHCI_QUIRK_NO_BUSY_IRQ):
+                # wait for the DAT line instead (Command Inhibit (DAT), 2.2.9).
+                _, ok = self.wait_prnsts(H.PRNSTS_DATINHIBIT, 0)
+                if not ok:
+                    res.timeout = "busy"
+                    return self._fail(res, data)
+            elif resp is Resp.R1B and wait_busy:
                 o = self.wait_status("busy", H.NIS_TRNSCMPL, res)
                 if not o.ok or o.errintsts:
                     return self._fail(res, data)

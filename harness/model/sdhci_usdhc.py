@@ -97,8 +97,9 @@ class Usdhc(SDHCI):
 
     def _prot_ctrl(self) -> int:
         """PROT_CTRL as the front end composes it from the standard state."""
-        dtw = (U.DTW_8BIT if self.hostctl1 & H.HOSTCTL_WIDTH8
-               else U.DTW_4BIT if self.hostctl1 & H.HOSTCTL_WIDTH4 else U.DTW_1BIT)
+        # Each width bit maps onto its own DTW bit: both set read DTW 3.
+        dtw = ((U.DTW_8BIT if self.hostctl1 & H.HOSTCTL_WIDTH8 else 0)
+               | (U.DTW_4BIT if self.hostctl1 & H.HOSTCTL_WIDTH4 else 0))
         value = _DTW.put(0, dtw) | _DMASEL.put(0, _STD_DMASEL.get(self.hostctl1))
         return value | self.blkgap << 16 | self.wakcon << 24
 
