@@ -41,13 +41,14 @@ from typing import Any
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs import usdhc as U
+from harness.ledger import boundaries
 from harness.model.sdhci import SDHCI
 from harness.model.sdhci_state import U16
 
 __all__ = ["Usdhc"]
 
 #: QEMU version from which ``imx_usdhc_init`` sets sd-spec-version 3.
-SPEC_3_SINCE = (10, 0, 0)
+SPEC_3_SINCE = boundaries.USDHC_SPEC_3.since
 _SDSTB = U.PRES_STATE.mask("SDSTB")
 _SDOFF = U.PRES_STATE.mask("SDOFF")
 _FRC_SDCLK_ON = U.VEND_SPEC.mask("FRC_SDCLK_ON")
