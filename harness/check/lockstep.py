@@ -28,8 +28,8 @@ from harness.check.step import Step as Step
 from harness.check.step import irq_events_text
 from harness.check.transfer import CommandTracker
 from harness.hwdefs import sdhci
-from harness.images import Recipe
 from harness.hwdefs.boards import Board
+from harness.images import Recipe
 from harness.target import IrqEvents, Target, board_of
 
 #: Lines of (collapsed) history a divergence report shows.

@@ -62,7 +62,8 @@ class Controller:
     ``dma_base`` is guest memory the driver may use: ADMA descriptor tables
     from ``dma_base`` (64 KiB) and the default data buffer from
     ``dma_base + 0x10000``; by default :data:`DMA_OFFSET` into the guest's
-    RAM (a board's RAM may start elsewhere than 0: :func:`harness.target.board_of`).  ``timeout_steps`` bounds every wait (polls),
+    RAM (a board's RAM may start elsewhere than 0: :func:`harness.target.board_of`).
+    ``timeout_steps`` bounds every wait (polls),
     ``poll_ns`` is the virtual time stepped between polls.  With ``recover``
     the driver resets the CMD/DAT lines after an error, so the next command
     starts clean (the reset is listed in ``CommandResult.recovered``).

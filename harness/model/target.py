@@ -36,7 +36,6 @@ from harness.model.sdhci_usdhc import Usdhc
 from harness.profile import NEWEST, BuildProfile
 from harness.target import check_access, check_clock_step, check_memory
 
-
 #: The controller model of each register layout (``Board.variant``).
 CONTROLLERS: dict[str, type[SDHCI]] = {"sdhci": SDHCI, "s3c": S3cSdhci, "npcm": NpcmSdhci,
                                        "usdhc": Usdhc}

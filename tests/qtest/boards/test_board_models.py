@@ -31,6 +31,10 @@ _V72, _V100, _V111 = (BuildProfile(v, machine_types=_MACHINES)
                       for v in ((7, 2, 22), (10, 0, 13), (11, 1, 3)))
 
 
+def _ids(value: object) -> str:
+    return ".".join(map(str, value.version)) if isinstance(value, BuildProfile) else str(value)
+
+
 def _model(name: str, profile: BuildProfile = _V111) -> ModelTarget:
     m = Machine.for_board(name)
     return ModelTarget(m, profile=profile, size=16 << 20)
@@ -47,18 +51,18 @@ def test_s3c_control_registers() -> None:
     variant_facts.s3c_control_registers(_model("smdkc210"))
 
 
-@pytest.mark.parametrize("profile", [_V72, _V100, _V111], ids=lambda p: ".".join(map(str, p.version)) if isinstance(p, BuildProfile) else str(p))
+@pytest.mark.parametrize("profile", [_V72, _V100, _V111], ids=_ids)
 def test_npcm_wrapper(profile: BuildProfile) -> None:
     variant_facts.npcm_wrapper(_model("quanta-gbs", profile))
 
 
-@pytest.mark.parametrize("profile", [_V72, _V100, _V111], ids=lambda p: ".".join(map(str, p.version)) if isinstance(p, BuildProfile) else str(p))
+@pytest.mark.parametrize("profile", [_V72, _V100, _V111], ids=_ids)
 def test_usdhc_layout(profile: BuildProfile) -> None:
     variant_facts.usdhc_layout(_model("mcimx7d", profile))
     variant_facts.usdhc_command_takes_mix_ctrl(_model("mcimx7d", profile))
 
 
-@pytest.mark.parametrize("profile,spec", [(_V72, 2), (_V100, 3), (_V111, 3)], ids=lambda p: ".".join(map(str, p.version)) if isinstance(p, BuildProfile) else str(p))
+@pytest.mark.parametrize("profile,spec", [(_V72, 2), (_V100, 3), (_V111, 3)], ids=_ids)
 def test_usdhc_spec_version_by_release(profile: BuildProfile, spec: int) -> None:
     t = _model("mcimx7d", profile)
     assert t.read(0xFE, 1) == spec - 1

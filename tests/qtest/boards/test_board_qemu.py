@@ -14,8 +14,7 @@ import pytest
 
 from harness.check import boards as check_boards
 from harness.check import runner
-from harness.hwdefs import boards
-from harness.hwdefs import npcm
+from harness.hwdefs import boards, npcm
 from harness.hwdefs import sdhci as H
 from harness.ledger import LEDGER
 from harness.ledger.boundaries import USDHC_SPEC_3
