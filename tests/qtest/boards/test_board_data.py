@@ -154,7 +154,8 @@ def test_the_default_check_runs_the_modelled_boards(
     picked = cli._board_selection(args, selected)  # type: ignore[arg-type]
     assert bool(picked.builds) is runs_boards
     if runs_boards:
-        assert picked.names == ["zynq", "raspi3b"] == list(check_boards.DEFAULT_BOARDS)
+        assert picked.names == ["zynq", "raspi3b", "mcimx7d"] \
+            == list(check_boards.DEFAULT_BOARDS)
 
 
 def test_the_default_board_scenarios_leave_out_pc_emmc_and_explore() -> None:
