@@ -26,6 +26,7 @@ from harness.errors import GuestError
 from harness.guest import assemble, card, protocol, runner
 from harness.guest.card import KIB, MIB, Layout
 from harness.guest.runner import GuestRun, GuestRunError
+from harness.qemu import firmware
 from harness.qemu.builds import QemuBuild
 
 DEFAULT_SIZES = (4, 8, 12, 16, 64, 128, 512, 1024)
@@ -138,10 +139,11 @@ def boot(build: QemuBuild, guest: assemble.Guest | None, opts: Options, image: P
         if progress is not None and m.kind == "START":
             progress.step(build.name, f"{tag}: {m.job}", advance=False)
 
+    found = firmware.search_args(build.binary)  # a build directory without blobs
     for i, accel in enumerate(cands):
         argv = runner.qemu_argv(build.binary, image=image, fmt=opts.fmt, kernel=kernel,
                                 initrd=initrd, append=append, accel=accel,
-                                erase_blocks_as_zero=erase_zero)
+                                erase_blocks_as_zero=erase_zero, firmware=found)
         last = i == len(cands) - 1
         bt = opts.boot_timeout if last else min(opts.boot_timeout, KVM_BOOT_TIMEOUT)
         try:

@@ -37,7 +37,7 @@ from typing import IO, Protocol
 from harness.bisect import proc
 from harness.errors import SdqtestError
 from harness.paths import cache_dir
-from harness.qemu.install import installed_builds
+from harness.qemu import firmware
 
 BINARY = "qemu-system-x86_64"
 RECIPE = "sdqtest-build"
@@ -46,8 +46,6 @@ _FIRMWARE = ("bios-256k.bin", "bios.bin", "kvmvapic.bin", "linuxboot_dma.bin")
 #: Firmware files a machine with default devices may load too (a field
 #: reproducer without -nodefaults gets the default VGA and NIC ROMs).
 _FIRMWARE_SUFFIXES = (".bin", ".rom")
-#: Where Debian's packages put firmware, for trees without pc-bios blobs.
-_HOST_FIRMWARE = (Path("/usr/share/seabios"), Path("/usr/lib/ipxe/qemu"), Path("/usr/share/qemu"))
 
 
 def bisect_root() -> Path:
@@ -410,7 +408,7 @@ class QemuTreeBuilder:
         return env
 
     def _host_bios(self) -> Path | None:
-        for d in _HOST_FIRMWARE:
+        for d in firmware.HOST_DIRS:
             if (d / "bios-256k.bin").is_file():
                 return d
         return None
@@ -550,10 +548,9 @@ class QemuTreeBuilder:
         binary fills neither.  Links go to the tree's ``pc-bios`` files, else
         to the host's (Debian's ``seabios``).
         """
-        sources = [src / "pc-bios"] + [d for d in _HOST_FIRMWARE if d.is_dir()]
         # Debian's +ds trees and a host without qemu-system-data lack some
-        # (kvmvapic.bin): the installed Debian builds' own firmware, newest first.
-        sources += [b.root / "usr" / "share" / "qemu" for b in reversed(installed_builds())]
+        # (kvmvapic.bin): the host's and the installed Debian builds' firmware.
+        sources = [src / "pc-bios", *firmware.fallback_dirs()]
         names = list(_FIRMWARE) + sorted(
             {f.name for d in sources if d.is_dir() for f in d.iterdir()
              if f.suffix in _FIRMWARE_SUFFIXES} - set(_FIRMWARE))

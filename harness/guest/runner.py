@@ -52,10 +52,11 @@ def guest_machine(image: Path, fmt: str, *, erase_blocks_as_zero: bool | None = 
 
 def qemu_argv(binary: Path | str, *, image: Path, fmt: str, kernel: Path, initrd: Path,
               append: str, accel: str, erase_blocks_as_zero: bool | None = None,
-              memory_mib: int = 512) -> list[str]:
+              memory_mib: int = 512, firmware: Sequence[str] = ()) -> list[str]:
     """THE guest command line: :func:`guest_machine`'s devices (written by the
     project's one :func:`~harness.qemu.argv.device_args`), the kernel and
-    initramfs, the console on stdio; nothing else (``-nodefaults``)."""
+    initramfs, the console on stdio; nothing else (``-nodefaults``) but the
+    ``firmware`` search options (:func:`harness.qemu.firmware.search_args`)."""
     machine = guest_machine(image, fmt, erase_blocks_as_zero=erase_blocks_as_zero,
                             memory_mib=memory_mib)
     cpu = ["-cpu", "host"] if accel == "kvm" else []
@@ -64,7 +65,7 @@ def qemu_argv(binary: Path | str, *, image: Path, fmt: str, kernel: Path, initrd
         "-m", str(memory_mib), "-smp", "1", "-nodefaults", "-no-user-config",
         "-display", "none", "-no-reboot", "-serial", "stdio", "-monitor", "none",
         *device_args(machine),
-        "-kernel", str(kernel), "-initrd", str(initrd), "-append", append,
+        "-kernel", str(kernel), "-initrd", str(initrd), "-append", append, *firmware,
     ]
 
 

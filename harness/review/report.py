@@ -99,6 +99,9 @@ def findings(rv: Review) -> list[Finding]:
     out += [_prop_finding(rv, c) for c in rv.props]
     for s in rv.speed:
         sp = s.speedup()
+        if s.status_differs:  # a guest integrity check the builds answer differently
+            out.append(Finding(True, f"guest benchmark: {s.describe()}"))
+            continue
         if s.error or s.note:  # the bench's own check failed: changed behaviour says why
             continue
         if sp is not None and not s.within_noise:

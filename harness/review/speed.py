@@ -46,6 +46,15 @@ class Comparison:
     error: str = ""
     #: what the benchmark's own check of the result found, if anything
     note: str = ""
+    #: a figure that is a verdict, not a number (the guest's integrity checks):
+    #: each side's, per round
+    base_status: list[str] = field(default_factory=list)
+    patched_status: list[str] = field(default_factory=list)
+
+    @property
+    def status_differs(self) -> bool:
+        """A verdict figure on which the builds answer differently."""
+        return bool(self.base_status) and set(self.base_status) != set(self.patched_status)
 
     @property
     def ratios(self) -> list[float]:
@@ -75,6 +84,9 @@ class Comparison:
         return r if self.higher_is_better else 1 / r
 
     def describe(self) -> str:
+        if self.base_status or self.patched_status:
+            return (f"{self.name}: base {'/'.join(sorted(set(self.base_status)))}, patched "
+                    f"{'/'.join(sorted(set(self.patched_status)))}")
         if self.error:
             return f"{self.name}: not measured ({self.error})"
         r = self.ratios
@@ -95,7 +107,8 @@ class Comparison:
         return {"name": self.name, "unit": self.unit, "base": self.base,
                 "patched": self.patched, "ratio": self.ratio, "speedup": self.speedup(),
                 "within_noise": self.within_noise, "error": self.error,
-                "note": self.note}
+                "note": self.note, "base_status": self.base_status,
+                "patched_status": self.patched_status}
 
 
 def _order(rnd: int, base: QemuBuild, patched: QemuBuild) -> list[tuple[str, QemuBuild]]:
@@ -159,6 +172,10 @@ def compare(base: QemuBuild, patched: QemuBuild, rounds: int = 5,
 
 
 
+#: The statuses of the guest's verdict figures (its end-to-end integrity checks).
+VERDICTS = frozenset({"yes", "NO"})
+
+
 def guest_options() -> bench_guest.Options:
     """The guest benchmark in a review: the 128 KiB fio table (short jobs)
     and a 64 MiB erase; no block-size sweep, no qtest figure."""
@@ -183,6 +200,9 @@ def guest(base: QemuBuild, patched: QemuBuild, rounds: int = 1,
                                                  if k != "accel")))
                     name = f"{f.table} " + " ".join(f"{k}={v}" for k, v in key[1])
                     c = comps.setdefault(key, Comparison(name, f.unit, f.higher_is_better))
+                    if not f.samples and f.status in VERDICTS:
+                        (c.base_status if side == "base" else c.patched_status).append(f.status)
+                        continue
                     if not f.samples:
                         c.error = c.error or f"{side}: {f.status}"
                         continue

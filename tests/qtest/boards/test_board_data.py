@@ -169,3 +169,19 @@ def test_the_default_board_scenarios_leave_out_pc_emmc_and_explore() -> None:
     assert {"data", "commands", "registers", "interrupts"} <= groups
     explore = [sc for sc in lib if sc.group == "explore"]
     assert check_boards.default_scenarios(explore, chosen=True) == explore
+
+
+def test_the_default_check_without_arm_builds_runs_the_pc_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ARM builds that cannot be installed leave the boards out with a note;
+    the x86 check is not lost for them."""
+    from harness import cli
+    from harness.errors import SdqtestError
+
+    def fail(specs: object) -> list[object]:
+        raise SdqtestError("apt-get failed")
+
+    monkeypatch.delenv("QTEST_QEMU_BINARY", raising=False)
+    monkeypatch.setattr(cli, "select_board_builds", fail)
+    picked = cli._board_selection(_check_args(), list(all_scenarios().values()))  # type: ignore[arg-type]
+    assert not picked.builds and "apt-get failed" in picked.note

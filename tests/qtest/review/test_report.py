@@ -66,6 +66,18 @@ def test_a_new_default_without_a_compat_entry_is_a_problem() -> None:
     assert "NO COMPAT ENTRY: pc-q35-10.2..pc-q35-11.0 (2 machine types) realise on" in fs[1].text
 
 
+def test_a_guest_integrity_check_only_patched_fails_is_a_problem() -> None:
+    rv = review(compat=True)
+    rv.speed.append(Comparison("guest end-to-end integrity check=pattern present", "", True,
+                               base_status=["yes"], patched_status=["NO"]))
+    rv.speed.append(Comparison("guest end-to-end integrity check=guards intact", "", True,
+                               base_status=["yes"], patched_status=["yes"]))
+    fs = report.findings(rv)
+    assert [f.problem for f in fs] == [True, True, False]  # problems first
+    assert fs[1].text == ("guest benchmark: guest end-to-end integrity check=pattern present: "
+                          "base yes, patched NO")
+
+
 def test_markdown_and_json(tmp_path: Path) -> None:
     txt, md, js = report.write(review(compat=True), tmp_path)
     assert md.read_text().startswith("### sdqtest review: demo")

@@ -93,14 +93,20 @@ def test_the_guest_benchmark_pairs_each_fio_job_across_builds(monkeypatch: objec
             Figure("guest fio 128 KiB", b.name, {"rw": "read", "block_kib": 128, "accel": accel},
                    "MiB/s", [20.0 if fast else 10.0]),
             Figure("guest erase", b.name, {"range": "64 MiB", "accel": accel}, "s",
-                   [] if fast else [3.0], False, status="over budget")])
+                   [] if fast else [3.0], False, status="over budget"),
+            Figure("guest end-to-end integrity", b.name, {"check": "pattern present"}, "", [],
+                   status="NO" if fast else "yes"),
+            Figure("guest end-to-end integrity", b.name, {"check": "guards intact"}, "", [],
+                   status="yes")])
 
     monkeypatch.setattr(bench_guest, "run", fake_run)
     base: Any = SimpleNamespace(name="base")
     patched: Any = SimpleNamespace(name="patched")
-    fio, erase = speed.guest(base, patched, rounds=2)
+    fio, erase, pattern, guards = speed.guest(base, patched, rounds=2)
     assert calls == ["base", "patched", "patched", "base"]
     assert fio.base == [10.0, 10.0] and fio.patched == [20.0, 20.0]
     assert fio.name == "guest fio 128 KiB block_kib=128 rw=read"
     assert "2.00x faster" in fio.describe()
     assert erase.error == "patched: over budget" and erase.base == [3.0, 3.0]
+    assert pattern.status_differs and not guards.status_differs
+    assert pattern.describe().endswith("check=pattern present: base yes, patched NO")
