@@ -739,10 +739,12 @@ def _add_check_parser(sub: Any) -> None:
                    "qtest accelerator)")
     c.add_argument("--board", action="append", metavar="NAME", nargs="?", const="all",
                    help="run on ARM boards' SD controllers instead (zynq, raspi3b, "
-                   "mcimx7d, or all: the default with no NAME), on the ARM builds "
+                   "mcimx7d, quanta-gbs, smdkc210, or all: the default with no NAME), on "
+                   "the ARM builds "
                    "(7.2-arm, 10.0-arm, 11.1-arm) or --qemu")
     c.add_argument("--no-boards", action="store_true",
-                   help="leave out the boards the default check runs (zynq, raspi3b on the "
+                   help="leave out the boards the default check runs (zynq, raspi3b, "
+                   "mcimx7d on the "
                    "installed ARM builds; see README 'Boards')")
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
     c.add_argument("-j", "--jobs", type=int, default=0, metavar="N",

@@ -19,6 +19,7 @@ from harness.errors import ClockStepError as ClockStepError
 from harness.errors import ClockUnavailable as ClockUnavailable
 from harness.errors import OffsetError as OffsetError
 from harness.errors import TargetError as TargetError
+from harness.hwdefs.boards import Board
 
 #: Register access sizes, in bytes.
 ACCESS_SIZES = (1, 2, 4, 8)
@@ -138,3 +139,12 @@ class MemoryCompare(Protocol):
         """Read ``length`` bytes at ``addr`` on both sides; differing
         contents are a divergence naming the first differing address."""
         ...
+
+
+def board_of(target: object) -> Board | None:
+    """The ARM board whose controller ``target`` drives (its optional
+    ``board`` attribute), or None: sdhci-pci on a PC.  Model and QEMU
+    targets set it from their machine; a wrapping target passes its inner
+    target's on."""
+    board = getattr(target, "board", None)
+    return board if isinstance(board, Board) else None

@@ -28,8 +28,9 @@ from harness.check.step import Step as Step
 from harness.check.step import irq_events_text
 from harness.check.transfer import CommandTracker
 from harness.hwdefs import sdhci
+from harness.hwdefs.boards import Board
 from harness.images import Recipe
-from harness.target import IrqEvents, Target
+from harness.target import IrqEvents, Target, board_of
 
 #: Lines of (collapsed) history a divergence report shows.
 HISTORY_LINES = 30
@@ -229,6 +230,11 @@ class LockstepTarget:
             self._events = (model, qemu)
             model.irq_events()
             qemu.irq_events()
+
+    @property
+    def board(self) -> Board | None:
+        """The board both sides mirror (the model's), for the driver."""
+        return board_of(self.model)
 
     def _do(self, op: str, *args: Any, compare: bool = True) -> Any:
         return self._step(op, *args, compare=compare).qemu

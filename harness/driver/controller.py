@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from harness.driver.adma import DMA_SELECT, AdmaPlan, plan_adma2
 from harness.driver.arena import DmaArena
+from harness.driver.layout import layout_for
 from harness.driver.results import (
     RESPONSE_ENCODING,
     CommandResult,
@@ -23,7 +24,7 @@ from harness.driver.results import (
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.fields import Register
 from harness.hwdefs.sd import Resp
-from harness.target import ClockUnavailable, Target
+from harness.target import ClockUnavailable, Target, board_of
 
 #: Normal interrupt statuses the driver enables by default (2.2.19): all
 #: but Card Interrupt, whose status a driver cannot clear while enabled.
@@ -49,6 +50,9 @@ SNAPSHOT_REGISTERS: tuple[Register, ...] = (
     H.NORINTSTSEN, H.ERRINTSTSEN, H.NORINTSIGEN, H.ERRINTSIGEN, H.ACMD12ERRSTS,
     H.HOSTCTL2, H.ADMAERR,
 )
+#: Where the driver's DMA area starts in guest RAM: 16 MiB in, clear of
+#: whatever firmware or boot ROM a machine loads at the start of RAM.
+DMA_OFFSET = 0x0100_0000
 _STATUS32 = H.NORINTSTS.offset  # NORINTSTS | ERRINTSTS << 16 in one 32-bit read
 
 
@@ -57,7 +61,9 @@ class Controller:
 
     ``dma_base`` is guest memory the driver may use: ADMA descriptor tables
     from ``dma_base`` (64 KiB) and the default data buffer from
-    ``dma_base + 0x10000``.  ``timeout_steps`` bounds every wait (polls),
+    ``dma_base + 0x10000``; by default :data:`DMA_OFFSET` into the guest's
+    RAM (a board's RAM may start elsewhere than 0: :func:`harness.target.board_of`).
+    ``timeout_steps`` bounds every wait (polls),
     ``poll_ns`` is the virtual time stepped between polls.  With ``recover``
     the driver resets the CMD/DAT lines after an error, so the next command
     starts clean (the reset is listed in ``CommandResult.recovered``).
@@ -71,12 +77,20 @@ class Controller:
         self,
         target: Target,
         *,
-        dma_base: int = 0x0100_0000,
+        dma_base: int | None = None,
         timeout_steps: int = 2000,
         poll_ns: int = 10_000,
         recover: bool = True,
     ) -> None:
         self.target = target
+        #: The board whose controller this is (None: sdhci-pci on a PC).
+        self.board = board_of(target)
+        #: Where the guest's RAM starts (a board's may not start at 0).
+        self.ram_base = 0 if self.board is None else self.board.ram_base
+        #: Where the registers a vendor layout moves are (harness.driver.layout).
+        self.layout = layout_for(self.board)
+        if dma_base is None:
+            dma_base = DMA_OFFSET + self.ram_base
         self.dma_base = dma_base
         self.desc_area = dma_base
         self.data_area = dma_base + 0x10000
@@ -260,24 +274,24 @@ class Controller:
 
     def set_bus_width(self, width: int) -> None:
         """Host side of the bus width: HOSTCTL Data Transfer Width (2.2.10)."""
-        v = self.rd(H.HOSTCTL) & ~(H.HOSTCTL_WIDTH4 | H.HOSTCTL_WIDTH8)
+        v = self.layout.host_control(self) & ~(H.HOSTCTL_WIDTH4 | H.HOSTCTL_WIDTH8)
         if width == 4:
             v |= H.HOSTCTL_WIDTH4
         elif width == 8:
             v |= H.HOSTCTL_WIDTH8
         elif width != 1:
             raise ValueError(f"bus width {width}")
-        self.wr(H.HOSTCTL, v)
+        self.layout.set_host_control(self, v)
 
     def set_high_speed(self, on: bool) -> None:
-        v = self.rd(H.HOSTCTL) & ~H.HOSTCTL_HISPD
-        self.wr(H.HOSTCTL, v | (H.HOSTCTL_HISPD if on else 0))
+        v = self.layout.host_control(self) & ~H.HOSTCTL_HISPD
+        self.layout.set_host_control(self, v | (H.HOSTCTL_HISPD if on else 0))
 
     def select_dma(self, sel: int) -> None:
         """HOSTCTL DMA Select (2.2.10); written only when it changes."""
-        v = self.rd(H.HOSTCTL)
+        v = self.layout.host_control(self)
         if v & H.HOSTCTL_DMA_MASK != sel:
-            self.wr(H.HOSTCTL, (v & ~H.HOSTCTL_DMA_MASK) | sel)
+            self.layout.set_host_control(self, (v & ~H.HOSTCTL_DMA_MASK) | sel)
 
     def setup(self, *, freq_hz: int = 400_000) -> None:
         """Reset all, enable statuses, power on at 3.3 V, start the clock."""
@@ -363,9 +377,7 @@ class Controller:
         self.wr(H.ARGUMENT, arg)
         if data is None and trnmod is not None:
             res.trnmod = trnmod
-        if res.trnmod is not None:
-            self.wr(H.TRNMOD, res.trnmod)
-        self.wr(H.CMDREG, creg)
+        self.layout.issue(self, res.trnmod, creg)
 
         obs = self.wait_status("cmd", H.NIS_CMDCMPL, res)
         res.irq = obs.irq
@@ -376,7 +388,14 @@ class Controller:
         self.clear_status(H.NIS_CMDCMPL)
 
         if data is None:
-            if resp is Resp.R1B and wait_busy:
+            if resp is Resp.R1B and wait_busy and not self.layout.busy_irq:
+                # No Transfer Complete after busy (Linux SDHCI_QUIRK_NO_BUSY_IRQ):
+                # wait for the DAT line instead (Command Inhibit (DAT), 2.2.9).
+                _, ok = self.wait_prnsts(H.PRNSTS_DATINHIBIT, 0)
+                if not ok:
+                    res.timeout = "busy"
+                    return self._fail(res, data)
+            elif resp is Resp.R1B and wait_busy:
                 o = self.wait_status("busy", H.NIS_TRNSCMPL, res)
                 if not o.ok or o.errintsts:
                     return self._fail(res, data)

@@ -136,7 +136,7 @@ class HostDriver(Controller):
         self,
         target: Target,
         *,
-        dma_base: int = 0x0100_0000,
+        dma_base: int | None = None,
         timeout_steps: int = 2000,
         poll_ns: int = 10_000,
         recover: bool = True,

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.target import Target
+from harness.hwdefs.boards import Board
+from harness.target import Target, board_of
 
 Op = Literal[
     "read", "write", "mem_read", "mem_write", "clock_step", "irq_level", "image_read", "close"
@@ -60,6 +61,11 @@ class RecordingTarget:
         self.log: list[Event] = []
         self.marks: list[tuple[str, int]] = []
         self.enabled = True
+
+    @property
+    def board(self) -> Board | None:
+        """The inner target's board, for the driver."""
+        return board_of(self.inner)
 
     # -- bookkeeping -------------------------------------------------------
 

@@ -193,10 +193,18 @@ EMMC_AUTH_KEY = Boundary(
     "(stable releases add no properties)",
     "emmc_defaults.TABLE", pinned=True)
 
+USDHC_SPEC_3 = Boundary(
+    "usdhc.spec-version-3", (10, 0, 0),
+    "imx-usdhc keeps the common sd-spec-version default 2",
+    "imx_usdhc_init sets sd-spec-version 3",
+    ("7.2.22", "7.2.22 src"), ("10.0.13", "10.0.13 src", "11.1.3"),
+    "assumed 10.0: 7.2.22's source lacks it, 10.0.13's has it; no 8.x or 9.x build here",
+    "sdhci_usdhc.Usdhc (the mcimx7d board)")
+
 #: Every boundary the model uses.
 BOUNDARIES: tuple[Boundary, ...] = (
     SD_PROTOCOL, SD_10_1, SDMA_REWORK, HOSTCTL2_V4EN, CARD_SPEC_3, ERASE_SERIES,
-    EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY,
+    EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY, USDHC_SPEC_3,
 )
 
 #: First and last release whose defaults were held against a build: 7.2.0 up

@@ -39,11 +39,15 @@ def ram_ranges(ram_size: int, machine: str | None = None) -> tuple[tuple[int, in
 class GuestMemory:
     """Guest physical memory: sparse RAM plus unassigned space around it."""
 
-    def __init__(self, ram_size: int = 128 << 20, machine: str | None = None) -> None:
+    def __init__(self, ram_size: int = 128 << 20, machine: str | None = None, *,
+                 ram_base: int | None = None) -> None:
+        """``ram_base``: a board's RAM, ``[ram_base, ram_base + ram_size)`` in one
+        range (:mod:`harness.hwdefs.boards`); None: a PC's layout."""
         if ram_size <= 0:
             raise ValueError("ram_size must be positive")
         self.ram_size = ram_size
-        self.ranges = ram_ranges(ram_size, machine)
+        self.ranges = (ram_ranges(ram_size, machine) if ram_base is None
+                       else ((ram_base, ram_base + ram_size),))
         self._pages: dict[int, bytearray] = {}
 
     def is_ram(self, addr: int) -> bool:

@@ -74,6 +74,10 @@ class SDHCI(SdhciDma):
     :class:`SDHCIConfigError` as realize fails in QEMU.
     """
 
+    #: Transfer Complete after a response with busy (R1b) without data
+    #: (2.2.17); QEMU's i.MX controllers leave it out (``SDHCI_QUIRK_NO_BUSY_IRQ``).
+    busy_irq = True
+
     def __init__(self, clock: VirtualClock, card: SDBusCard | None, memory: GuestMemory, *,
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
@@ -225,7 +229,7 @@ class SDHCI(SdhciDma):
             else:
                 timeout = True
                 self.raise_error(H.EIS_CMDTOUT)
-            if rsp_type == H.RSP_48_BUSY and (
+            if self.busy_irq and rsp_type == H.RSP_48_BUSY and (
                     not timeout or self.qemu("sdhci.cmd-timeout-cmdcmpl")):
                 self.set_nis(H.NIS_TRNSCMPL)
         if not timeout or self.qemu("sdhci.cmd-timeout-cmdcmpl"):
@@ -410,10 +414,16 @@ class SDHCI(SdhciDma):
 
     def write(self, offset: int, size: int, value: int) -> None:
         """A 1/2/4-byte aligned write inside the register window."""
+        self.write_unmasked(offset, size, value & ((1 << (size * 8)) - 1))
+
+    def write_unmasked(self, offset: int, size: int, value: int) -> None:
+        """:meth:`write` with ``value`` taken as given, bits beyond ``size``
+        included, as ``sdhci_write`` takes what a vendor front end hands it
+        (the i.MX one ORs bits in after the memory core sized the access)."""
         shift = 8 * (offset & 3)
         width = (1 << (size * 8)) - 1
         mask = ~(width << shift) & U32
-        value = ((value & width) << shift) & U32
+        value = (value << shift) & U32
         self.timer_steps = 0
         self.resume_pending_transfer()
         handler = _WORD_WRITERS.get(offset & ~3)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.hwdefs import sdhci as H
+from harness.hwdefs.boards import Board
 from harness.hwdefs.sdhci import REGISTER_WINDOW
 from harness.ledger import entry
 from harness.machine import Machine, Props, PropValue
@@ -29,8 +30,15 @@ from harness.model.emmc import EmmcCard, emmc_card_params
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
 from harness.model.sdhci import SDHCI, SDBusCard
+from harness.model.sdhci_npcm import NpcmSdhci
+from harness.model.sdhci_s3c import S3cSdhci
+from harness.model.sdhci_usdhc import Usdhc
 from harness.profile import NEWEST, BuildProfile
 from harness.target import check_access, check_clock_step, check_memory
+
+#: The controller model of each register layout (``Board.variant``).
+CONTROLLERS: dict[str, type[SDHCI]] = {"sdhci": SDHCI, "s3c": S3cSdhci, "npcm": NpcmSdhci,
+                                       "usdhc": Usdhc}
 
 
 def split_access(offset: int, size: int) -> list[tuple[int, int]]:
@@ -137,15 +145,16 @@ class ModelTarget:
         if machine.sdhci is None:
             raise ValueError("the model needs the sdhci-pci controller")
         board = machine.board_def
-        if board is not None and board.variant != "sdhci":
+        if board is not None and board.variant not in CONTROLLERS:
             raise ValueError(f"board {board.name}: the model has no {board.variant} register "
-                             "layout (only the standard SDHCI one)")
+                             "layout")
         sdhci_params, card_params = model_params(machine)
         self.machine = machine
         self.profile = profile
         self.strict = strict
         self.clock = VirtualClock()
-        self.memory = GuestMemory(machine.ram, machine.type)
+        self.memory = GuestMemory(machine.ram, machine.type,
+                                  ram_base=None if board is None else board.ram_base)
         if card is None:
             medium = machine.image
             if medium is not None and medium.readonly:
@@ -170,8 +179,9 @@ class ModelTarget:
                 card = SDCard(self.clock, image, size, profile=profile, machine=machine.type,
                               strict=strict, **card_params)
         self.card: ModelCard = card
-        self.sdhci = SDHCI(self.clock, card, self.memory, profile=profile, strict=strict,
-                           machine=machine.type, **sdhci_params)
+        controller = CONTROLLERS[board.variant if board is not None else "sdhci"]
+        self.sdhci = controller(self.clock, card, self.memory, profile=profile, strict=strict,
+                                machine=machine.type, **sdhci_params)
         #: ``(what, value)`` of each value adopted from QEMU (:meth:`reconcile`).
         self.adoptions: list[tuple[str, int]] = []
         #: Why :meth:`reconcile` refused to adopt QEMU's value, for each refusal.
@@ -220,6 +230,11 @@ class ModelTarget:
         check_clock_step(ns)
         self.sdhci.timer_steps = 0
         return self.clock.step(ns)
+
+    @property
+    def board(self) -> Board | None:
+        """The board this target's machine is (None: a PC with sdhci-pci)."""
+        return self.machine.board_def
 
     def irq_level(self) -> bool:
         return self.sdhci.irq_level()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
+from harness.hwdefs.boards import Board
 from harness.machine import CARD_ID, DRIVE_ID, Machine
 from harness.qemu import board, pci
 from harness.qemu.argv import qemu_argv
@@ -360,6 +361,11 @@ class QemuTarget:
         check_clock_step(ns)
         self.now = self.session.clock_step(ns)  # QEMU's own time (a migration carries it)
         return self.now - self.clock_base
+
+    @property
+    def board(self) -> Board | None:
+        """The board this target's machine is (None: a PC with sdhci-pci)."""
+        return self.machine.board_def
 
     def irq_level(self) -> bool:
         return self.qtest.irq_levels.get(self.irq_line, False)

@@ -146,13 +146,18 @@ def _review_series(args: argparse.Namespace, opts: Any, times: dict[str, float])
             c.patch = bins[0][0]
     if args.coverage:
         t = time.monotonic()
-        rv.untested = _untested(scratch, s, commits, opts)
+        rv.untested, unmeasured = _untested(scratch, s, commits, opts)
+        if unmeasured:
+            rv.notes.append("untested hunks: gcov counts hw/sd only; not measured: "
+                            + ", ".join(unmeasured))
         times["coverage"] = time.monotonic() - t
     return rv
 
 
-def _untested(scratch: Any, s: Any, commits: list[str], opts: Any) -> list[str]:
-    """Changed lines of the series no scenario executed, on a gcov build."""
+def _untested(scratch: Any, s: Any, commits: list[str], opts: Any
+              ) -> tuple[list[str], list[str]]:
+    """Changed lines of the series no scenario executed, on a gcov build, and
+    the changed files it has no counts for (``file (N changed lines)``)."""
     from harness.check import coverage, parallel
     from harness.qemu.builds import probe
     from harness.review import series, tree
@@ -174,12 +179,14 @@ def _untested(scratch: Any, s: Any, commits: list[str], opts: Any) -> list[str]:
         os.environ.update(old)
     cov = cb.measure()
     out: list[str] = []
+    unmeasured: list[str] = []
     for path, lines in series.changed_lines(_diff_text(scratch, commits)).items():
         fc = cov.files.get(path)
         if fc is None:
+            unmeasured.append(f"{path} ({len(lines)} changed line{'s' if len(lines) > 1 else ''})")
             continue
         src = (scratch.clone / path).read_text(errors="replace").splitlines()
         for n in lines:
             if fc.lines.get(n) == 0:
                 out.append(f"{path}:{n}: {src[n - 1].strip() if n <= len(src) else ''}")
-    return out
+    return out, unmeasured

@@ -179,7 +179,7 @@ def render(rv: Review, md: bool = False) -> str:
     out += ["", h("Untested hunks")]
     out.append("not measured (run with --coverage: a gcov build of the patched tree)"
                if rv.untested is None else
-               ("every changed line was executed" if not rv.untested else
+               ("every changed line gcov counts (hw/sd) was executed" if not rv.untested else
                 "\n".join(f"- {u}" for u in rv.untested)))
     n = classify.counts(rv.rows)
     out += ["", h("Everything else"),

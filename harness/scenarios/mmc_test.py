@@ -19,7 +19,8 @@ from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
 MODES = (Mode.PIO, Mode.SDMA, Mode.ADMA2)
-HIGH_BUFFER = (128 << 20) - (64 << 10)  # the last 64 KiB of the target's 128 MiB of RAM
+#: The last 64 KiB of the target's 128 MiB of RAM, from where its RAM starts.
+HIGH_BUFFER = (128 << 20) - (64 << 10)
 
 
 @scenario("mmc_test-01-04-basic", "mmc_test", needs_clock=True)
@@ -129,11 +130,12 @@ for _n, _read, _midway in ((15, False, False), (16, True, False), (17, False, Tr
 def _high(t: Target, ctx: Context) -> None:
     """19-22: DMA to and from the top of guest RAM, single and multi-block."""
     d = ready(t)
+    high = d.ram_base + HIGH_BUFFER
     for mode in (Mode.SDMA, Mode.ADMA2):
         for count in (1, 8):
             data = test_data(512 * count, count)
-            d.write_blocks(600, data, mode=mode, buffer=HIGH_BUFFER)
-            r = d.read_blocks(600, count, mode=mode, buffer=HIGH_BUFFER + 0x8000 - 512 * count)
+            d.write_blocks(600, data, mode=mode, buffer=high)
+            r = d.read_blocks(600, count, mode=mode, buffer=high + 0x8000 - 512 * count)
             ctx.expect(r.data == data, f"{mode.value} high memory, {count} blocks")
 
 

@@ -108,7 +108,7 @@ def test_firmware_links_default_device_roms(tmp_path: Path,
     tree's own first; other files are not."""
     import io
 
-    from harness.bisect import build
+    from harness.qemu import firmware
 
     src, host = tmp_path / "src", tmp_path / "seabios"
     (src / "pc-bios").mkdir(parents=True)
@@ -118,8 +118,7 @@ def test_firmware_links_default_device_roms(tmp_path: Path,
     (host / "bios-256k.bin").write_bytes(b"host")
     (host / "vgabios-stdvga.bin").write_bytes(b"vga")
     (host / "efi-e1000e.rom").write_bytes(b"nic")
-    monkeypatch.setattr(build, "_HOST_FIRMWARE", (host,))
-    monkeypatch.setattr(build, "installed_builds", lambda: [])
+    monkeypatch.setattr(firmware, "fallback_dirs", lambda: [host])
     b = QemuTreeBuilder(tmp_path / "build", tools_dir=tmp_path / "tools")
     b.build_dir.mkdir()
     b._firmware(src, io.StringIO())
