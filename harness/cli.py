@@ -743,8 +743,8 @@ def _add_check_parser(sub: Any) -> None:
                    "the ARM builds "
                    "(7.2-arm, 10.0-arm, 11.1-arm) or --qemu")
     c.add_argument("--no-boards", action="store_true",
-                   help="leave out the boards the default check runs (every board, on "
-                   "the installed ARM builds; see README 'Boards')")
+                   help="leave out the boards the default check runs (zynq, raspi3b, "
+                   "mcimx7d, quanta-gbs on the installed ARM builds; see README 'Boards')")
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
     c.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                    help="worker processes (default: one per core)")
