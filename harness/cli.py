@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import QemuError, SdqtestError, UsageError
-from harness.qemu.selection import select_board_builds, select_builds
+from harness.qemu.selection import names_a_build, select_board_builds, select_builds
 from harness.qemu.session import install_signal_handlers
 from harness.table import print_table
 
@@ -110,7 +110,6 @@ def cmd_qemu_build(args: argparse.Namespace) -> int:
 def cmd_coverage(args: argparse.Namespace) -> int:
     """Run the check (or nothing) on a gcov build and report hw/sd coverage."""
     import json
-    import os
     from pathlib import Path
 
     from harness.check import coverage
@@ -164,7 +163,6 @@ def cmd_bench_qtest(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_check(args: argparse.Namespace) -> int:
-    import os
 
     import harness.scenarios as scenarios
     from harness.bench import check_bench
@@ -303,8 +301,8 @@ def _board_selection(args: argparse.Namespace, selected: list[Any]) -> _Boards:
         except KeyError as e:
             raise UsageError(str(e.args[0])) from e
         return _Boards(select_board_builds(args.qemu), names, selected)
-    if (args.no_boards or args.qemu or os.environ.get("QTEST_QEMU_BINARY")
-            or args.machine or args.image or args.strict):
+    if (args.no_boards or names_a_build(args.qemu) or args.machine or args.image
+            or args.strict):
         return _Boards()
     try:
         arm = select_board_builds(None)
@@ -615,7 +613,6 @@ def _fuzz_coverage(build_dir: str) -> tuple[list[Any], Callable[[], int | None]]
     """The gcov build to fuzz, and the count of hw/sd lines each call finds
     first executed: counts add to what the build holds (e.g. a check run
     just before), so only lines no earlier run executed count as new."""
-    import os
     from pathlib import Path
 
     from harness.check import coverage

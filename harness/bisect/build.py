@@ -42,7 +42,7 @@ from harness.qemu import firmware
 BINARY = "qemu-system-x86_64"
 RECIPE = "sdqtest-build"
 #: Firmware QEMU needs to start a pc/q35 machine under qtest with -nodefaults.
-_FIRMWARE = ("bios-256k.bin", "bios.bin", "kvmvapic.bin", "linuxboot_dma.bin")
+_FIRMWARE = (*firmware.PC_FIRMWARE, "bios.bin")
 #: Firmware files a machine with default devices may load too (a field
 #: reproducer without -nodefaults gets the default VGA and NIC ROMs).
 _FIRMWARE_SUFFIXES = (".bin", ".rom")

@@ -19,7 +19,7 @@ from harness.qemu.install import installed_builds
 #: Where Debian's packages put firmware (seabios, ipxe-qemu, qemu-system-data).
 HOST_DIRS: tuple[Path, ...] = (Path("/usr/share/seabios"), Path("/usr/lib/ipxe/qemu"),
                                Path("/usr/share/qemu"))
-#: What a PC machine of the guest benchmark loads.
+#: What a PC machine loads (q35 and pc: SeaBIOS, the vapic ROM, -kernel's loader).
 PC_FIRMWARE: tuple[str, ...] = ("bios-256k.bin", "kvmvapic.bin", "linuxboot_dma.bin")
 
 

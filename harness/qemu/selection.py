@@ -10,6 +10,12 @@ from harness.errors import UsageError
 from harness.qemu import builds, install
 
 
+def names_a_build(specs: list[str] | None) -> bool:
+    """``--qemu`` or ``$QTEST_QEMU_BINARY`` says which build to use (else:
+    every installed one)."""
+    return bool(specs) or bool(os.environ.get("QTEST_QEMU_BINARY"))
+
+
 def select_builds(specs: list[str] | None, *,
                   install_missing: bool = True) -> list[builds.QemuBuild]:
     """``--qemu`` specs, else ``$QTEST_QEMU_BINARY``, else every installed build.
@@ -17,7 +23,7 @@ def select_builds(specs: list[str] | None, *,
     With nothing given and nothing installed, installs Debian's builds first
     (when ``install_missing``).  No build at all is a :class:`UsageError`.
     """
-    if not specs and not os.environ.get("QTEST_QEMU_BINARY") and install_missing:
+    if not names_a_build(specs) and install_missing:
         if not install.installed_builds():
             install.install(["all"], log=lambda m: print(m, file=sys.stderr))
     return _found(builds.selected, specs, "no QEMU build")
@@ -29,8 +35,7 @@ def select_board_builds(specs: list[str] | None) -> list[builds.QemuBuild]:
     ``qemu-system-arm`` package, installed first if none is)."""
     from harness.qemu import install_arm
 
-    if not specs and not os.environ.get("QTEST_QEMU_BINARY") \
-            and not install_arm.installed_arm_builds():
+    if not names_a_build(specs) and not install_arm.installed_arm_builds():
         install_arm.install_arm(["all"], log=lambda m: print(m, file=sys.stderr))
     return _found(builds.selected_arm, specs, "no ARM QEMU build")
 
