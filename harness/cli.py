@@ -85,11 +85,12 @@ def cmd_qemu_build(args: argparse.Namespace) -> int:
     bad = [n for n in sanitize if n not in build.SANITIZERS]
     if bad:
         raise UsageError(f"unknown sanitizer {', '.join(bad)} (address, undefined)")
-    suffix = ("-coverage" if args.coverage else "") + ("-" + "-".join(
-        build.SANITIZERS[n] for n in sanitize) if sanitize else "")
+    suffix = ("-coverage" if args.coverage else "") + ("-arm" if args.arm else "")
+    suffix += ("-" + "-".join(build.SANITIZERS[n] for n in sanitize)) if sanitize else ""
     out = Path(args.build_dir).resolve() if args.build_dir else (
         build.bisect_root().parent / "builds" / (build.tree_dir(src).name + suffix))
-    builder = build.QemuTreeBuilder(build_dir=out, coverage=args.coverage, sanitize=sanitize)
+    builder = build.QemuTreeBuilder(build_dir=out, coverage=args.coverage, sanitize=sanitize,
+                                    arm=args.arm)
     missing = builder.prerequisites(src)
     if missing:
         raise UsageError(build.format_missing(missing))
@@ -703,6 +704,9 @@ def _add_qemu_parsers(sub: Any) -> None:
     qb.add_argument("src", help="QEMU source tree (upstream git, or 'apt-get source qemu')")
     qb.add_argument("--coverage", action="store_true",
                     help="configure with --enable-gcov (for 'sdqtest coverage')")
+    qb.add_argument("--arm", action="store_true",
+                    help="also build qemu-system-aarch64 from the same tree (every ARM "
+                    "board; with --coverage, 'sdqtest coverage' then runs the boards too)")
     qb.add_argument("--sanitize", metavar="LIST",
                     help="address,undefined: configure with --enable-asan/--enable-ubsan "
                     "(replay, check and fuzz then report sanitizer findings)")

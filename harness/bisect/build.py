@@ -40,6 +40,13 @@ from harness.paths import cache_dir
 from harness.qemu import firmware
 
 BINARY = "qemu-system-x86_64"
+#: The ARM system emulator a build with ``arm=True`` adds: it holds every ARM
+#: board, the 32-bit ones included (its target's default devices include
+#: arm-softmmu's), so one target serves ``check --board``.
+ARM_BINARY = "qemu-system-aarch64"
+#: meson target names of the two system emulators.
+X86_TARGET = "x86_64-softmmu"
+ARM_TARGET = "aarch64-softmmu"
 RECIPE = "sdqtest-build"
 #: Firmware QEMU needs to start a pc/q35 machine under qtest with -nodefaults.
 _FIRMWARE = (*firmware.PC_FIRMWARE, "bios.bin")
@@ -222,19 +229,21 @@ _OFF = ("docs", "werror", "download", "fdt", "tools", "guest-agent", "user", "li
         "bsd-user")
 
 
-def configure_flags(help_text: str, src: Path) -> list[str]:
-    """``configure`` flags for an x86_64 system emulator with sdhci-pci, fast to build.
+def configure_flags(help_text: str, src: Path,
+                    targets: tuple[str, ...] = (X86_TARGET,)) -> list[str]:
+    """``configure`` flags for an x86_64 system emulator with sdhci-pci (and
+    ``targets``' other emulators), fast to build.
 
     Only what this commit's ``configure --help`` mentions is used.  Default
     *devices* stay on (``--without-default-devices`` drops q35, i440fx and
     SDHCI_PCI).
     """
     known = configure_options(help_text)
-    flags = ["--target-list=x86_64-softmmu"]
+    flags = ["--target-list=" + ",".join(targets)]
     if re.search(r"--without-default-features(?![\w-])", help_text):
         flags.append("--without-default-features")
     off = [f for f in _OFF if f in known]
-    if needs_fdt(src) and "fdt" in off:
+    if needs_fdt(src, targets) and "fdt" in off:
         off.remove("fdt")
         flags.append("--enable-fdt=system")
     flags += [f"--disable-{f}" for f in off]
@@ -319,9 +328,21 @@ class QemuTreeBuilder:
     #: Sanitizers to build with: ``address`` (``--enable-asan``), ``undefined``
     #: (``--enable-ubsan``); see :func:`sanitizer_flags`.
     sanitize: tuple[str, ...] = ()
+    #: Build ``qemu-system-aarch64`` beside the x86 binary, from the same
+    #: configure: one tree's ``hw/sd`` objects then count the runs of both
+    #: (``sdqtest coverage`` with the boards).
+    arm: bool = False
     #: More ninja targets to build beside the binary (e.g. a qtest,
     #: ``tests/qtest/sdhci-test``): paths relative to the build directory.
     targets: tuple[str, ...] = ()
+
+    @property
+    def system_targets(self) -> tuple[str, ...]:
+        return (X86_TARGET, ARM_TARGET) if self.arm else (X86_TARGET,)
+
+    @property
+    def binaries(self) -> tuple[str, ...]:
+        return (BINARY, ARM_BINARY) if self.arm else (BINARY,)
 
     # -- prerequisites -----------------------------------------------------------
 
@@ -355,8 +376,8 @@ class QemuTreeBuilder:
                                            "python3-venv"))
         if not (src / "pc-bios" / "bios-256k.bin").is_file() and self._host_bios() is None:
             missing.append(Missing("bios-256k.bin (the tree has no pc-bios blobs)", "seabios"))
-        if needs_fdt(src) and not _has_libfdt():
-            missing.append(Missing("libfdt (this tree's x86_64 target requires it)",
+        if needs_fdt(src, self.system_targets) and not _has_libfdt():
+            missing.append(Missing("libfdt (one of this tree's targets requires it)",
                                    "libfdt-dev"))
         if needs_dtc(src) and shutil.which("dtc") is None:
             missing.append(Missing("dtc (the tree has device-tree sources but no .dtb blobs)",
@@ -477,7 +498,7 @@ class QemuTreeBuilder:
             return BuildResult(False, message="no configure/meson.build at this commit "
                                "(not a meson-based QEMU)")
         help_text = self._help(src, log)
-        flags = configure_flags(help_text, src)
+        flags = configure_flags(help_text, src, self.system_targets)
         if self.coverage:
             if "gcov" not in configure_options(help_text):
                 return BuildResult(False, message="this configure has no --enable-gcov")
@@ -513,9 +534,11 @@ class QemuTreeBuilder:
             ok = self._ninja(src, log, deadline)
         if not ok:
             return BuildResult(False, message="ninja failed (see the log)", notes=notes)
+        for name in self.binaries:
+            if not (self.build_dir / name).is_file():
+                return BuildResult(False, message=f"ninja made no {self.build_dir / name}",
+                                   notes=notes)
         binary = self.build_dir / BINARY
-        if not binary.is_file():
-            return BuildResult(False, message=f"ninja made no {binary}", notes=notes)
         notes += self._firmware(src, log)
         return BuildResult(True, binary, "built", notes)
 
@@ -536,7 +559,8 @@ class QemuTreeBuilder:
         import time
 
         left = max(1.0, deadline - time.monotonic())
-        ran = proc.run(["ninja", "-C", self.build_dir, f"-j{self.jobs}", BINARY, *self.targets],
+        ran = proc.run(["ninja", "-C", self.build_dir, f"-j{self.jobs}", *self.binaries,
+                        *self.targets],
                        log=log, timeout=left, env=self._env(src))
         return ran.returncode == 0
 
@@ -595,13 +619,15 @@ def unpacks_absent_edk2(src: Path) -> bool:
     return any(not (src / "pc-bios" / f"{n}.bz2").is_file() for n in names)
 
 
-def needs_fdt(src: Path) -> bool:
-    """The tree's x86_64 system target requires libfdt (``TARGET_NEED_FDT``, QEMU
-    before 8.0, for microvm): ``--disable-fdt`` then stops meson ("fdt not
-    available but required by targets"), so the system's libfdt is taken
-    (a ``+dfsg`` tarball has no ``dtc`` submodule to build it from)."""
-    text = _read_text(src / "configs" / "targets" / "x86_64-softmmu.mak")
-    return bool(re.search(r"^TARGET_NEED_FDT=y\s*$", text, re.M))
+def needs_fdt(src: Path, targets: tuple[str, ...] = (X86_TARGET,)) -> bool:
+    """One of the tree's targets requires libfdt (``TARGET_NEED_FDT``: x86_64
+    before 8.0, for microvm; aarch64 always): ``--disable-fdt`` then stops
+    meson ("fdt not available but required by targets"), so the system's
+    libfdt is taken (a ``+dfsg`` tarball has no ``dtc`` submodule to build it
+    from)."""
+    return any(re.search(r"^TARGET_NEED_FDT=y\s*$",
+                         _read_text(src / "configs" / "targets" / f"{t}.mak"), re.M)
+               for t in targets)
 
 
 def _has_libfdt() -> bool:
