@@ -22,7 +22,7 @@ own layer and of the layers after its arrow, so dependencies point one way
     guest      guest.*
                -> qemu, target, base, errors
     explore    explore.*
-               -> scenarios, driver, qemu, model, target, base, errors
+               -> check, scenarios, driver, qemu, model, target, base, errors
     check      check.*
                -> scenarios, driver, qemu, model, target, base, errors
     scenarios  scenarios.*

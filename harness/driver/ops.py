@@ -259,8 +259,11 @@ def _g_csd(rng: random.Random) -> Op:
 #: Data commands a ``start`` issues: (index, read, multiple block).
 START_COMMANDS = ((17, True, False), (18, True, True), (24, False, False),
                   (25, False, True))
-#: Transfer modes of ``start`` (DMA engines that need no descriptor table).
-START_MODES = ("pio", "sdma")
+#: Transfer modes of ``start``: PIO, SDMA, and each ADMA DMA Select (SDHC
+#: 2.2.10: ADMA1, ADMA2 32-bit, ADMA2 64-bit) with a one-descriptor table.
+START_MODES = ("pio", "sdma", "adma1", "adma2", "adma64")
+_START_DMASEL = {"sdma": H.HOSTCTL_DMA_SDMA, "adma1": H.HOSTCTL_DMA_ADMA1,
+                 "adma2": H.HOSTCTL_DMA_ADMA2_32, "adma64": H.HOSTCTL_DMA_ADMA2_64}
 #: Most blocks an SDMA ``start`` asks for: SDMA moves its data without the
 #: guest, so a count of 65535 would move up to 256 MiB in one operation
 #: (PIO moves only what ``pio`` operations move, so any count is cheap).
@@ -273,7 +276,7 @@ def _g_start(rng: random.Random) -> Op:
     after it (``pio``, ``reset``, ``clock``, a probe) meet the transfer in
     whatever phase it is; any block size and any byte offset."""
     index, _read, multi = rng.choice(START_COMMANDS)
-    mode = rng.choice(START_MODES)
+    mode = rng.choice(START_MODES[:2] * 3 + START_MODES[2:])
     counts = [1, 2, 3, 0, 65535] if mode == "pio" else [1, 2, 3, 0, SDMA_START_BLOCKS]
     return {"op": "start", "index": index,
             "bs": rng.choice([512, 512, 1, 2, 3, 4, 64, 511, 513, 1024, 2048, 4095,
@@ -411,7 +414,7 @@ def normalise(op: Op) -> Op:
         o["boundary"] &= 7
         if o["mode"] not in START_MODES:
             o["mode"] = "pio"
-        if o["mode"] == "sdma":
+        if o["mode"] != "pio":
             o["count"] = min(o["count"], SDMA_START_BLOCKS)
     elif o["op"] == "csd":
         o["set"] &= 0xFF
@@ -513,22 +516,43 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
 def start(t: Target, op: Op) -> None:
     """Issue ``op``'s data command through the registers (SDHC 3.7.2.1:
     block size with the SDMA boundary, block count, argument, transfer
-    mode, command) and return at once; SDMA uses the fuzzer's data area."""
+    mode, command) and return at once; SDMA uses the fuzzer's data area,
+    ADMA a descriptor table for it at the area's start (:func:`adma_table`)."""
     _index, read, multi = next(c for c in START_COMMANDS if c[0] == op["index"])
+    dma = op["mode"] != "pio"
     if op["mode"] == "sdma":
         t.write(H.SDMASYSAD.offset, 4, DMA_BASE + 0x10000)
+    elif dma:
+        t.mem_write(DMA_BASE, adma_table(op["mode"], op["bs"] * op["count"]))
+        t.write(H.ADMASYSADDR.offset, 4, DMA_BASE)
+        t.write(H.ADMASYSADDR.offset + 4, 4, 0)
+    if dma:
         host = t.read(H.HOSTCTL.offset, 1)
-        t.write(H.HOSTCTL.offset, 1, (host & ~H.HOSTCTL_DMA_MASK) | H.HOSTCTL_DMA_SDMA)
+        t.write(H.HOSTCTL.offset, 1, (host & ~H.HOSTCTL_DMA_MASK) | _START_DMASEL[op["mode"]])
     t.write(H.BLKSIZE.offset, 2, op["bs"] | op["boundary"] << H.BLKSIZE_BOUNDARY_SHIFT)
     t.write(H.BLKCNT.offset, 2, op["count"])
     t.write(H.ARGUMENT.offset, 4, (op["block"] * 512 + op["offset"]) & 0xFFFFFFFF)
     trnmod = ((H.TRNMOD_READ if read else 0) | (H.TRNMOD_MULTI if multi else 0)
               | (H.TRNMOD_BLKCNT_EN if op["blkcnt_en"] else 0)
               | (H.TRNMOD_ACMD12 if op["auto12"] else 0)
-              | (H.TRNMOD_DMA if op["mode"] == "sdma" else 0))
+              | (H.TRNMOD_DMA if dma else 0))
     t.write(H.TRNMOD.offset, 2, trnmod)
     t.write(H.CMDREG.offset, 2, H.cmdreg(op["index"], H.RSP_48, crc=True, idx=True,
                                          data=True))
+
+
+def adma_table(mode: str, length: int) -> bytes:
+    """The descriptor table of a ``start`` in ADMA ``mode`` (SDHC 1.13):
+    one valid Tran-End descriptor for ``length`` bytes at the data area
+    (0: 65536); ADMA1's after a Set descriptor with the length, its
+    address 4 KiB aligned (SDHC 2.00 1.13.3)."""
+    data, tran = DMA_BASE + 0x10000, H.ADMA_VALID | H.ADMA_END | H.ADMA_ACT_TRAN
+    if mode == "adma1":
+        return (H.adma1_desc(length, H.ADMA_VALID | H.ADMA_ACT_SET)
+                + H.adma1_desc(data, tran))
+    if mode == "adma64":
+        return H.adma2_desc64(data, length, tran)
+    return H.adma2_desc32(data, length, tran)
 
 
 def program_csd(d: HostDriver, op: Op) -> None:

@@ -14,6 +14,9 @@ eMMC, a realize-time property, QEMU's abort paths, or unknown.
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import json
 import linecache
 import tempfile
@@ -23,9 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
+from harness.check import boards
+from harness.check.boards import DEFAULT_BOARDS
 from harness.explore.tracer import MODEL_DIR
+from harness.hwdefs.boards import BOARDS, by_name
 from harness.machine import CardImage, Machine
-from harness.model.target import ModelTarget
+from harness.model.target import CONTROLLERS, ModelTarget
 from harness.profile import NEWEST, BuildProfile
 from harness.scenarios import Context, Scenario
 
@@ -54,6 +60,47 @@ def run_on_model(scs: Iterable[Scenario], profile: BuildProfile = NEWEST) -> dic
         except Exception as e:  # noqa: BLE001 - counted and listed, the report goes on
             errors[sc.name] = f"{type(e).__name__}: {e}"
     return errors
+
+
+def run_on_boards(scs: Iterable[Scenario], profiles: Iterable[BuildProfile],
+                  names: Iterable[str] = DEFAULT_BOARDS) -> dict[str, str]:
+    """Run each scenario on the model of each board of ``names`` (the
+    default check's, :data:`harness.check.boards.DEFAULT_BOARDS`) as the
+    default check's board runs do: the board's machine, its controller and
+    card, what :func:`harness.check.boards.skip_reason` skips skipped;
+    ``{board/name: error}`` of those that raised."""
+    from harness.check.testbench import scenario_machine
+
+    errors: dict[str, str] = {}
+    for name in names:
+        machine = by_name(name).machine
+        for profile in profiles:
+            for sc in scs:
+                if (sc.skip_reason(boards.scenario_profile(machine, profile), True)
+                        or boards.skip_reason(sc, machine, profile)):
+                    continue
+                recipe = images.recipe(sc.image)
+                described = scenario_machine(sc, machine, images.ensure(sc.image),
+                                             recipe.format)
+                try:
+                    model = ModelTarget(described, image=images.raw_twin(sc.image),
+                                        profile=profile)
+                    sc.fn(model, Context(profile, machine, sc.image, sc.params))
+                except Exception as e:  # noqa: BLE001 - counted and listed, as above
+                    errors[f"{name}/{sc.name}"] = f"{type(e).__name__}: {e}"
+    return errors
+
+
+def board_only_files() -> dict[str, str]:
+    """``{model file: boards}`` of the controller models only boards outside
+    the default check's (``--board``) use: no default run reaches them."""
+    inside = {by_name(n).variant for n in DEFAULT_BOARDS} | {"sdhci"}
+    out: dict[str, list[str]] = {}
+    for b in BOARDS:
+        if b.variant not in inside:
+            src = Path(inspect.getfile(CONTROLLERS[b.variant])).name
+            out.setdefault(src, []).append(b.name)
+    return {f: ", ".join(names) for f, names in out.items()}
 
 
 def measure(run: Callable[[], Any]) -> dict[str, Any]:
@@ -130,6 +177,10 @@ _REASONS = (
     ("emmc", "an eMMC card", False),
     ("rpmb", "an eMMC card (RPMB)", False),
     ("spi", "SPI mode (not on this bus)", True),
+    ("self.card is none", "a controller without a card device (every machine the check "
+     "builds plugs one: a scenario's card is a property set, never none)", True),
+    ("self.store is none", "a card without a medium (every card the check builds has its "
+     "image; an eject keeps the store)", True),
     ("fatal", "a QEMU abort path", False),
     ("hung", "a QEMU abort or endless-transfer path", False),
     ("raise ", "an error the model raises (bad input: the check builds valid machines)",
@@ -138,10 +189,13 @@ _REASONS = (
      "machines)", True),
 )
 #: Functions of the model's Target only the lockstep calls (the adoption of
-#: QEMU's random RCA, the interrupt line's events): every check runs them,
+#: QEMU's random RCA, the interrupt line's events, the extents of the image
+#: the model wrote, which the check compares after every run): every check runs them,
 #: the model alone does not, so they are not counted here.
 LOCKSTEP_ONLY = frozenset({"ModelTarget.reconcile", "ModelTarget.may_adopt",
-                           "ModelTarget._adopt_rspreg3", "ModelTarget.irq_events"})
+                           "ModelTarget._adopt_rspreg3", "ModelTarget.irq_events",
+                           # the image compared after every run (check.runner)
+                           "ModelTarget.image_touched", "BlockStore.touched"})
 _LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not counted)"
 
 
@@ -164,15 +218,79 @@ _RAISES = ("raise ", "an error the model raises (bad input: the check builds val
            True)
 
 
-def classify(path: str, line: int, function: str = "", to: int = 0) -> tuple[str, bool]:
+def _deviation_test(test: ast.expr) -> bool | None:
+    """For an ``if`` test that is one deviation alone: whether its body is
+    QEMU's side (``x.qemu("key")``: True, its negation: False), or the
+    spec-following side (a ``strict`` flag: False, ``not strict``: True);
+    anything else: None."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+            and inner.func.attr == "qemu" and len(inner.args) == 1
+            and isinstance(inner.args[0], ast.Constant)):
+        return not negated
+    if ((isinstance(inner, ast.Name) and inner.id == "strict")
+            or (isinstance(inner, ast.Attribute) and inner.attr == "strict")):
+        return negated
+    return None
+
+
+def _mark(out: dict[int, tuple[int, int, int]], guard: int, side: list[ast.stmt]) -> None:
+    if side:
+        first, last = side[0].lineno, max(st.end_lineno or st.lineno for st in side)
+        for line in range(first, last + 1):
+            out.setdefault(line, (guard, first, last))
+
+
+@functools.cache
+def strict_sides(path: str) -> dict[int, tuple[int, int, int]]:
+    """``{line: (if line, first, last)}`` of the lines on the spec-following
+    side (``first`` to ``last``) of an ``if`` whose test is one deviation
+    alone: the ``else`` of ``if self.qemu(key)`` (or, when its body ends in
+    ``return``, the statements after it), the body of ``if not
+    self.qemu(key)``; the outermost such ``if`` when nested."""
+    out: dict[int, tuple[int, int, int]] = {}
+    for node in ast.walk(ast.parse(Path(path).read_text(), path)):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if not isinstance(block, list):
+                continue
+            for i, st in enumerate(block):
+                qemu_side = _deviation_test(st.test) if isinstance(st, ast.If) else None
+                if qemu_side is None or not isinstance(st, ast.If):
+                    continue
+                if not qemu_side:
+                    _mark(out, st.lineno, st.body)
+                elif st.orelse:
+                    _mark(out, st.lineno, st.orelse)
+                elif isinstance(st.body[-1], ast.Return):
+                    _mark(out, st.lineno, block[i + 1:])
+    return out
+
+
+def classify(path: str, line: int, function: str = "", to: int = 0,
+             executed: frozenset[Branch] = frozenset()) -> tuple[str, bool]:
     """The reason class of a never-taken branch from ``line`` (to line
     ``to``) and whether it is out of the default check's reach (see
     :data:`_REASONS`; the target line is read when the source line says
-    nothing: a branch into a ``raise``)."""
+    nothing: a branch into a ``raise``).  ``executed``: the file's branches
+    some run took; a branch on the spec-following side of a deviation
+    whose ``if`` ran but never into that side (on no profile) is the
+    strict model's (:func:`strict_sides`)."""
     if function in LOCKSTEP_ONLY:
         return _LOCKSTEP, True
     if function in CONSTRUCTION:
         return _CONSTRUCTION, True
+    side = strict_sides(path).get(abs(line)) if executed else None
+    if side is not None:
+        guard, first, last = side
+        outs = [b for a, b in executed if a == guard]
+        if outs and not any(first <= b <= last for b in outs):
+            return ("the spec-following side of a deviation whose QEMU side every "
+                    "profile takes (--strict)", True)
+    board_only = board_only_files().get(Path(path).name)
+    if board_only is not None:
+        return (f"a board the default check leaves to --board ({board_only})", True)
     text = linecache.getline(path, abs(line)).lower()
     if "strict" in function.lower():
         return "the spec-following model (--strict)", True
@@ -210,8 +328,9 @@ def render(regions: list[Region], *, detail: bool = True) -> str:
         lines.append(f"{name}: {n} branches, scenarios {s}, explore only {e}, never {v} "
                      f"({100 * (s + e) / max(n, 1):.1f}% taken)")
         path = str(Path(MODEL_DIR) / name)
+        ran = frozenset(b for r in rs for b in r.scenarios | r.explore)
         for r in rs:
-            whys = [(src, dst, *classify(path, src, r.name, dst))
+            whys = [(src, dst, *classify(path, src, r.name, dst, ran))
                     for src, dst in sorted(r.never)]
             for _s, _d, why, out in whys:
                 classes[why] = classes.get(why, 0) + 1
@@ -265,13 +384,16 @@ def child(cov: Any, out: str, specs: list[str]) -> None:
     errors: dict[str, str] = {}
     for p in profiles:
         errors.update(run_on_model(library, p))
+    on_boards = boards.default_scenarios(library, False)
+    errors.update(run_on_boards(on_boards, _board_profiles(specs) or profiles))
     cov.stop()
     scen = _json(cov)
     expl = measure(lambda: [errors.update(run_on_model(corpus, p)) for p in profiles])
     Path(out).write_text(json.dumps({"scenarios": scen, "explore": expl, "errors": errors,
                                      "profiles": [".".join(map(str, p.version))
                                                   for p in profiles],
-                                     "library": len(library), "corpus": len(corpus)}))
+                                     "library": len(library), "corpus": len(corpus),
+                                     "boards": list(DEFAULT_BOARDS)}))
 
 
 def _profiles(specs: list[str]) -> list[BuildProfile]:
@@ -282,6 +404,19 @@ def _profiles(specs: list[str]) -> list[BuildProfile]:
         return [b.profile for b in select_builds(specs or None, install_missing=False)]
     except SdqtestError:
         return [NEWEST]
+
+
+def _board_profiles(specs: list[str]) -> list[BuildProfile]:
+    """The profiles of the ARM builds the default check runs its boards on
+    (none named: every installed one; none installed: the PC profiles)."""
+    from harness.qemu import builds
+
+    if specs:
+        return []
+    try:
+        return [b.profile for b in builds.selected_arm(None)]
+    except builds.BuildError:
+        return []
 
 
 def _json(cov: Any) -> dict[str, Any]:

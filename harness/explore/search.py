@@ -223,8 +223,13 @@ class ModelRunner:
 
     @staticmethod
     def _status_ok(model: ModelTarget) -> bool:
+        """CMD13 is a well-formed probe: a card with its medium (an ejected
+        one answers nothing, and the driver's clean-up of the timeout would
+        acknowledge the Card Removal the input left pending) in a
+        data-transfer-mode state, the command line free."""
         card: Any = model.card
         return (getattr(card, "state", None) in _CMD13_STATES
+                and getattr(card, "inserted", True)
                 and not model.sdhci.prnsts & _CMD_INHIBIT)
 
     @staticmethod
@@ -375,11 +380,14 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = {
     "default": ({}, {}, ("all",)),
     "sdhci-v3": ({"sd-spec-version": 3}, {}, ("commands", "registers")),
     "sdhci-v3-uhs": ({"sd-spec-version": 3, "uhs": 1}, {}, ("commands",)),
-    "adma64": ({"capareg": H.CAPAREG_DEFAULT | H.CAPAB.mask("BUS64BIT")}, {}, ()),
+    "adma64": ({"capareg": H.CAPAREG_DEFAULT | H.CAPAB.mask("BUS64BIT")}, {}, ("dma",)),
     "card-v2": ({}, {"spec_version": 2}, ("commands",)),
+    "no-adma": ({"capareg": H.CAPAREG_DEFAULT & ~(H.CAPAB.mask("ADMA1")
+                                                  | H.CAPAB.mask("ADMA2"))}, {}, ("dma",)),
 }
 #: How often a drawn input runs on each variant.
-_VARIANT_WEIGHTS = {"default": 6, "sdhci-v3": 2, "sdhci-v3-uhs": 1, "adma64": 1, "card-v2": 1}
+_VARIANT_WEIGHTS = {"default": 6, "sdhci-v3": 2, "sdhci-v3-uhs": 1, "adma64": 1, "card-v2": 1,
+                    "no-adma": 1}
 
 
 def variant_machine(name: str) -> Machine:
@@ -392,7 +400,8 @@ def _table_plan(with_tables: bool) -> list[tuple[str, list[Op]]]:
     if not with_tables:
         return []
     plan: list[tuple[str, list[Op]]] = [("default", t) for t in tables.table_inputs()]
-    parts = {"commands": tables.command_states, "registers": tables.register_fields}
+    parts = {"commands": tables.command_states, "registers": tables.register_fields,
+             "dma": tables.dma_selects}
     for name, (_, _, which) in VARIANTS.items():
         if name != "default":
             plan += [(name, t) for part in which for t in parts[part]()]

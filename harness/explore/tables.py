@@ -8,14 +8,14 @@ the last address in range and the first out of range of the search's
 card; every writable field of every controller register written with each
 value class (zero, one, all ones, the top value); every reset kind in
 every phase of a transfer; transfers of each block size class at each
-byte offset class.  They open the search
+byte offset class; media changes in each controller state.  They open the search
 (:func:`harness.explore.search.search` runs them first), so they are kept
 only where they reach something new, as any input.
 """
 
 from __future__ import annotations
 
-from harness.driver.ops import CARD_BLOCKS, CSD_WRITABLE, PASSWORDS, Op
+from harness.driver.ops import CARD_BLOCKS, CSD_WRITABLE, DMA_BASE, PASSWORDS, Op
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.fields import Access
@@ -229,7 +229,92 @@ def csd_protection() -> list[list[Op]]:
     return out
 
 
+#: A management layer's media changes (QMP ``eject``, ``blockdev-change-medium``).
+_EJECT: Op = {"op": "medium", "inserted": False}
+_INSERT: Op = {"op": "medium", "inserted": True}
+#: The guest acknowledges Card Removal (SDHC 2.2.17: write 1 to clear).
+_ACK_REMOVAL: Op = {"op": "write", "off": H.NORINTSTS.offset, "size": 2,
+                    "value": H.NIS_CARDREM}
+#: A little over the controller's insertion delay (QEMU's sdhci: an insertion
+#: while Card Removal is pending is reported a second later).
+_PAST_DELAY: Op = {"op": "clock", "ns": 1_100_000_000}
+
+
+def media_changes() -> list[list[Op]]:
+    """Media changes in each controller state they meet (issue #19 item 5):
+    an eject, an insertion after it with Card Removal pending or
+    acknowledged, the delayed insertion's timer with the removal still
+    pending and after it was acknowledged, a second change while the timer
+    runs, a Software Reset For All with the timer armed; an eject in each
+    phase of a transfer; a command to an ejected card, and the card
+    initialised again after the medium came back."""
+    base = [_SETUP, _INIT]
+    out = [[*base, _EJECT], [*base, _EJECT, _INSERT],
+           [*base, _EJECT, _ACK_REMOVAL, _INSERT],
+           [*base, _EJECT, _INSERT, _PAST_DELAY],
+           [*base, _EJECT, _INSERT, _ACK_REMOVAL, _PAST_DELAY],
+           [*base, _EJECT, _INSERT, _EJECT, _INSERT],
+           [*base, _EJECT, _INSERT, {"op": "reset", "what": H.SWRST_ALL}, _PAST_DELAY],
+           [*base, _EJECT, {"op": "cmd", "index": 13, "arg": 0, "app": False, "rca": True}],
+           [*base, _EJECT, _ACK_REMOVAL, _INSERT, _INIT]]
+    for index in (18, 25):
+        for mode in ("pio", "sdma"):
+            for phase, ops in _PHASES.items():
+                if mode == "sdma" and phase in ("word", "block+1"):
+                    continue
+                moved = [dict(o, write=index == 25) if o["op"] == "pio" else o for o in ops]
+                out.append([*base, _start(index, mode, count=3), *moved, _EJECT,
+                            {"op": "pio", "write": index == 25, "n": 128, "size": 4}])
+    return out
+
+
+def dma_selects() -> list[list[Op]]:
+    """A read and a write started with each ADMA DMA Select (SDHC 2.2.10),
+    then the controller's timer; on the variants, a controller whose
+    capabilities lack that ADMA (SDHC 2.2.26) or have 64-bit addressing."""
+    tick = {"op": "clock", "ns": 1_000_000}
+    return [[_SETUP, _INIT, _start(index, mode, count=2, block=4), tick]
+            for mode in ("adma1", "adma2", "adma64") for index in (18, 25)]
+
+
+def sdma_boundaries() -> list[list[Op]]:
+    """Multiple-block SDMA with block sizes that do not divide the 4 KiB
+    buffer boundary (SDHC 2.2.2, 1.7.2: the DMA Interrupt falls inside a
+    block), the boundary's interrupt, then the guest's new System Address
+    that continues the transfer (SDHC 2.2.1)."""
+    out = []
+    cont = {"op": "write", "off": H.SDMASYSAD.offset, "size": 4, "value": DMA_BASE + 0x20000}
+    tick = {"op": "clock", "ns": 1_000_000}
+    for index in (18, 25):
+        for bs in (1000, 3000, 4095):
+            go = _start(index, "sdma", bs=bs, count=3)
+            out.append([_SETUP, _INIT, go, tick, cont, tick])
+            out.append([_SETUP, _INIT, go, tick, cont, tick, cont, tick])
+    return out
+
+
+def _erase(first: int, last: int) -> Op:
+    return {"op": "erase", "first": first, "last": last, "arg": 0}
+
+
+def erase_overlaps() -> list[list[Op]]:
+    """Erases over erased and written ranges (PLS 4.3.5): a range over part
+    of an erased one, inside it, over a block written after it, then a
+    read across them; and a range over the card's last block."""
+    read = {"op": "rw", "read": True, "block": 40, "count": 16, "bs": 512, "mode": "sdma",
+            "stop": "auto", "pio_access": 4, "skew": 0, "boundary": 4096,
+            "max_segment": 65536}
+    write = dict(_write(1), block=60)
+    base = [_SETUP, _INIT, _erase(8, 100)]
+    return [[*base, _erase(50, 200), read], [*base, _erase(20, 30), read],
+            [*base, write, _erase(55, 65), read], [*base, write, _erase(61, 120), read],
+            [_SETUP, _INIT, write, _erase(40, 70), write, read],
+            [_SETUP, _INIT, _erase(CARD_BLOCKS - 2, CARD_BLOCKS - 1),
+             dict(read, block=CARD_BLOCKS - 4, count=4)]]
+
+
 def table_inputs() -> list[list[Op]]:
     """All of them, in a fixed order."""
     return (command_states() + address_bounds() + register_fields() + resets_in_phases()
-            + sizes_and_offsets() + lock_requests() + gaps_in_phases() + csd_protection())
+            + sizes_and_offsets() + lock_requests() + gaps_in_phases() + csd_protection()
+            + media_changes() + dma_selects() + sdma_boundaries() + erase_overlaps())

@@ -514,7 +514,10 @@ class SDCard:
 
     @SD.handles(7)
     def _cmd_select(self, arg: int) -> Rsp:
-        """CMD7 (PLS 4.3.1 / Table 4-42): select toggles stby<->tran, dis<->prg."""
+        """CMD7 (PLS 4.3.1 / Table 4-42): select toggles stby<->tran.  The
+        spec's dis<->prg toggle has no case here: the card is never
+        programming (QEMU's card commits a write block as it arrives and
+        returns to tran, so no state leads to prg or dis)."""
         same = self._rca_same(arg)
         st = self.state
         if st == CardState.STBY:
@@ -526,16 +529,6 @@ class SDCard:
             if same:
                 return Rsp.ILLEGAL
             self.state = CardState.STBY
-            return Rsp.R1B
-        if st == CardState.DIS:
-            if not same:
-                return Rsp.R0
-            self.state = CardState.PRG
-            return Rsp.R1B
-        if st == CardState.PRG:
-            if same:
-                return Rsp.ILLEGAL
-            self.state = CardState.DIS
             return Rsp.R1B
         return Rsp.ILLEGAL
 

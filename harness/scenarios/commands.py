@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from harness.driver import host as D
 from harness.driver.host import HostDriver
+from harness.driver.results import Mode, Transfer
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sd import Resp
@@ -59,6 +60,9 @@ _STATES: dict[str, Callable[[HostDriver], None]] = {
 }
 
 
+_SEND_TUNING = next(c.index for c in S.SD_COMMANDS.values() if c.name == "SEND_TUNING_BLOCK")
+
+
 def _resp(index: int, app: bool) -> Resp:
     table = S.SD_APP_COMMANDS if app else S.SD_COMMANDS
     c = table.get(index)
@@ -89,3 +93,50 @@ for _state, _reach in _STATES.items():
     for _app in (False, True):
         _name = f"{'acmd' if _app else 'cmd'}-all-in-{_state}"
         scenario(_name, "commands", needs_clock=True)(_make(_reach, _app))
+
+
+@scenario("cmd19-tuning-v3", "commands", sd_card={"spec_version": 3}, needs_clock=True)
+def cmd19_tuning_v3(t: Target, ctx: Context) -> None:
+    """CMD19 (PLS 4.2.4.5, spec 3.01 cards) on a card made spec 3.01 on
+    every build (7.2's default is 2.00): the 64-byte tuning block in the
+    transfer state, refused in stand-by and idle."""
+    d = HostDriver(t, recover=False)
+    d.setup()
+    d.init_card()
+    block = Transfer(read=True, block_size=64, block_count=1, mode=Mode.PIO)
+    d.cmd(_SEND_TUNING, 0, data=block)
+    d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
+    d.deselect()
+    d.command(_SEND_TUNING, 0, Resp.R1)
+    d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
+    d.reset(H.SWRST_CMD | H.SWRST_DAT)
+    _to_idle(d)
+    d.command(_SEND_TUNING, 0, Resp.R1)
+    d.reset(H.SWRST_CMD | H.SWRST_DAT)
+
+
+_PROGRAM_CID = 26
+
+
+@scenario("cmd26-program-cid", "commands", needs_clock=True)
+def cmd26_program_cid(t: Target, ctx: Context) -> None:
+    """CMD26 (PROGRAM_CID; reserved for manufacturers since PLS 2.00) with
+    16 bytes: the card's own CID (CMD10) and one with a byte changed, each
+    followed by CMD13.  QEMU < 9.1 receives the block and sets
+    CID_CSD_OVERWRITE for a changed one (ledger ``sd.version.cmd26``);
+    newer cards refuse the command as illegal."""
+    d = HostDriver(t, recover=False)
+    d.setup()
+    d.init_card()
+    d.deselect()
+    r = d.send_cid()
+    d.select()
+    cid = bytearray(r.r2.to_bytes(16, "big"))
+    for flip in (None, 3):
+        data = bytearray(cid)
+        if flip is not None:
+            data[flip] ^= 0xFF
+        d.cmd(_PROGRAM_CID, 0, data=Transfer(read=False, block_size=16, block_count=1,
+                                             mode=Mode.PIO, data=bytes(data)))
+        d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
+        d.reset(H.SWRST_CMD | H.SWRST_DAT)

@@ -321,3 +321,93 @@ def test_report_classes_machine_construction_and_branches_into_a_raise(tmp_path:
     assert out and "raises" in why
     why, out = report.classify(str(src), 2, "rule", 4)
     assert not out and why.startswith("unknown")
+
+
+def test_report_classes_the_strict_side_of_a_deviation_only_where_qemus_side_ran(
+        tmp_path: Path) -> None:
+    """A branch on the spec-following side of ``if self.qemu(key)`` (its
+    ``else``, the statements after a body that returns, the body of ``if
+    not self.qemu(key)`` or of ``if strict``) is out of the default check's
+    reach only when the ``if`` ran and never went that way."""
+    src = tmp_path / "rule.py"
+    src.write_text("def rule(self, x):\n"            # 1
+                   "    if self.qemu('k'):\n"        # 2
+                   "        return 1\n"              # 3
+                   "    if x:\n"                     # 4
+                   "        return 2\n"              # 5
+                   "    return 3\n"                  # 6
+                   "def other(self, strict, x):\n"   # 7
+                   "    if strict:\n"                # 8
+                   "        if x:\n"                 # 9
+                   "            return 4\n"          # 10
+                   "    return 5\n")                 # 11
+    qemu_only = frozenset({(2, 3), (8, 11)})
+    why, out = report.classify(str(src), 4, "rule", 5, qemu_only)
+    assert out and "spec-following side" in why
+    why, out = report.classify(str(src), 9, "other", 10, qemu_only)
+    assert out and "spec-following side" in why
+    both = qemu_only | {(2, 4), (8, 9)}  # the strict side ran too (another profile)
+    assert not report.classify(str(src), 4, "rule", 5, both)[1]
+    assert not report.classify(str(src), 9, "other", 10, both)[1]
+    assert not report.classify(str(src), 4, "rule", 5, frozenset())[1]  # the if never ran
+
+
+def test_report_classes_boards_outside_the_default_check_and_lockstep_glue() -> None:
+    from harness.check.boards import DEFAULT_BOARDS
+    from harness.hwdefs.boards import by_name
+
+    files = report.board_only_files()
+    assert "sdhci_s3c.py" in files and "smdkc210" in files["sdhci_s3c.py"]
+    assert not {"sdhci.py", "sdhci_npcm.py", "sdhci_usdhc.py"} & set(files)
+    assert all(by_name(b).variant != "s3c" for b in DEFAULT_BOARDS)
+    why, out = report.classify(str(Path(MODEL_DIR) / "sdhci_s3c.py"), 1, "S3cSdhci.read")
+    assert out and "--board" in why
+    assert report.classify(str(Path(MODEL_DIR) / "blockstore.py"), 1, "BlockStore.touched")[1]
+
+
+def test_report_runs_the_library_on_the_default_boards_models() -> None:
+    """The board runs of the default check, on the model alone: the NPCM
+    wrapper's reset values are read by the library's register scenarios."""
+    import pytest
+
+    from harness.scenarios import all_scenarios
+
+    profiles = report._board_profiles([])[-1:]  # an ARM build knows the board's machine
+    if not profiles:
+        pytest.skip("no ARM QEMU build installed (sdqtest qemu install --arm)")
+    library = [s for s in all_scenarios().values() if s.group == "registers"]
+    errors: dict[str, str] = {}
+    cov = report.measure(lambda: errors.update(
+        report.run_on_boards(library, profiles, ["quanta-gbs"])))
+    assert errors == {}
+    npcm = next(f for p, f in cov["files"].items() if p.endswith("sdhci_npcm.py"))
+    assert npcm["summary"]["covered_lines"] > 0
+
+
+def test_media_change_table_reaches_the_delayed_insertion() -> None:
+    """An insertion while Card Removal is pending is reported a second
+    later, once the guest acknowledged the removal (QEMU's sdhci insertion
+    timer); an eject in a transfer phase is one input per phase."""
+    ins = tables.media_changes()
+    pending = next(i for i in ins if i[2:] == [tables._EJECT, tables._INSERT,
+                                               tables._ACK_REMOVAL, tables._PAST_DELAY])
+    model = _run_ops(pending[:-1])
+    assert not model.read(H.NORINTSTS.offset, 2) & H.NIS_CARDINS
+    model = _run_ops(pending)
+    assert model.read(H.NORINTSTS.offset, 2) & H.NIS_CARDINS
+    assert model.read(H.PRNSTS.offset, 4) & H.PRNSTS_CARD_PRESENT == H.PRNSTS_CARD_PRESENT
+    assert len({json.dumps(i) for i in ins}) == len(ins)
+
+
+def test_start_selects_each_adma_and_a_controller_without_it_moves_nothing() -> None:
+    """``start`` with an ADMA DMA Select (SDHC 2.2.10) writes its descriptor
+    table and the transfer completes on the timer; where the capabilities
+    lack ADMA2 (variant ``no-adma``) it does not start (SDHC 2.2.26)."""
+    ops = [SETUP, INIT, tables._start(18, "adma2", count=2), {"op": "clock", "ns": 1_000_000}]
+    model = _run_ops(ops)
+    assert model.read(H.NORINTSTS.offset, 2) & H.NIS_TRNSCMPL
+    runner = ModelRunner(trace=False, machine=search.variant_machine("no-adma"))
+    d = runner._fresh()
+    for op in ops:
+        apply(d, d.target, op)
+    assert not d.target.read(H.NORINTSTS.offset, 2) & H.NIS_TRNSCMPL

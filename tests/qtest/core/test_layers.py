@@ -28,7 +28,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "driver": ("target", "base", "errors"),
     "scenarios": ("driver", "target", "base", "errors"),
     "check": ("scenarios", "driver", "qemu", "model", "target", "base", "errors"),
-    "explore": ("scenarios", "driver", "qemu", "model", "target", "base", "errors"),
+    "explore": ("check", "scenarios", "driver", "qemu", "model", "target", "base", "errors"),
     "guest": ("qemu", "target", "base", "errors"),
     "fuzz": ("check", "scenarios", "driver", "qemu", "model", "target", "base", "errors"),
     "bench": ("guest", "check", "scenarios", "driver", "qemu", "model", "target", "base",
