@@ -449,8 +449,9 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         spec = table.get(op["index"])
         resp = S.Resp(op["resp"]) if "resp" in op else (spec.resp if spec else S.Resp.R1)
         arg = op["arg"]
-        if op.get("rca"):  # addressed by the card's RCA (PLS 4.7.4: arg bits 31:16)
-            arg = (d.card.rca << 16) | (arg & 0xFFFF)
+        if op.get("rca"):  # addressed by the card's RCA (PLS 4.7.4: arg bits 31:16),
+            # or (``rca_xor``) by an RCA that differs from it in those bits
+            arg = (((d.card.rca ^ op.get("rca_xor", 0)) & 0xFFFF) << 16) | (arg & 0xFFFF)
         if op["app"]:
             d.acmd(op["index"], arg, resp, tr)
         else:

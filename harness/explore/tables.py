@@ -74,6 +74,40 @@ def command_states() -> list[list[Op]]:
     return out
 
 
+#: ACMD41 arguments (PLS 4.2.3.1, Figure 4-4): an inquiry (no voltage
+#: window), a window without and with HCS, the window's low bit only, all ones.
+_ACMD41_ARGS = (0, 0x00FF8000, 0x40FF8000, 0x00008000, 0xFFFFFFFF)
+
+
+def op_cond_sequences() -> list[list[Op]]:
+    """ACMD41 with each argument class from idle: once, twice in a row (the
+    power-up still running), and again after the power-up time, before and
+    after the card left idle (PLS 4.2.3)."""
+    def acmd41(arg: int) -> Op:
+        return {"op": "cmd", "index": 41, "arg": arg, "app": True}
+
+    later = {"op": "clock", "ns": 1_100_000_000}
+    out = []
+    for arg in _ACMD41_ARGS:
+        out.append([_SETUP, acmd41(arg), acmd41(arg)])
+        out.append([_SETUP, acmd41(arg), later, acmd41(arg), acmd41(0x40FF8000)])
+        out.append([_SETUP, _INIT, acmd41(arg)])
+    return out
+
+
+def rca_mismatches() -> list[list[Op]]:
+    """Each command addressed by RCA (PLS 4.7.4) sent with RCA 0 and with
+    the card's RCA plus one, in stand-by, transfer and sending-data."""
+    out = []
+    for state in ("stby", "tran", "data"):
+        for index in sorted(_RCA_ARG):
+            out.append([*STATE_PREFIXES[state],
+                        {"op": "cmd", "index": index, "arg": 0, "app": False}])
+            out.append([*STATE_PREFIXES[state], {"op": "cmd", "index": index, "arg": 0,
+                                                 "app": False, "rca": True, "rca_xor": 1}])
+    return out
+
+
 def address_bounds() -> list[list[Op]]:
     """Each addressed command at the last block in range and the first out."""
     out = []
@@ -203,6 +237,8 @@ def gaps_in_phases() -> list[list[Op]]:
                 go = _start(index, mode, count=3)
                 out.append([_SETUP, _INIT, go, *moved, stop])
                 out.append([_SETUP, _INIT, go, *moved, stop, *moved, cont])
+                out.append([_SETUP, _INIT, go, *moved, stop, stop,
+                            {"op": "pio", "write": index == 25, "n": 256, "size": 4}])
     return out
 
 
@@ -281,15 +317,24 @@ def sdma_boundaries() -> list[list[Op]]:
     """Multiple-block SDMA with block sizes that do not divide the 4 KiB
     buffer boundary (SDHC 2.2.2, 1.7.2: the DMA Interrupt falls inside a
     block), the boundary's interrupt, then the guest's new System Address
-    that continues the transfer (SDHC 2.2.1)."""
+    that continues the transfer (SDHC 2.2.1); and SDMA and PIO transfers
+    started with a Block Count of 0 or without Block Count Enable."""
     out = []
     cont = {"op": "write", "off": H.SDMASYSAD.offset, "size": 4, "value": DMA_BASE + 0x20000}
     tick = {"op": "clock", "ns": 1_000_000}
     for index in (18, 25):
-        for bs in (1000, 3000, 4095):
-            go = _start(index, "sdma", bs=bs, count=3)
+        for bs in (300, 500, 511):  # the default controller's buffer: 512 bytes at most
+            go = _start(index, "sdma", bs=bs, count=16)
             out.append([_SETUP, _INIT, go, tick, cont, tick])
             out.append([_SETUP, _INIT, go, tick, cont, tick, cont, tick])
+    for index in (18, 25):
+        write = index == 25
+        for mode in ("sdma", "pio"):
+            for count, enable in ((0, True), (2, False)):
+                go = dict(_start(index, mode, count=count), blkcnt_en=enable)
+                block = {"op": "pio", "write": write, "n": 128, "size": 4}
+                out.append([_SETUP, _INIT, go, tick, block, block, block,
+                            {"op": "reset", "what": H.SWRST_CMD | H.SWRST_DAT}])
     return out
 
 
@@ -317,4 +362,5 @@ def table_inputs() -> list[list[Op]]:
     """All of them, in a fixed order."""
     return (command_states() + address_bounds() + register_fields() + resets_in_phases()
             + sizes_and_offsets() + lock_requests() + gaps_in_phases() + csd_protection()
-            + media_changes() + dma_selects() + sdma_boundaries() + erase_overlaps())
+            + media_changes() + dma_selects() + sdma_boundaries() + erase_overlaps()
+            + op_cond_sequences() + rca_mismatches())

@@ -411,3 +411,16 @@ def test_start_selects_each_adma_and_a_controller_without_it_moves_nothing() -> 
     for op in ops:
         apply(d, d.target, op)
     assert not d.target.read(H.NORINTSTS.offset, 2) & H.NIS_TRNSCMPL
+
+
+def test_rca_mismatch_addresses_another_card_and_cmd7_then_leaves_stand_by_alone() -> None:
+    """PLS 4.3.1 / Table 4-42: CMD7 with another card's RCA (``rca_xor``)
+    leaves a card in stand-by where it is; with its own RCA it selects it."""
+    other = [i for i in tables.rca_mismatches() if i[-1].get("rca_xor") and i[-1]["index"] == 7
+             and i[:-1] == tables.STATE_PREFIXES["stby"]]
+    assert len(other) == 1
+    card: Any = _run_ops(other[0]).card
+    assert card.state == S.CardState.STBY
+    own = dict(other[0][-1], rca_xor=0)
+    card = _run_ops([*tables.STATE_PREFIXES["stby"], own]).card
+    assert card.state == S.CardState.TRAN
