@@ -165,6 +165,14 @@ _REASONS = (
     ("strict", "the spec-following model (--strict)", True),
     ("qemu(", "one side of a listed deviation: the other is the spec-following model "
      "(--strict)", True),
+    ("self.card is none", "a controller without a card device (every machine the check "
+     "builds plugs one: a scenario's card is a property set, never none)", True),
+    ("self.store is none", "a card without a medium (every card the check builds has its "
+     "image; an eject keeps the store)", True),
+    ("self.image_store is none", "a card without a medium (every card the check builds has "
+     "its image; an eject keeps the store)", True),
+    ("rpmb_counter == 0xffffffff", "an expired RPMB write counter (JESD84-B51 6.6.22: after "
+     "2^32 authenticated writes, beyond any run)", True),
     ("uhs", "a device property (sdhci-pci uhs)", False),
     ("sd_spec_version", "a device property (sdhci-pci sd-spec-version)", False),
     ("spec_version", "a device property (sd-card spec_version)", False),
@@ -177,10 +185,6 @@ _REASONS = (
     ("emmc", "an eMMC card", False),
     ("rpmb", "an eMMC card (RPMB)", False),
     ("spi", "SPI mode (not on this bus)", True),
-    ("self.card is none", "a controller without a card device (every machine the check "
-     "builds plugs one: a scenario's card is a property set, never none)", True),
-    ("self.store is none", "a card without a medium (every card the check builds has its "
-     "image; an eject keeps the store)", True),
     ("fatal", "a QEMU abort path", False),
     ("hung", "a QEMU abort or endless-transfer path", False),
     ("raise ", "an error the model raises (bad input: the check builds valid machines)",

@@ -184,10 +184,11 @@ def lock_command(card: DataCard) -> None:
                                                  or (not locked and not lock)))):
         card.card_status |= S.LOCK_UNLOCK_FAILED
         return
-    if set_pwd:
-        card.pwd = bytes(d[2 + cur:2 + cur + new_len])
-    if clr_pwd:
-        card.pwd = b""
+    # Past these checks SET_PWD is set and CLR_PWD clear (QEMU's order of
+    # checks): PWD_LEN exceeds the current length, so new_len >= 1, which
+    # is refused without SET_PWD, and CLR_PWD is refused with SET_PWD.  A
+    # password is cleared only by the forced erase here (or --strict).
+    card.pwd = bytes(d[2 + cur:2 + cur + new_len])
     if lock:
         card.card_status |= S.CARD_IS_LOCKED
     else:

@@ -140,3 +140,22 @@ def cmd26_program_cid(t: Target, ctx: Context) -> None:
                                              mode=Mode.PIO, data=bytes(data)))
         d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
         d.reset(H.SWRST_CMD | H.SWRST_DAT)
+
+
+_WRITE_PROT = ((28, False), (29, False), (30, True))  # SET/CLR_WRITE_PROT, SEND_WRITE_PROT
+
+
+@scenario("write-protect-commands-sdhc", "commands", image="sdhc-4g", needs_clock=True)
+def write_protect_commands_sdhc(t: Target, ctx: Context) -> None:
+    """CMD28, CMD29 and CMD30 on a high-capacity card (PLS 4.3.5: SDHC and
+    SDXC cards have no write protection groups; the commands are illegal
+    there), each followed by CMD13."""
+    d = HostDriver(t, recover=False)
+    d.setup()
+    d.init_card()
+    for index, reads in _WRITE_PROT:
+        data = Transfer(read=True, block_size=4, block_count=1, mode=Mode.PIO) if reads \
+            else None
+        d.cmd(index, 0, data=data)
+        d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
+        d.reset(H.SWRST_CMD | H.SWRST_DAT)
