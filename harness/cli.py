@@ -101,8 +101,9 @@ def cmd_qemu_build(args: argparse.Namespace) -> int:
         res = builder.build(src, "HEAD", log, args.timeout)
     if not res.ok or res.binary is None:
         raise UsageError(f"build failed: {res.message} (log: {log_path})")
-    print(f"built {res.binary}")
-    print(f"use it with: sdqtest check --qemu {res.binary}")
+    print(f"built {res.binary}" + (f" and {out / build.ARM_BINARY}" if args.arm else ""))
+    print(f"use it with: sdqtest check --qemu {res.binary}"
+          + (f"; sdqtest check --board --qemu {out / build.ARM_BINARY}" if args.arm else ""))
     if args.coverage:
         print(f"measure with: sdqtest coverage {out}")
     return 0
