@@ -119,6 +119,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from harness.check import boards as check_boards
     from harness.check import coverage
 
     cb = coverage.CoverageBuild(Path(args.build_dir))
@@ -132,7 +133,10 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         os.environ.update(cb.environment())
         runs = [["check", "--qemu", str(cb.binary)]]
         if boards:
-            runs.append(["check", "--board", "--qemu", str(cb.arm_binary)])
+            chosen = (",".join(check_boards.DEFAULT_BOARDS) if args.boards == "default"
+                      else args.boards)
+            names = [chosen] if chosen else []
+            runs.append(["check", "--board", *names, "--qemu", str(cb.arm_binary)])
         for run in runs:
             full = [*run, *args.check_args]
             print(f"running: sdqtest {' '.join(full)}")
@@ -795,6 +799,9 @@ def _add_tool_parsers(sub: Any) -> None:
     cv.add_argument("--no-boards", action="store_true",
                     help="leave out the ARM boards even when the build has "
                     "qemu-system-aarch64 (sdqtest qemu build --arm --coverage)")
+    cv.add_argument("--boards", metavar="NAME,...",
+                    help="the boards run on qemu-system-aarch64 (default: every board; "
+                    "'default': those of the default check)")
     cv.add_argument("--keep", action="store_true",
                     help="add to the counts of earlier runs instead of starting at zero")
     cv.add_argument("--functions", nargs="?", const="", metavar="REGEX",
