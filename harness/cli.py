@@ -230,7 +230,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     import harness.scenarios as scenarios
-    from harness.check import boards, compat_matrix, inputs, parallel, report, shard, verdict
+    from harness.check import (
+        boards,
+        compat_matrix,
+        inputs,
+        parallel,
+        realize,
+        report,
+        shard,
+        verdict,
+    )
 
     if args.list:
         for sc in scenarios.all_scenarios().values():
@@ -264,6 +273,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         results += got
         notes += compat_matrix.default_notes(builds, cells)
         _progress("")
+    if args.realize and builds and shard.shard_of(realize.GROUP, n) == k - 1:
+        results += realize.check_verdicts(builds, jobs, progress=_progress)
+        _progress("")
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if notes:
         print("\n" + "\n".join(notes))
@@ -291,10 +303,18 @@ def _check_selection(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
     # --group a,b is --group a --group b (and so for --scenario)
     args.group = [g for a in args.group for g in a.split(",") if g] if args.group else None
     args.scenario = [n for a in args.scenario for n in a.split(",") if n] if args.scenario else None
-    try:
-        selected = list(scenarios.select(args.group, args.scenario))
-    except KeyError as e:
-        raise UsageError(str(e.args[0])) from e
+    from harness.check import realize
+
+    # The realize group is not scenarios: its cases run beside the compat matrix.
+    args.realize = not args.scenario and (not args.group or realize.GROUP in args.group)
+    groups = [g for g in args.group if g != realize.GROUP] if args.group else None
+    if args.group and not groups:
+        selected: list[Any] = []
+    else:
+        try:
+            selected = list(scenarios.select(groups, args.scenario))
+        except KeyError as e:
+            raise UsageError(str(e.args[0])) from e
     args.boards = _board_selection(args, selected)
     builds = [] if args.board is not None else select_builds(args.qemu)
     for b in builds:  # an InputError is a UsageError: one line, exit 2
