@@ -101,8 +101,9 @@ def cmd_qemu_build(args: argparse.Namespace) -> int:
         res = builder.build(src, "HEAD", log, args.timeout)
     if not res.ok or res.binary is None:
         raise UsageError(f"build failed: {res.message} (log: {log_path})")
-    print(f"built {res.binary}")
-    print(f"use it with: sdqtest check --qemu {res.binary}")
+    print(f"built {res.binary}" + (f" and {out / build.ARM_BINARY}" if args.arm else ""))
+    print(f"use it with: sdqtest check --qemu {res.binary}"
+          + (f"; sdqtest check --board --qemu {out / build.ARM_BINARY}" if args.arm else ""))
     if args.coverage:
         print(f"measure with: sdqtest coverage {out}")
     return 0
@@ -118,6 +119,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from harness.check import boards as check_boards
     from harness.check import coverage
 
     cb = coverage.CoverageBuild(Path(args.build_dir))
@@ -131,7 +133,10 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         os.environ.update(cb.environment())
         runs = [["check", "--qemu", str(cb.binary)]]
         if boards:
-            runs.append(["check", "--board", "--qemu", str(cb.arm_binary)])
+            chosen = (",".join(check_boards.DEFAULT_BOARDS) if args.boards == "default"
+                      else args.boards)
+            names = [chosen] if chosen else []
+            runs.append(["check", "--board", *names, "--qemu", str(cb.arm_binary)])
         for run in runs:
             full = [*run, *args.check_args]
             print(f"running: sdqtest {' '.join(full)}")
@@ -225,7 +230,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     import harness.scenarios as scenarios
-    from harness.check import boards, compat_matrix, inputs, parallel, report, shard, verdict
+    from harness.check import (
+        boards,
+        compat_matrix,
+        inputs,
+        parallel,
+        realize,
+        report,
+        shard,
+        verdict,
+    )
 
     if args.list:
         for sc in scenarios.all_scenarios().values():
@@ -259,6 +273,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         results += got
         notes += compat_matrix.default_notes(builds, cells)
         _progress("")
+    if args.realize and builds and shard.shard_of(realize.GROUP, n) == k - 1:
+        results += realize.check_verdicts(builds, jobs, progress=_progress)
+        _progress("")
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if notes:
         print("\n" + "\n".join(notes))
@@ -286,10 +303,18 @@ def _check_selection(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
     # --group a,b is --group a --group b (and so for --scenario)
     args.group = [g for a in args.group for g in a.split(",") if g] if args.group else None
     args.scenario = [n for a in args.scenario for n in a.split(",") if n] if args.scenario else None
-    try:
-        selected = list(scenarios.select(args.group, args.scenario))
-    except KeyError as e:
-        raise UsageError(str(e.args[0])) from e
+    from harness.check import realize
+
+    # The realize group is not scenarios: its cases run beside the compat matrix.
+    args.realize = not args.scenario and (not args.group or realize.GROUP in args.group)
+    groups = [g for g in args.group if g != realize.GROUP] if args.group else None
+    if args.group and not groups:
+        selected: list[Any] = []
+    else:
+        try:
+            selected = list(scenarios.select(groups, args.scenario))
+        except KeyError as e:
+            raise UsageError(str(e.args[0])) from e
     args.boards = _board_selection(args, selected)
     builds = [] if args.board is not None else select_builds(args.qemu)
     for b in builds:  # an InputError is a UsageError: one line, exit 2
@@ -794,6 +819,9 @@ def _add_tool_parsers(sub: Any) -> None:
     cv.add_argument("--no-boards", action="store_true",
                     help="leave out the ARM boards even when the build has "
                     "qemu-system-aarch64 (sdqtest qemu build --arm --coverage)")
+    cv.add_argument("--boards", metavar="NAME,...",
+                    help="the boards run on qemu-system-aarch64 (default: every board; "
+                    "'default': those of the default check)")
     cv.add_argument("--keep", action="store_true",
                     help="add to the counts of earlier runs instead of starting at zero")
     cv.add_argument("--functions", nargs="?", const="", metavar="REGEX",

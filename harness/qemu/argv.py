@@ -37,8 +37,10 @@ def drive_arg(image: CardImage, *, snapshot: bool = False) -> str:
     """The ``-drive`` option string of the card's image."""
     if image.path is None:
         assert image.size is not None
-        opts = [f"if=none,id={DRIVE_ID},file=null-co://,format={image.format}",
-                f"size={_size(image.size)}"]
+        # null-co is 1 GiB unless told (file.size); the format's own size
+        # then takes all of it.
+        opts = [f"if=none,id={DRIVE_ID},file=null-co://,file.size={_size(image.size)}",
+                f"format={image.format},size={_size(image.size)}"]
     else:
         opts = [f"if=none,id={DRIVE_ID},file={_escape(str(image.path))},format={image.format}"]
     if image.readonly:
