@@ -226,9 +226,13 @@ class ModelRunner:
         """CMD13 is a well-formed probe: a card with its medium (an ejected
         one answers nothing, and the driver's clean-up of the timeout would
         acknowledge the Card Removal the input left pending) in a
-        data-transfer-mode state, the command line free."""
+        data-transfer-mode state, the command line free, and no write in
+        progress (the data that follows would reach a card whose last
+        command is CMD13: QEMU >= 9.1 aborts, ``sd.command-during-transfer``)."""
         card: Any = model.card
-        return (getattr(card, "state", None) in _CMD13_STATES
+        state = getattr(card, "state", None)
+        writing = state == S.CardState.RCV and model.sdhci.prnsts & H.PRNSTS_DATINHIBIT
+        return (state in _CMD13_STATES and not writing
                 and getattr(card, "inserted", True)
                 and not model.sdhci.prnsts & _CMD_INHIBIT)
 

@@ -205,7 +205,8 @@ _LOCK_FLAGS = (0, S.LOCK_SET_PWD, S.LOCK_CLR_PWD, S.LOCK_LOCK, S.LOCK_SET_PWD | 
 
 def lock_requests() -> list[list[Op]]:
     """Every lock request (flags x password: none, the current one, the
-    current followed by another, a wrong one) from each lock state: no
+    current followed by another, a wrong one, a wrong one of the current
+    one's length followed by another) from each lock state: no
     password, a password set, locked (its password then the second one);
     and a forced erase as PLS 4.3.7.3 sends it (CMD16(1), the flags byte)
     from each, with and without the 512-byte block."""
@@ -215,7 +216,8 @@ def lock_requests() -> list[list[Op]]:
     out = []
     for prefix, cur, other in states:
         for flags in _LOCK_FLAGS:
-            for pwd in (b"", cur, cur + other, b"wrong!"):
+            wrong = bytes([cur[0] ^ 0xFF]) + cur[1:] + other  # the current one's length
+            for pwd in (b"", cur, cur + other, b"wrong!", wrong):
                 out.append([*prefix, _lock(flags, pwd)])
         for pad in (True, False):
             out.append([*prefix, _lock(S.LOCK_ERASE, pad=pad, bare=True)])
