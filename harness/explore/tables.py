@@ -331,13 +331,42 @@ def sdma_boundaries() -> list[list[Op]]:
             out.append([_SETUP, _INIT, go, tick, cont, tick, cont, tick])
     for index in (18, 25):
         write = index == 25
-        for mode in ("sdma", "pio"):
+        for mode in ("sdma", "pio", "adma2"):
             for count, enable in ((0, True), (2, False)):
                 go = dict(_start(index, mode, count=count), blkcnt_en=enable)
                 block = {"op": "pio", "write": write, "n": 128, "size": 4}
                 out.append([_SETUP, _INIT, go, tick, block, block, block,
                             {"op": "reset", "what": H.SWRST_CMD | H.SWRST_DAT}])
     return out
+
+
+def _adma(descs: list[list[int]], count: int = 1) -> Op:
+    return {"op": "adma", "read": True, "block": 4, "count": count, "bs": 512,
+            "descs": descs, "width64": False}
+
+
+def adma_chains() -> list[list[Op]]:
+    """ADMA2 chains (SDHC 1.13.4): a Link descriptor to itself (no
+    progress: the transfer waits on the guest), then
+    a guest memory write over the table, a clock step, a DAT line reset;
+    and an Int descriptor before the End one with the interrupt signal
+    enabled (the engine stops at it, SDHC 1.13.4 Int)."""
+    link = H.ADMA_VALID | H.ADMA_ACT_LINK
+    tran = H.ADMA_VALID | H.ADMA_ACT_TRAN
+    loop = _adma([[0, 0, link]])  # the table is at the DMA area's start: a Link to itself
+    after = [_mem(0x200, bytes(8)), {"op": "clock", "ns": 1_000_000},
+             {"op": "reset", "what": H.SWRST_DAT}]
+    signal = {"op": "irq", "norsts": 0xFFFF, "errsts": 0xFFFF, "norsig": 0xFFFF,
+              "errsig": 0xFFFF}
+    stop_at_int = _adma([[0x10000, 512, tran | H.ADMA_INT], [0x10200, 512, tran | H.ADMA_END]],
+                        count=2)
+    return [[_SETUP, _INIT, loop, *after], [_SETUP, _INIT, loop, {"op": "clock", "ns": 50},
+                                            *after],
+            [_SETUP, _INIT, signal, stop_at_int, {"op": "clock", "ns": 1_000_000}]]
+
+
+def _mem(off: int, data: bytes) -> Op:
+    return {"op": "mem", "off": off, "data": data.hex()}
 
 
 def _erase(first: int, last: int) -> Op:
@@ -365,4 +394,4 @@ def table_inputs() -> list[list[Op]]:
     return (command_states() + address_bounds() + register_fields() + resets_in_phases()
             + sizes_and_offsets() + lock_requests() + gaps_in_phases() + csd_protection()
             + media_changes() + dma_selects() + sdma_boundaries() + erase_overlaps()
-            + op_cond_sequences() + rca_mismatches())
+            + op_cond_sequences() + rca_mismatches() + adma_chains())

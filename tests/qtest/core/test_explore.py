@@ -424,3 +424,13 @@ def test_rca_mismatch_addresses_another_card_and_cmd7_then_leaves_stand_by_alone
     own = dict(other[0][-1], rca_xor=0)
     card = _run_ops([*tables.STATE_PREFIXES["stby"], own]).card
     assert card.state == S.CardState.TRAN
+
+
+def test_a_link_to_itself_parks_the_adma_and_a_memory_write_wakes_it() -> None:
+    """SDHC 1.13.4: a chain of one Link descriptor to itself moves nothing;
+    the model parks it (QEMU's timer would spin) until guest memory
+    changes."""
+    loop = tables.adma_chains()[0]
+    model = _run_ops(loop[:3])
+    assert model.sdhci.adma_parked
+    assert not _run_ops(loop[:4]).sdhci.adma_parked
