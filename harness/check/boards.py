@@ -49,7 +49,8 @@ def default_scenarios(selected: Sequence[Scenario], chosen: bool) -> list[Scenar
     if chosen:
         return list(selected)
     return [sc for sc in selected if sc.group not in PC_GROUPS
-            and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"]
+            and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"
+            and sc.group != SPI_GROUP]
 
 
 def board_names(names: Sequence[str]) -> list[str]:
@@ -85,8 +86,14 @@ def not_run(builds: Sequence[QemuBuild], names: Sequence[str]) -> list[str]:
 def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None:
     """Why scenario ``sc`` does not run on ``machine`` (a board's), or None."""
     board = board_for(machine)
+    if sc.group == SPI_GROUP and (board is None or not board.spi):
+        return ("needs an SD card in SPI mode: a board with an SSI controller "
+                f"(--board {', '.join(b.name for b in BOARDS if b.spi)})")
     if board is None:
         return None
+    if board.spi and sc.group != SPI_GROUP:
+        return (f"an SDHCI scenario: board {board.name} has no SDHCI (its card is in SPI "
+                f"mode behind a {board.controller} and ssi-sd; the {SPI_GROUP} group runs)")
     if sc.group in PC_GROUPS:
         return PC_GROUPS[sc.group]
     if sc.card != "sd-card":
@@ -112,6 +119,8 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
     return board_only_reason(board, profile)
 
 
+#: The scenario group of the SD card in SPI mode (harness.scenarios.spi).
+SPI_GROUP = "spi"
 #: Scenarios whose expectations count the DMA Interrupts of a programmed
 #: SDMA buffer boundary (the data of the others does not depend on it).
 SDMA_BOUNDARY_EVENTS = frozenset({"boundary-sdma-4k"})
