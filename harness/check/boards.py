@@ -17,7 +17,7 @@ from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
 
-__all__ = ["DEFAULT_BOARDS", "board_names", "default_scenarios", "machines_for", "not_run",
+__all__ = ["DEFAULT_BOARDS", "SPI_GROUP", "applicable", "board_names", "default_scenarios", "machines_for", "not_run",
            "skip_reason"]
 
 #: Groups that need a PC: the compat matrix of versioned pc machine types, the
@@ -51,6 +51,18 @@ def default_scenarios(selected: Sequence[Scenario], chosen: bool) -> list[Scenar
     return [sc for sc in selected if sc.group not in PC_GROUPS
             and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"
             and sc.group != SPI_GROUP]
+
+
+def applicable(selected: Sequence[Scenario], names: Sequence[str]) -> list[Scenario]:
+    """``check --board`` without ``--group``/``--scenario``: the library less
+    the SDHCI groups when every board named has its card in SPI mode, less
+    the ``spi`` group when none has (the rest is skipped run by run)."""
+    spi = {by_name(n).spi for n in names}
+    if spi == {True}:
+        return [sc for sc in selected if sc.group == SPI_GROUP]
+    if spi == {False}:
+        return [sc for sc in selected if sc.group != SPI_GROUP]
+    return list(selected)
 
 
 def board_names(names: Sequence[str]) -> list[str]:

@@ -183,12 +183,10 @@ class SpiHost:
         return out
 
     def read_register(self, index: int) -> tuple[Response, Block | None]:
-        """CMD9 (CSD) or CMD10 (CID): R1, then the 16-byte block unless R1 says
-        the command was refused."""
+        """CMD9 (CSD) or CMD10 (CID): R1, then the 16-byte block if a start
+        token comes (QEMU's R1 may carry the illegal-command flag of the
+        command before: ledger spi.r1-illegal-of-previous)."""
         rsp = self.command(index, end=False)
-        if rsp.r1 is None or rsp.r1 & 0x7E:
-            self.fill(1)
-            return rsp, None
-        block = self.read_block(16)
+        block = self.read_block(16) if rsp.r1 is not None else None
         self.fill(1)
-        return rsp, block
+        return rsp, (block if block is not None and block.token is not None else None)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["BOARDS", "Board", "IrqRoute", "board_for", "by_name"]
+__all__ = ["BOARDS", "SDHCI_BOARDS", "Board", "IrqRoute", "board_for", "by_name"]
 
 _MIB = 1 << 20
 
@@ -220,6 +220,10 @@ BOARDS: tuple[Board, ...] = (
                "no SDHCI: the SDHCI scenario groups do not apply; the spi group runs"),
     ),
 )
+
+
+#: The boards with an SDHCI (every one but those whose card is in SPI mode).
+SDHCI_BOARDS: tuple[Board, ...] = tuple(b for b in BOARDS if not b.spi)
 
 
 def by_name(name: str) -> Board:

@@ -39,6 +39,12 @@ SPI: tuple[KnownDifference, ...] = (
         why="the byte cannot be predicted: the model marks it undefined and adopts QEMU's",
         evidence=_EVIDENCE),
     KnownDifference(
+        "spi.r1-illegal-of-previous", Scope.SPEC, "sd",
+        "R1 reports the errors of the command it answers (PLS 7.3.2.1)",
+        "QEMU keeps SD mode's card status: the illegal-command flag of a refused command "
+        "shows in the R1 of the next accepted one, which clears it", _EVERY,
+        spec="PLS 7.3.2.1", evidence=_EVIDENCE),
+    KnownDifference(
         "spi.r2-after-clear", Scope.SPEC, "sd",
         "CMD13's R2 reports the card status errors in its second byte (PLS 7.3.2.3)",
         "since 10.1 sd.c builds R1 first, which clears the clear-on-read bits, and the "
