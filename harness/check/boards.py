@@ -17,8 +17,8 @@ from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
 
-__all__ = ["DEFAULT_BOARDS", "SPI_GROUP", "applicable", "board_names", "default_scenarios", "machines_for", "not_run",
-           "skip_reason"]
+__all__ = ["DEFAULT_BOARDS", "SPI_GROUP", "applicable", "board_names", "default_scenarios",
+           "machines_for", "not_run", "skip_reason"]
 
 #: Groups that need a PC: the compat matrix of versioned pc machine types, the
 #: migration matrix (run on pc machine types), the eMMC device (``-device emmc``

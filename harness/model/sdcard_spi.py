@@ -69,7 +69,8 @@ SPI = CommandTable("SPI", (
     _r(28), _r(29), _r(30), _r(32), _r(33), _r(38), _r(42), _r(55), _r(56),
     _r(58, "R3: R1 and the OCR"), _r(59, "R1; QEMU never checks a CRC"),
 ), (
-    _a(13), _a(22), _a(23), _a(41, "R1: leaves idle"), _a(42), _a(51),
+    _a(13, "R2, then the SD status block"), _a(22), _a(23), _a(41, "R1: leaves idle"),
+    _a(42), _a(51),
 ))
 
 
@@ -217,6 +218,13 @@ class SpiCard(SDCard):
             return Rsp.ILLEGAL
         return Rsp.R1 if self.version < V_PROTO else Rsp.R2_CSD
 
+    @SPI.handles(13, app=True)
+    def _spi_acmd_sd_status(self, arg: int) -> Rsp:
+        """ACMD13 (PLS 7.3.1.3): the 64-byte SD status as a data block after R2
+        (since 10.1; before, ssi-sd widens the R1 of any index 13 to two bytes)."""
+        rsp = self._acmd_sd_status(arg)
+        return Rsp.R2_CSD if self.frames_spi and rsp is not Rsp.ILLEGAL else rsp
+
     @SPI.handles(58)
     def _spi_read_ocr(self, arg: int) -> Rsp:
         """CMD58 (PLS 7.3.1.3): the OCR in R3, in any state."""
@@ -229,4 +237,4 @@ class SpiCard(SDCard):
 
 
 SPI.inherit(SpiCard, SD, 6, 12, 16, 17, 18, 24, 25, 27, 28, 29, 30, 32, 33, 38, 42, 55, 56)
-SPI.inherit(SpiCard, SD, 13, 22, 23, 42, 51, app=True)
+SPI.inherit(SpiCard, SD, 22, 23, 42, 51, app=True)

@@ -148,6 +148,25 @@ def spi_write_multi(t: Target, ctx: Context) -> None:
     h.command(13, rlen=T.R2_LEN)
 
 
+@scenario("spi-app-data", GROUP)
+def spi_app_data(t: Target, ctx: Context) -> None:
+    """CMD6 (switch status), ACMD13 (SD status after R2), ACMD51 (SCR), ACMD22 as
+    data blocks (PLS 7.3.1.3 Table 7-3, 7.3.3)."""
+    h = _ready(t, ctx)
+    for name, send, length in (
+            ("CMD6", lambda: h.command(6, 0x00FF_FFF1, end=False), 64),
+            ("ACMD13", lambda: h.app_command(13, rlen=T.R2_LEN, end=False), 64),
+            ("ACMD51", lambda: h.app_command(51, end=False), 8),
+            ("ACMD22", lambda: h.app_command(22, end=False), 4)):
+        rsp = send()
+        if rsp.r1 is not None and not rsp.r1 & 0x7A:
+            b = h.read_block(length)
+            if b.token is not None:
+                _expect_block(ctx, name, b)
+        h.fill(1)
+    h.command(13, rlen=T.R2_LEN)
+
+
 @scenario("spi-crc", GROUP)
 def spi_crc(t: Target, ctx: Context) -> None:
     """CMD59 turns CRC checking on; a command with a bad CRC7 (PLS 7.2.2)."""
