@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.driver.results import DriverError
 from harness.hwdefs import pl022 as P
 from harness.hwdefs import sd_spi as T
 from harness.target import Target
@@ -34,7 +35,7 @@ _SSE = P.SSPCR1.field("SSE").mask
 _LBM = P.SSPCR1.field("LBM").mask
 
 
-class SpiError(Exception):
+class SpiError(DriverError):
     """The card did not answer as the protocol says it must (no R1, no token)."""
 
 
