@@ -153,16 +153,16 @@ def spi_app_data(t: Target, ctx: Context) -> None:
     """CMD6 (switch status), ACMD13 (SD status after R2), ACMD51 (SCR), ACMD22 as
     data blocks (PLS 7.3.1.3 Table 7-3, 7.3.3)."""
     h = _ready(t, ctx)
-    for name, send, length in (
-            ("CMD6", lambda: h.command(6, 0x00FF_FFF1, end=False), 64),
-            ("ACMD13", lambda: h.app_command(13, rlen=T.R2_LEN, end=False), 64),
-            ("ACMD51", lambda: h.app_command(51, end=False), 8),
-            ("ACMD22", lambda: h.app_command(22, end=False), 4)):
-        rsp = send()
+    for index, app, arg, rlen, length in ((6, False, 0x00FF_FFF1, 1, 64),
+                                          (13, True, 0, T.R2_LEN, 64), (51, True, 0, 1, 8),
+                                          (22, True, 0, 1, 4)):
+        if app:
+            h.command(55)
+        rsp = h.command(index, arg, rlen=rlen, end=False)
         if rsp.r1 is not None and not rsp.r1 & 0x7A:
             b = h.read_block(length)
             if b.token is not None:
-                _expect_block(ctx, name, b)
+                _expect_block(ctx, f"{'A' if app else ''}CMD{index}", b)
         h.fill(1)
     h.command(13, rlen=T.R2_LEN)
 
