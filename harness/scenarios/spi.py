@@ -218,8 +218,12 @@ def spi_ssp_fifo(t: Target, ctx: Context) -> None:
     got = [t.read(P.ssp(P.SSPDR), 4) for _ in range(9)]
     ctx.expect(got[:8] == [0x30 + i for i in range(8)],
                f"loopback: {got[:8]} is not what was queued (TRM 3.3.2 LBM)")
+    for i in range(10):  # 8 fill the RX FIFO, 2 wait in TX: no overrun (pl022.no-overrun-timeout)
+        t.write(P.ssp(P.SSPDR), 4, 0x50 + i)
     for reg in (P.SSPSR, P.SSPRIS, P.SSPMIS, P.SSPCR0, P.SSPCR1, P.SSPCPSR, P.SSPDMACR):
         t.read(P.ssp(reg), 4)
+    got = [t.read(P.ssp(P.SSPDR), 4) for _ in range(11)]
+    ctx.expect(got[:10] == [0x50 + i for i in range(10)], f"loopback after a full RX: {got}")
     t.write(P.ssp(P.SSPIMSC), 4, P.SSPIMSC.mask("TXIM"))
     t.write(P.ssp(P.SSPICR), 4, 3)
     t.write(P.ssp(P.SSPIMSC), 4, 0)

@@ -142,3 +142,15 @@ def test_only_an_undefined_byte_is_adopted() -> None:
     assert t.reconcile("read", (P.ssp(P.SSPDR), 4), value, 0x01)
     assert t.adoptions == [(LEDGER["spi.illegal-r1-stale"].adopts, 0x01)]
     assert not t.reconcile("read", (P.ssp(P.SSPDR), 4), 0xFF, 0x01)
+
+
+def test_check_board_runs_what_applies() -> None:
+    """``check --board lm3s6965evb`` runs the spi group only; an SDHCI board never it."""
+    from harness.check import boards as check_boards
+    from harness.scenarios import all_scenarios
+
+    scs = list(all_scenarios().values())
+    assert {sc.group for sc in check_boards.applicable(scs, ["lm3s6965evb"])} == {"spi"}
+    assert "spi" not in {sc.group for sc in check_boards.applicable(scs, ["zynq"])}
+    assert len(check_boards.applicable(scs, ["zynq", "lm3s6965evb"])) == len(scs)
+    assert "lm3s6965evb" not in check_boards.DEFAULT_BOARDS
