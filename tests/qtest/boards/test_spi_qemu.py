@@ -93,3 +93,6 @@ def test_a_broken_model_diverges(arm_build: QemuBuild, spi_pool: QemuPool,
     res = runner.run(arm_build, all_scenarios()["spi-read-multi"], BOARD.machine,
                      pool=spi_pool)
     assert res.status == runner.DIVERGE, res.reason
+    assert res.divergence is not None
+    context = "\n".join(res.divergence.context)
+    assert "register: SSPDR" in context and "CMD18 READ_MULTIPLE_BLOCK" in context, context
