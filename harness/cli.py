@@ -101,39 +101,73 @@ def cmd_qemu_build(args: argparse.Namespace) -> int:
         res = builder.build(src, "HEAD", log, args.timeout)
     if not res.ok or res.binary is None:
         raise UsageError(f"build failed: {res.message} (log: {log_path})")
-    print(f"built {res.binary}")
-    print(f"use it with: sdqtest check --qemu {res.binary}")
+    print(f"built {res.binary}" + (f" and {out / build.ARM_BINARY}" if args.arm else ""))
+    print(f"use it with: sdqtest check --qemu {res.binary}"
+          + (f"; sdqtest check --board --qemu {out / build.ARM_BINARY}" if args.arm else ""))
     if args.coverage:
         print(f"measure with: sdqtest coverage {out}")
     return 0
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
-    """Run the check (or nothing) on a gcov build and report hw/sd coverage."""
+    """Run the check (or nothing) on a gcov build and report hw/sd coverage.
+
+    A build with ``qemu-system-aarch64`` beside the x86 binary (``qemu build
+    --arm``) shares the ``hw/sd`` objects: the boards' runs (``check --board``
+    on it) add to the same counts, and the reachable set then leaves out only
+    what no board reaches."""
     import json
     from pathlib import Path
 
+    from harness.check import boards as check_boards
     from harness.check import coverage
 
     cb = coverage.CoverageBuild(Path(args.build_dir))
     if not cb.binary.is_file():
         raise UsageError(f"{cb.binary} does not exist: build the tree first")
+    boards = cb.arm_binary is not None and not args.no_boards
     rc = 0
     if not args.no_run:
         if not args.keep:
             cb.reset()
         os.environ.update(cb.environment())
-        check_args = list(args.check_args)
-        print(f"running: sdqtest check --qemu {cb.binary} {' '.join(check_args)}".rstrip())
-        rc = main(["check", "--qemu", str(cb.binary), *check_args])
-        print()
+        runs = [["check", "--qemu", str(cb.binary)]]
+        if boards:
+            chosen = (",".join(check_boards.DEFAULT_BOARDS) if args.boards == "default"
+                      else args.boards)
+            names = [chosen] if chosen else []
+            runs.append(["check", "--board", *names, "--qemu", str(cb.arm_binary)])
+        for run in runs:
+            full = [*run, *args.check_args]
+            print(f"running: sdqtest {' '.join(full)}")
+            rc = max(rc, main(full))
+            print()
     cov = cb.measure()
-    print(f"coverage of {', '.join(cb.roots)} in {cb.build_dir}:")
+    _print_coverage(cb, cov, args, boards)
+    if args.json:
+        Path(args.json).write_text(json.dumps(cov.to_json(), indent=1))
+        print(f"JSON: {args.json}")
+    if args.html:
+        index = coverage.write_html(cov, Path(args.html), f"hw/sd coverage: {cb.build_dir}")
+        print(f"HTML: {index}")
+    return rc
+
+
+def _print_coverage(cb: Any, cov: Any, args: argparse.Namespace, boards: bool) -> None:
+    from harness.check import coverage
+
+    print(f"coverage of {', '.join(cb.roots)} in {cb.build_dir}"
+          + (" (x86 and ARM boards):" if boards else ":"))
     print_table(["file", "lines", "%", "branches", "%", "functions", "%"],
                 coverage.summary_rows(cov))
-    print("\nreachable through sdhci-pci with an SD card (functions of other devices "
-          "left out: harness/check/coverage.py OUT_OF_REACH):")
-    print_table(["file", "lines", "%", "functions left out"], coverage.reachable_rows(cov))
+    if boards:
+        print("\nreachable by sdhci-pci (SD card and eMMC) and every board (functions no "
+              "run of this project can reach left out: harness/check/coverage.py OUT_OF_REACH):")
+    else:
+        print("\nreachable through sdhci-pci with an SD card (functions of other devices "
+              "left out: harness/check/coverage.py OUT_OF_REACH):")
+    print_table(["file", "lines", "%", "functions left out"],
+                coverage.reachable_rows(cov, boards))
     if args.functions is not None:
         print()
         print_table(["file", "line", "function", "calls", "lines", "%"],
@@ -142,16 +176,9 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     if never:
         print(f"\nfunctions never executed ({len(never)}):")
         for path, fn in never:
-            why = coverage.out_of_reach(path, fn.name)
+            why = coverage.out_of_reach(path, fn.name, boards)
             print(f"  {path}:{fn.start} {fn.name}" + (f"  (out of reach: {why.reason})"
                                                       if why else ""))
-    if args.json:
-        Path(args.json).write_text(json.dumps(cov.to_json(), indent=1))
-        print(f"JSON: {args.json}")
-    if args.html:
-        index = coverage.write_html(cov, Path(args.html), f"hw/sd coverage: {cb.build_dir}")
-        print(f"HTML: {index}")
-    return rc
 
 
 def cmd_bench_qtest(args: argparse.Namespace) -> int:
@@ -203,7 +230,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     import harness.scenarios as scenarios
-    from harness.check import boards, compat_matrix, inputs, parallel, report, shard, verdict
+    from harness.check import (
+        boards,
+        compat_matrix,
+        inputs,
+        parallel,
+        realize,
+        report,
+        shard,
+        verdict,
+    )
 
     if args.list:
         for sc in scenarios.all_scenarios().values():
@@ -237,6 +273,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         results += got
         notes += compat_matrix.default_notes(builds, cells)
         _progress("")
+    if args.realize and builds and shard.shard_of(realize.GROUP, n) == k - 1:
+        results += realize.check_verdicts(builds, jobs, progress=_progress)
+        _progress("")
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if notes:
         print("\n" + "\n".join(notes))
@@ -264,10 +303,18 @@ def _check_selection(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
     # --group a,b is --group a --group b (and so for --scenario)
     args.group = [g for a in args.group for g in a.split(",") if g] if args.group else None
     args.scenario = [n for a in args.scenario for n in a.split(",") if n] if args.scenario else None
-    try:
-        selected = list(scenarios.select(args.group, args.scenario))
-    except KeyError as e:
-        raise UsageError(str(e.args[0])) from e
+    from harness.check import realize
+
+    # The realize group is not scenarios: its cases run beside the compat matrix.
+    args.realize = not args.scenario and (not args.group or realize.GROUP in args.group)
+    groups = [g for g in args.group if g != realize.GROUP] if args.group else None
+    if args.group and not groups:
+        selected: list[Any] = []
+    else:
+        try:
+            selected = list(scenarios.select(groups, args.scenario))
+        except KeyError as e:
+            raise UsageError(str(e.args[0])) from e
     args.boards = _board_selection(args, selected)
     builds = [] if args.board is not None else select_builds(args.qemu)
     for b in builds:  # an InputError is a UsageError: one line, exit 2
@@ -771,6 +818,12 @@ def _add_tool_parsers(sub: Any) -> None:
     cv.add_argument("build_dir", help="QEMU build directory configured with --enable-gcov")
     cv.add_argument("--no-run", action="store_true",
                     help="run nothing: report the counts already on disk")
+    cv.add_argument("--no-boards", action="store_true",
+                    help="leave out the ARM boards even when the build has "
+                    "qemu-system-aarch64 (sdqtest qemu build --arm --coverage)")
+    cv.add_argument("--boards", metavar="NAME,...",
+                    help="the boards run on qemu-system-aarch64 (default: every board; "
+                    "'default': those of the default check)")
     cv.add_argument("--keep", action="store_true",
                     help="add to the counts of earlier runs instead of starting at zero")
     cv.add_argument("--functions", nargs="?", const="", metavar="REGEX",

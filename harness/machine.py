@@ -129,8 +129,8 @@ def _check_board(m: Machine) -> None:
         raise ValueError(str(e.args[0])) from None
     if m.type != b.machine:
         raise ValueError(f"board {b.name} is machine type {b.machine}, not {m.type}")
-    if m.sdhci is None or m.card_kind != "sd-card":
-        raise ValueError(f"board {b.name} has its own {b.controller} and SD card slot")
+    if m.sdhci is None or m.card_kind != b.card_kind:
+        raise ValueError(f"board {b.name} has its own {b.controller} and {b.card_kind} slot")
 
 
 def _props_or_none(value: Mapping[str, PropValue] | None) -> Props | None:
@@ -185,7 +185,7 @@ class Machine:
         b = boards.by_name(name)
         return cls(type=b.machine, ram=b.ram, sdhci=b.sdhci_props,
                    card=Props() if card is None else card, image=image, bar0=b.base,
-                   board=b.name)
+                   card_kind=b.card_kind, board=b.name)
 
     @property
     def board_def(self) -> boards.Board | None:

@@ -9,10 +9,12 @@ What does not apply to a board is skipped with its reason, one rule per reason
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.boards import BOARDS, Board, board_for, by_name
+from harness.model.target import CONTROLLERS
 from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
@@ -108,18 +110,19 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
                 f"mode behind a {board.controller} and ssi-sd; the {SPI_GROUP} group runs)")
     if sc.group in PC_GROUPS:
         return PC_GROUPS[sc.group]
-    if sc.card != "sd-card":
-        return f"an {sc.card} device: board {board.name} creates its own SD card"
+    if sc.card != board.card_kind:
+        return (f"an {sc.card} device: board {board.name} creates its own "
+                f"{_CARD_NAMES.get(board.card_kind, board.card_kind)}")
     differ = sorted(k for k, v in sc.sdhci.items() if board.sdhci_props.get(k) != v)
     if differ:  # the same values as the board's are the board's own controller
         props = ", ".join(f"{k}={_show(sc.sdhci[k])}" for k in differ)
         return (f"sets sdhci-pci properties ({props}); board {board.name} fixes its "
                 "controller's")
-    lacks = [m for m in DMA_KINDS if m in sc.name and not _caps(board) & H.CAPAB.mask(
-        m.upper())]
+    caps = _caps(board, profile)
+    lacks = [m for m in DMA_KINDS if m in sc.name and not caps & H.CAPAB.mask(m.upper())]
     if lacks:
         return (f"tests {'/'.join(lacks).upper()}: board {board.name}'s controller "
-                f"reports no {'/'.join(lacks).upper()} (capareg {_caps(board):#x}); the "
+                f"reports no {'/'.join(lacks).upper()} (capareg {caps:#x}); the "
                 "driver moves the other scenarios' DMA transfers by PIO there")
     if sc.name in SDMA_BOUNDARY_EVENTS and board.variant == "usdhc":
         return (f"counts DMA Interrupts at a 4 KiB SDMA boundary: board {board.name}'s "
@@ -140,17 +143,33 @@ SDMA_BOUNDARY_EVENTS = frozenset({"boundary-sdma-4k"})
 DMA_KINDS = ("sdma", "adma2")
 
 
+_CARD_NAMES = {"sd-card": "SD card", "emmc": "eMMC"}
+
+
 def _show(value: object) -> str:
     return f"{value:#x}" if isinstance(value, int) and not isinstance(value, bool) \
         and value > 9 else str(value)
 
 
-def _caps(board: Board) -> int:
-    return int(board.sdhci_props["capareg"])
+def _caps(board: Board, profile: BuildProfile) -> int:
+    return CONTROLLERS[board.variant].board_capareg(board.sdhci_props, profile)
+
+
+def scenario_profile(machine: str, profile: BuildProfile) -> BuildProfile:
+    """The build as a scenario's requirements see it on ``machine``: a board
+    that plugs its own eMMC needs no user-creatable ``emmc`` (10.1), only
+    the device (hw/arm/aspeed.c creates it with qdev_new)."""
+    board = board_for(machine)
+    if board is None or board.card_kind != "emmc" or profile.emmc_properties is None:
+        return profile
+    return dataclasses.replace(profile, emmc_pluggable=True)
 
 
 def board_only_reason(board: Board, profile: BuildProfile) -> str | None:
     """Why no scenario runs on ``board`` with a build of ``profile``, or None."""
+    if board.card_kind == "emmc" and profile.emmc_properties is None:
+        return (f"board {board.name}: this build has no emmc device, the board plugs an "
+                "sd-card into its eMMC slot (the SD boards cover that controller)")
     need = board.irq.min_version
     if profile.version[:2] < need:
         return (f"board {board.name}: this build's qtest cannot intercept the named GPIO "

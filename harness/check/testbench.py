@@ -48,7 +48,8 @@ class RunSpec:
     def skip_reason(self) -> str | None:
         """Why this run cannot happen on its build, or None."""
         b = self.build
-        why = self.scenario.skip_reason(b.profile, b.profile.has_qtest_accel)
+        why = self.scenario.skip_reason(boards.scenario_profile(self.machine, b.profile),
+                                        b.profile.has_qtest_accel)
         why = why or boards.skip_reason(self.scenario, self.machine, b.profile)
         if why is None and not b.offers(self.machine):
             why = f"this build has no machine type {self.machine}"

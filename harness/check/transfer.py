@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.check.step import Step
-from harness.hwdefs import sd, sdhci
+from harness.hwdefs import emmc, sd, sdhci
 from harness.hwdefs.fields import Register
 from harness.images import BLOCK, Recipe
 
@@ -44,10 +44,14 @@ class Command:
     step: int
     #: Bytes moved through the data port since the command was issued.
     data_bytes: int = 0
+    #: Issued to an eMMC device (JESD84 names; no application commands).
+    is_emmc: bool = False
 
     @property
     def name(self) -> str:
         """``CMD18 READ_MULTIPLE_BLOCK`` (from the command table)."""
+        if self.is_emmc:
+            return emmc.command_name(self.index)
         return sd.command_name(self.index, app=self.app)
 
 
@@ -86,7 +90,8 @@ class CommandTracker:
         self._after_cmd55 = cmd == 55 and not app
         blksize = self._reg(sdhci.BLKSIZE) & sdhci.BLKSIZE_SIZE_MASK
         self.command = Command(cmd, app, self._reg(sdhci.ARGUMENT), blksize,
-                               self._reg(sdhci.BLKCNT), self._reg(sdhci.TRNMOD), index)
+                               self._reg(sdhci.BLKCNT), self._reg(sdhci.TRNMOD), index,
+                               is_emmc=self.recipe is not None and self.recipe.kind == "eMMC")
         if not app and cmd in WRITES_CARD:
             self.card_written = True
         return self.command.name

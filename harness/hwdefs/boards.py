@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.hwdefs import aspeed
+
 __all__ = ["BOARDS", "SDHCI_BOARDS", "Board", "IrqRoute", "board_for", "by_name"]
 
 _MIB = 1 << 20
@@ -64,10 +66,16 @@ class Board:
     """Controller properties the board sets, by QEMU name (the model mirrors them)."""
     card_index: int = 0
     """``-drive if=sd,index=N`` that the board plugs into this controller."""
+    card_kind: str = "sd-card"
+    """QEMU type of the card the board plugs there (``emmc``: an eMMC device,
+    on builds that have one)."""
     binary: str = "qemu-system-aarch64"
     """The QEMU target binary with this machine (aarch64 holds every ARM board)."""
     source: str = ""
     """Where the facts above come from."""
+    nodefaults: bool = True
+    """Start with ``-nodefaults``; False for a board that plugs its cards only
+    while QEMU's default devices are on (``defaults_enabled()``)."""
     variant: str = "sdhci"
     """Register layout: ``sdhci`` (the standard one QEMU's ``sdhci_read``/``write``
     implement), a vendor layout the model must mirror (``usdhc``, ``s3c``), or
@@ -193,6 +201,63 @@ BOARDS: tuple[Board, ...] = (
                "CONTROL2/3/4 (0x80, 0x84, 0x8c) read 0 and drop writes",
         variant="s3c",
         notes=("the Samsung S3C variant (sdhci_s3c_read/write)",),
+    ),
+    Board(
+        name="ast2600",
+        machine="ast2600-evb",
+        controller="aspeed.sdhci-ast2600",
+        # Slot 0 of the wrapper at ASPEED_DEV_SDHCI 0x1E740000: (0 + 1) * 0x100.
+        base=0x1E74_0000 + aspeed.slot_offset(0),
+        # The wrapper's one output on GIC SPI 43, an unnamed input of the a7mpcore.
+        irq=IrqRoute(kind="in", line=43, qom_type="a15mpcore_priv"),
+        ram_base=0x8000_0000,
+        ram=1024 * _MIB,
+        # capareg (harness.hwdefs.aspeed) changes with the version, and
+        # wp-inverted exists from 10.0 only: harness.model.sdhci_aspeed.
+        sdhci=(("sd-spec-version", 2), ("wp-inverted", True)),
+        source="hw/arm/aspeed_ast2600.c: aspeed.sdhci-ast2600 'sd-controller' with two "
+               "TYPE_SYSBUS_SDHCI slots at ASPEED_DEV_SDHCI 0x1E740000, IRQ 43 on the "
+               "a7mpcore GIC, SDRAM at 0x80000000; hw/sd/aspeed_sdhci.c: slot n at "
+               "(n + 1) * 0x100, sd-spec-version 2, capareg 0x0000000701f80080 (7.2.22: "
+               "0x01e80080 for every SoC), the slots' "
+               "lines ORed into one; hw/arm/aspeed.c: an sd-card from if=sd index n on "
+               "slot n, wp-inverted on the slots of an EVB (10.0.13, 10.2.2, 11.1.1; not "
+               "in 7.2.22); aspeed_ast2600_evb.c: 1 GiB RAM",
+        variant="aspeed",
+        # hw/arm/aspeed.c (10.0.13 on; 7.2.22 not) plugs the slots' cards only
+        # when defaults_enabled(): no -nodefaults.
+        nodefaults=False,
+        notes=("Aspeed's wrapper (two slots, one IRQ) over the generic sysbus SDHCI: spec "
+               "2.00, SDMA and ADMA2, the write-protect signal inverted since 10.0",
+               "the wrapper's own registers (0x00..0xff) lie outside the slot's window: "
+               "not modelled; its eMMC controller is board fuji-emmc's"),
+    ),
+    Board(
+        name="fuji-emmc",
+        machine="fuji-bmc",
+        controller="aspeed.sdhci-ast2600",
+        # The eMMC wrapper at ASPEED_DEV_EMMC 0x1E750000, its one slot at 0x100.
+        base=0x1E75_0000 + aspeed.slot_offset(0),
+        irq=IrqRoute(kind="in", line=15, qom_type="a15mpcore_priv"),
+        ram_base=0x8000_0000,
+        ram=1024 * _MIB,
+        sdhci=(("sd-spec-version", 2),),
+        card_index=2,
+        card_kind="emmc",
+        source="hw/arm/aspeed_ast2600.c: aspeed.sdhci-ast2600 'emmc-controller' with one "
+               "TYPE_SYSBUS_SDHCI slot at ASPEED_DEV_EMMC 0x1E750000 (+0x100), IRQ 15 on the "
+               "a7mpcore GIC; hw/arm/aspeed.c: an emmc device from if=sd index "
+               "num_slots (2) on it since the emmc type exists (7.2.22: an sd-card), boot "
+               "partitions forced only when the straps boot from eMMC, no wp-inverted; "
+               "aspeed_ast2600_fuji.c: straps 0 (boot from SPI flash), the AST2600 SoC; "
+               "the SDMC takes 1 GiB as well as its default 2 GiB",
+        variant="aspeed",
+        nodefaults=False,
+        notes=("an eMMC device on a board: the AST2600's eMMC controller (the same "
+               "wrapper, one slot), the eMMC groups on a sysbus SDHCI",
+               "ast2600-evb's own eMMC slot is the same controller; Fuji does not boot "
+               "from eMMC, so the scenarios' partition sizes hold (an EVB or Rainier "
+               "strapped for eMMC boot forces 1 MiB boot partitions)"),
     ),
     Board(
         name="lm3s6965evb",

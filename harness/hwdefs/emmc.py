@@ -360,6 +360,12 @@ EMMC_COMMANDS: dict[int, SpecCommand] = {c.index: c for c in (
 )}
 
 
+def command_name(index: int) -> str:
+    """``"CMD8 SEND_EXT_CSD"`` style name (eMMC has no application commands)."""
+    c = EMMC_COMMANDS.get(index)
+    return f"CMD{index} {c.name}" if c else f"CMD{index} (undefined)"
+
+
 def command_resp(index: int) -> Resp:
     """The standard's response type of CMD``index`` (R1 for an undefined index)."""
     c = EMMC_COMMANDS.get(index)

@@ -114,4 +114,21 @@ BOARDS: tuple[KnownDifference, ...] = (
         "reset writes say 3.00 and 2048: a larger block size is cut to 512.",
         _EVERY, spec="SD Host Controller Simplified Specification 3.00, 2.2.26, 2.2.2",
         evidence=_EVIDENCE),
+    KnownDifference(
+        "aspeed.wp-inverted", Scope.VERSION, "aspeed",
+        "QEMU 7.2: the AST2600 EVB's SD slots report Write Protect Switch Pin Level 1 "
+        "for a writable card (SDHC 3.00 2.2.9).",
+        "Later QEMU inverts the signal as the EVB wires it (sysbus SDHCI property "
+        "wp-inverted): a writable card reads Write Protect Switch Pin Level 0.",
+        Versions("10.0", None, ("10.0.13", "11.1.3")),
+        spec="SD Host Controller Simplified Specification 3.00, 2.2.9; hw/arm/aspeed.c",
+        boundary=boundaries.ASPEED_WP_INVERTED.key, evidence=_EVIDENCE),
+    KnownDifference(
+        "aspeed.capareg-per-soc", Scope.VERSION, "aspeed",
+        "QEMU 7.2: every Aspeed SoC's SD slots report Capabilities 0x01e80080 (no ADMA1).",
+        "Later QEMU gives each SoC its own: the AST2600's slots report 0x0000000701f80080 "
+        "(ADMA1, 1.8 V, SDR50/SDR104/DDR50).",
+        Versions("10.0", None, ("10.0.13", "11.1.3")),
+        spec="hw/sd/aspeed_sdhci.c", boundary=boundaries.ASPEED_CAPAREG.key,
+        evidence=_EVIDENCE),
 )

@@ -201,10 +201,29 @@ USDHC_SPEC_3 = Boundary(
     "assumed 10.0: 7.2.22's source lacks it, 10.0.13's has it; no 8.x or 9.x build here",
     "sdhci_usdhc.Usdhc (the mcimx7d board)")
 
+ASPEED_WP_INVERTED = Boundary(
+    "aspeed.wp-inverted", (10, 0, 0),
+    "the AST2600 EVB's SD slots report Write Protect Switch Pin Level as the card sets it",
+    "the sysbus SDHCI has the property wp-inverted and the AST2500/AST2600 EVBs set it",
+    ("7.2.22", "7.2.22 src"), ("10.0.13", "10.0.13 src", "10.2.2 src", "11.1.1 src", "11.1.3"),
+    "assumed 10.0: 7.2.22's source lacks the property, 10.0.13's has it and "
+    "aspeed_ast2600_evb sets it; no 8.x or 9.x build here",
+    "sdhci_aspeed.AspeedSdhci (the ast2600 board)")
+
+ASPEED_CAPAREG = Boundary(
+    "aspeed.capareg-per-soc", (10, 0, 0),
+    "one capabilities value 0x01e80080 for every Aspeed SoC's SD slots",
+    "a value per SoC: 0x0000000701f80080 on the AST2600 (ADMA1, 64-bit, 1.8 V, UHS)",
+    ("7.2.22", "7.2.22 src"), ("10.0.13", "10.0.13 src", "10.2.2 src", "11.1.1 src", "11.1.3"),
+    "assumed 10.0: 7.2.22's source has the one value, 10.0.13's the per-SoC ones; "
+    "no 8.x or 9.x build here",
+    "sdhci_aspeed.AspeedSdhci (the ast2600 board)")
+
 #: Every boundary the model uses.
 BOUNDARIES: tuple[Boundary, ...] = (
     SD_PROTOCOL, SD_10_1, SDMA_REWORK, HOSTCTL2_V4EN, CARD_SPEC_3, ERASE_SERIES,
-    EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY, USDHC_SPEC_3,
+    EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY, USDHC_SPEC_3, ASPEED_WP_INVERTED,
+    ASPEED_CAPAREG,
 )
 
 #: First and last release whose defaults were held against a build: 7.2.0 up

@@ -6,12 +6,23 @@ the emmc device from 9.1 (``emmc.device`` boundary)."""
 
 from __future__ import annotations
 
+from harness.ledger import boundaries
 from harness.ledger.entry import KnownDifference, Scope, Versions
 
 #: QEMU has the emmc device from 9.1 (boundary ``emmc.device``).
 _DEVICE = "9.1"
 
 EMMC: tuple[KnownDifference, ...] = (
+    KnownDifference(
+        "emmc.version.absent-partition-accepted", Scope.VERSION, "emmc",
+        "selecting a boot or RPMB partition the device does not have sets SWITCH_ERROR "
+        "and leaves PARTITION_CONFIG alone (10.1 and later do)",
+        "before 10.1 PARTITION_ACCESS takes any value; a device without boot partitions "
+        "then reads and writes its user area whatever is selected",
+        Versions(_DEVICE, "10.1", ("10.0.13",)),
+        spec="JESD84-B51 6.6.1, 7.4.69 (PARTITION_CONFIG); 10.1's RPMB rework",
+        toggle=True, boundary=boundaries.EMMC_RPMB.key,
+        evidence="sdqtest check --board fuji-emmc --qemu 10.0-arm (emmc-boot-switch-absent)"),
     KnownDifference(
         "emmc.switch-any-modes-byte", Scope.SPEC, "emmc",
         "CMD6 WRITE_BYTE/SET_BITS/CLEAR_BITS change only fields the host may write; any "

@@ -35,6 +35,7 @@ from harness.hwdefs import emmc as E
 from harness.hwdefs import sd as S
 from harness.hwdefs.emmc import Partition, RpmbRequest, RpmbResult, rpmb_mac
 from harness.hwdefs.sd import CardState, crc7
+from harness.ledger import boundaries
 from harness.model import emmc_defaults, sd_data
 from harness.model.blockstore import BlockStore
 from harness.model.clock import VirtualClock
@@ -164,8 +165,14 @@ def build_emmc_csd(user_size: int) -> bytearray:
     return raw
 
 
-def build_ext_csd(user_size: int, boot: int, rpmb: int, boot_config: int) -> bytearray:
-    """The EXT_CSD QEMU presents after reset (every byte not set here is 0)."""
+def build_ext_csd(user_size: int, boot: int, rpmb: int, boot_config: int,
+                  rpmb_era: bool = True) -> bytearray:
+    """The EXT_CSD QEMU presents after reset (every byte not set here is 0).
+
+    ``rpmb_era``: a build with the RPMB partition (boundary
+    ``emmc.rpmb-partition-size``, 10.1) says EXT_CSD_REV 5 (v4.41) with
+    RPMB_SIZE_MULT and PARTITIONING_SUPPORT; before it, EXT_CSD_REV 3 and
+    neither."""
     raw = bytearray(E.EXT_CSD_BYTES)
     F = E.FIELDS
 
@@ -190,9 +197,10 @@ def build_ext_csd(user_size: int, boot: int, rpmb: int, boot_config: int) -> byt
         put(name, 0x46)
     put("DEVICE_TYPE", 0b11)
     put("CSD_STRUCTURE", 2)
-    put("EXT_CSD_REV", 5)
-    put("RPMB_SIZE_MULT", rpmb // E.SIZE_MULT_UNIT)
-    put("PARTITIONING_SUPPORT", 0b111)
+    put("EXT_CSD_REV", 5 if rpmb_era else 3)
+    if rpmb_era:
+        put("RPMB_SIZE_MULT", rpmb // E.SIZE_MULT_UNIT)
+        put("PARTITIONING_SUPPORT", 0b111)
     put("PARTITION_CONFIG", boot_config)
     return raw
 
@@ -317,7 +325,8 @@ class EmmcCard(SDCard):
         self.csd_reg = build_emmc_csd(self.size)
         if self.size > S.SDSC_MAX:
             self.ocr |= S.OCR_CCS  # sector addressing from reset (JESD84-B51 5.3.3)
-        self.ext_csd = build_ext_csd(self.size, self.boot_size, self.rpmb_size, self.boot_config)
+        self.ext_csd = build_ext_csd(self.size, self.boot_size, self.rpmb_size, self.boot_config,
+                                     self.version >= boundaries.EMMC_RPMB.since)
         self._scr = bytearray(8)
         self._reset_session()
 
@@ -453,6 +462,10 @@ class EmmcCard(SDCard):
         return Rsp.R1B
 
     def _partition_ok(self, part: int) -> bool:
+        if (part in (Partition.BOOT1, Partition.BOOT2, Partition.RPMB)
+                and self.version < boundaries.EMMC_RPMB.since
+                and self.qemu("emmc.version.absent-partition-accepted")):
+            return True
         if part in (Partition.BOOT1, Partition.BOOT2):
             return self.boot_size > 0
         if part == Partition.RPMB:

@@ -30,7 +30,7 @@ memory core before they get here (see ``harness.model.target``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.fields import Register
@@ -82,16 +82,27 @@ class SDHCI(SdhciDma):
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
                  uhs_mode: int | str | None = None, strict: Strictness = False,
-                 machine: str | None = None, pending_insert_quirk: bool = False) -> None:
+                 machine: str | None = None, pending_insert_quirk: bool = False,
+                 wp_inverted: bool = False) -> None:
         super().__init__(clock, card, memory, profile=profile, sd_spec_version=sd_spec_version,
                          capareg=capareg, maxcurr=maxcurr, uhs_mode=uhs_mode, strict=strict,
                          machine=machine)
+        #: The sysbus property ``wp-inverted`` (QEMU 10.0 and later; Aspeed's
+        #: EVBs set it): the board's write-protect signal is active low, so
+        #: Write Protect Switch Pin Level reads inverted.
+        self.wp_inverted = bool(wp_inverted)
         #: The sysbus property a Raspberry Pi sets (hw/arm/bcm2835_peripherals.c):
         #: after a power-on reset (not a Software Reset), the first write that
         #: enables Card Insertion status latches a Card Insertion interrupt.
         self.pending_insert_quirk = bool(pending_insert_quirk)
         self.reset()
         self.pending_insert = self.pending_insert_quirk
+
+    @classmethod
+    def board_capareg(cls, props: Mapping[str, object], profile: BuildProfile) -> int:
+        """Capabilities of this controller as a board sets ``props`` on a
+        build of ``profile`` (a variant whose value changes by version says so)."""
+        return int(str(props["capareg"]), 0)
 
     # -- resets and card events (2.2.16; QEMU's set_inserted/set_readonly) --
 
@@ -141,8 +152,9 @@ class SDHCI(SdhciDma):
         self.update_irq()
 
     def set_readonly(self, level: bool) -> None:
-        """Write Protect Switch Pin Level: 1 when the card is writable."""
-        if level:
+        """Write Protect Switch Pin Level (2.2.9): 1 when the card is
+        writable, unless the board inverts the signal (``wp_inverted``)."""
+        if level != self.wp_inverted:
             self.prnsts &= ~H.PRNSTS_WRITEPROTECT
         else:
             self.prnsts |= H.PRNSTS_WRITEPROTECT

@@ -30,6 +30,7 @@ from harness.model.emmc import EmmcCard, emmc_card_params
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
 from harness.model.sdhci import SDHCI, SDBusCard
+from harness.model.sdhci_aspeed import AspeedSdhci
 from harness.model.sdhci_npcm import NpcmSdhci
 from harness.model.sdhci_s3c import S3cSdhci
 from harness.model.sdhci_usdhc import Usdhc
@@ -38,7 +39,7 @@ from harness.target import check_access, check_clock_step, check_memory
 
 #: The controller model of each register layout (``Board.variant``).
 CONTROLLERS: dict[str, type[SDHCI]] = {"sdhci": SDHCI, "s3c": S3cSdhci, "npcm": NpcmSdhci,
-                                       "usdhc": Usdhc}
+                                       "usdhc": Usdhc, "aspeed": AspeedSdhci}
 
 
 def split_access(offset: int, size: int) -> list[tuple[int, int]]:
@@ -85,7 +86,7 @@ RCA, RSPREG3 = entry("sd.rca-random"), entry("sdhci.rspreg3-after-auto-cmd12")
 _SDHCI_PARAMS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
                  "maxcurr": "maxcurr", "uhs": "uhs_mode"}
 #: Properties of the sysbus controller only (a board sets them; sdhci-pci has none).
-_SYSBUS_PARAMS = {"pending-insert-quirk": "pending_insert_quirk"}
+_SYSBUS_PARAMS = {"pending-insert-quirk": "pending_insert_quirk", "wp-inverted": "wp_inverted"}
 #: sd-card properties (QEMU names) -> the SDCard model's parameters.
 _CARD_PARAMS = {"spec_version": "spec_version", "erase-blocks-as-zero": "erase_blocks_as_zero"}
 _BOOLS = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}

@@ -37,8 +37,10 @@ def drive_arg(image: CardImage, *, snapshot: bool = False) -> str:
     """The ``-drive`` option string of the card's image."""
     if image.path is None:
         assert image.size is not None
-        opts = [f"if=none,id={DRIVE_ID},file=null-co://,format={image.format}",
-                f"size={_size(image.size)}"]
+        # null-co is 1 GiB unless told (file.size); the format's own size
+        # then takes all of it.
+        opts = [f"if=none,id={DRIVE_ID},file=null-co://,file.size={_size(image.size)}",
+                f"format={image.format},size={_size(image.size)}"]
     else:
         opts = [f"if=none,id={DRIVE_ID},file={_escape(str(image.path))},format={image.format}"]
     if image.readonly:
@@ -56,8 +58,9 @@ def drive_arg(image: CardImage, *, snapshot: bool = False) -> str:
 
 def board_device_args(machine: Machine, *, snapshot: bool = False) -> list[str]:
     """A board's own controller and card: the card's image as ``-drive if=sd``
-    at the board's index, the card's properties as ``-global sd-card.*`` (the
-    board creates the card; its controller properties are the board's)."""
+    at the board's index, the card's properties as ``-global sd-card.*`` (or
+    ``emmc.*``: the board creates the card; its controller properties are the
+    board's)."""
     b = machine.board_def
     assert b is not None
     out: list[str] = []
@@ -65,7 +68,7 @@ def board_device_args(machine: Machine, *, snapshot: bool = False) -> list[str]:
         drive = drive_arg(machine.image, snapshot=snapshot)
         out += ["-drive", drive.replace("if=none,", f"if=sd,index={b.card_index},", 1)]
     for k, v in machine.card_props.items():
-        out += ["-global", f"sd-card.{k}={_escape(qemu_value(v))}"]
+        out += ["-global", f"{b.card_kind}.{k}={_escape(qemu_value(v))}"]
     return out
 
 
@@ -111,11 +114,12 @@ def qemu_argv(
     """
     if accel not in ("qtest", "tcg"):
         raise ValueError(f"accel must be qtest or tcg, not {accel!r}")
+    board = machine.board_def
     argv = [
         os.fspath(binary),
         "-machine", machine.type,
         *(["-accel", "qtest"] if accel == "qtest" else ["-accel", "tcg", "-S"]),
-        "-nodefaults",
+        *(["-nodefaults"] if board is None or board.nodefaults else []),
         "-display", "none",
         "-m", _size(machine.ram),
         "-qtest", qtest,

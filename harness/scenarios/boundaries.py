@@ -19,9 +19,8 @@ from harness.driver.host import HostDriver
 from harness.driver.results import RESPONSE_ENCODING, CommandResult, Mode
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
-from harness.profile import BuildProfile
 from harness.scenarios.common import expect_bytes, expect_pattern, ready, test_data
-from harness.scenarios.registry import Context, Requirement, scenario
+from harness.scenarios.registry import Context, card_size_accepted, scenario
 from harness.target import Target
 
 #: The SDSC data block limit (PLS 4.3.2: CMD16 at most 512 bytes).
@@ -227,24 +226,10 @@ def _adma2(t: Target, ctx: Context) -> None:
         d.rd(H.ADMASYSADDR, 4)
 
 
-def _size_accepted(image: str) -> Requirement:
-    """Requirement: the build takes a card of the recipe's size.  Before
-    QEMU 10.1 every size must be a power of 2; from 10.1 a size above 2 GiB
-    need only be a multiple of 512 KiB (the model's ``size-rule`` change)."""
-
-    def req(p: BuildProfile) -> str | None:
-        size = images.recipe(image).size
-        if size & (size - 1) == 0 or p.version >= (10, 1, 0):
-            return None
-        return f"a {size}-byte card needs QEMU >= 10.1 (earlier sizes are powers of 2)"
-
-    return req
-
-
 for _image, _sdhc in (("sdsc-2g", False), ("sdhc-2g512k", True)):
 
     @scenario(f"boundary-capacity-{_image}", "boundaries", image=_image, needs_clock=True,
-              requires=(_size_accepted(_image),))
+              requires=(card_size_accepted(_image),))
     def _capacity(t: Target, ctx: Context, _sdhc: bool = _sdhc) -> None:
         """Either side of the SDSC limit, 2 GiB (PLS 5.3): OCR CCS and the
         CSD version give the class, the CSD gives the image's size, and the

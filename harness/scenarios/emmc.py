@@ -19,7 +19,14 @@ from harness.hwdefs import sdhci as H
 from harness.hwdefs.emmc import Partition, SwitchAccess
 from harness.hwdefs.sd import Resp
 from harness.scenarios.common import test_data
-from harness.scenarios.registry import Context, Requirement, emmc_usable, has_property, scenario
+from harness.scenarios.registry import (
+    Context,
+    Requirement,
+    card_size_accepted,
+    emmc_usable,
+    has_property,
+    scenario,
+)
 from harness.target import Target
 
 #: The image most scenarios use: 128 KiB boot partitions, 128 KiB RPMB, 4 MiB user area.
@@ -33,7 +40,7 @@ _PART_NAMES = {Partition.USER: "user", Partition.BOOT1: "boot1", Partition.BOOT2
 
 
 def _needs(image: str, extra: tuple[Requirement, ...] = ()) -> tuple[Requirement, ...]:
-    reqs: tuple[Requirement, ...] = (emmc_usable,)
+    reqs: tuple[Requirement, ...] = (emmc_usable, card_size_accepted(image))
     reqs += tuple(has_property("emmc", p) for p in images.recipe(image).emmc_props())
     return reqs + extra
 
@@ -398,7 +405,8 @@ def _switch_absent(t: Target, ctx: Context) -> None:
     d = emmc_ready(t)
     for part in (Partition.BOOT1, Partition.BOOT2, Partition.RPMB):
         r = d.select_partition(part)
-        ctx.expect(bool(r.r1 & E.SWITCH_ERROR), f"selecting absent partition {part} succeeded")
+        ctx.expect(bool(r.r1 & E.SWITCH_ERROR), f"selecting absent partition {part} succeeded",
+                   "emmc.version.absent-partition-accepted")
         d.send_ext_csd()
         d.read_blocks(1, 1)
 

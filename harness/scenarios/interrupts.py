@@ -4,11 +4,15 @@ soft resets in the middle of a transfer (SD Host Controller 2.2.17-22,
 
 from __future__ import annotations
 
+from harness.driver.ops import set_medium
 from harness.driver.results import Mode
 from harness.hwdefs import sdhci as H
 from harness.scenarios.common import ready
 from harness.scenarios.registry import Context, scenario
 from harness.target import Target
+
+#: One second of virtual time, in the nanoseconds clock_step takes.
+SECOND_NS = 1_000_000_000
 
 
 @scenario("irq-enable-vs-signal", "interrupts", needs_clock=True)
@@ -98,3 +102,45 @@ for _what, _bits in (("dat", H.SWRST_DAT), ("cmd", H.SWRST_CMD), ("all", H.SWRST
             d.stop_transmission()
             d.reset(H.SWRST_CMD | H.SWRST_DAT)
         d.read_blocks(1, 2)
+
+
+@scenario("irq-card-change", "interrupts", needs_clock=True)
+def _card_change(t: Target, ctx: Context) -> None:
+    """The management layer ejects and re-inserts the medium (QMP ``eject``,
+    ``blockdev-change-medium``): Card Removal, then Card Insertion (SDHC
+    2.2.17 bits 6 and 7) with Present State following.  An insertion while
+    Card Removal is still pending is held back and reported one second
+    after the guest acknowledged the removal (QEMU's insertion timer,
+    ``INSERTION_DELAY_NS``).  Afterwards the card is set up again and read."""
+    d = ready(t)
+    t.write(H.NORINTSTSEN.offset, 2, 0xFFFF)
+    t.write(H.NORINTSIGEN.offset, 2, H.NIS_CARDINS | H.NIS_CARDREM)
+    t.write(H.NORINTSTS.offset, 2, 0xFFFF)
+    set_medium(t, False)
+    ctx.expect(bool(t.read(H.NORINTSTS.offset, 2) & H.NIS_CARDREM), "no Card Removal")
+    t.irq_level()
+    t.read(H.PRNSTS.offset, 4)
+    set_medium(t, True)  # removal not acknowledged: the insertion waits
+    t.read(H.NORINTSTS.offset, 2)
+    t.clock_step(SECOND_NS + SECOND_NS // 10)
+    t.read(H.NORINTSTS.offset, 2)
+    t.write(H.NORINTSTS.offset, 2, H.NIS_CARDREM)
+    t.irq_level()
+    t.clock_step(SECOND_NS // 2)
+    t.read(H.NORINTSTS.offset, 2)
+    t.clock_step(SECOND_NS // 2 + SECOND_NS // 10)
+    ctx.expect(bool(t.read(H.NORINTSTS.offset, 2) & H.NIS_CARDINS),
+               "no Card Insertion a second after the removal was acknowledged")
+    t.read(H.PRNSTS.offset, 4)
+    t.irq_level()
+    t.write(H.NORINTSTS.offset, 2, 0xFFFF)
+    set_medium(t, False)  # acknowledged at once: the insertion is immediate
+    t.write(H.NORINTSTS.offset, 2, H.NIS_CARDREM)
+    set_medium(t, True)
+    t.read(H.NORINTSTS.offset, 4)
+    t.read(H.PRNSTS.offset, 4)
+    t.irq_level()
+    t.write(H.NORINTSTS.offset, 2, 0xFFFF)
+    d.setup()
+    d.init_card()
+    d.read_blocks(0, 2, mode=Mode.SDMA)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import images
+from harness.ledger import boundaries
 from harness.profile import BuildProfile
 from harness.target import Target
 
@@ -136,6 +138,21 @@ def has_property(device: str, prop: str) -> Requirement:
     def req(p: BuildProfile) -> str | None:
         props = p.properties(device)
         return None if prop in props else f"{device} has no property {prop} in this build"
+
+    return req
+
+
+def card_size_accepted(image: str) -> Requirement:
+    """Requirement: the build takes a card image of the recipe's size.  Before
+    QEMU 10.1 the whole image (an eMMC's partitions included) must be a power
+    of 2; from 10.1 a size above 2 GiB need only be a multiple of 512 KiB
+    (boundary ``sd.state-and-size-rules``)."""
+
+    def req(p: BuildProfile) -> str | None:
+        size = images.recipe(image).size
+        if size & (size - 1) == 0 or p.version >= boundaries.SD_10_1.since:
+            return None
+        return f"a {size}-byte card needs QEMU >= 10.1 (earlier sizes are powers of 2)"
 
     return req
 

@@ -163,3 +163,19 @@ def test_fdt_kept_where_the_target_needs_it(tmp_path: Path) -> None:
     mak.write_text("TARGET_ARCH=x86_64\n")
     flags = configure_flags(help_text, tmp_path)
     assert "--disable-fdt" in flags and "--enable-fdt=system" not in flags
+
+
+def test_arm_target_list_and_its_fdt(tmp_path: Path) -> None:
+    """``qemu build --arm``: one configure for both emulators; aarch64 always
+    needs libfdt (its .mak says so) even where the x86 target does not."""
+    help_text = "  --without-default-features\n  --enable-fdt[=CHOICE]\n  --disable-docs\n"
+    targets = tmp_path / "configs" / "targets"
+    targets.mkdir(parents=True)
+    (targets / "x86_64-softmmu.mak").write_text("TARGET_ARCH=x86_64\n")
+    (targets / "aarch64-softmmu.mak").write_text("TARGET_ARCH=aarch64\nTARGET_NEED_FDT=y\n")
+    b = QemuTreeBuilder(build_dir=tmp_path / "b", arm=True)
+    assert b.binaries == ("qemu-system-x86_64", "qemu-system-aarch64")
+    flags = configure_flags(help_text, tmp_path, b.system_targets)
+    assert "--target-list=x86_64-softmmu,aarch64-softmmu" in flags
+    assert "--enable-fdt=system" in flags
+    assert "--disable-fdt" in configure_flags(help_text, tmp_path)

@@ -8,6 +8,8 @@ reads a block into the board's RAM.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from harness.driver.host import HostDriver
@@ -17,6 +19,7 @@ from harness.driver.results import Mode
 from harness.hwdefs import boards
 from harness.hwdefs import usdhc as U
 from harness.machine import Machine
+from harness.model.sdhci_aspeed import AspeedSdhci
 from harness.model.sdhci_npcm import NpcmSdhci
 from harness.model.sdhci_s3c import S3cSdhci
 from harness.model.sdhci_usdhc import Usdhc
@@ -37,18 +40,36 @@ def _ids(value: object) -> str:
 
 def _model(name: str, profile: BuildProfile = _V111) -> ModelTarget:
     m = Machine.for_board(name)
+    if m.card_kind == "emmc":  # a build with the emmc device and its size properties
+        profile = dataclasses.replace(profile, emmc_properties={
+            "boot-partition-size": None, "boot-config": None})
     return ModelTarget(m, profile=profile, size=16 << 20)
 
 
 def test_each_board_gets_its_variant() -> None:
     kinds = {"zynq": "SDHCI", "raspi3b": "SDHCI", "smdkc210": S3cSdhci.__name__,
-             "quanta-gbs": NpcmSdhci.__name__, "mcimx7d": Usdhc.__name__}
+             "quanta-gbs": NpcmSdhci.__name__, "mcimx7d": Usdhc.__name__,
+             "ast2600": AspeedSdhci.__name__, "fuji-emmc": AspeedSdhci.__name__}
     for b in boards.SDHCI_BOARDS:
         assert type(_model(b.name).sdhci).__name__ == kinds[b.name], b.name
 
 
+def test_fuji_plugs_an_emmc_into_its_emmc_slot() -> None:
+    """hw/arm/aspeed.c: the eMMC controller's card is an emmc device, its
+    write-protect signal not inverted (only the EVBs' SD slots are)."""
+    t = _model("fuji-emmc")
+    assert t.card.is_emmc and not t.sdhci.wp_inverted
+    assert _model("ast2600").sdhci.wp_inverted
+    assert not _model("ast2600", _V72).sdhci.wp_inverted  # no such property before 10.0
+
+
 def test_s3c_control_registers() -> None:
     variant_facts.s3c_control_registers(_model("smdkc210"))
+
+
+@pytest.mark.parametrize("profile", [_V72, _V100, _V111], ids=_ids)
+def test_aspeed_slot(profile: BuildProfile) -> None:
+    variant_facts.aspeed_slot(_model("ast2600", profile), profile.version)
 
 
 @pytest.mark.parametrize("profile", [_V72, _V100, _V111], ids=_ids)
@@ -68,7 +89,7 @@ def test_usdhc_spec_version_by_release(profile: BuildProfile, spec: int) -> None
     assert t.read(0xFE, 1) == spec - 1
 
 
-@pytest.mark.parametrize("name", ["smdkc210", "mcimx7d", "quanta-gbs"])
+@pytest.mark.parametrize("name", ["smdkc210", "mcimx7d", "quanta-gbs", "ast2600"])
 def test_the_driver_reads_a_block_into_the_board_ram(name: str) -> None:
     """The driver's DMA area lies in the board's RAM (smdkc210's starts at
     1 GiB); on the uSDHC it goes through MIX_CTRL and CMD_XFR_TYP."""

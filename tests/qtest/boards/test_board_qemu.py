@@ -14,7 +14,8 @@ import pytest
 
 from harness.check import boards as check_boards
 from harness.check import runner
-from harness.hwdefs import boards, npcm
+from harness.check.testbench import RunSpec
+from harness.hwdefs import aspeed, boards, npcm
 from harness.hwdefs import sdhci as H
 from harness.ledger import LEDGER
 from harness.ledger.boundaries import USDHC_SPEC_3
@@ -50,6 +51,15 @@ def _target(build: QemuBuild, board: boards.Board, tmp_path: Path) -> QemuTarget
                       name=build.name)
 
 
+def _capareg(board: boards.Board, build: QemuBuild) -> int:
+    """The capabilities the board sets; Aspeed's wrapper has one value for
+    every SoC before 10.0 (7.2.22's hw/sd/aspeed_sdhci.h), the SoC's after."""
+    if board.variant == "aspeed":
+        return (aspeed.CAPAREG_BEFORE_10_0 if build.profile.version < (10, 0)
+                else aspeed.CAPAREG_AST2600)
+    return int(board.sdhci_props["capareg"])
+
+
 def _spec_version(board: boards.Board, build: QemuBuild) -> int:
     """The specification version HCVER reports: i.MX uSDHC's is 3 only since
     10.0 (hw/sd/sdhci.c imx_usdhc_init; 7.2 keeps the common default 2); the
@@ -74,7 +84,7 @@ def test_controller_at_the_board_base_with_its_interrupt(
         return
     with _target(arm_build, board, tmp_path) as t:
         caps = t.read(H.CAPAB.offset, 4) | t.read(H.CAPAB.offset + 4, 4) << 32
-        assert caps == board.sdhci_props["capareg"]
+        assert caps == _capareg(board, arm_build)
         assert t.read(H.HCVER.offset, 2) & 0xFF == _spec_version(board, arm_build) - 1
         if board.variant == "npcm":  # its reset's Present State says no card
             assert t.read(H.PRNSTS.offset, 4) & ~H.PRNSTS_LINE_LEVELS \
@@ -135,6 +145,30 @@ def test_scenarios_agree_on_the_board(arm_build: QemuBuild, board: boards.Board,
         pytest.skip(res.reason)
 
 
+#: eMMC scenarios for the board whose card is an eMMC (fuji-emmc): identity,
+#: EXT_CSD, CMD6 refusals, erase, the boot partitions, an RPMB write.
+EMMC_SCENARIOS = ("emmc-identification", "emmc-ext-csd", "emmc-switch-refused",
+                  "emmc-erase-trim", "emmc-boot-switch-absent", "emmc-rpmb-write-read")
+
+
+@pytest.mark.parametrize("name", EMMC_SCENARIOS)
+def test_emmc_scenarios_agree_on_the_emmc_board(arm_build: QemuBuild, name: str,
+                                               board_pool: QemuPool) -> None:
+    board = boards.by_name("fuji-emmc")
+    if not arm_build.offers(board.machine):
+        pytest.skip(f"QEMU {arm_build.name} has no machine type {board.machine}")
+    why = check_boards.board_only_reason(board, arm_build.profile)
+    if why is not None:
+        assert arm_build.profile.emmc_properties is None  # only a build without emmc
+        pytest.skip(why)
+    sc = all_scenarios()[name]
+    spec = RunSpec(arm_build, sc, board.machine)
+    if spec.skip_reason() is not None:
+        pytest.skip(spec.skip_reason())
+    res = runner.run(arm_build, sc, board.machine, pool=board_pool)
+    assert res.status in (runner.AGREE, runner.QUIRK), res.reason
+
+
 def _driven(build: QemuBuild, name: str, tmp_path: Path) -> QemuTarget:
     board = boards.by_name(name)
     if build.profile.version[:2] < board.irq.min_version:
@@ -146,6 +180,12 @@ def test_s3c_control_registers_on_qemu(arm_build: QemuBuild, tmp_path: Path) -> 
     """The facts the S3C model states (tests/qtest/boards/variant_facts.py)."""
     with _driven(arm_build, "smdkc210", tmp_path) as t:
         variant_facts.s3c_control_registers(t)
+
+
+def test_aspeed_slot_on_qemu(arm_build: QemuBuild, tmp_path: Path) -> None:
+    """The facts the Aspeed model states: capabilities and write-protect level by version."""
+    with _driven(arm_build, "ast2600", tmp_path) as t:
+        variant_facts.aspeed_slot(t, arm_build.profile.version)
 
 
 def test_npcm_wrapper_on_qemu(arm_build: QemuBuild, tmp_path: Path) -> None:

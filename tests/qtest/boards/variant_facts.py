@@ -6,6 +6,7 @@ never from a build's answers."""
 
 from __future__ import annotations
 
+from harness.hwdefs import aspeed as A
 from harness.hwdefs import npcm as N
 from harness.hwdefs import s3c as S
 from harness.hwdefs import sdhci as H
@@ -23,6 +24,21 @@ def s3c_control_registers(t: Target) -> None:
         assert t.read(reg.offset, 4) == 0, reg.name
     t.write(H.NORINTSTSEN.offset, 2, 0x00FF)
     assert t.read(H.NORINTSTSEN.offset, 2) == 0x00FF
+
+
+def aspeed_slot(t: Target, version: tuple[int, ...]) -> None:
+    """Slot 0 of the AST2600's wrapper: its SoC's capabilities (one value for
+    every SoC before 10.0: aspeed.capareg-per-soc) and, with a writable card,
+    Write Protect Switch Pin Level 1 before 10.0 and 0 (the EVB's inverted
+    signal, aspeed.wp-inverted) from 10.0, after a Software Reset too."""
+    new = version >= (10, 0)
+    caps = t.read(H.CAPAB.offset, 4) | t.read(H.CAPAB.offset + 4, 4) << 32
+    assert caps == (A.CAPAREG_AST2600 if new else A.CAPAREG_BEFORE_10_0)
+    for _ in range(2):
+        prnsts = t.read(H.PRNSTS.offset, 4)
+        assert prnsts & H.PRNSTS_CARDINSERTED
+        assert bool(prnsts & H.PRNSTS_WRITEPROTECT) is not new
+        t.write(H.SWRST.offset, 1, H.SWRST_ALL)
 
 
 def npcm_wrapper(t: Target) -> None:

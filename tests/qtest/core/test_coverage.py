@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.check import coverage
+from harness.hwdefs.boards import BOARDS
 
 TOY = """\
 static int twice(int x)
@@ -121,3 +122,40 @@ def test_tree_relative_paths() -> None:
     assert coverage.tree_relative("hw/sd/sdhci.c") == "hw/sd/sdhci.c"
     assert coverage.tree_relative("../include/hw/sd/sd.h") == "hw/sd/sd.h"
     assert coverage.tree_relative("../hw/misc/x.c") is None
+
+
+def test_two_binaries_of_one_build_add_to_the_same_counts(tmp_path: Path) -> None:
+    """QEMU builds hw/sd once (libsystem) into both system emulators: a run of
+    either adds to one .gcda, which is how ``coverage`` merges x86 and ARM runs."""
+    build = _toy_build(tmp_path, run=False)
+    subprocess.run(["gcc", "--coverage", "-o", "qemu-system-aarch64",
+                    "libsystem.a.p/hw_sd_toy.c.o", "libsystem.a.p/hw_misc_other.c.o"],
+                   cwd=build, check=True)
+    cb = coverage.CoverageBuild(build)
+    assert cb.arm_binary == build / "qemu-system-aarch64"
+    for exe in ("qemu-system-x86_64", "qemu-system-aarch64"):
+        subprocess.run([str(build / exe)], cwd=build, check=True)
+    f = cb.measure().files["hw/sd/toy.c"]
+    assert f.functions["main"].calls == 2 and f.functions["twice"].calls == 6
+
+
+def _fn(name: str, start: int, end: int, hit: bool) -> coverage.FunctionCoverage:
+    return coverage.FunctionCoverage(name, start, end, int(hit), end - start + 1,
+                                     end - start + 1 if hit else 0)
+
+
+def test_the_reachable_set_takes_the_boards_in_when_they_ran() -> None:
+    """sdhci-pci alone cannot reach the sysbus variant: left out; with the
+    boards measured it is reachable (zynq), so its unrun lines count against."""
+    f = coverage.FileCoverage("hw/sd/sdhci.c")
+    for fn, hit in ((_fn("sdhci_read", 1, 4, True), True),
+                    (_fn("sdhci_sysbus_realize", 10, 13, False), False)):
+        f.functions[fn.name] = fn
+        f.lines.update({n: int(hit) for n in range(fn.start, fn.end + 1)})
+    cov = coverage.Coverage({"hw/sd/sdhci.c": f})
+    assert coverage.reachable_rows(cov) == [["hw/sd/sdhci.c", "4/4", "100.0%", "1"]]
+    assert coverage.reachable_rows(cov, boards=True) == [["hw/sd/sdhci.c", "4/8", "50.0%", "0"]]
+    assert coverage.out_of_reach("hw/sd/sdhci.c", "sdhci_sysbus_realize") is not None
+    assert coverage.out_of_reach("hw/sd/sdhci.c", "sdhci_sysbus_realize", boards=True) is None
+    for o in coverage.OUT_OF_REACH:  # every board named is one the project drives
+        assert all(b in {x.name for x in BOARDS} or b == "emmc groups" for b in o.boards), o

@@ -1,0 +1,170 @@
+"""Realize-time rules: the device configurations QEMU refuses, against the model.
+
+A guest never sees these, a user does: a card image of a size QEMU will
+not take, a read-only drive, a property value out of range.  Each
+:class:`Case` is a machine (sdhci-pci with an SD card or an eMMC, their
+properties, the drive's size and mode) that the model accepts or refuses
+when :class:`~harness.model.target.ModelTarget` builds it (the model's
+statement of QEMU's realize rules: ``harness.model.sdcard.check_image_size``
+and ``check_spec_version``, ``sdhci_state.check_capareg``,
+``emmc.check_emmc_sizes``, the read-only drive), and that QEMU accepts or
+refuses at start-up.  The verdicts must agree; the messages are shown, not
+compared.  The cases are generated from the rules' own constants (the 2 GiB
+SDSC limit, the 512 KiB unit, the 128 KiB partition unit, each capability
+field a rule reads), with the values on both sides of each boundary.
+
+The drive is QEMU's null block driver of the case's size (no file), so a
+4 GiB card costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.check import parallel
+from harness.check.runner import AGREE, DIVERGE, SKIP, Result
+from harness.hwdefs import emmc as E
+from harness.hwdefs import sd as S
+from harness.hwdefs import sdhci as H
+from harness.machine import CardImage, Machine
+from harness.model import emmc as emmc_model
+from harness.model.target import ModelTarget
+from harness.profile import BuildProfile
+from harness.qemu.builds import QemuBuild
+from harness.qemu.session import QemuError, QemuSession
+
+GROUP = "realize"
+_KIB, _MIB = 1 << 10, 1 << 20
+_BLOCK = 512
+#: The image size of the cases that vary something else: a valid one.
+_SMALL = 1 * _MIB
+_SIZE_UNIT = 512 * _KIB          #: QEMU 10.1's unit above 2 GiB (PLS 5.3.3 C_SIZE)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One configuration both sides build or refuse."""
+
+    name: str
+    card_kind: str = "sd-card"
+    sdhci: dict[str, Any] = field(default_factory=dict)
+    card: dict[str, Any] = field(default_factory=dict)
+    size: int | None = _SMALL      #: the drive's size; None: no drive
+    readonly: bool = False
+
+    def machine(self) -> Machine:
+        image = None if self.size is None else CardImage(size=self.size, readonly=self.readonly)
+        return Machine(type="q35", sdhci=self.sdhci, card=self.card, image=image,
+                       card_kind=self.card_kind)
+
+    def skip_reason(self, p: BuildProfile) -> str | None:
+        """A property the build lacks (QEMU would refuse it for that alone)."""
+        if self.card_kind == "emmc" and p.emmc_unusable():
+            return p.emmc_unusable()
+        for dev, props in (("sdhci-pci", self.sdhci), (self.card_kind, self.card)):
+            missing = [k for k in props if k not in p.properties(dev)]
+            if missing:
+                return f"{dev} has no property {', '.join(missing)} in this build"
+        return None
+
+
+def _sd_cases() -> list[Case]:
+    """spec_version 0..4; sizes either side of the power-of-2 rule, of the
+    2 GiB SDSC limit and of the 512 KiB unit above it; no drive; read-only."""
+    out = [Case(f"sd-card spec_version={v}", card={"spec_version": v}) for v in range(5)]
+    sizes = (_BLOCK, _SIZE_UNIT, _SIZE_UNIT + _BLOCK, 3 * _MIB, S.SDSC_MAX,
+             S.SDSC_MAX + _SIZE_UNIT, S.SDSC_MAX + _BLOCK, 3 * S.SDSC_MAX // 2)
+    out += [Case(f"sd-card image of {n} bytes", size=n) for n in sizes]
+    out += [Case("sd-card without a drive", size=None),
+            Case("sd-card on a read-only drive", readonly=True)]
+    return out
+
+
+def _sdhci_cases() -> list[Case]:
+    """sd-spec-version 1..4; for versions 2 and 3, capabilities with each
+    field a realize rule reads set just inside and just outside its range."""
+    out = [Case(f"sdhci-pci sd-spec-version={v}", sdhci={"sd-spec-version": v})
+           for v in range(1, 5)]
+    cap = H.CAPAB
+    base = 0x057834B4 & ~(cap.mask("SLOTTYPE") | cap.mask("MAXBLKLEN"))
+    values = {"SLOTTYPE": (0, 1), "MAXBLKLEN": (2, 3), "TOCLKFREQ": (0, 9, 10, 63),
+              "BASECLKFREQ": (0, 9, 10, 63, 64)}
+    for version in (2, 3):
+        for name, vals in values.items():
+            f = cap.field(name)
+            for v in vals:
+                if v >= 1 << f.width:
+                    continue
+                capareg = f.put(base & ~cap.mask(name), v)
+                out.append(Case(f"sdhci-pci v{version} capareg {name}={v}",
+                                sdhci={"sd-spec-version": version, "capareg": capareg}))
+    return out
+
+
+def _emmc_cases() -> list[Case]:
+    """Partition sizes either side of the 128 KiB unit and of their maxima;
+    an image smaller than its partitions; a user area not a power of 2."""
+    unit, boot_max, rpmb_max = E.SIZE_MULT_UNIT, emmc_model.MAX_BOOT_SIZE, emmc_model.MAX_RPMB_SIZE
+    out = []
+    for n in (unit // 2, unit, boot_max, boot_max + unit):
+        out.append(Case(f"emmc boot-partition-size={n}", "emmc",
+                        card={"boot-partition-size": n}, size=2 * n + _SMALL))
+    for n in (unit // 2, unit, rpmb_max, rpmb_max + unit):
+        out.append(Case(f"emmc rpmb-partition-size={n}", "emmc",
+                        card={"rpmb-partition-size": n}, size=n + _SMALL))
+    out += [Case("emmc image smaller than its boot partitions", "emmc",
+                 card={"boot-partition-size": 4 * unit}, size=4 * unit),
+            Case("emmc user area not a power of 2", "emmc",
+                 card={"boot-partition-size": unit}, size=2 * unit + 3 * _MIB)]
+    return out
+
+
+def cases() -> list[Case]:
+    return _sd_cases() + _sdhci_cases() + _emmc_cases()
+
+
+def model_verdict(case: Case, profile: BuildProfile) -> str | None:
+    """The model's refusal of ``case`` on a build of ``profile``, or None."""
+    try:
+        ModelTarget(case.machine(), profile=profile)
+    except ValueError as e:
+        return str(e) or type(e).__name__
+    return None
+
+
+def qemu_verdict(build: QemuBuild, case: Case) -> str | None:
+    """QEMU's refusal (its message), or None when it started."""
+    try:
+        with QemuSession(build.binary, case.machine(), accel="auto"):
+            return None
+    except QemuError as e:
+        return str(e)
+
+
+def run_case(build: QemuBuild, case: Case) -> Result:
+    res = Result(build.name, f"realize {case.name}", GROUP, "q35", AGREE)
+    why = case.skip_reason(build.profile)
+    if why is not None:
+        res.status, res.reason = SKIP, why
+        return res
+    model, qemu = model_verdict(case, build.profile), qemu_verdict(build, case)
+    if (model is None) != (qemu is None):
+        res.status = DIVERGE
+        res.reason = (f"{case.name}: the model {'accepts it' if model is None else 'refuses it'}"
+                      f", QEMU {'starts' if qemu is None else 'refuses it'}\n"
+                      f"  model: {model or 'accepted'}\n  QEMU:  {qemu or 'started'}")
+    elif model is not None:
+        res.notes.append(f"both refuse: {model}")
+    return res
+
+
+def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
+                   progress: Callable[[str], None] | None = None) -> list[Result]:
+    """Every case on every build, on ``jobs`` workers."""
+    pairs = [(b, c) for b in builds for c in cases()]
+    return parallel.map_ordered(
+        run_case, pairs, jobs,
+        progress=(lambda done, bc: progress(f"realize [{done}/{len(pairs)}] {bc[0].name} "
+                                            f"{bc[1].name}")) if progress else None)
