@@ -110,6 +110,8 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
                 f"mode behind a {board.controller} and ssi-sd; the {SPI_GROUP} group runs)")
     if sc.group in PC_GROUPS:
         return PC_GROUPS[sc.group]
+    if board.spi:  # the spi group: no SDHCI properties or capabilities to weigh
+        return board_only_reason(board, profile)
     if sc.card != board.card_kind:
         return (f"an {sc.card} device: board {board.name} creates its own "
                 f"{_CARD_NAMES.get(board.card_kind, board.card_kind)}")
