@@ -15,6 +15,15 @@ field a rule reads), with the values on both sides of each boundary.
 
 The drive is QEMU's null block driver of the case's size (no file), so a
 4 GiB card costs nothing.
+
+The other end of a device's life is here too (:class:`Unplug`): sdhci-pci
+hot-unplugged from ``pc``'s root bus, idle and in the middle of a
+multiple-block read.  Its statement does not need the model: QMP
+``device_del`` plus the guest's eject (ACPI PCI hotplug, PIIX4: the slot's
+bit written to PCI_EJ at I/O 0xae08) removes the card and then the
+controller (a ``DEVICE_DELETED`` event for each), the slot then answers
+config reads with all ones (PCI Local Bus 3.0, 6.1: no function there),
+and QEMU goes on answering and quits normally.
 """
 
 from __future__ import annotations
@@ -28,12 +37,14 @@ from harness.check.runner import AGREE, DIVERGE, SKIP, Result
 from harness.hwdefs import emmc as E
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
-from harness.machine import CardImage, Machine
+from harness.machine import CARD_ID, SDHCI_ID, CardImage, Machine
 from harness.model import emmc as emmc_model
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
+from harness.qemu.pci import SDHCI_PCI_IDS, PciConfig, find
 from harness.qemu.session import QemuError, QemuSession
+from harness.target import Target
 
 GROUP = "realize"
 _KIB, _MIB = 1 << 10, 1 << 20
@@ -125,6 +136,90 @@ def cases() -> list[Case]:
     return _sd_cases() + _sdhci_cases() + _emmc_cases()
 
 
+#: ACPI PCI hotplug on pc (hw/acpi/pcihp.c, PIIX4 PM): the eject register.
+PCIHP_EJECT_PORT = 0xAE08
+#: Seconds QEMU has for the unplug once the guest ejected (a main-loop job).
+UNPLUG_TIMEOUT = 10.0
+#: A config read of a slot without a function (PCI Local Bus 3.0, 6.1).
+_NO_FUNCTION = 0xFFFF
+#: The block count of the read an :class:`Unplug` leaves in flight.
+_INFLIGHT_BLOCKS = 8
+
+
+@dataclass(frozen=True)
+class Unplug:
+    """sdhci-pci hot-unplugged from pc's root bus; ``mid_transfer``: with a
+    multiple-block PIO read begun (one block read of eight)."""
+
+    name: str
+    mid_transfer: bool = False
+
+
+UNPLUGS = (Unplug("sdhci-pci hot-unplugged, idle"),
+           Unplug("sdhci-pci hot-unplugged mid-read", mid_transfer=True))
+
+
+def unplug_verdict(build: QemuBuild, case: Unplug) -> str | None:
+    """What of the statement (see the module doc) QEMU did not do, or None."""
+    from harness.driver.host import HostDriver
+    from harness.qemu.target import QemuTarget
+
+    m = Machine(type="pc", image=CardImage(size=_SMALL))
+    with QemuTarget(build.binary, m) as t:
+        s = t.session
+        d = HostDriver(t)
+        d.setup()
+        d.init_card()
+        if case.mid_transfer:
+            _begin_read(t)
+        cfg = PciConfig(s.qtest)
+        dev = find(cfg.scan_bus0(), SDHCI_PCI_IDS)
+        if dev is None:
+            return "no sdhci-pci on bus 0"
+        s.qmp.clear_events()
+        s.qmp_cmd("device_del", id=SDHCI_ID)
+        s.qtest.out(4, PCIHP_EJECT_PORT, 1 << (dev.devfn >> 3))
+        gone = s.wait_events("DEVICE_DELETED", {CARD_ID, SDHCI_ID}, UNPLUG_TIMEOUT)
+        if gone:
+            return f"no DEVICE_DELETED for {', '.join(sorted(gone))} after the eject"
+        vendor = cfg.read(0, dev.devfn, 0, 2)
+        if vendor != _NO_FUNCTION:
+            return f"the emptied slot's vendor ID reads {vendor:#06x}, not {_NO_FUNCTION:#06x}"
+        if s.has_clock:  # time goes on without the device (its timers are gone)
+            s.qtest.clock_step(1_000_000)
+        s.qtest.endianness()
+    return None
+
+
+def _begin_read(t: Target) -> None:
+    """CMD18 for eight blocks by PIO, and one block read from the data port."""
+    t.write(H.BLKSIZE.offset, 2, _BLOCK)
+    t.write(H.BLKCNT.offset, 2, _INFLIGHT_BLOCKS)
+    t.write(H.ARGUMENT.offset, 4, 0)
+    t.write(H.TRNMOD.offset, 2, H.TRNMOD_MULTI | H.TRNMOD_READ | H.TRNMOD_BLKCNT_EN)
+    t.write(H.CMDREG.offset, 2, H.cmdreg(18, H.RSP_48, crc=True, idx=True, data=True))
+    for _ in range(_BLOCK // 4):
+        t.read(H.BDATA.offset, 4)
+
+
+def run_unplug(build: QemuBuild, case: Unplug) -> Result:
+    res = Result(build.name, f"realize {case.name}", GROUP, "pc", AGREE)
+    if not build.offers("pc"):
+        res.status, res.reason = SKIP, "this build has no machine type pc"
+        return res
+    try:
+        why = unplug_verdict(build, case)
+    except QemuError as e:
+        why = f"QEMU failed: {e}"
+    if why is not None:
+        res.status, res.reason = DIVERGE, f"{case.name}: {why}"
+    return res
+
+
+def _run(build: QemuBuild, case: Case | Unplug) -> Result:
+    return run_unplug(build, case) if isinstance(case, Unplug) else run_case(build, case)
+
+
 def model_verdict(case: Case, profile: BuildProfile) -> str | None:
     """The model's refusal of ``case`` on a build of ``profile``, or None."""
     try:
@@ -163,8 +258,9 @@ def run_case(build: QemuBuild, case: Case) -> Result:
 def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
                    progress: Callable[[str], None] | None = None) -> list[Result]:
     """Every case on every build, on ``jobs`` workers."""
-    pairs = [(b, c) for b in builds for c in cases()]
+    every: list[Case | Unplug] = [*cases(), *UNPLUGS]
+    pairs = [(b, c) for b in builds for c in every]
     return parallel.map_ordered(
-        run_case, pairs, jobs,
+        _run, pairs, jobs,
         progress=(lambda done, bc: progress(f"realize [{done}/{len(pairs)}] {bc[0].name} "
                                             f"{bc[1].name}")) if progress else None)

@@ -14,14 +14,15 @@ _DEVICE = "9.1"
 
 EMMC: tuple[KnownDifference, ...] = (
     KnownDifference(
-        "emmc.version.absent-partition-accepted", Scope.VERSION, "emmc",
-        "selecting a boot or RPMB partition the device does not have sets SWITCH_ERROR "
-        "and leaves PARTITION_CONFIG alone (10.1 and later do)",
-        "before 10.1 PARTITION_ACCESS takes any value; a device without boot partitions "
-        "then reads and writes its user area whatever is selected",
-        Versions(_DEVICE, "10.1", ("10.0.13",)),
-        spec="JESD84-B51 6.6.1, 7.4.69 (PARTITION_CONFIG); 10.1's RPMB rework",
-        toggle=True, boundary=boundaries.EMMC_RPMB.key,
+        "emmc.version.absent-partition-refused", Scope.VERSION, "emmc",
+        "before 10.1 PARTITION_ACCESS takes any value: a device without boot or RPMB "
+        "partitions accepts their selection (against JESD84-B51 6.6.1, 7.4.69) and then "
+        "reads and writes its user area",
+        "from 10.1 selecting a boot or RPMB partition the device does not have sets "
+        "SWITCH_ERROR and leaves PARTITION_CONFIG alone",
+        Versions("10.1", None, ("10.2.2", "11.1.3")),
+        spec="10.0.13's emmc_function_switch (no partition check)",
+        boundary=boundaries.EMMC_RPMB.key,
         evidence="sdqtest check --board fuji-emmc --qemu 10.0-arm (emmc-boot-switch-absent)"),
     KnownDifference(
         "emmc.switch-any-modes-byte", Scope.SPEC, "emmc",

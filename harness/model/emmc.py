@@ -462,10 +462,8 @@ class EmmcCard(SDCard):
         return Rsp.R1B
 
     def _partition_ok(self, part: int) -> bool:
-        if (part in (Partition.BOOT1, Partition.BOOT2, Partition.RPMB)
-                and self.version < boundaries.EMMC_RPMB.since
-                and self.qemu("emmc.version.absent-partition-accepted")):
-            return True
+        if self.version < boundaries.EMMC_RPMB.since and part < Partition.GP1:
+            return True  # ledger emmc.version.absent-partition-refused: checked from 10.1
         if part in (Partition.BOOT1, Partition.BOOT2):
             return self.boot_size > 0
         if part == Partition.RPMB:

@@ -447,6 +447,23 @@ class QemuSession:
             if left <= 0:
                 raise QemuError(f"no RESET event from QEMU within {self.timeout:g} s")
 
+    def wait_events(self, name: str, devices: set[str], timeout: float | None = None
+                    ) -> set[str]:
+        """Wait (up to ``timeout``, default the session's) for a QMP event
+        ``name`` naming each of ``devices`` (its ``data.device``); the ones
+        that never came."""
+        left_over = set(devices)
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while left_over and time.monotonic() < deadline:
+            try:
+                event = self.qmp.pull_event(wait=max(deadline - time.monotonic(), 0.001))
+            except Exception:
+                self.check_alive()
+                break
+            if event is not None and event.get("event") == name:
+                left_over.discard(str(event.get("data", {}).get("device", "")))
+        return left_over
+
     def qmp_cmd(self, name: str, **args: Any) -> Any:
         """Run a QMP command; a QMP error raises :class:`QemuError`."""
         try:

@@ -102,7 +102,7 @@ def test_argv_of_a_full_machine(tmp_path: Path) -> None:
 def test_argv_of_a_null_image_and_awkward_paths() -> None:
     argv = qemu_argv("/q", Machine(image=CardImage.null(16 << 20)))
     assert argv[argv.index("-drive") + 1] == (
-        "if=none,id=sdcard,file=null-co://,format=raw,size=16M")
+        "if=none,id=sdcard,file=null-co://,file.size=16M,format=raw,size=16M")
     argv = qemu_argv("/q", Machine(image=CardImage(Path("/a,b.img"), readonly=True)))
     assert argv[argv.index("-drive") + 1] == (
         "if=none,id=sdcard,file=/a,,b.img,format=raw,readonly=on")

@@ -57,3 +57,19 @@ def test_a_model_that_takes_any_size_diverges(qemu_build: QemuBuild,
     res = realize.run_case(qemu_build, case)
     assert res.status == runner.DIVERGE
     assert "the model accepts it, QEMU refuses it" in res.reason
+
+
+@pytest.mark.parametrize("case", realize.UNPLUGS, ids=lambda c: c.name)
+def test_unplug_as_stated(qemu_build: QemuBuild, case: realize.Unplug) -> None:
+    res = realize.run_unplug(qemu_build, case)
+    assert res.status == runner.AGREE, res.reason
+
+
+def test_an_unplug_without_the_eject_is_reported(qemu_build: QemuBuild,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statement can fail: without the guest's eject (written to an
+    unused port) QEMU keeps the device, and the run says so."""
+    monkeypatch.setattr(realize, "PCIHP_EJECT_PORT", 0xAE20)
+    monkeypatch.setattr(realize, "UNPLUG_TIMEOUT", 1.0)
+    res = realize.run_unplug(qemu_build, realize.UNPLUGS[0])
+    assert res.status == runner.DIVERGE and "no DEVICE_DELETED" in res.reason
