@@ -55,6 +55,13 @@ def spi_init(t: Target, ctx: Context) -> None:
     ocr = r["cmd58"].raw
     ctx.expect(len(ocr) == 5 and bool(ocr[1] & 0x80),
                f"CMD58: OCR {ocr} without power-up status after ACMD41 (PLS 7.3.2.4)")
+    # A read straight after initialisation: refused from 10.1, whose ACMD41 leaves
+    # the card in ready (ledger spi.version.acmd41-ready); a block before.
+    if h.command(17, 0, end=False).r1 is not None:
+        h.read_block()
+    h.fill(1)
+    h.app_command(41, 1 << 30)  # a second ACMD41: illegal from 10.1
+    h.command(13, rlen=T.R2_LEN)
 
 
 @scenario("spi-csd-cid", GROUP)
