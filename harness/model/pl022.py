@@ -9,8 +9,8 @@ SSPSR follows the FIFOs (BSY: the transmit FIFO holds frames); the raw
 interrupts are recomputed from them, RX at 4 or more received frames, TX at
 4 or fewer queued ones; RORRIS and RTRIS never set (ledger
 ``pl022.no-overrun-timeout``); the line is SSPRIS & SSPIMSC.  Until SSPCR0 is
-first written the frame mask is 0: frames arrive as 0 (ledger
-``pl022.mask-before-cr0``).  QEMU's reset leaves SSPCR0, SSPCR1 and SSPCPSR as
+first written the frame mask is 0 and frames arrive as 0 (the TRM leaves
+DSS 0 undefined).  QEMU's reset leaves SSPCR0, SSPCR1 and SSPCPSR as
 they were, so only a fresh machine starts them at 0.  Reads of SSPDR with an
 empty receive FIFO answer 0; SSPDMACR reads 0 and drops writes (no DMA).
 
