@@ -53,8 +53,9 @@ SPI: tuple[KnownDifference, ...] = (
     KnownDifference(
         "spi.r1-parameter-is-block-len", Scope.SPEC, "spi",
         "R1 bit 6 is 'parameter error': a command argument out of range (PLS 7.3.2.1)",
-        "sd.c sets it from BLOCK_LEN_ERROR (10.1 and later); before 10.1 ssi-sd sets it "
-        "whenever R2's second byte is not 0", _EVERY, spec="PLS 7.3.2.1", evidence=_EVIDENCE),
+        "sd.c sets it from BLOCK_LEN_ERROR (10.1 and later: CMD16 4096 answers 0x40); "
+        "before 10.1 ssi-sd drops BLOCK_LEN_ERROR (CMD16 4096 answers 0x00) and sets the "
+        "bit whenever R2's second byte is not 0", _EVERY, spec="PLS 7.3.2.1", evidence=_EVIDENCE),
     KnownDifference(
         "spi.version.r3-r7-idle", Scope.VERSION, "spi",
         "before 10.1 ssi-sd answers R1 0x01 (in idle state) to CMD8 and CMD58 in every "
