@@ -154,3 +154,14 @@ def test_check_board_runs_what_applies() -> None:
     assert "spi" not in {sc.group for sc in check_boards.applicable(scs, ["zynq"])}
     assert len(check_boards.applicable(scs, ["zynq", "lm3s6965evb"])) == len(scs)
     assert "lm3s6965evb" not in check_boards.DEFAULT_BOARDS
+
+
+@RELEASES
+def test_block_length_error_in_r1(profile: BuildProfile) -> None:
+    """ledger spi.r1-parameter-is-block-len: CMD16 beyond 512 answers R1 0x40 from
+    10.1 (sd.c's BLOCK_LEN_ERROR), 0x00 before (ssi-sd drops the bit)."""
+    h = SpiHost(_model(profile))
+    h.init()
+    h.read_register(9)
+    h.command(16, 512)
+    assert h.command(16, 4096).r1 == (0x40 if profile is V111 else 0x00)
