@@ -348,7 +348,9 @@ def _board_selection(args: argparse.Namespace, selected: list[Any]) -> _Boards:
             names = boards.board_names(args.board)
         except KeyError as e:
             raise UsageError(str(e.args[0])) from e
-        return _Boards(select_board_builds(args.qemu), names, selected)
+        chosen = bool(args.group or args.scenario)
+        return _Boards(select_board_builds(args.qemu), names,
+                       selected if chosen else boards.applicable(selected, names))
     if (args.no_boards or names_a_build(args.qemu) or args.machine or args.image
             or args.strict):
         return _Boards()

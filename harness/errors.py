@@ -44,6 +44,7 @@ tree and the code in step.
     +-- DriverError                  [driver.results] the device did not do what
     |   |                            the host driver asked
     |   +-- DriverTimeout            [driver.results] ... in time
+    |   +-- SpiError                 [driver.spi] no R1, token or end of busy in SPI mode
     +-- BenchError                   [bench.data] a benchmark's check failed
     +-- GuestError                   the Linux guest could not run its jobs
     |   |                            (one line naming the cause)

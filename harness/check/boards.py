@@ -19,8 +19,8 @@ from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
 
-__all__ = ["DEFAULT_BOARDS", "board_names", "default_scenarios", "machines_for", "not_run",
-           "skip_reason"]
+__all__ = ["DEFAULT_BOARDS", "SPI_GROUP", "applicable", "board_names", "default_scenarios",
+           "machines_for", "not_run", "skip_reason"]
 
 #: Groups that need a PC: the compat matrix of versioned pc machine types, the
 #: migration matrix (run on pc machine types), the eMMC device (``-device emmc``
@@ -51,7 +51,20 @@ def default_scenarios(selected: Sequence[Scenario], chosen: bool) -> list[Scenar
     if chosen:
         return list(selected)
     return [sc for sc in selected if sc.group not in PC_GROUPS
-            and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"]
+            and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"
+            and sc.group != SPI_GROUP]
+
+
+def applicable(selected: Sequence[Scenario], names: Sequence[str]) -> list[Scenario]:
+    """``check --board`` without ``--group``/``--scenario``: the library less
+    the SDHCI groups when every board named has its card in SPI mode, less
+    the ``spi`` group when none has (the rest is skipped run by run)."""
+    spi = {by_name(n).spi for n in names}
+    if spi == {True}:
+        return [sc for sc in selected if sc.group == SPI_GROUP]
+    if spi == {False}:
+        return [sc for sc in selected if sc.group != SPI_GROUP]
+    return list(selected)
 
 
 def board_names(names: Sequence[str]) -> list[str]:
@@ -87,10 +100,18 @@ def not_run(builds: Sequence[QemuBuild], names: Sequence[str]) -> list[str]:
 def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None:
     """Why scenario ``sc`` does not run on ``machine`` (a board's), or None."""
     board = board_for(machine)
+    if sc.group == SPI_GROUP and (board is None or not board.spi):
+        return ("needs an SD card in SPI mode: a board with an SSI controller "
+                f"(--board {', '.join(b.name for b in BOARDS if b.spi)})")
     if board is None:
         return None
+    if board.spi and sc.group != SPI_GROUP:
+        return (f"an SDHCI scenario: board {board.name} has no SDHCI (its card is in SPI "
+                f"mode behind a {board.controller} and ssi-sd; the {SPI_GROUP} group runs)")
     if sc.group in PC_GROUPS:
         return PC_GROUPS[sc.group]
+    if board.spi:  # the spi group: no SDHCI properties or capabilities to weigh
+        return board_only_reason(board, profile)
     if sc.card != board.card_kind:
         return (f"an {sc.card} device: board {board.name} creates its own "
                 f"{_CARD_NAMES.get(board.card_kind, board.card_kind)}")
@@ -115,6 +136,8 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
     return board_only_reason(board, profile)
 
 
+#: The scenario group of the SD card in SPI mode (harness.scenarios.spi).
+SPI_GROUP = "spi"
 #: Scenarios whose expectations count the DMA Interrupts of a programmed
 #: SDMA buffer boundary (the data of the others does not depend on it).
 SDMA_BOUNDARY_EVENTS = frozenset({"boundary-sdma-4k"})

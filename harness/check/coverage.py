@@ -64,7 +64,8 @@ OUT_OF_REACH: tuple[OutOfReach, ...] = (
     OutOfReach("hw/sd/sdhci.c", r"^sdhci_s3c_", "the Samsung S3C variant (device s3c-sdhci)",
                ("smdkc210",)),
     OutOfReach("hw/sd/sd.c", r"^(sd_spi_|spi_)|_spi_",
-               "SPI mode: device sd-card-spi behind an SSI controller, not on an SD bus"),
+               "SPI mode: device sd-card-spi behind ssi-sd on an SSI controller, not on an "
+               "SD bus (the spi group: check --board lm3s6965evb)", ("lm3s6965evb",)),
     OutOfReach("hw/sd/sd.c", r"^emmc_|_emmc|^mmc_|rpmb",
                "the eMMC device (-device emmc): reachable on sdhci-pci, but not with an "
                "SD card (measured by the eMMC groups)", ("emmc groups", "fuji-emmc")),

@@ -24,6 +24,7 @@ from typing import Any
 
 from harness.check.quirks import Quirk, QuirkSet
 from harness.check.recording import Departed
+from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
 from harness.check.step import irq_events_text
 from harness.check.transfer import CommandTracker
@@ -222,7 +223,9 @@ class LockstepTarget:
         self.watched: dict[int, tuple[int, Callable[[int], str]]] = {}
         #: The command in progress and the data port position, for reports;
         #: ``recipe`` is the card image's, when the scenario's image has one.
-        self.tracker = CommandTracker(recipe)
+        spi = board_of(model)
+        self.tracker: CommandTracker | SpiTracker = (
+            SpiTracker() if spi is not None and spi.spi else CommandTracker(recipe))
         # Interrupt events are compared when both sides report them; what
         # happened before the lockstep started is not part of the run.
         self._events: tuple[IrqEvents, IrqEvents] | None = None

@@ -24,6 +24,7 @@ from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.hwdefs.boards import board_for
 from harness.machine import CardImage, Machine
 from harness.model.deviations import Strictness
+from harness.model.spi_target import SpiModelTarget
 from harness.model.target import ModelTarget
 from harness.qemu import sanitizer
 from harness.qemu.builds import QemuBuild
@@ -111,8 +112,10 @@ class Testbench:
             self.spec.scenario, self.spec.machine, self.qemu_image, self.fmt)
         self.qemu = self._qemu_side(described)
         self.err_at = sanitizer.mark(self.qemu)
-        self.model = ModelTarget(described, image=self.model_image, profile=b.profile,
-                                 strict=self.strict)
+        board = described.board_def
+        model = SpiModelTarget if board is not None and board.spi else ModelTarget
+        self.model = model(described, image=self.model_image, profile=b.profile,
+                           strict=self.strict)
         kw: dict[str, Any] = dict(quirks=self.quirks, history=None if self.keep else 400,
                                   recipe=self.recipe, stop_after=self.stop_after)
         if optimistic and isinstance(self.qemu, QemuTarget):

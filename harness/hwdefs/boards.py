@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from harness.hwdefs import aspeed
 
-__all__ = ["BOARDS", "Board", "IrqRoute", "board_for", "by_name"]
+__all__ = ["BOARDS", "SDHCI_BOARDS", "Board", "IrqRoute", "board_for", "by_name"]
 
 _MIB = 1 << 20
 
@@ -78,13 +78,20 @@ class Board:
     while QEMU's default devices are on (``defaults_enabled()``)."""
     variant: str = "sdhci"
     """Register layout: ``sdhci`` (the standard one QEMU's ``sdhci_read``/``write``
-    implement) or a vendor layout the model must mirror (``usdhc``, ``s3c``)."""
+    implement), a vendor layout the model must mirror (``usdhc``, ``s3c``), or
+    ``spi``: no SDHCI at all, the card in SPI mode behind an SSP and ``ssi-sd``
+    (:mod:`harness.hwdefs.pl022`)."""
     notes: tuple[str, ...] = field(default=())
     """What the board brings and what it cannot do under qtest."""
 
     @property
     def sdhci_props(self) -> dict[str, int | bool]:
         return dict(self.sdhci)
+
+    @property
+    def spi(self) -> bool:
+        """The card in SPI mode behind an SSI controller, no SDHCI."""
+        return self.variant == "spi"
 
 
 BOARDS: tuple[Board, ...] = (
@@ -252,7 +259,36 @@ BOARDS: tuple[Board, ...] = (
                "from eMMC, so the scenarios' partition sizes hold (an EVB or Rainier "
                "strapped for eMMC boot forces 1 MiB boot partitions)"),
     ),
+    Board(
+        name="lm3s6965evb",
+        machine="lm3s6965evb",
+        controller="pl022",
+        # The window starts at GPIO port D (chip select), the PL022 SSP follows
+        # at +0x1000 (harness.hwdefs.pl022 GPIO_WINDOW, SSP_WINDOW).
+        base=0x4000_7000,
+        # The SSP on NVIC input 7; qdev_pass_gpios gives the armv7m container
+        # the NVIC's unnamed inputs.
+        irq=IrqRoute(kind="in", line=7, qom_type="armv7m"),
+        ram_base=0x2000_0000,
+        ram=16 * _MIB,
+        sdhci=(),
+        binary="qemu-system-arm",
+        source="hw/arm/stellaris.c stellaris_init (7.2, 10.0.13, 10.2.2, 11.1.1 alike): "
+               "pl022 at 0x40008000 on NVIC IRQ 7, an ssi-sd on its bus with the card "
+               "from if=sd index 0 (sd-card with spi=on before 9.1, sd-card-spi since), "
+               "an ssd0323 OLED on the same bus; pl061_luminary port D at 0x40007000, "
+               "pin 0 through a splitter to both chip selects (ssi-sd's active low), "
+               "raised at start; 64 KiB SRAM at 0x20000000 whatever -m says",
+        variant="spi",
+        notes=("the SD card in SPI mode (PLS chapter 7) behind ssi-sd: sd.c's SPI "
+               "command table and responses, ssi-sd's token framing (harness.model.ssi_sd)",
+               "no SDHCI: the SDHCI scenario groups do not apply; the spi group runs"),
+    ),
 )
+
+
+#: The boards with an SDHCI (every one but those whose card is in SPI mode).
+SDHCI_BOARDS: tuple[Board, ...] = tuple(b for b in BOARDS if not b.spi)
 
 
 def by_name(name: str) -> Board:

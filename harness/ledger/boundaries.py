@@ -120,7 +120,8 @@ SD_PROTOCOL = Boundary(
     "the command-table rework: random RCA, CMD6 in transfer state only, CMD26 unknown, ...",
     _ALL_BEFORE_10_0, _FROM_10_0,
     "assumed: QEMU's command-table rework, taken as 9.1; no 8.x or 9.x build here",
-    "ledger sd.version.* (rca .. class-table), SDCard")
+    "ledger sd.version.* (rca .. class-table), SDCard; spi.version.cxd-standby and "
+    "cmd13-r2-csd (until 10.1), SpiCard")
 SD_10_1 = Boundary(
     "sd.state-and-size-rules", (10, 1, 0),
     "ACMD13/22/51 and CMD19 start sending in any state; spec_version 1 accepted; "
@@ -129,7 +130,9 @@ SD_10_1 = Boundary(
     "above 2 GiB a multiple of 512 KiB",
     _ALL_10_0, _FROM_10_2,
     "assumed 10.1: the 10.0.13 and 10.2.2 sources differ; no 10.1 build here",
-    "ledger sd.version.* (sendingdata-state, spec-v1, size-rule), SDCard")
+    "ledger sd.version.* (sendingdata-state, spec-v1, size-rule), SDCard; SPI mode's "
+    "responses framed in sd.c (spi.version.r3-r7-idle, acmd41-ready, spi.illegal-r1-stale: "
+    "10.0.13 and 10.2.2/11.0.3/11.1.1 sources), SpiCard, SsiSd")
 SDMA_REWORK = Boundary(
     "sdhci.sdma-rework", (10, 0, 0),
     "SDMA raises DMA Interrupt only at a buffer boundary; SYSAD-started SDMA takes the "

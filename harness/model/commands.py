@@ -121,19 +121,23 @@ class CommandTable:
             return fn
         return bind
 
-    def inherit(self, card: type, table: CommandTable, *indices: int) -> None:
-        """Bind to CMD``indices`` the handlers ``table`` has for them (QEMU's
-        protocols share ``sd_cmd_*`` functions).  ``card`` must not override
-        an inherited method: an override is bound with :meth:`handles`."""
+    def inherit(self, card: type, table: CommandTable, *indices: int,
+                app: bool = False) -> None:
+        """Bind to CMD``indices`` (ACMD with ``app``) the handlers ``table``
+        has for them (QEMU's protocols share ``sd_cmd_*`` functions).
+        ``card`` must not override an inherited method: an override is bound
+        with :meth:`handles`."""
+        kind = "ACMD" if app else "CMD"
         for index in indices:
-            fn = table._handlers.get((False, index))
+            fn = table._handlers.get((app, index))
             if fn is None:
-                raise ValueError(f"{table.name} CMD{index} has no handler to inherit")
+                raise ValueError(f"{table.name} {kind}{index} has no handler to inherit")
             if getattr(card, fn.__name__) is not fn:
                 raise ValueError(f"{card.__name__}.{fn.__name__} overrides the "
-                                 f"{table.name} handler of CMD{index}: bind it with handles()")
-            self._implementable(index, False)
-            self._bind(index, False, fn)
+                                 f"{table.name} handler of {kind}{index}: bind it with "
+                                 "handles()")
+            self._implementable(index, app)
+            self._bind(index, app, fn)
 
     def _implementable(self, index: int, app: bool) -> None:
         row = self.rows(app=app).get(index)

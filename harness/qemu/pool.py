@@ -48,6 +48,9 @@ def reuse_key(binary: str | Path, machine: Machine, accel: str = "auto",
     m = machine.resolved()
     if m.ram > REUSE_RAM_LIMIT or m.sdhci is None or m.card_kind in NOT_RESET:
         return None
+    board = m.board_def
+    if board is not None and board.spi:  # pl022's reset keeps SSPCR0/CR1 (ledger
+        return None                      # pl022.reset-keeps-control): launch afresh
     image = m.image
     if image is not None and image.path is not None:
         image = CardImage(Path("<file>"), format=image.format, readonly=image.readonly,

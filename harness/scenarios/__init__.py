@@ -26,6 +26,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     mmc_test,
     registers,
     sizes,
+    spi,
 )
 from harness.scenarios.registry import REGISTRY as REGISTRY
 from harness.scenarios.registry import Context as Context

@@ -19,9 +19,10 @@ from harness.qemu.pool import QemuPool
 pytestmark = pytest.mark.qemu
 
 #: The migration group runs with its migration points in test_migration.py; the
-#: eMMC groups run as a sample in test_emmc.py (the whole set: sdqtest check).
+#: eMMC groups run as a sample in test_emmc.py (the whole set: sdqtest check);
+#: the spi group on its board in tests/qtest/boards/test_spi_qemu.py.
 SCENARIOS = sorted((s for s in scenario.all_scenarios().values()
-                    if s.group != "migration" and not s.group.startswith("emmc-")),
+                    if s.group not in ("migration", "spi") and not s.group.startswith("emmc-")),
                    key=lambda s: (s.group, s.name))
 
 

@@ -1,0 +1,125 @@
+"""Where a lockstep step is in the SPI-mode byte stream, for divergence reports.
+
+The counterpart of :class:`harness.check.transfer.CommandTracker` for a
+board whose card is in SPI mode (:mod:`harness.hwdefs.pl022`): it names the
+register an access reaches (GPIO D or the PL022 SSP) and follows the frames
+the host writes to SSPDR as PLS 7.3 frames them: a byte ``01xxxxxx`` outside
+a data block starts a command of six bytes; after CMD24/CMD25 a start token
+(0xFE/0xFC) starts a write block of 512 data and 2 CRC bytes.  It reports
+the command in progress and how many frames followed its last byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.check.step import Step
+from harness.hwdefs import pl022 as P
+from harness.hwdefs import sd
+from harness.hwdefs import sd_spi as T
+from harness.hwdefs.fields import Register
+
+__all__ = ["SpiTracker", "window_register"]
+
+_SSP_REGS = (P.SSPCR0, P.SSPCR1, P.SSPDR, P.SSPSR, P.SSPCPSR, P.SSPIMSC, P.SSPRIS, P.SSPMIS,
+             P.SSPICR, P.SSPDMACR)
+_DR = P.ssp(P.SSPDR)
+_WRITES = (24, 25)
+
+
+def window_register(offset: int) -> str:
+    """The name of what ``offset`` of an SPI board's window reaches."""
+    if offset in P.SSP_WINDOW:
+        inner = offset - P.SSP_WINDOW.start
+        for reg in _SSP_REGS:
+            if reg.offset <= inner < reg.offset + reg.width:
+                return f"{reg.name} (PL022 +{inner:#05x})"
+        if inner >= P.SSP_PERIPH_ID:
+            return f"SSP ID (PL022 +{inner:#05x})"
+        return f"PL022 +{inner:#05x} (no register)"
+    if offset in P.GPIO_WINDOW:
+        inner = offset - P.GPIO_WINDOW.start
+        regs: tuple[Register, ...] = (P.GPIODIR,)
+        if inner < P.GPIODIR.offset:
+            return f"GPIODATA (PL061 +{inner:#05x}, pins {inner >> 2:#04x})"
+        for reg in regs:
+            if reg.offset == inner:
+                return f"{reg.name} (PL061 +{inner:#05x})"
+        return f"PL061 +{inner:#05x}"
+    return "outside the GPIO D and SSP windows"
+
+
+def _name(index: int, app: bool) -> str:
+    spi = None if app else T.SPI_ONLY_COMMANDS.get(index)
+    return f"CMD{index} {spi.name}" if spi is not None else sd.command_name(index, app=app)
+
+
+@dataclass
+class _Command:
+    index: int
+    app: bool
+    arg: int
+    step: int
+    frames: int = 0
+
+
+class SpiTracker:
+    """Follows the SPI frames a scenario writes (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.command: _Command | None = None
+        self._frame = bytearray()
+        self._frame_step = 0
+        self._block_left = 0
+        self._after_cmd55 = False
+
+    def before(self, op: str, args: tuple[Any, ...], index: int) -> str:
+        """Take note of a write to SSPDR about to run; the command it completes."""
+        if op != "write" or args[0] != _DR:
+            return ""
+        return self._byte(int(args[2]) & 0xFF, index)
+
+    def _byte(self, b: int, index: int) -> str:
+        c = self.command
+        if c is not None:
+            c.frames += 1
+        if self._block_left:
+            self._block_left -= 1
+            return ""
+        if self._frame:
+            self._frame.append(b)
+            if len(self._frame) < 6:
+                return ""
+            cmd = self._frame[0] & 0x3F
+            app = self._after_cmd55
+            self._after_cmd55 = cmd == 55 and not app
+            self.command = _Command(cmd, app, int.from_bytes(self._frame[1:5], "big"),
+                                    self._frame_step)
+            self._frame = bytearray()
+            return _name(cmd, app)
+        if b & 0xC0 == T.CMD_START:
+            self._frame = bytearray([b])
+            self._frame_step = index
+        elif b in (T.TOKEN_SINGLE, T.TOKEN_MULTI_WRITE) and c is not None \
+                and c.index in _WRITES:
+            self._block_left = 512 + 2
+        return ""
+
+    def after(self, step: Step) -> None:
+        """Nothing to learn from an answer (the stream is the host's)."""
+
+    def after_op(self, op: str, args: tuple[Any, ...], answer: Any) -> None:
+        """:meth:`after` without a step."""
+
+    def context(self, step: Step) -> list[str]:
+        """Lines that place ``step`` in the byte stream."""
+        lines: list[str] = []
+        if step.op in ("read", "write"):
+            lines.append(f"register: {window_register(int(step.args[0]))}")
+        c = self.command
+        if c is not None:
+            name = _name(c.index, c.app)
+            lines.append(f"SPI command in progress: {name} arg {c.arg:#010x}, sent at step "
+                         f"#{c.step}; {c.frames} frames since its CRC byte")
+        return lines
