@@ -94,10 +94,18 @@ def run_on_boards(scs: Iterable[Scenario], profiles: Iterable[BuildProfile],
 def board_only_files() -> dict[str, str]:
     """``{model file: boards}`` of the controller models only boards outside
     the default check's (``--board``) use: no default run reaches them."""
+    from harness.model import pl022, sdcard_spi, spi_target, ssi_sd
+
     inside = {by_name(n).variant for n in DEFAULT_BOARDS} | {"sdhci"}
+    spi_inside = any(by_name(n).spi for n in DEFAULT_BOARDS)
+    #: The SD card in SPI mode behind a PL022 (the SPI boards' own target).
+    spi_files = [Path(inspect.getfile(m)).name for m in (spi_target, pl022, ssi_sd, sdcard_spi)]
     out: dict[str, list[str]] = {}
     for b in BOARDS:
-        if b.variant not in inside:
+        if b.spi and not spi_inside:
+            for src in spi_files:
+                out.setdefault(src, []).append(b.name)
+        elif b.variant not in inside and b.variant in CONTROLLERS:
             src = Path(inspect.getfile(CONTROLLERS[b.variant])).name
             out.setdefault(src, []).append(b.name)
     return {f: ", ".join(names) for f, names in out.items()}
