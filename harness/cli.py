@@ -334,6 +334,10 @@ class _Boards:
     scenarios: list[Any] = field(default_factory=list)
     #: why the default check runs no board (the ARM builds could not be had)
     note: str = ""
+    #: each board runs only the scenarios of its bus (SDHCI or SPI): the
+    #: default check's boards, and ``--board`` with no scenario chosen (no
+    #: run is made only to be skipped for its bus)
+    paired: bool = False
 
 
 def _board_selection(args: argparse.Namespace, selected: list[Any]) -> _Boards:
@@ -350,7 +354,8 @@ def _board_selection(args: argparse.Namespace, selected: list[Any]) -> _Boards:
             raise UsageError(str(e.args[0])) from e
         chosen = bool(args.group or args.scenario)
         return _Boards(select_board_builds(args.qemu), names,
-                       selected if chosen else boards.applicable(selected, names))
+                       selected if chosen else boards.applicable(selected, names),
+                       paired=not chosen)
     if (args.no_boards or names_a_build(args.qemu) or args.machine or args.image
             or args.strict):
         return _Boards()
@@ -359,7 +364,8 @@ def _board_selection(args: argparse.Namespace, selected: list[Any]) -> _Boards:
     except SdqtestError as e:  # the boards are extra: the PC check still runs
         return _Boards(note=f"boards not run: no ARM build ({e}); --no-boards says so quietly")
     chosen = bool(args.group or args.scenario)
-    return _Boards(arm, list(boards.DEFAULT_BOARDS), boards.default_scenarios(selected, chosen))
+    return _Boards(arm, list(boards.DEFAULT_BOARDS), boards.default_scenarios(selected, chosen),
+                   paired=True)
 
 
 def _check_runs(args: argparse.Namespace, builds: list[Any], selected: list[Any],
@@ -371,7 +377,8 @@ def _check_runs(args: argparse.Namespace, builds: list[Any], selected: list[Any]
             for m in (args.machine or plan.machines_for(b, sc))]
     bd = args.boards
     runs += [parallel.Run(b, sc, m) for b in bd.builds for sc in bd.scenarios
-             for m in (args.machine or boards.machines_for(b, bd.names))]
+             for m in (args.machine or boards.machines_for(b, bd.names))
+             if not bd.paired or boards.on_its_bus(sc, m)]
     total = len(runs)
     return shard.take_shard(runs, lambda r: f"{r.scenario.name}@{r.machine}", k, n), total
 

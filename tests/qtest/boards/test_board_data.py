@@ -157,8 +157,9 @@ def test_the_default_check_runs_the_modelled_boards(
     picked = cli._board_selection(args, selected)  # type: ignore[arg-type]
     assert bool(picked.builds) is runs_boards
     if runs_boards:
-        assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs"] \
+        assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb"] \
             == list(check_boards.DEFAULT_BOARDS)
+        assert picked.paired  # each board its bus's scenarios
 
 
 def test_the_default_board_scenarios_leave_out_pc_emmc_and_explore() -> None:
