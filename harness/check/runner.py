@@ -369,6 +369,13 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
             bench.lock.abandon()  # answers still due are read: the process can be reset
     elif isinstance(e, QemuGone):  # died, closed the qtest stream, or hung (and was stopped)
         res.status, res.reason = CRASH, str(e)
+        predicted = model.hung if model is not None else None
+        key = model.stop_key if model is not None else None
+        if predicted and key:  # a QEMU bug of the ledger, where the model says it strikes
+            res.status, res.met = QUIRK, [*res.met, key]
+            res.reason = f"QEMU stopped where the model says it does ({predicted}): {e}"
+        elif predicted:
+            res.reason = f"{e} (the model predicted it: {predicted}; no ledger entry names it)"
     elif isinstance(e, QemuError):
         res.status, res.reason = ERROR, str(e)
     else:  # a harness or model bug: report it, keep going

@@ -293,6 +293,7 @@ class EmmcCard(SDCard):
         if p not in starts:
             self.fatal = (f"QEMU aborts: block access with PARTITION_ACCESS {p} "
                           "(a general purpose partition it does not have)")
+            self.fatal_key = "emmc.gp-partition-access"
             return None
         return starts[Partition(p)]
 
@@ -382,6 +383,7 @@ class EmmcCard(SDCard):
         if self.sleeping:
             if self.qemu("emmc.sleep-no-awake"):
                 self.fatal = "QEMU aborts: CMD0 to a sleeping eMMC (device mode assertion)"
+                self.fatal_key = "emmc.sleep-no-awake"
                 return Rsp.R0
             if arg not in (0, 0xF0F0F0F0):
                 return Rsp.R0

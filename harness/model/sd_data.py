@@ -51,6 +51,7 @@ class DataCard(Protocol):
     wp_groups: set[int]
     write_blocked: bool
     fatal: str | None
+    fatal_key: str | None
     store: BlockStore | None
     #: The CSD image; CMD27, the COPY bit and a forced erase change it.
     csd_reg: bytearray
@@ -244,6 +245,7 @@ def write_byte(card: DataCard, value: int) -> None:
         if cc not in (24, 27, 42, 56):
             if card.qemu("sd.command-during-transfer"):
                 card.fatal = f"QEMU aborts: data byte while the last command is CMD{cc}"
+                card.fatal_key = "sd.command-during-transfer"
             return
         put(card, value)
         if card.xfer.offset < card.xfer.size:

@@ -138,6 +138,8 @@ class SDCard:
         self.previous_rca = 0
         #: Set when QEMU would abort (a failed assertion); the card is then dead.
         self.fatal: str | None = None
+        #: The ledger's QEMU bug behind :attr:`fatal`, where one is.
+        self.fatal_key: str | None = None
         # Internal transfer state QEMU keeps across resets.
         self.xfer = sd_data.Transfer()
         self.current_cmd = 0

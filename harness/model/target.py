@@ -378,3 +378,8 @@ class ModelTarget:
     def hung(self) -> str | None:
         """Why QEMU would hang or abort at this point, if it would."""
         return self.sdhci.hung or self.card.fatal
+
+    @property
+    def stop_key(self) -> str | None:
+        """The ledger's QEMU bug behind :attr:`hung`, where the model names one."""
+        return None if self.sdhci.hung else getattr(self.card, "fatal_key", None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -201,3 +202,35 @@ def test_usdhc_layout_on_qemu(arm_build: QemuBuild, tmp_path: Path) -> None:
         variant_facts.usdhc_layout(t)
     with _driven(arm_build, "mcimx7d", tmp_path) as t:
         variant_facts.usdhc_command_takes_mix_ctrl(t)
+
+
+#: A write left stuck on zynq (its capabilities have no ADMA1, so the ADMA1
+#: transfer never starts), a CMD13 probe, then the transfer resumed by SDMA:
+#: the operations of an explored input (harness.driver.ops).
+STUCK_WRITE_OPS: list[dict[str, Any]] = [
+    {"op": "setup", "freq": 400000},
+    {"op": "init", "bus_width": 4, "hcs": True, "block_len": 512},
+    {"op": "start", "index": 24, "bs": 2, "count": 1, "offset": 0, "block": 10,
+     "mode": "adma1", "auto12": False, "blkcnt_en": True, "boundary": 5},
+    {"op": "probe", "status": True},
+    {"op": "rw", "read": False, "block": 5, "count": 7, "bs": 16, "mode": "sdma",
+     "stop": "auto", "pio_access": 1, "skew": 0, "boundary": 8192, "max_segment": 4096},
+]
+
+
+def test_an_abort_the_model_predicts_is_the_ledger_bug(arm_build: QemuBuild,
+                                                      board_pool: QemuPool) -> None:
+    """QEMU >= 9.1 aborts on the resumed write's data byte
+    (sd.command-during-transfer) at the step the model says: the run is
+    that known QEMU bug, not an unexplained crash.  7.2 goes on, and agrees."""
+    from harness.scenarios.explore import _scenario
+
+    board = boards.by_name("zynq")
+    sc = _scenario("stuck-write-probed", STUCK_WRITE_OPS, "test")
+    res = runner.run(arm_build, sc, board.machine, pool=board_pool)
+    if arm_build.profile.version >= (9, 1):
+        assert res.status == runner.QUIRK, res.reason
+        assert res.met == ["sd.command-during-transfer"]
+        assert "where the model says" in res.reason
+    else:
+        assert res.status == runner.AGREE, res.reason
