@@ -477,7 +477,7 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         t.read(op["off"], op["size"])
     elif kind == "mem":
         if op["data"]:
-            t.mem_write(DMA_BASE + op["off"], bytes.fromhex(op["data"]))
+            t.mem_write(d.dma_base + op["off"], bytes.fromhex(op["data"]))
     elif kind == "power":
         if op["on"]:
             d.power_on(op["volt"])
@@ -501,7 +501,7 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
     elif kind == "probe":
         probe(d, t, status=bool(op.get("status")), written=bool(op.get("written")))
     elif kind == "start":
-        start(t, op)
+        start(t, op, d.dma_base)
     elif kind == "csd":
         program_csd(d, op)
     elif kind == "pio":
@@ -514,18 +514,19 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         raise ValueError(f"unknown fuzz operation {kind!r}")
 
 
-def start(t: Target, op: Op) -> None:
+def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
     """Issue ``op``'s data command through the registers (SDHC 3.7.2.1:
     block size with the SDMA boundary, block count, argument, transfer
-    mode, command) and return at once; SDMA uses the fuzzer's data area,
-    ADMA a descriptor table for it at the area's start (:func:`adma_table`)."""
+    mode, command) and return at once; SDMA uses the fuzzer's data area
+    (at ``base``: the driver's, in the board's RAM), ADMA a descriptor table
+    for it at the area's start (:func:`adma_table`)."""
     _index, read, multi = next(c for c in START_COMMANDS if c[0] == op["index"])
     dma = op["mode"] != "pio"
     if op["mode"] == "sdma":
-        t.write(H.SDMASYSAD.offset, 4, DMA_BASE + 0x10000)
+        t.write(H.SDMASYSAD.offset, 4, base + 0x10000)
     elif dma:
-        t.mem_write(DMA_BASE, adma_table(op["mode"], op["bs"] * op["count"]))
-        t.write(H.ADMASYSADDR.offset, 4, DMA_BASE)
+        t.mem_write(base, adma_table(op["mode"], op["bs"] * op["count"], base))
+        t.write(H.ADMASYSADDR.offset, 4, base)
         t.write(H.ADMASYSADDR.offset + 4, 4, 0)
     if dma:
         host = t.read(H.HOSTCTL.offset, 1)
@@ -542,12 +543,12 @@ def start(t: Target, op: Op) -> None:
                                          data=True))
 
 
-def adma_table(mode: str, length: int) -> bytes:
+def adma_table(mode: str, length: int, base: int = DMA_BASE) -> bytes:
     """The descriptor table of a ``start`` in ADMA ``mode`` (SDHC 1.13):
     one valid Tran-End descriptor for ``length`` bytes at the data area
     (0: 65536); ADMA1's after a Set descriptor with the length, its
     address 4 KiB aligned (SDHC 2.00 1.13.3)."""
-    data, tran = DMA_BASE + 0x10000, H.ADMA_VALID | H.ADMA_END | H.ADMA_ACT_TRAN
+    data, tran = base + 0x10000, H.ADMA_VALID | H.ADMA_END | H.ADMA_ACT_TRAN
     if mode == "adma1":
         return (H.adma1_desc(length, H.ADMA_VALID | H.ADMA_ACT_SET)
                 + H.adma1_desc(data, tran))
@@ -651,8 +652,9 @@ def _rw(d: HostDriver, op: Op) -> None:
     if bs * count > limit:
         count = max(1, limit // bs)
     if op["op"] == "adma":
-        descs = [Adma2Desc((DMA_BASE + a) & 0xFFFFFFFF, n, attr) for a, n, attr in op["descs"]]
-        opts = AdmaOptions(descriptors=descs, segments=[(DMA_BASE + 0x10000, bs * count)])
+        base = d.dma_base
+        descs = [Adma2Desc((base + a) & 0xFFFFFFFF, n, attr) for a, n, attr in op["descs"]]
+        opts = AdmaOptions(descriptors=descs, segments=[(base + 0x10000, bs * count)])
         if op.get("width64"):
             d.wr(H.HOSTCTL, (d.rd(H.HOSTCTL) & ~H.HOSTCTL_DMA_MASK) | H.HOSTCTL_DMA_ADMA2_64)
         tr = _transfer(op["read"], bs, count, "adma2", adma=opts)

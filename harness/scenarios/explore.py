@@ -21,6 +21,7 @@ from typing import Any
 
 from harness.driver.host import HostDriver
 from harness.driver.ops import Op, apply
+from harness.hwdefs import sdhci as H
 from harness.scenarios.registry import Context, Scenario, add
 from harness.target import Target
 
@@ -46,12 +47,23 @@ def replay(ops: list[Op], target: Target) -> None:
         apply(d, target, op)
 
 
+def absolute_dma(ops: list[Op]) -> bool:
+    """``ops`` write an address of their own into SDMA System Address or ADMA
+    System Address (a raw register write): an address near the PC's DMA
+    area, not the driver's, which on a board lies in its RAM."""
+    regs = ((H.SDMASYSAD.offset, H.SDMASYSAD.offset + H.SDMASYSAD.width),
+            (H.ADMASYSADDR.offset, H.ADMASYSADDR.offset + H.ADMASYSADDR.width))
+    return any(o["op"] == "write" and any(o["off"] < hi and o["off"] + o["size"] > lo
+                                          for lo, hi in regs) for o in ops)
+
+
 def _scenario(name: str, ops: list[Op], doc: str, sdhci: dict[str, Any] | None = None,
               sd_card: dict[str, Any] | None = None) -> Scenario:
     def fn(target: Target, ctx: Context) -> None:
         replay(ops, target)
 
-    return Scenario(name, GROUP, fn, doc, sdhci=sdhci or {}, sd_card=sd_card or {})
+    return Scenario(name, GROUP, fn, doc, sdhci=sdhci or {}, sd_card=sd_card or {},
+                    params={"absolute_dma": absolute_dma(ops)})
 
 
 def register(path: Path = CORPUS) -> int:
