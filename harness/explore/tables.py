@@ -15,6 +15,8 @@ only where they reach something new, as any input.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from harness.driver.ops import CARD_BLOCKS, CSD_WRITABLE, DMA_BASE, PASSWORDS, Op
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
@@ -160,6 +162,20 @@ _RESETS: list[Op] = [*({"op": "reset", "what": w} for w in
                      {"op": "cmd", "index": 0, "arg": 0, "app": False}]
 
 
+def _phased_transfers() -> Iterator[tuple[int, str, list[Op]]]:
+    """``(index, mode, ops)``: CMD18 and CMD25 by PIO and SDMA, with the
+    operations that bring each into a phase of :data:`_PHASES` (its PIO
+    accesses turned into writes for CMD25; SDMA has no word or
+    block-and-a-word phase)."""
+    for index in (18, 25):
+        for mode in ("pio", "sdma"):
+            for phase, ops in _PHASES.items():
+                if mode == "sdma" and phase in ("word", "block+1"):
+                    continue
+                yield index, mode, [dict(o, write=index == 25) if o["op"] == "pio" else o
+                                    for o in ops]
+
+
 def resets_in_phases() -> list[list[Op]]:
     """Each reset kind in each phase of a read and a write, PIO and SDMA,
     single and multiple block (issue #19 item 5)."""
@@ -230,17 +246,12 @@ def gaps_in_phases() -> list[list[Op]]:
     out = []
     stop = {"op": "blkgap", "value": H.BLKGAP_STOP}
     cont = {"op": "blkgap", "value": H.BLKGAP_CONTINUE}
-    for index in (18, 25):
-        for mode in ("pio", "sdma"):
-            for phase, ops in _PHASES.items():
-                if mode == "sdma" and phase in ("word", "block+1"):
-                    continue
-                moved = [dict(o, write=index == 25) if o["op"] == "pio" else o for o in ops]
-                go = _start(index, mode, count=3)
-                out.append([_SETUP, _INIT, go, *moved, stop])
-                out.append([_SETUP, _INIT, go, *moved, stop, *moved, cont])
-                out.append([_SETUP, _INIT, go, *moved, stop, stop,
-                            {"op": "pio", "write": index == 25, "n": 256, "size": 4}])
+    for index, mode, moved in _phased_transfers():
+        go = _start(index, mode, count=3)
+        out.append([_SETUP, _INIT, go, *moved, stop])
+        out.append([_SETUP, _INIT, go, *moved, stop, *moved, cont])
+        out.append([_SETUP, _INIT, go, *moved, stop, stop,
+                    {"op": "pio", "write": index == 25, "n": 256, "size": 4}])
     return out
 
 
@@ -295,14 +306,9 @@ def media_changes() -> list[list[Op]]:
            [*base, _EJECT, _INSERT, {"op": "reset", "what": H.SWRST_ALL}, _PAST_DELAY],
            [*base, _EJECT, {"op": "cmd", "index": 13, "arg": 0, "app": False, "rca": True}],
            [*base, _EJECT, _ACK_REMOVAL, _INSERT, _INIT]]
-    for index in (18, 25):
-        for mode in ("pio", "sdma"):
-            for phase, ops in _PHASES.items():
-                if mode == "sdma" and phase in ("word", "block+1"):
-                    continue
-                moved = [dict(o, write=index == 25) if o["op"] == "pio" else o for o in ops]
-                out.append([*base, _start(index, mode, count=3), *moved, _EJECT,
-                            {"op": "pio", "write": index == 25, "n": 128, "size": 4}])
+    for index, mode, moved in _phased_transfers():
+        out.append([*base, _start(index, mode, count=3), *moved, _EJECT,
+                    {"op": "pio", "write": index == 25, "n": 128, "size": 4}])
     return out
 
 

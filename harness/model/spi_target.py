@@ -25,7 +25,7 @@ from harness.model.memory import GuestMemory
 from harness.model.pl022 import Pl022, Pl061
 from harness.model.sdcard_spi import SpiCard
 from harness.model.ssi_sd import SsiSd
-from harness.model.target import ModelTarget, model_params, split_access
+from harness.model.target import ModelTarget, card_medium, model_params, split_access
 from harness.profile import NEWEST, BuildProfile
 from harness.target import check_access, check_clock_step, check_memory
 
@@ -46,14 +46,7 @@ class SpiModelTarget(ModelTarget):
         if board is None or not board.spi:
             raise ValueError("SpiModelTarget needs a board whose card is in SPI mode")
         _host, card_params = model_params(machine)
-        medium = machine.image
-        if image is None and size is None and medium is not None:
-            if medium.path is None:
-                size = medium.size
-            elif medium.format == "raw":
-                image = medium.path
-            else:
-                raise ValueError(f"the model reads raw images only, not {medium.format}")
+        image, size = card_medium(machine, image, size)
         self.machine, self.profile, self.strict = machine, profile, strict
         self.clock = VirtualClock()
         self.memory = GuestMemory(machine.ram, machine.type, ram_base=board.ram_base)

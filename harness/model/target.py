@@ -122,6 +122,22 @@ def model_params(machine: Machine) -> tuple[dict[str, Any], dict[str, Any]]:
     return out
 
 
+def card_medium(machine: Machine, image: str | Path | None, size: int | None
+                ) -> tuple[str | Path | None, int | None]:
+    """The card's image file or all-zero size: ``image``/``size`` when given,
+    else ``machine``'s drive (a null-co drive is its size; a file must be raw,
+    which is all the model reads)."""
+    medium = machine.image
+    if image is not None or size is not None or medium is None:
+        return image, size
+    if medium.path is None:
+        return None, medium.size
+    if medium.format != "raw":
+        raise ValueError(f"the model reads raw images only, not {medium.format}: give the "
+                         "raw twin as image")
+    return medium.path, None
+
+
 class ModelTarget:
     """The model as a :class:`harness.target.Target`, mirroring ``machine``.
 
@@ -163,14 +179,7 @@ class ModelTarget:
                                  "(QEMU refuses it too)")
             if machine.card is None and (image is not None or size is not None):
                 raise ValueError("a card image needs an sd-card device")
-            if image is None and size is None and medium is not None:
-                if medium.path is None:
-                    size = medium.size
-                elif medium.format == "raw":
-                    image = medium.path
-                else:
-                    raise ValueError(f"the model reads raw images only, not "
-                                     f"{medium.format}: give the raw twin as image")
+            image, size = card_medium(machine, image, size)
             if machine.card_kind == "emmc":
                 if not profile.has_emmc:
                     raise ValueError("this build has no emmc device (QEMU refuses it too)")
