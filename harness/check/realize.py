@@ -128,7 +128,11 @@ def _emmc_cases() -> list[Case]:
     out += [Case("emmc image smaller than its boot partitions", "emmc",
                  card={"boot-partition-size": 4 * unit}, size=4 * unit),
             Case("emmc user area not a power of 2", "emmc",
-                 card={"boot-partition-size": unit}, size=2 * unit + 3 * _MIB)]
+                 card={"boot-partition-size": unit}, size=2 * unit + 3 * _MIB),
+            Case("emmc user area above 2 GiB, not whole blocks", "emmc",
+                 card={"boot-partition-size": unit}, size=2 * unit + S.SDSC_MAX + _BLOCK // 2),
+            Case("emmc user area above 2 GiB, whole blocks", "emmc",
+                 card={"boot-partition-size": unit}, size=2 * unit + S.SDSC_MAX + _BLOCK)]
     return out
 
 

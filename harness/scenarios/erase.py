@@ -99,3 +99,23 @@ for _zero in (False, True):
         _erase_and_look(t, d, 40, 47, _card_blocks(d))
         ctx.note(f"SCR {d.card.scr or 0:#018x}, CID PRV "
                  f"{S.CID.decode(d.card.cid).get('PRV', 0):#x}")
+
+
+@scenario("write-protect-multi-block", "erase", needs_clock=True)
+def _wp_multi(t: Target, ctx: Context) -> None:
+    """A multiple-block write that runs into a write-protected group: the
+    blocks before it are written, the first protected block sets
+    WP_VIOLATION and nothing more lands (PLS 4.3.5, 4.10.1 Table 4-42;
+    SDSC only); CMD29 lifts the protection and the write goes through."""
+    d = ready(t)
+    csd = d.card.csd_fields()
+    sector = csd.get("SECTOR_SIZE", 0) + 1
+    group = (csd.get("WP_GRP_SIZE", 0) + 1) * sector  # in write blocks
+    g1 = group * (1 << csd.get("WRITE_BL_LEN", 9)) // 512  # the second group
+    d.cmd(SET_WRITE_PROT, d.address(g1))
+    d.write_blocks(g1 - 2, test_data(4 * 512, 7))
+    d.send_status()
+    d.read_blocks(g1 - 2, 4)
+    d.cmd(CLR_WRITE_PROT, d.address(g1))
+    d.write_blocks(g1 - 2, test_data(4 * 512, 8))
+    d.read_blocks(g1 - 2, 4)

@@ -4,7 +4,7 @@ tuning, ACMD22, CMD56 (PLS 4.3.7, 4.3.10, 4.10.2, 5)."""
 from __future__ import annotations
 
 from harness.driver import host as D
-from harness.driver.results import Mode
+from harness.driver.results import Mode, Transfer
 from harness.hwdefs.sd import Resp
 from harness.scenarios.common import ready, test_data
 from harness.scenarios.registry import Context, scenario
@@ -122,4 +122,18 @@ def _tuning(t: Target, ctx: Context) -> None:
     d._read_data(GEN_CMD, 1, 512)
     d.send_status()
     d.command(GEN_CMD, 0, Resp.R1)
+    d.send_status()
+
+
+@scenario("gen-cmd-write", "card", needs_clock=True)
+def _gen_cmd_write(t: Target, ctx: Context) -> None:
+    """CMD56 GEN_CMD in the write direction (argument bit 0 clear) with its
+    data block of the block length, then the card's status and a GEN_CMD
+    read (PLS 4.3.12: the block's meaning is the vendor's)."""
+    d = ready(t)
+    data = test_data(512, 11)
+    res = d.cmd(GEN_CMD, 0, data=Transfer(read=False, block_size=512, data=data))
+    ctx.expect(not res.error, "GEN_CMD write refused")
+    d.send_status()
+    d._read_data(GEN_CMD, 1, 512)
     d.send_status()
