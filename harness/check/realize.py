@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.check import parallel
-from harness.check.runner import AGREE, DIVERGE, SKIP, Result
+from harness.check.runner import AGREE, DIVERGE, ERROR, SKIP, Result
 from harness.hwdefs import emmc as E
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
@@ -129,8 +129,6 @@ def _emmc_cases() -> list[Case]:
                  card={"boot-partition-size": 4 * unit}, size=4 * unit),
             Case("emmc user area not a power of 2", "emmc",
                  card={"boot-partition-size": unit}, size=2 * unit + 3 * _MIB),
-            Case("emmc user area above 2 GiB, not whole blocks", "emmc",
-                 card={"boot-partition-size": unit}, size=2 * unit + S.SDSC_MAX + _BLOCK // 2),
             Case("emmc user area above 2 GiB, whole blocks", "emmc",
                  card={"boot-partition-size": unit}, size=2 * unit + S.SDSC_MAX + _BLOCK)]
     return out
@@ -242,6 +240,11 @@ def qemu_verdict(build: QemuBuild, case: Case) -> str | None:
         return str(e)
 
 
+#: How QEMU names a refused ``-drive`` option (the block layer's, not a
+#: device's realize: a null-co size that is not whole sectors, say).
+_DRIVE_REFUSAL = ": -drive "
+
+
 def run_case(build: QemuBuild, case: Case) -> Result:
     res = Result(build.name, f"realize {case.name}", GROUP, "q35", AGREE)
     why = case.skip_reason(build.profile)
@@ -254,6 +257,10 @@ def run_case(build: QemuBuild, case: Case) -> Result:
         res.reason = (f"{case.name}: the model {'accepts it' if model is None else 'refuses it'}"
                       f", QEMU {'starts' if qemu is None else 'refuses it'}\n"
                       f"  model: {model or 'accepted'}\n  QEMU:  {qemu or 'started'}")
+    elif model is not None and _DRIVE_REFUSAL in str(qemu):
+        res.status = ERROR
+        res.reason = (f"{case.name}: QEMU refused the drive, not a device, so the case tests "
+                      f"no realize rule: {qemu}")
     elif model is not None:
         res.notes.append(f"both refuse: {model}")
     return res

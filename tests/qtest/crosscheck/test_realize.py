@@ -73,3 +73,15 @@ def test_an_unplug_without_the_eject_is_reported(qemu_build: QemuBuild,
     monkeypatch.setattr(realize, "UNPLUG_TIMEOUT", 1.0)
     res = realize.run_unplug(qemu_build, realize.UNPLUGS[0])
     assert res.status == runner.DIVERGE and "no DEVICE_DELETED" in res.reason
+
+
+def test_a_case_qemu_refuses_for_its_drive_tests_nothing(qemu_build: QemuBuild) -> None:
+    """Both sides refusing is not enough: a size the block layer refuses
+    (not whole sectors) never reaches the device's rule, and says so."""
+    case = realize.Case("emmc user area in half blocks", "emmc",
+                        card={"boot-partition-size": 128 << 10},
+                        size=(256 << 10) + (2 << 30) + 256)
+    if case.skip_reason(qemu_build.profile):
+        pytest.skip(str(case.skip_reason(qemu_build.profile)))
+    res = realize.run_case(qemu_build, case)
+    assert res.status == runner.ERROR and "refused the drive" in res.reason
