@@ -34,6 +34,7 @@ from typing import Any
 
 from harness.check import parallel
 from harness.check.runner import AGREE, DIVERGE, ERROR, SKIP, Result
+from harness.driver.ops import Op, apply
 from harness.hwdefs import emmc as E
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
@@ -42,9 +43,7 @@ from harness.model import emmc as emmc_model
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
-from harness.qemu.pci import SDHCI_PCI_IDS, PciConfig, find
 from harness.qemu.session import QemuError, QemuSession
-from harness.target import Target
 
 GROUP = "realize"
 _KIB, _MIB = 1 << 10, 1 << 20
@@ -144,8 +143,13 @@ PCIHP_EJECT_PORT = 0xAE08
 UNPLUG_TIMEOUT = 10.0
 #: A config read of a slot without a function (PCI Local Bus 3.0, 6.1).
 _NO_FUNCTION = 0xFFFF
-#: The block count of the read an :class:`Unplug` leaves in flight.
-_INFLIGHT_BLOCKS = 8
+#: What an :class:`Unplug` mid-read does first (harness.driver.ops): CMD18
+#: for eight blocks by PIO, then one block read from the data port.
+_BEGIN_READ: tuple[Op, ...] = (
+    {"op": "start", "index": 18, "mode": "pio", "bs": _BLOCK, "count": 8, "boundary": 0,
+     "block": 0, "offset": 0, "blkcnt_en": True, "auto12": False},
+    {"op": "pio", "write": False, "n": _BLOCK // 4, "size": 4},
+)
 
 
 @dataclass(frozen=True)
@@ -173,11 +177,9 @@ def unplug_verdict(build: QemuBuild, case: Unplug) -> str | None:
         d.setup()
         d.init_card()
         if case.mid_transfer:
-            _begin_read(t)
-        cfg = PciConfig(s.qtest)
-        dev = find(cfg.scan_bus0(), SDHCI_PCI_IDS)
-        if dev is None:
-            return "no sdhci-pci on bus 0"
+            for op in _BEGIN_READ:
+                apply(d, t, op)
+        cfg, dev = t.pci, t.pci_function  # as the target brought it up
         s.qmp.clear_events()
         s.qmp_cmd("device_del", id=SDHCI_ID)
         s.qtest.out(4, PCIHP_EJECT_PORT, 1 << (dev.devfn >> 3))
@@ -191,17 +193,6 @@ def unplug_verdict(build: QemuBuild, case: Unplug) -> str | None:
             s.qtest.clock_step(1_000_000)
         s.qtest.endianness()
     return None
-
-
-def _begin_read(t: Target) -> None:
-    """CMD18 for eight blocks by PIO, and one block read from the data port."""
-    t.write(H.BLKSIZE.offset, 2, _BLOCK)
-    t.write(H.BLKCNT.offset, 2, _INFLIGHT_BLOCKS)
-    t.write(H.ARGUMENT.offset, 4, 0)
-    t.write(H.TRNMOD.offset, 2, H.TRNMOD_MULTI | H.TRNMOD_READ | H.TRNMOD_BLKCNT_EN)
-    t.write(H.CMDREG.offset, 2, H.cmdreg(18, H.RSP_48, crc=True, idx=True, data=True))
-    for _ in range(_BLOCK // 4):
-        t.read(H.BDATA.offset, 4)
 
 
 def run_unplug(build: QemuBuild, case: Unplug) -> Result:
