@@ -148,3 +148,8 @@ class SpiModelTarget(ModelTarget):
     @property
     def hung(self) -> str | None:
         return self.card.fatal
+
+    @property
+    def stop_key(self) -> str | None:
+        """The ledger's QEMU bug behind :attr:`hung` (no controller of its own to stop)."""
+        return self.card.fatal_key

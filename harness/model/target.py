@@ -65,6 +65,8 @@ class ModelCard(SDBusCard, Protocol):
     inserted: bool  # settable here, read-only on the bus
     #: Why QEMU would abort at this point (a failed assertion), if it would.
     fatal: str | None
+    #: The ledger's QEMU bug behind :attr:`fatal`, where one is.
+    fatal_key: str | None
 
     @property
     def dev(self) -> _Consulted:
@@ -391,4 +393,4 @@ class ModelTarget:
     @property
     def stop_key(self) -> str | None:
         """The ledger's QEMU bug behind :attr:`hung`, where the model names one."""
-        return None if self.sdhci.hung else getattr(self.card, "fatal_key", None)
+        return None if self.sdhci.hung else self.card.fatal_key

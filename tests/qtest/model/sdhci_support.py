@@ -40,6 +40,7 @@ class StubCard:
         self.commands: list[tuple[int, int]] = []
         self.blocklen = 512
         self.fatal: str | None = None
+        self.fatal_key: str | None = None
         self.dev = _NoDeviations()
         self.voltages: list[int] = []
 
