@@ -66,12 +66,8 @@ def applicable(selected: Sequence[Scenario], names: Sequence[str]) -> list[Scena
     """``check --board`` without ``--group``/``--scenario``: the library less
     the SDHCI groups when every board named has its card in SPI mode, less
     the ``spi`` group when none has (the rest is skipped run by run)."""
-    spi = {by_name(n).spi for n in names}
-    if spi == {True}:
-        return [sc for sc in selected if sc.group == SPI_GROUP]
-    if spi == {False}:
-        return [sc for sc in selected if sc.group != SPI_GROUP]
-    return list(selected)
+    machines = [by_name(n).machine for n in names]
+    return [sc for sc in selected if any(on_its_bus(sc, m) for m in machines)]
 
 
 def board_names(names: Sequence[str]) -> list[str]:

@@ -36,13 +36,13 @@ class AspeedSdhci(SDHCI):
     controller, fuji-bmc's eMMC controller)."""
 
     def __init__(self, *args: Any, capareg: int | str | None = None,
-                 wp_inverted: bool | None = None, **kwargs: Any) -> None:
-        version = kwargs.get("profile", NEWEST).version
+                 wp_inverted: bool = False, **kwargs: Any) -> None:
+        profile = kwargs.get("profile", NEWEST)
         if capareg is None:
-            capareg = self.board_capareg({}, kwargs.get("profile", NEWEST))
+            capareg = self.board_capareg({}, profile)
         # The board asks for it (hw/arm/aspeed.c: the EVBs' SD slots); builds
         # before the property's boundary have no way to.
-        wp_inverted = bool(wp_inverted) and version >= boundaries.ASPEED_WP_INVERTED.since
+        wp_inverted = wp_inverted and profile.version >= boundaries.ASPEED_WP_INVERTED.since
         super().__init__(*args, capareg=capareg, wp_inverted=wp_inverted, **kwargs)
 
     @classmethod
