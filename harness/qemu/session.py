@@ -434,18 +434,8 @@ class QemuSession:
         ``RESET`` event): the request itself is served by the main loop."""
         self.qmp.clear_events()
         self.qmp_cmd("system_reset")
-        deadline = time.monotonic() + self.timeout
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                event = self.qmp.pull_event(wait=max(left, 0.001))
-            except Exception as e:
-                self.check_alive()
-                raise QemuError(f"no RESET event from QEMU within {self.timeout:g} s") from e
-            if event is not None and event.get("event") == "RESET":
-                return
-            if left <= 0:
-                raise QemuError(f"no RESET event from QEMU within {self.timeout:g} s")
+        if self._next_event("RESET", time.monotonic() + self.timeout) is None:
+            raise QemuError(f"no RESET event from QEMU within {self.timeout:g} s")
 
     def wait_events(self, name: str, devices: set[str], timeout: float | None = None
                     ) -> set[str]:
@@ -454,15 +444,27 @@ class QemuSession:
         that never came."""
         left_over = set(devices)
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        while left_over and time.monotonic() < deadline:
+        while left_over:
+            event = self._next_event(name, deadline)
+            if event is None:
+                break
+            left_over.discard(str(event.get("data", {}).get("device", "")))
+        return left_over
+
+    def _next_event(self, name: str, deadline: float) -> dict[str, Any] | None:
+        """The next QMP event ``name`` before ``deadline`` (``time.monotonic``),
+        or None; a QEMU that died meanwhile raises (:meth:`check_alive`)."""
+        while True:
+            left = deadline - time.monotonic()
             try:
-                event = self.qmp.pull_event(wait=max(deadline - time.monotonic(), 0.001))
+                event = self.qmp.pull_event(wait=max(left, 0.001))
             except Exception:
                 self.check_alive()
-                break
+                return None
             if event is not None and event.get("event") == name:
-                left_over.discard(str(event.get("data", {}).get("device", "")))
-        return left_over
+                return dict(event)
+            if left <= 0:
+                return None
 
     def qmp_cmd(self, name: str, **args: Any) -> Any:
         """Run a QMP command; a QMP error raises :class:`QemuError`."""
