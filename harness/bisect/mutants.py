@@ -19,6 +19,7 @@ build directory is rebuilt from the unchanged tree at the end.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -95,9 +96,11 @@ MUTANTS: tuple[Mutant, ...] = (
 @dataclass
 class Outcome:
     mutant: str
-    status: str                        #: caught, MISSED, not applicable, build failed
+    status: str                        #: caught, MISSED, timed out, not applicable, build failed
     detail: str = ""
     seconds: float = 0.0
+    #: The check's groups with a failing result, and what failed in each.
+    groups: str = ""
 
 
 def _git_clean(src: Path, paths: list[str]) -> bool:
@@ -126,9 +129,48 @@ def first_finding(output: str) -> str:
     """The first line of a check's output that names a failing result."""
     for line in output.splitlines():
         s = line.strip()
-        if any(w in s for w in ("DIVERGE", "divergence in", "SPEC-MISS", "CRASH", "differs")):
+        if any(w in s for w in ("DIVERGE", "divergence in", "SPEC-MISS", "CRASH", "differs")) or (
+                s.startswith("[") and s.endswith((": ERROR", ": TIMEOUT"))):
             return s[:200]
     return ""
+
+
+#: A result kind of the check's summary table that is not an agreement.
+_FAILING = re.compile(r"(\d+ (?:DIVERGE|ERROR|CRASH|SPEC-MISS|TIMEOUT|REFUSED|UNEXPLAINED)\w*)")
+
+
+def failing_groups(output: str) -> str:
+    """``group: N KIND`` for each group of the check's summary table with a
+    result that is not an agreement (``commands: 1 DIVERGE; explore: ...``)."""
+    found: list[str] = []
+    for line in output.splitlines():
+        m = re.match(r"^([a-z][\w-]*)\s{2,}(.*)$", line)
+        if m is None:
+            continue
+        bad = _FAILING.findall(m.group(2))
+        if bad:
+            found.append(f"{m.group(1)}: {', '.join(bad)}")
+    return "; ".join(found)
+
+
+def verdict(rc: int, output: str) -> str:
+    """A mutant's verdict from its check: caught (a failing result named),
+    timed out, or MISSED (the exit status beside it)."""
+    if rc == 124 and "did not finish" in output:
+        return "timed out"
+    return "caught" if rc != 0 and (first_finding(output) or failing_groups(output)) \
+        else f"MISSED (exit {rc})"
+
+
+def baseline_args(mutants: tuple[Mutant, ...]) -> tuple[str, ...]:
+    """The unchanged tree's check: the mutants' own arguments when they all
+    share them, else the union of their groups, else the default check."""
+    if len({m.check_args for m in mutants}) == 1:
+        return mutants[0].check_args
+    if all(m.check_args[:1] == ("--group",) for m in mutants):
+        groups = sorted({a for m in mutants for a in m.check_args[1].split(",")})
+        return ("--group", ",".join(groups))
+    return ()
 
 
 def prove(
@@ -139,8 +181,15 @@ def prove(
     report_dir: Path,
     say: IO[str] = sys.stdout,
     timeout: float = 1800.0,
+    check_timeout: float | None = None,
+    budget: float | None = None,
 ) -> list[Outcome]:
-    """Baseline, then each mutant: edit, build, check, restore."""
+    """Baseline, then each mutant: edit, build, check (``check_timeout``
+    seconds at most, default ``timeout``), restore.  A mutant that does not
+    build is reported and the next one built incrementally, without
+    configuring afresh.  After ``budget`` seconds no further mutant starts
+    (the rest are reported ``not run``)."""
+    started = time.monotonic()
     paths = sorted({m.path for m in mutants})
     if not (src / ".git").exists():
         raise MutantError(f"{src} is not a git tree (needed to prove it is restored)")
@@ -160,20 +209,23 @@ def prove(
     binary = build()
     if binary is None:
         raise MutantError(f"the unchanged tree does not build (log: {log.name})")
-    if all(m.check_args for m in mutants):
-        groups = sorted({a for m in mutants for a in m.check_args[1].split(",")})
-        baseline: tuple[str, ...] = ("--group", ",".join(groups))
-    else:  # a mutant checked by the default check: the baseline is that check
-        baseline = ()
-    rc, out = run_check(binary, baseline, report_dir / "baseline", timeout)
+    check_timeout = check_timeout or timeout
+    rc, out = run_check(binary, baseline_args(mutants), report_dir / "baseline", check_timeout)
     outcomes.append(Outcome("(unchanged tree)", "agrees" if rc == 0 else f"FAILS (exit {rc})",
-                            first_finding(out), time.monotonic() - t0))
+                            first_finding(out), time.monotonic() - t0, failing_groups(out)))
+    (report_dir / "baseline").mkdir(parents=True, exist_ok=True)
+    (report_dir / "baseline" / "check-output.txt").write_text(out)
+    builder.retry_configure = False  # a mutant that does not compile is just that
     print(f"baseline: {outcomes[-1].status}", file=say, flush=True)
     if rc != 0:
         return outcomes
     try:
         for m in mutants:
             t0 = time.monotonic()
+            if budget is not None and t0 - started > budget:
+                outcomes.append(Outcome(m.name, "not run", f"the budget of {budget:.0f} s "
+                                        "was spent"))
+                continue
             f = src / m.path
             original = f.read_text()
             if not applicable(m, original):
@@ -188,13 +240,14 @@ def prove(
                 if binary is None:
                     outcomes.append(Outcome(m.name, "build failed", f"see {log.name}",
                                             time.monotonic() - t0))
+                    print(f"{m.name}: build failed", file=say, flush=True)
                     continue
-                rc, out = run_check(binary, m.check_args, report_dir / m.name, timeout)
+                rc, out = run_check(binary, m.check_args, report_dir / m.name, check_timeout)
             finally:
                 f.write_text(original)
-            finding = first_finding(out)
-            status = "caught" if rc != 0 and finding else f"MISSED (exit {rc})"
-            outcomes.append(Outcome(m.name, status, finding, time.monotonic() - t0))
+            status = verdict(rc, out)
+            outcomes.append(Outcome(m.name, status, first_finding(out), time.monotonic() - t0,
+                                    failing_groups(out)))
             (report_dir / m.name).mkdir(parents=True, exist_ok=True)
             (report_dir / m.name / "check-output.txt").write_text(out)
             print(f"{m.name}: {status}", file=say, flush=True)
