@@ -365,7 +365,7 @@ def rows(drawn: Sequence[AutoMutant], outcomes: Sequence[Outcome]) -> list[list[
             "not compiled" if o.status == "build failed" else o.status)
         out.append([m.name.split("-", 2)[1], m.where, m.operator, m.diff[:90], status,
                     "" if o is None else o.groups[:60],
-                    "" if o is None or o.status == "build failed" else o.detail[:90],
+                    o.detail[:90] if o is not None and o.status == "caught" else "",
                     "" if o is None else f"{o.seconds:.0f}"])
     return out
 

@@ -126,13 +126,16 @@ def run_check(binary: Path, args: tuple[str, ...], report_dir: Path,
 
 
 def first_finding(output: str) -> str:
-    """The first line of a check's output that names a failing result."""
-    for line in output.splitlines():
-        s = line.strip()
-        if any(w in s for w in ("DIVERGE", "divergence in", "SPEC-MISS", "CRASH", "differs")) or (
-                s.startswith("[") and s.endswith((": ERROR", ": TIMEOUT"))):
+    """The first line of a check's output that names a failing result (a
+    result line, a divergence, an error that stopped the check), else the
+    first that mentions a difference."""
+    hard = ("DIVERGE", "divergence in", "SPEC-MISS", "CRASH", "QEMU error:", "sdqtest: error:")
+    lines = [x.strip() for x in output.splitlines()]
+    for s in lines:
+        if any(w in s for w in hard) or (s.startswith("[") and s.endswith((": ERROR",
+                                                                          ": TIMEOUT"))):
             return s[:200]
-    return ""
+    return next((s[:200] for s in lines if "differs" in s), "")
 
 
 #: A result kind of the check's summary table that is not an agreement.

@@ -54,3 +54,23 @@ def test_refuses_a_tree_that_is_not_git_or_has_local_changes(tmp_path: Path) -> 
     with pytest.raises(mutants.MutantError, match="local changes"):
         mutants.prove(tree, tmp_path / "b", mutants.MUTANTS, open(tmp_path / "log", "w"),
                       tmp_path / "r")
+
+
+def test_a_check_that_stops_on_the_mutant_catches_it() -> None:
+    # a QEMU that dies at start, or a driver error that stops the check, is red
+    # for a packager: caught, with the line that says why
+    assert mutants.verdict(3, "sdqtest: QEMU error: QEMU exited at start with status -11") \
+        == "caught"
+    assert mutants.verdict(2, "sdqtest: error: ACMD41: CMD55(0x0) ... [CMDTOUT]") == "caught"
+    assert mutants.verdict(124, "check did not finish in 600 s") == "timed out"
+    # an explained difference in a clean run is no finding
+    clean = "[10.2.2] boundary-sdma-4k: SDMA read of 9 blocks: data differs from the image\n"
+    assert mutants.verdict(0, clean) == "MISSED (exit 0)"
+    assert mutants.first_finding(clean + "[10.2.2 q35] x: DIVERGE\n") == "[10.2.2 q35] x: DIVERGE"
+
+
+def test_failing_groups_read_the_summary_table() -> None:
+    out = ("group           10.2.2\n--------------  ------\ncommands        9 agree, 1 DIVERGE\n"
+           "data            34 agree\nexplore         79 agree, 1 CRASH\n")
+    assert mutants.failing_groups(out) == "commands: 1 DIVERGE; explore: 1 CRASH"
+    assert mutants.baseline_args(mutants.MUTANTS)[0] == "--group"
