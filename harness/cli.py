@@ -265,12 +265,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     notes += [args.boards.note] if args.boards.note else []
     run_matrix = shard.shard_of("compat-matrix", n) == k - 1 and bool(builds)
     if run_matrix and not args.scenario and (not args.group or "compat" in args.group):
-        got, cells = compat_matrix.check_verdicts(builds, jobs, progress=_progress)
+        got, cells = compat_matrix.check_verdicts(builds, parallel.launch_jobs(jobs),
+                                                   progress=_progress)
         results += got
         notes += compat_matrix.default_notes(builds, cells)
         _progress("")
     if args.realize and builds and shard.shard_of(realize.GROUP, n) == k - 1:
-        results += realize.check_verdicts(builds, jobs, progress=_progress)
+        results += realize.check_verdicts(builds, parallel.launch_jobs(jobs), progress=_progress)
         _progress("")
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if notes:

@@ -227,7 +227,10 @@ class QemuTarget:
         new, _ = self._card_copy(machine)
         self._clean_for = None  # the run about to start may write it
         s = self.session
-        if new is not None and machine.image is not None:
+        # The copy kept as it is (restore_image) and still inserted: QEMU has
+        # that file open already, and system_reset resets the card on it.
+        kept = new is not None and new == old and not getattr(self, "_ejected", False)
+        if new is not None and machine.image is not None and not kept:
             s.qmp_cmd("blockdev-change-medium", **self._medium(), filename=str(new),
                       format=machine.image.format,
                       **{"read-only-mode": "read-only" if machine.image.readonly else "retain"})
