@@ -151,6 +151,9 @@ class QemuTarget:
             self.qtest = self.session.qtest
             if machine.board is not None:  # a board's controller: fixed base, its IRQ line
                 self.irq_line = board.watch_irq(self.session, board.by_name(machine.board))
+                #: The intercept lines (they outlive a reset: each reuse's
+                #: trace starts with them, so that it replays on a fresh QEMU).
+                self._intercept = list(self.qtest.trace)
             else:
                 self._setup_pci()
         except BaseException:
@@ -259,6 +262,7 @@ class QemuTarget:
                                   "system_reset")
         q.irq_events.clear()
         q.trace.clear()
+        q.trace += getattr(self, "_intercept", [])
         self.machine = machine
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"
