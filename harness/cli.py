@@ -689,6 +689,7 @@ def _print_campaign(c: Any, st: Any, coverage_build: str | None) -> None:
     """A campaign's status line, its findings, repeats and refusals."""
     print(c.status_line(st) + f" in {st.seconds:.0f} s; outcomes: "
           + ", ".join(f"{s} {v}" for s, v in sorted(st.by_status.items())))
+    print(f"  {st.shape()}")
     for f in st.found:
         kind = "spec deviation" if f.signature.startswith("spec:") else f.status
         print(f"  NEW {kind}: {f.signature}\n      {f.reason}\n      shrunk "
