@@ -251,28 +251,39 @@ def cmd_check(args: argparse.Namespace) -> int:
                              (args.machine or ["q35"])[0], report_dir, jobs)
     k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
     runs, total = _check_runs(args, builds, selected, k, n)
+    run_matrix = shard.shard_of("compat-matrix", n) == k - 1 and bool(builds)
+    want_matrix = run_matrix and not args.scenario and (not args.group or "compat" in args.group)
+    want_realize = bool(args.realize and builds and shard.shard_of(realize.GROUP, n) == k - 1)
+    # The compat matrix and the realize cases (a QEMU launched per item)
+    # run beside the scenario runs, in a process of their own.
+    side = (parallel.Beside(_side_phases, builds, jobs, want_matrix, want_realize)
+            if runs and (want_matrix or want_realize) else None)
     t0 = time.monotonic()
-    results, stats = parallel.run_all(
-        runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse,
-                               lockstep=args.lockstep),
-        jobs, progress=lambda done, r: _progress(
-            f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"))
+    try:
+        results, stats = parallel.run_all(
+            runs, parallel.Options(report_dir=report_dir, image=user_image,
+                                   reuse=not args.no_reuse, lockstep=args.lockstep),
+            jobs, progress=lambda done, r: _progress(
+                f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"))
+    except BaseException:
+        if side is not None:
+            side.cancel()
+        raise
     elapsed = time.monotonic() - t0
+    if side is not None:
+        _progress("compat matrix and realize cases, beside the runs: finishing")
+        got, cells = side.result()
+    else:
+        got, cells = _side_phases(builds, parallel.launch_jobs(jobs), want_matrix,
+                                  want_realize, _progress)
     _progress("")
+    results += got
     every = builds + args.boards.builds
     notes = compat_matrix.unverified_notes(every)  # every run, whatever is selected
     notes += boards.not_run(args.boards.builds, args.boards.names)
     notes += [args.boards.note] if args.boards.note else []
-    run_matrix = shard.shard_of("compat-matrix", n) == k - 1 and bool(builds)
-    if run_matrix and not args.scenario and (not args.group or "compat" in args.group):
-        got, cells = compat_matrix.check_verdicts(builds, parallel.launch_jobs(jobs),
-                                                   progress=_progress)
-        results += got
+    if want_matrix:
         notes += compat_matrix.default_notes(builds, cells)
-        _progress("")
-    if args.realize and builds and shard.shard_of(realize.GROUP, n) == k - 1:
-        results += realize.check_verdicts(builds, parallel.launch_jobs(jobs), progress=_progress)
-        _progress("")
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if notes:
         print("\n" + "\n".join(notes))
@@ -289,6 +300,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     for line in v.why:
         print(f"sdqtest: {line}", file=sys.stderr)
     return v.status
+
+
+def _side_phases(builds: list[Any], jobs: int, matrix: bool, realize_cases: bool,
+                 progress: Any = None) -> tuple[list[Any], list[Any]]:
+    """The compat matrix's verdicts (if ``matrix``) and the realize cases'
+    (if ``realize_cases``), and the matrix's cells, on ``jobs`` workers."""
+    from harness.check import compat_matrix, realize
+
+    results: list[Any] = []
+    cells: list[Any] = []
+    if matrix:
+        results, cells = compat_matrix.check_verdicts(builds, jobs, progress=progress)
+        if progress:
+            progress("")
+    if realize_cases:
+        results += realize.check_verdicts(builds, jobs, progress=progress)
+    return results, cells
 
 
 def _check_selection(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
