@@ -208,6 +208,8 @@ _REASONS = (
 #: the model alone does not, so they are not counted here.
 LOCKSTEP_ONLY = frozenset({"ModelTarget.reconcile", "ModelTarget.may_adopt",
                            "ModelTarget._adopt_rspreg3", "ModelTarget.irq_events",
+                           # the SPI board's Target: what it accepts of QEMU's answer
+                           "SpiModelTarget.reconcile",
                            # the image compared after every run (check.runner)
                            "ModelTarget.image_touched", "BlockStore.touched"})
 _LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not counted)"
@@ -220,7 +222,7 @@ _LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not c
 #: branches (the check's machines are fixed and valid; the variants of
 #: ``sdqtest explore`` are the property values it runs).
 CONSTRUCTION = frozenset({
-    "ModelTarget.__init__", "_param", "model_params", "SDCard.__init__", "EmmcCard.__init__",
+    "ModelTarget.__init__", "card_medium", "_param", "model_params", "SDCard.__init__", "EmmcCard.__init__",
     "GuestMemory.__init__", "ram_ranges", "BlockStore.__init__", "check_image_size",
     "check_spec_version", "check_capareg", "check_emmc_sizes", "emmc_card_params",
     "_size_value", "parse_auth_key", "_prop_int", "_parse", "defaults_for", "entries_for",
@@ -232,21 +234,57 @@ _RAISES = ("raise ", "an error the model raises (bad input: the check builds val
            True)
 
 
-def _deviation_test(test: ast.expr) -> bool | None:
-    """For an ``if`` test that is one deviation alone: whether its body is
+def _deviation_test(test: ast.expr, preds: dict[str, bool] | None = None) -> bool | None:
+    """For an ``if`` test that one deviation decides: whether its body is
     QEMU's side (``x.qemu("key")``: True, its negation: False), or the
     spec-following side (a ``strict`` flag: False, ``not strict``: True);
-    anything else: None."""
+    anything else: None.  ``A or B`` is QEMU's side when one operand is
+    (QEMU's side of that operand alone runs the body), ``A and B`` the
+    spec-following side when one operand is (QEMU's side never runs it);
+    ``self.f(...)`` with ``f`` in ``preds`` (:func:`_predicates`) is the
+    value ``f`` returns on QEMU's side."""
+    if isinstance(test, ast.BoolOp):
+        sides = [_deviation_test(v, preds) for v in test.values]
+        if isinstance(test.op, ast.Or) and True in sides:
+            return True
+        if isinstance(test.op, ast.And) and False in sides:
+            return False
+        return None
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
     if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
             and inner.func.attr == "qemu" and len(inner.args) == 1
             and isinstance(inner.args[0], ast.Constant)):
         return not negated
+    if (preds and isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+            and isinstance(inner.func.value, ast.Name) and inner.func.value.id == "self"
+            and inner.func.attr in preds):
+        return preds[inner.func.attr] != negated
     if ((isinstance(inner, ast.Name) and inner.id == "strict")
             or (isinstance(inner, ast.Attribute) and inner.attr == "strict")):
         return negated
     return None
+
+
+def _predicates(tree: ast.Module) -> dict[str, bool]:
+    """``{method: value}`` of the file's deviation predicates: a function
+    whose first statement is ``if <QEMU's side>: return True`` (or False)
+    returns that constant whenever the deviation holds, so an ``if`` on
+    its call is decided by the deviation as well."""
+    out: dict[str, bool] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        first = node.body[0] if node.body else None
+        if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                and len(node.body) > 1):
+            first = node.body[1]  # after the docstring
+        if (isinstance(first, ast.If) and _deviation_test(first.test) is True
+                and isinstance(first.body[-1], ast.Return)
+                and isinstance(first.body[-1].value, ast.Constant)
+                and isinstance(first.body[-1].value.value, bool)):
+            out[node.name] = first.body[-1].value.value
+    return out
 
 
 def _mark(out: dict[int, tuple[int, int, int]], guard: int, side: list[ast.stmt]) -> None:
@@ -254,6 +292,8 @@ def _mark(out: dict[int, tuple[int, int, int]], guard: int, side: list[ast.stmt]
         first, last = side[0].lineno, max(st.end_lineno or st.lineno for st in side)
         for line in range(first, last + 1):
             out.setdefault(line, (guard, first, last))
+        # the branch from the ``if`` into that side (keyed by the negated line)
+        out.setdefault(-guard, (guard, first, last))
 
 
 @functools.cache
@@ -262,15 +302,18 @@ def strict_sides(path: str) -> dict[int, tuple[int, int, int]]:
     side (``first`` to ``last``) of an ``if`` whose test is one deviation
     alone: the ``else`` of ``if self.qemu(key)`` (or, when its body ends in
     ``return``, the statements after it), the body of ``if not
-    self.qemu(key)``; the outermost such ``if`` when nested."""
+    self.qemu(key)``; the outermost such ``if`` when nested.  Key ``-line``:
+    the side the ``if`` at ``line`` leads into (its entry branch)."""
     out: dict[int, tuple[int, int, int]] = {}
-    for node in ast.walk(ast.parse(Path(path).read_text(), path)):
+    tree = ast.parse(Path(path).read_text(), path)
+    preds = _predicates(tree)
+    for node in ast.walk(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if not isinstance(block, list):
                 continue
             for i, st in enumerate(block):
-                qemu_side = _deviation_test(st.test) if isinstance(st, ast.If) else None
+                qemu_side = _deviation_test(st.test, preds) if isinstance(st, ast.If) else None
                 if qemu_side is None or not isinstance(st, ast.If):
                     continue
                 if not qemu_side:
@@ -295,7 +338,11 @@ def classify(path: str, line: int, function: str = "", to: int = 0,
         return _LOCKSTEP, True
     if function in CONSTRUCTION:
         return _CONSTRUCTION, True
-    side = strict_sides(path).get(abs(line)) if executed else None
+    sides = strict_sides(path) if executed else {}
+    side = sides.get(abs(line))
+    entry = sides.get(-abs(line))
+    if side is None and entry is not None and entry[1] <= to <= entry[2]:
+        side = entry  # the branch into the spec-following side itself
     if side is not None:
         guard, first, last = side
         outs = [b for a, b in executed if a == guard]

@@ -352,6 +352,37 @@ def test_report_classes_the_strict_side_of_a_deviation_only_where_qemus_side_ran
     assert not report.classify(str(src), 4, "rule", 5, frozenset())[1]  # the if never ran
 
 
+def test_report_classes_a_deviation_combined_with_another_test_or_behind_a_predicate(
+        tmp_path: Path) -> None:
+    """``if self.qemu(k) or x: return`` leaves what follows to the strict
+    model (the deviation alone runs the body); ``if a and not self.qemu(k)``
+    never runs its body on QEMU's side; a method whose first statement is
+    ``if self.qemu(k): return True`` answers True there, so ``if not
+    self.ok()`` never runs its body either.  ``if self.qemu(k) and x`` says
+    nothing: both of its ways are QEMU's."""
+    src = tmp_path / "rule.py"
+    src.write_text("def ok(self):\n"                    # 1
+                   "    if self.qemu('k') or self.x:\n"  # 2
+                   "        return True\n"              # 3
+                   "    if self.y:\n"                   # 4
+                   "        return False\n"             # 5
+                   "    return True\n"                  # 6
+                   "def use(self, a):\n"                # 7
+                   "    if not self.ok():\n"            # 8
+                   "        a = 1\n"                    # 9
+                   "    if a and not self.qemu('j'):\n" # 10
+                   "        a = 2\n"                    # 11
+                   "    if self.qemu('j') and a:\n"     # 12
+                   "        a = 3\n"                    # 13
+                   "    return a\n")                    # 14
+    ran = frozenset({(2, 3), (8, 10), (10, 12), (12, 14)})
+    for line, to in ((4, 5), (8, 9), (10, 11)):
+        why, out = report.classify(str(src), line, "use", to, ran)
+        assert out and "spec-following side" in why, (line, to)
+    assert "spec-following side" not in report.classify(str(src), 12, "use", 13, ran)[0]
+    assert not report.classify(str(src), 8, "use", 9, ran | {(8, 9)})[1]
+
+
 def test_report_classes_boards_outside_the_default_check_and_lockstep_glue() -> None:
     from harness.check.boards import DEFAULT_BOARDS
     from harness.hwdefs.boards import by_name
@@ -363,6 +394,11 @@ def test_report_classes_boards_outside_the_default_check_and_lockstep_glue() -> 
     why, out = report.classify(str(Path(MODEL_DIR) / "sdhci_s3c.py"), 1, "S3cSdhci.read")
     assert out and "--board" in why
     assert report.classify(str(Path(MODEL_DIR) / "blockstore.py"), 1, "BlockStore.touched")[1]
+    # only the lockstep calls reconcile; card_medium runs in the targets' __init__
+    spi = str(Path(MODEL_DIR) / "spi_target.py")
+    assert "lockstep" in report.classify(spi, 1, "SpiModelTarget.reconcile")[0]
+    target = str(Path(MODEL_DIR) / "target.py")
+    assert report.classify(target, 1, "card_medium")[0].startswith("machine construction")
 
 
 def test_report_runs_the_library_on_the_default_boards_models() -> None:
