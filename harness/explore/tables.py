@@ -366,9 +366,15 @@ def adma_chains() -> list[list[Op]]:
               "errsig": 0xFFFF}
     stop_at_int = _adma([[0x10000, 512, tran | H.ADMA_INT], [0x10200, 512, tran | H.ADMA_END]],
                         count=2)
-    return [[_SETUP, _INIT, loop, *after], [_SETUP, _INIT, loop, {"op": "clock", "ns": 50},
-                                            *after],
-            [_SETUP, _INIT, signal, stop_at_int, {"op": "clock", "ns": 1_000_000}]]
+    out = [[_SETUP, _INIT, loop, *after], [_SETUP, _INIT, loop, {"op": "clock", "ns": 50},
+                                           *after],
+           [_SETUP, _INIT, signal, stop_at_int, {"op": "clock", "ns": 1_000_000}]]
+    # The same Link to itself left running (``start``): the guest's memory
+    # write meets it parked (the probes' register accesses step it first).
+    parked = dict(_start(17, "adma2", count=1), link=True)
+    out.append([_SETUP, _INIT, parked, _mem(0x200, bytes(8)), {"op": "clock", "ns": 1000},
+                {"op": "reset", "what": H.SWRST_DAT}])
+    return out
 
 
 def _mem(off: int, data: bytes) -> Op:

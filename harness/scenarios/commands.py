@@ -149,9 +149,16 @@ _WRITE_PROT = ((28, False), (29, False), (30, True))  # SET/CLR_WRITE_PROT, SEND
 def write_protect_commands_sdhc(t: Target, ctx: Context) -> None:
     """CMD28, CMD29 and CMD30 on a high-capacity card (PLS 4.3.5: SDHC and
     SDXC cards have no write protection groups; the commands are illegal
-    there), each followed by CMD13."""
+    there), each followed by CMD13; first in the idle state, before the
+    power-up sets OCR CCS (QEMU refuses class 6 on CCS, the three commands
+    on the card's size as well)."""
     d = HostDriver(t, recover=False)
     d.setup()
+    for index, reads in _WRITE_PROT:  # idle: no CCS yet
+        data = Transfer(read=True, block_size=4, block_count=1, mode=Mode.PIO) if reads \
+            else None
+        d.cmd(index, 0, data=data)
+        d.reset(H.SWRST_CMD | H.SWRST_DAT)
     d.init_card()
     for index, reads in _WRITE_PROT:
         data = Transfer(read=True, block_size=4, block_count=1, mode=Mode.PIO) if reads \
