@@ -190,6 +190,9 @@ _REASONS = (
     ("readonly", "a read-only medium (QEMU refuses it at realize)", True),
     ("inserted", "a medium change (the medium operation) in a state no input reached",
      False),
+    # SDCard.series: profile.has_erase_blocks_as_zero, a patched build's
+    # property (the hw/sd performance series), none of the Debian builds'
+    ("self.series", "another build's profile (version-dependent rule)", True),
     ("profile", "another build's profile (version-dependent rule)", True),
     ("version", "another build's profile (version-dependent rule)", True),
     ("emmc", "an eMMC card", False),
@@ -222,7 +225,8 @@ _LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not c
 #: branches (the check's machines are fixed and valid; the variants of
 #: ``sdqtest explore`` are the property values it runs).
 CONSTRUCTION = frozenset({
-    "ModelTarget.__init__", "card_medium", "_param", "model_params", "SDCard.__init__", "EmmcCard.__init__",
+    "ModelTarget.__init__", "card_medium", "_param", "model_params", "SDCard.__init__",
+    "EmmcCard.__init__",
     "GuestMemory.__init__", "ram_ranges", "BlockStore.__init__", "check_image_size",
     "check_spec_version", "check_capareg", "check_emmc_sizes", "emmc_card_params",
     "_size_value", "parse_auth_key", "_prop_int", "_parse", "defaults_for", "entries_for",
@@ -230,6 +234,8 @@ CONSTRUCTION = frozenset({
     "CommandTable.inherit", "_word_writers", "(module)", "default"})
 _CONSTRUCTION = ("machine construction: runs on the configuration a run starts from, "
                  "before any guest access (not counted)")
+_NO_CARD = ("a controller without a card device (every machine the check builds plugs one: "
+            "a scenario's card is a property set, never none)", True)
 _RAISES = ("raise ", "an error the model raises (bad input: the check builds valid machines)",
            True)
 
@@ -355,6 +361,8 @@ def classify(path: str, line: int, function: str = "", to: int = 0,
     text = linecache.getline(path, abs(line)).lower()
     if "strict" in function.lower():
         return "the spec-following model (--strict)", True
+    if text.strip() == "if self.card is not none:" and (abs(line), abs(line) + 1) in executed:
+        return _NO_CARD  # its body ran: the branch not taken is the no-card side
     for needle, why, out in _REASONS:
         if needle.lower() in text:
             return why, out

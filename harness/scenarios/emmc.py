@@ -15,9 +15,9 @@ from harness import images
 from harness.driver.emmc import EmmcDriver
 from harness.driver.results import Mode
 from harness.hwdefs import emmc as E
+from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.emmc import Partition, SwitchAccess
-from harness.hwdefs import sd as S
 from harness.hwdefs.sd import Resp
 from harness.ledger import boundaries
 from harness.scenarios.common import test_data

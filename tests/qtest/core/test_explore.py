@@ -383,6 +383,20 @@ def test_report_classes_a_deviation_combined_with_another_test_or_behind_a_predi
     assert not report.classify(str(src), 8, "use", 9, ran | {(8, 9)})[1]
 
 
+def test_report_classes_the_no_card_side_and_the_patched_series(tmp_path: Path) -> None:
+    """The branch not taken of ``if self.card is not None:`` whose body ran
+    is the machine without a card; ``self.series`` is a patched build's
+    property (``BuildProfile.has_erase_blocks_as_zero``)."""
+    src = tmp_path / "rule.py"
+    src.write_text("def f(self):\n    if self.card is not None:\n        self.x = 1\n"
+                   "    if self.series:\n        self.x = 2\n")
+    why, out = report.classify(str(src), 2, "f", 4, frozenset({(2, 3)}))
+    assert out and "without a card" in why
+    assert "without a card" not in report.classify(str(src), 2, "f", 3, frozenset({(2, 4)}))[0]
+    why, out = report.classify(str(src), 4, "f", 5, frozenset({(4, -1)}))
+    assert out and "another build" in why
+
+
 def test_report_classes_boards_outside_the_default_check_and_lockstep_glue() -> None:
     from harness.check.boards import DEFAULT_BOARDS
     from harness.hwdefs.boards import by_name
