@@ -64,6 +64,22 @@ def run_on_model(scs: Iterable[Scenario], profile: BuildProfile = NEWEST) -> dic
     return errors
 
 
+def library_arcs(profile: BuildProfile = NEWEST) -> set[Any]:
+    """The model arcs the scenario library takes on the PC's model (the
+    explore group left out), as :class:`~harness.explore.tracer.CTracerArcs`
+    keys, the search's features: the default check runs the library anyway,
+    so the corpus's set cover spends its limit on what it does not take."""
+    import harness.scenarios as scenarios
+    from harness.explore.tracer import CTracerArcs
+    from harness.scenarios import explore as group
+
+    library = [s for s in scenarios.all_scenarios().values() if s.group != group.GROUP]
+    tracer = CTracerArcs()
+    with tracer:
+        run_on_model(library, profile)
+    return tracer.keys
+
+
 def run_on_boards(scs: Iterable[Scenario], profiles: Iterable[BuildProfile],
                   names: Iterable[str] = DEFAULT_BOARDS) -> dict[str, str]:
     """Run each scenario on the model of each board of ``names`` (the

@@ -401,9 +401,27 @@ def erase_overlaps() -> list[list[Op]]:
              dict(read, block=CARD_BLOCKS - 4, count=4)]]
 
 
+def busy_commands_in_transfer() -> list[list[Op]]:
+    """A command with a busy response (R1b) issued through CMDREG while a
+    read holds the DAT line (SDHC 2.2.9 Command Inhibit (DAT), 3.7.1.1): an
+    ordinary one is not issued, an abort one (CMD12, Command Type Abort)
+    is (a PIO read: the DAT line stays busy until the guest reads)."""
+    out = []
+    for mode in ("pio",):
+        for index, kind in ((38, H.CMD_TYPE_NORMAL), (12, H.CMD_TYPE_ABORT)):
+            issue = {"op": "write", "off": H.CMDREG.offset, "size": 2,
+                     "value": H.cmdreg(index, H.RSP_48_BUSY, crc=True, idx=True,
+                                       cmd_type=kind)}
+            out.append([_SETUP, _INIT, _start(18, mode, count=3), issue,
+                        {"op": "clock", "ns": 1_000_000},
+                        {"op": "reset", "what": H.SWRST_CMD | H.SWRST_DAT}])
+    return out
+
+
 def table_inputs() -> list[list[Op]]:
     """All of them, in a fixed order."""
     return (command_states() + address_bounds() + register_fields() + resets_in_phases()
             + sizes_and_offsets() + lock_requests() + gaps_in_phases() + csd_protection()
             + media_changes() + dma_selects() + sdma_boundaries() + erase_overlaps()
-            + op_cond_sequences() + rca_mismatches() + adma_chains())
+            + op_cond_sequences() + rca_mismatches() + adma_chains()
+            + busy_commands_in_transfer())

@@ -149,6 +149,15 @@ def test_cover_keeps_every_feature_with_fewer_inputs() -> None:
     assert set().union(*(e.features for e in got)) == set(f)
 
 
+def test_cover_spends_its_limit_on_arcs_the_library_does_not_take() -> None:
+    """With the library's arcs known, the one pick a limit of 1 allows is the
+    input bringing the arc nothing else takes, not the one with the most."""
+    f = [("arc", "x", i, i + 1) for i in range(6)]
+    es = [Entry(0, [], 1, 0, frozenset(f[:5])), Entry(1, [], 1, 0, frozenset(f[4:]))]
+    assert [e.index for e in cover(es, 1)] == [0]
+    assert [e.index for e in cover(es, 1, known=frozenset(f[:5]))] == [1]
+
+
 def test_tables_cover_every_command_in_every_state_and_address_bounds() -> None:
     cs = tables.command_states()
     specs = [c for t in (S.SD_COMMANDS, S.SD_APP_COMMANDS) for c in t.values()
