@@ -256,7 +256,8 @@ _RAISES = ("raise ", "an error the model raises (bad input: the check builds val
            True)
 
 
-def _deviation_test(test: ast.expr, preds: dict[str, bool] | None = None) -> bool | None:
+def _deviation_test(test: ast.expr, preds: dict[str, bool] | None = None,
+                    names: dict[str, bool] | None = None) -> bool | None:
     """For an ``if`` test that one deviation decides: whether its body is
     QEMU's side (``x.qemu("key")``: True, its negation: False), or the
     spec-following side (a ``strict`` flag: False, ``not strict``: True);
@@ -264,9 +265,10 @@ def _deviation_test(test: ast.expr, preds: dict[str, bool] | None = None) -> boo
     (QEMU's side of that operand alone runs the body), ``A and B`` the
     spec-following side when one operand is (QEMU's side never runs it);
     ``self.f(...)`` with ``f`` in ``preds`` (:func:`_predicates`) is the
-    value ``f`` returns on QEMU's side."""
+    value ``f`` returns on QEMU's side; a local of ``names``
+    (:func:`_deviation_locals`) the test it was assigned."""
     if isinstance(test, ast.BoolOp):
-        sides = [_deviation_test(v, preds) for v in test.values]
+        sides = [_deviation_test(v, preds, names) for v in test.values]
         if isinstance(test.op, ast.Or) and True in sides:
             return True
         if isinstance(test.op, ast.And) and False in sides:
@@ -282,6 +284,8 @@ def _deviation_test(test: ast.expr, preds: dict[str, bool] | None = None) -> boo
             and isinstance(inner.func.value, ast.Name) and inner.func.value.id == "self"
             and inner.func.attr in preds):
         return preds[inner.func.attr] != negated
+    if names and isinstance(inner, ast.Name) and inner.id in names:
+        return names[inner.id] != negated
     if ((isinstance(inner, ast.Name) and inner.id == "strict")
             or (isinstance(inner, ast.Attribute) and inner.attr == "strict")):
         return negated
@@ -318,7 +322,66 @@ def _mark(out: dict[int, tuple[int, int, int]], guard: int, side: list[ast.stmt]
         out.setdefault(-guard, (guard, first, last))
 
 
+def _deviation_locals(fn: ast.FunctionDef, preds: dict[str, bool]) -> dict[str, bool]:
+    """``{name: side}`` of the locals of ``fn`` assigned once, from a test one
+    deviation decides (``ok = self.qemu(key) or x``): an ``if`` on the name
+    is decided the same way."""
+    stores: dict[str, int] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    out: dict[str, bool] = {}
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and stores.get(node.targets[0].id) == 1):
+            side = _deviation_test(node.value, preds)
+            if side is not None:
+                out[node.targets[0].id] = side
+    return out
+
+
 @functools.cache
+def _walk_sides(path: str) -> tuple[dict[int, tuple[int, int, int]], dict[int, tuple[int, int]]]:
+    """:func:`strict_sides` and :func:`strict_skips` of ``path``, one walk."""
+    out: dict[int, tuple[int, int, int]] = {}
+    skips: dict[int, tuple[int, int]] = {}
+    tree = ast.parse(Path(path).read_text(), path)
+    preds = _predicates(tree)
+    scopes: list[tuple[ast.AST, dict[str, bool]]] = [(tree, {})]
+    scopes += [(f, _deviation_locals(f, preds)) for f in ast.walk(tree)
+               if isinstance(f, ast.FunctionDef)]
+    for scope, names in scopes:
+        for node in ast.walk(scope):
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(node, name, None)
+                if not isinstance(block, list):
+                    continue
+                for i, st in enumerate(block):
+                    if not isinstance(st, ast.If):
+                        continue
+                    qemu_side = _deviation_test(st.test, preds, names)
+                    if qemu_side is None:
+                        continue
+                    if not qemu_side:
+                        _mark(out, st.lineno, st.body)
+                    elif st.orelse:
+                        _mark(out, st.lineno, st.orelse)
+                    elif isinstance(st.body[-1], ast.Return):
+                        _mark(out, st.lineno, block[i + 1:])
+                    else:
+                        last = max(b.end_lineno or b.lineno for b in st.body)
+                        skips.setdefault(st.lineno, (st.body[0].lineno, last))
+    return out, skips
+
+
+def strict_skips(path: str) -> dict[int, tuple[int, int]]:
+    """``{if line: (first, last)}`` of an ``if`` without ``else`` whose body
+    (``first`` to ``last``) is QEMU's side: the branch past the body, to
+    any other line, is the spec-following side."""
+    return _walk_sides(path)[1]
+
+
 def strict_sides(path: str) -> dict[int, tuple[int, int, int]]:
     """``{line: (if line, first, last)}`` of the lines on the spec-following
     side (``first`` to ``last``) of an ``if`` whose test is one deviation
@@ -326,25 +389,7 @@ def strict_sides(path: str) -> dict[int, tuple[int, int, int]]:
     ``return``, the statements after it), the body of ``if not
     self.qemu(key)``; the outermost such ``if`` when nested.  Key ``-line``:
     the side the ``if`` at ``line`` leads into (its entry branch)."""
-    out: dict[int, tuple[int, int, int]] = {}
-    tree = ast.parse(Path(path).read_text(), path)
-    preds = _predicates(tree)
-    for node in ast.walk(tree):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if not isinstance(block, list):
-                continue
-            for i, st in enumerate(block):
-                qemu_side = _deviation_test(st.test, preds) if isinstance(st, ast.If) else None
-                if qemu_side is None or not isinstance(st, ast.If):
-                    continue
-                if not qemu_side:
-                    _mark(out, st.lineno, st.body)
-                elif st.orelse:
-                    _mark(out, st.lineno, st.orelse)
-                elif isinstance(st.body[-1], ast.Return):
-                    _mark(out, st.lineno, block[i + 1:])
-    return out
+    return _walk_sides(path)[0]
 
 
 def classify(path: str, line: int, function: str = "", to: int = 0,
@@ -365,12 +410,19 @@ def classify(path: str, line: int, function: str = "", to: int = 0,
     entry = sides.get(-abs(line))
     if side is None and entry is not None and entry[1] <= to <= entry[2]:
         side = entry  # the branch into the spec-following side itself
+    spec_side = ("the spec-following side of a deviation whose QEMU side every "
+                 "profile takes (--strict)", True)
     if side is not None:
         guard, first, last = side
         outs = [b for a, b in executed if a == guard]
         if outs and not any(first <= b <= last for b in outs):
-            return ("the spec-following side of a deviation whose QEMU side every "
-                    "profile takes (--strict)", True)
+            return spec_side
+    skip = strict_skips(path).get(abs(line)) if executed else None
+    if skip is not None and not skip[0] <= abs(to) <= skip[1]:
+        # past a body that is QEMU's side: every run went into the body
+        outs = [b for a, b in executed if a == abs(line)]
+        if outs and all(skip[0] <= b <= skip[1] for b in outs):
+            return spec_side
     board_only = board_only_files().get(Path(path).name)
     if board_only is not None:
         return (f"a board the default check leaves to --board ({board_only})", True)

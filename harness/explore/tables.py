@@ -388,7 +388,8 @@ def _erase(first: int, last: int) -> Op:
 def erase_overlaps() -> list[list[Op]]:
     """Erases over erased and written ranges (PLS 4.3.5): a range over part
     of an erased one, inside it, over a block written after it, then a
-    read across them; and a range over the card's last block."""
+    read across them; and a range over the card's last block, one to the
+    card's size and one at it."""
     read = {"op": "rw", "read": True, "block": 40, "count": 16, "bs": 512, "mode": "sdma",
             "stop": "auto", "pio_access": 4, "skew": 0, "boundary": 4096,
             "max_segment": 65536}
@@ -398,7 +399,12 @@ def erase_overlaps() -> list[list[Op]]:
             [*base, write, _erase(55, 65), read], [*base, write, _erase(61, 120), read],
             [_SETUP, _INIT, write, _erase(40, 70), write, read],
             [_SETUP, _INIT, _erase(CARD_BLOCKS - 2, CARD_BLOCKS - 1),
-             dict(read, block=CARD_BLOCKS - 4, count=4)]]
+             dict(read, block=CARD_BLOCKS - 4, count=4)],
+            # ending at the card's size itself, and starting there: QEMU's
+            # range check takes an address equal to the size (sd.erase-range)
+            [_SETUP, _INIT, _erase(CARD_BLOCKS - 1, CARD_BLOCKS),
+             dict(read, block=CARD_BLOCKS - 4, count=4)],
+            [_SETUP, _INIT, _erase(CARD_BLOCKS, CARD_BLOCKS)]]
 
 
 def busy_commands_in_transfer() -> list[list[Op]]:

@@ -392,6 +392,31 @@ def test_report_classes_a_deviation_combined_with_another_test_or_behind_a_predi
     assert not report.classify(str(src), 8, "use", 9, ran | {(8, 9)})[1]
 
 
+def test_report_classes_a_local_assigned_from_a_deviation(tmp_path: Path) -> None:
+    """``ok = self.qemu(k) or x`` assigned once decides ``if ok:`` as the
+    test itself would: the branch past its body (no ``else``) is the strict
+    model's when every run went into the body, and ``if not ok and y:``
+    never runs its body; a name assigned twice decides nothing."""
+    src = tmp_path / "rule.py"
+    src.write_text("def f(self, y):\n"                   # 1
+                   "    ok = self.qemu('k') or y\n"      # 2
+                   "    if ok:\n"                        # 3
+                   "        self.a = 1\n"                # 4
+                   "    if not ok and y:\n"              # 5
+                   "        self.a = 2\n"                # 6
+                   "    two = self.qemu('k')\n"          # 7
+                   "    two = y\n"                       # 8
+                   "    if two:\n"                       # 9
+                   "        self.a = 3\n")               # 10
+    ran = frozenset({(3, 4), (5, 7), (9, 10)})
+    assert report.classify(str(src), 3, "f", 5, ran) == (
+        "the spec-following side of a deviation whose QEMU side every profile takes "
+        "(--strict)", True)
+    assert "spec-following side" in report.classify(str(src), 5, "f", 6, ran)[0]
+    assert not report.classify(str(src), 9, "f", -1, ran)[1]
+    assert not report.classify(str(src), 3, "f", 5, ran | {(3, 5)})[1]
+
+
 def test_report_classes_the_no_card_side_and_the_patched_series(tmp_path: Path) -> None:
     """The branch not taken of ``if self.card is not None:`` whose body ran
     is the machine without a card; ``self.series`` is a patched build's
