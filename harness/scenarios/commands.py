@@ -182,6 +182,37 @@ def cmd13_during_write(t: Target, ctx: Context) -> None:
     d.read_blocks(6, 1)
 
 
+@scenario("cmd55-during-read", "commands", needs_clock=True)
+def cmd55_during_read(t: Target, ctx: Context) -> None:
+    """CMD55 halfway through the first block of a two-block PIO CMD18 (a
+    command without data while the card sends, PLS 4.3.9): QEMU makes it
+    the card's current command, and what the controller then fetches for
+    the second block is compared as the model says the card sends it (a
+    CMD55 has no data: 7.2's byte loop and the later ``sd_read_data`` send
+    dummy bytes; ledger ``sd.command-during-transfer``); a reset, the
+    status, both blocks read again."""
+    d = HostDriver(t)
+    d.setup()
+    d.init_card()
+    d.wr(H.BLKSIZE, 512)
+    d.wr(H.BLKCNT, 2)
+    d.wr(H.ARGUMENT, d.address(8))
+    d.layout.issue(d, H.TRNMOD_READ | H.TRNMOD_MULTI | H.TRNMOD_BLKCNT_EN,
+                   H.cmdreg(18, H.RSP_48, crc=True, idx=True, data=True))
+    for i, words in enumerate((64, 64, 128)):
+        for _ in range(words):
+            t.read(H.BDATA.offset, 4)
+        if i == 0:
+            d.wr(H.ARGUMENT, d.card.rca << 16)
+            d.layout.issue(d, None, H.cmdreg(55, H.RSP_48, crc=True, idx=True))
+            t.read(H.RSPREG0.offset, 4)
+        t.read(H.NORINTSTS.offset, 2)
+        t.read(H.PRNSTS.offset, 4)
+    d.reset(H.SWRST_CMD | H.SWRST_DAT)
+    d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
+    d.read_blocks(8, 2)
+
+
 _WRITE_PROT = ((28, False), (29, False), (30, True))  # SET/CLR_WRITE_PROT, SEND_WRITE_PROT
 
 
