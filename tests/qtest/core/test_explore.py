@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.driver.host import HostDriver
-from harness.driver.ops import CARD_BLOCKS, PROBED, apply, generate, mutate
+from harness.driver.ops import CARD_BLOCKS, DMA_BASE, PROBED, apply, generate, mutate
 from harness.explore import report, search, tables
 from harness.explore.search import Entry, ModelRunner, bare, cover
 from harness.explore.tracer import MODEL_DIR, ArcTracer, CoverageTracer, CTracerArcs
@@ -508,6 +508,18 @@ def test_rca_mismatch_addresses_another_card_and_cmd7_then_leaves_stand_by_alone
     own = dict(other[0][-1], rca_xor=0)
     card = _run_ops([*tables.STATE_PREFIXES["stby"], own]).card
     assert card.state == S.CardState.TRAN
+
+
+def test_a_start_with_a_link_to_itself_stays_parked_through_probes() -> None:
+    """``start`` with ``link``: the table is one Link descriptor to itself
+    (SDHC 1.13.4); the transfer stays in progress and parked, and a guest
+    memory write meets it parked (the register reads of a probe step it)."""
+    op = dict(tables._start(17, "adma2", count=1), link=True)
+    model = _run_ops([SETUP, INIT, op, {"op": "probe", "status": True}])
+    assert model.sdhci.adma_parked
+    assert model.sdhci.prnsts & H.PRNSTS_DATINHIBIT == 0  # a Link moves no data
+    model.mem_write(DMA_BASE + 0x200, bytes(8))
+    assert not model.sdhci.adma_parked
 
 
 def test_a_link_to_itself_parks_the_adma_and_a_memory_write_wakes_it() -> None:
