@@ -47,6 +47,15 @@ def default_jobs() -> int:
         else os.cpu_count() or 1
 
 
+def launch_jobs(jobs: int) -> int:
+    """Workers for a phase that launches a QEMU per item and asks it a few
+    QMP questions (the compat matrix, the realize cases): such an item waits
+    on QEMU's start-up and exit more than it computes, so twice ``jobs``
+    keep the cores busy (measured on 2 cores: the realize group on one
+    build 9.9 and 8.6 s with 2 workers, 7.5 and 6.6 s with 4, the same CPU)."""
+    return 2 * max(jobs, 1)
+
+
 _worker: dict[str, object] = {}
 
 

@@ -79,6 +79,8 @@ class QtestClient:
     ) -> None:
         self._sock = sock
         self._buf = bytearray()
+        self._rbuf = bytearray(1 << 16)
+        self._rview = memoryview(self._rbuf)
         self.timeout = timeout
         # Kernel-side timeouts on a blocking socket: one syscall per send or
         # receive (Python's own timeout mode adds a poll() before each).
@@ -133,6 +135,23 @@ class QtestClient:
             raise QtestClosed("QEMU closed the qtest stream")
         return chunk
 
+    def _recv_more(self) -> int:
+        """One recv appended to the buffer, into a buffer kept for it (a
+        plain ``recv(65536)`` allocates and shrinks 64 KiB each time);
+        the newlines it brought."""
+        view = self._rview
+        try:
+            n = self._sock.recv_into(view)
+        except (TimeoutError, BlockingIOError) as e:
+            self._timed_out(e)
+        except ConnectionResetError:
+            n = 0
+        if not n:
+            self._eof()
+            raise QtestClosed("QEMU closed the qtest stream")
+        self._buf += view[:n]
+        return self._rbuf.count(b"\n", 0, n)
+
     def _readline(self) -> bytes:
         buf = self._buf
         if not buf:
@@ -148,7 +167,7 @@ class QtestClient:
                 line = bytes(buf[:nl])
                 del buf[: nl + 1]
                 return line
-            buf += self._recv(65536)
+            self._recv_more()
 
     def _read_answer(self) -> str:
         """Read lines until the next command answer, handling IRQ lines."""
@@ -236,8 +255,9 @@ class QtestClient:
         events = self.irq_events
         out: list[tuple[str, int]] = []
         buf, pos = self._buf, 0
-        while buf.count(b"\n") < n:  # the usual case: n answers, no IRQ line
-            buf += self._recv(65536)
+        have = buf.count(b"\n")
+        while have < n:  # the usual case: n answers, no IRQ line
+            have += self._recv_more()
         end = _nth_newline(buf, n)
         if buf.find(b"IRQ ", 0, end) < 0:
             mark = len(events)
@@ -248,7 +268,7 @@ class QtestClient:
             if nl < 0:
                 del buf[:pos]
                 pos = 0
-                buf += self._recv(65536)
+                self._recv_more()
                 continue
             line = bytes(buf[pos:nl])
             pos = nl + 1
