@@ -191,19 +191,15 @@ def cmd_bench_qtest(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_check(args: argparse.Namespace) -> int:
-
-    import harness.scenarios as scenarios
+    """``check``'s own runs (the same selection: builds, boards, groups),
+    each way side by side."""
     from harness.bench import check_bench
-    from harness.check import parallel, plan
+    from harness.check import parallel
 
-    groups = [g for a in args.group or [] for g in a.split(",") if g] or None
-    try:
-        selected = list(scenarios.select(groups, None))
-    except KeyError as e:
-        raise UsageError(str(e.args[0])) from e
-    builds = select_builds(args.qemu)
-    runs = [parallel.Run(b, sc, m) for b in builds for sc in selected
-            for m in plan.machines_for(b, sc)]
+    args.machine = args.image = args.shard = None
+    args.strict = False
+    selected, builds = _check_selection(args)
+    runs, _total = _check_runs(args, builds, selected, 1, 1)
     if args.equivalence:
         lines = check_bench.equivalence(runs, progress=_progress)
         _progress("")
@@ -255,27 +251,39 @@ def cmd_check(args: argparse.Namespace) -> int:
                              (args.machine or ["q35"])[0], report_dir, jobs)
     k, n = shard.parse_shard(args.shard) if args.shard else (1, 1)
     runs, total = _check_runs(args, builds, selected, k, n)
+    run_matrix = shard.shard_of("compat-matrix", n) == k - 1 and bool(builds)
+    want_matrix = run_matrix and not args.scenario and (not args.group or "compat" in args.group)
+    want_realize = bool(args.realize and builds and shard.shard_of(realize.GROUP, n) == k - 1)
+    # The compat matrix and the realize cases (a QEMU launched per item)
+    # run beside the scenario runs, in a process of their own.
+    side = (parallel.Beside(_side_phases, builds, jobs, want_matrix, want_realize)
+            if runs and (want_matrix or want_realize) else None)
     t0 = time.monotonic()
-    results, stats = parallel.run_all(
-        runs, parallel.Options(report_dir=report_dir, image=user_image, reuse=not args.no_reuse,
-                               lockstep=args.lockstep),
-        jobs, progress=lambda done, r: _progress(
-            f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"))
+    try:
+        results, stats = parallel.run_all(
+            runs, parallel.Options(report_dir=report_dir, image=user_image,
+                                   reuse=not args.no_reuse, lockstep=args.lockstep),
+            jobs, progress=lambda done, r: _progress(
+                f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"))
+    except BaseException:
+        if side is not None:
+            side.cancel()
+        raise
     elapsed = time.monotonic() - t0
+    if side is not None:
+        _progress("compat matrix and realize cases, beside the runs: finishing")
+        got, cells = side.result()
+    else:
+        got, cells = _side_phases(builds, parallel.launch_jobs(jobs), want_matrix,
+                                  want_realize, _progress)
     _progress("")
+    results += got
     every = builds + args.boards.builds
     notes = compat_matrix.unverified_notes(every)  # every run, whatever is selected
     notes += boards.not_run(args.boards.builds, args.boards.names)
     notes += [args.boards.note] if args.boards.note else []
-    run_matrix = shard.shard_of("compat-matrix", n) == k - 1 and bool(builds)
-    if run_matrix and not args.scenario and (not args.group or "compat" in args.group):
-        got, cells = compat_matrix.check_verdicts(builds, jobs, progress=_progress)
-        results += got
+    if want_matrix:
         notes += compat_matrix.default_notes(builds, cells)
-        _progress("")
-    if args.realize and builds and shard.shard_of(realize.GROUP, n) == k - 1:
-        results += realize.check_verdicts(builds, jobs, progress=_progress)
-        _progress("")
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if notes:
         print("\n" + "\n".join(notes))
@@ -292,6 +300,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     for line in v.why:
         print(f"sdqtest: {line}", file=sys.stderr)
     return v.status
+
+
+def _side_phases(builds: list[Any], jobs: int, matrix: bool, realize_cases: bool,
+                 progress: Any = None) -> tuple[list[Any], list[Any]]:
+    """The compat matrix's verdicts (if ``matrix``) and the realize cases'
+    (if ``realize_cases``), and the matrix's cells, on ``jobs`` workers."""
+    from harness.check import compat_matrix, realize
+
+    results: list[Any] = []
+    cells: list[Any] = []
+    if matrix:
+        results, cells = compat_matrix.check_verdicts(builds, jobs, progress=progress)
+        if progress:
+            progress("")
+    if realize_cases:
+        results += realize.check_verdicts(builds, jobs, progress=progress)
+    return results, cells
 
 
 def _check_selection(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
@@ -692,6 +717,7 @@ def _print_campaign(c: Any, st: Any, coverage_build: str | None) -> None:
     """A campaign's status line, its findings, repeats and refusals."""
     print(c.status_line(st) + f" in {st.seconds:.0f} s; outcomes: "
           + ", ".join(f"{s} {v}" for s, v in sorted(st.by_status.items())))
+    print(f"  {st.shape()}")
     for f in st.found:
         kind = "spec deviation" if f.signature.startswith("spec:") else f.status
         print(f"  NEW {kind}: {f.signature}\n      {f.reason}\n      shrunk "
@@ -772,6 +798,22 @@ def _add_qemu_parsers(sub: Any) -> None:
     qb.set_defaults(func=cmd_qemu_build)
 
 
+def _board_opts(p: Any) -> None:
+    """``--board`` and ``--no-boards``, as ``check`` and ``bench check`` take them."""
+    from harness.check.boards import DEFAULT_BOARDS
+    from harness.hwdefs.boards import BOARDS
+
+    p.add_argument("--board", action="append", metavar="NAME", nargs="?", const="all",
+                   help="run on ARM boards' SD controllers instead ("
+                   + ", ".join(b.name for b in BOARDS) + ", or all: the default with no NAME; "
+                   "comma-separated), on the ARM builds (7.2-arm, 10.0-arm, 11.1-arm) "
+                   "or --qemu")
+    p.add_argument("--no-boards", action="store_true",
+                   help="leave out the boards the default check runs ("
+                   + ", ".join(DEFAULT_BOARDS) + " on the installed ARM builds; see "
+                   "README 'Boards')")
+
+
 def _add_check_parser(sub: Any) -> None:
     """``sdqtest check``."""
     c = sub.add_parser("check", help="the main job: cross-check model and QEMU")
@@ -794,14 +836,7 @@ def _add_check_parser(sub: Any) -> None:
     c.add_argument("--allow-skips", action="store_true",
                    help="exit 0 even when a build skipped most scenarios (e.g. it has no "
                    "qtest accelerator)")
-    c.add_argument("--board", action="append", metavar="NAME", nargs="?", const="all",
-                   help="run on ARM boards' SD controllers instead (zynq, raspi3b, "
-                   "mcimx7d, quanta-gbs, smdkc210, or all: the default with no NAME), on "
-                   "the ARM builds "
-                   "(7.2-arm, 10.0-arm, 11.1-arm) or --qemu")
-    c.add_argument("--no-boards", action="store_true",
-                   help="leave out the boards the default check runs (zynq, raspi3b, "
-                   "mcimx7d, quanta-gbs on the installed ARM builds; see README 'Boards')")
+    _board_opts(c)
     c.add_argument("--list", action="store_true", help="list the scenarios and exit")
     c.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                    help="worker processes (default: one per core)")
@@ -935,6 +970,9 @@ def _add_bench_parsers(sub: Any) -> Any:
     _qemu_opt(bc)
     bc.add_argument("--group", action="append",
                     help="scenario group (repeatable, or comma-separated; default: all)")
+    bc.add_argument("--scenario", action="append", metavar="NAME",
+                    help="one scenario by name (repeatable)")
+    _board_opts(bc)
     bc.add_argument("-j", "--jobs", metavar="N[,N...]",
                     help="worker counts to measure (default: one per core)")
     bc.add_argument("--equivalence", action="store_true",

@@ -106,6 +106,10 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
     if sc.group == SPI_GROUP and (board is None or not board.spi):
         return ("needs an SD card in SPI mode: a board with an SSI controller "
                 f"(--board {', '.join(b.name for b in BOARDS if b.spi)})")
+    only = sc.params.get("variant")  # a controller's own registers (scenarios.vendor_registers)
+    if only is not None and (board is None or board.variant != only):
+        return (f"writes the {only} controller's own registers: board(s) "
+                f"{', '.join(b.name for b in BOARDS if b.variant == only)} only")
     if board is None:
         return None
     if board.spi and sc.group != SPI_GROUP:

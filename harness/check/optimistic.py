@@ -257,6 +257,52 @@ class OptimisticLockstep(LockstepTarget):
             self._full()
         return int(m)
 
+    def read_burst(self, offset: int, size: int, count: int) -> list[int]:
+        """``count`` reads of one register (the driver's block through the
+        data port), each queued and counted as :meth:`read` would, in one
+        loop: the same steps, qtest lines and predictions."""
+        args = (offset, size)
+        if self.stop_after is not None or _RSP[0] - size < offset < _RSP[1]:
+            return [self.read(offset, size) for _ in range(count)]
+        out: list[int] = []
+        if args not in self._lines and count:
+            out.append(self.read(offset, size))  # makes the register's line
+            count -= 1
+        cached = self._lines.get(args)
+        if cached is None:  # the line cache is full
+            return out + [self.read(offset, size) for _ in range(count)]
+        lines, nbytes = cached
+        mread, mirq = self.model.read, self.model.irq_level
+        events = self.model_target.irq_events if self._events is not None else None
+        after = self.tracker.after_op
+        for _ in range(count):
+            m = mread(offset, size)
+            em = tuple(events()) if events is not None else ()
+            irq = mirq()
+            if self._queue and self._bytes + nbytes > BATCH_BYTES:
+                self._full()
+            self._queue.append((self.count, "read", args, m, "", em, irq, lines))
+            self._qlines += lines
+            if self._expect is not None:
+                self._expect.append(f"OK 0x{m:016x}")
+            if em:
+                self._qevents = True
+            self._qlevels.add(irq)
+            self._bytes += nbytes
+            self._last = (irq, "", em)
+            self.count += 1
+            after("read", args, m)
+            if len(self._queue) >= self.batch:
+                self._full()
+            out.append(int(m))
+        return out
+
+    def write_burst(self, offset: int, size: int, values: list[int]) -> None:
+        """:meth:`write` of each of ``values`` to one register (a block
+        through the data port), in order."""
+        for v in values:
+            self.write(offset, size, v)
+
     def image_read(self, offset: int, length: int) -> bytes:
         """Both cards' bytes, compared here once QEMU has answered everything
         queued: equal, the step is counted (and kept, with every step kept)

@@ -339,6 +339,12 @@ def _drive(bench: Testbench, res: Result, optimistic: bool,
     spans = unwritten_equal(image_spans(model, bench.model_image, qemu), model.image_touched(),
                             bench.model_image, qemu)
     res.not_compared = compare_images(lock, spans)
+    restore = getattr(qemu, "restore_image", None)  # a live QEMU's own copy
+    if restore is not None and not res.not_compared \
+            and not any(st.op == "image_read" for _, st in lock.applied):
+        # QEMU's copy is the model's card: put the source back where the
+        # model wrote, and a reuse with this image keeps the copy.
+        restore(model.image_touched())
 
 
 def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None,

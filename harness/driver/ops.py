@@ -525,7 +525,8 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
     if op["mode"] == "sdma":
         t.write(H.SDMASYSAD.offset, 4, base + 0x10000)
     elif dma:
-        t.mem_write(base, adma_table(op["mode"], op["bs"] * op["count"], base))
+        t.mem_write(base, adma_table(op["mode"], op["bs"] * op["count"], base,
+                                     link=bool(op.get("link"))))
         t.write(H.ADMASYSADDR.offset, 4, base)
         t.write(H.ADMASYSADDR.offset + 4, 4, 0)
     if dma:
@@ -543,11 +544,17 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
                                          data=True))
 
 
-def adma_table(mode: str, length: int, base: int = DMA_BASE) -> bytes:
+def adma_table(mode: str, length: int, base: int = DMA_BASE, *, link: bool = False) -> bytes:
     """The descriptor table of a ``start`` in ADMA ``mode`` (SDHC 1.13):
     one valid Tran-End descriptor for ``length`` bytes at the data area
     (0: 65536); ADMA1's after a Set descriptor with the length, its
-    address 4 KiB aligned (SDHC 2.00 1.13.3)."""
+    address 4 KiB aligned (SDHC 2.00 1.13.3).  ``link`` (the op's key): one
+    valid Link descriptor to the table itself instead, a transfer that
+    moves nothing until the guest rewrites the table (1.13.4 Link)."""
+    if link:
+        attr = H.ADMA_VALID | H.ADMA_ACT_LINK
+        return {"adma1": H.adma1_desc(base, attr), "adma64": H.adma2_desc64(base, 0, attr)
+                }.get(mode, H.adma2_desc32(base, 0, attr))
     data, tran = base + 0x10000, H.ADMA_VALID | H.ADMA_END | H.ADMA_ACT_TRAN
     if mode == "adma1":
         return (H.adma1_desc(length, H.ADMA_VALID | H.ADMA_ACT_SET)

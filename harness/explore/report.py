@@ -64,6 +64,22 @@ def run_on_model(scs: Iterable[Scenario], profile: BuildProfile = NEWEST) -> dic
     return errors
 
 
+def library_arcs(profile: BuildProfile = NEWEST) -> set[Any]:
+    """The model arcs the scenario library takes on the PC's model (the
+    explore group left out), as :class:`~harness.explore.tracer.CTracerArcs`
+    keys, the search's features: the default check runs the library anyway,
+    so the corpus's set cover spends its limit on what it does not take."""
+    import harness.scenarios as scenarios
+    from harness.explore.tracer import CTracerArcs
+    from harness.scenarios import explore as group
+
+    library = [s for s in scenarios.all_scenarios().values() if s.group != group.GROUP]
+    tracer = CTracerArcs()
+    with tracer:
+        run_on_model(library, profile)
+    return tracer.keys
+
+
 def run_on_boards(scs: Iterable[Scenario], profiles: Iterable[BuildProfile],
                   names: Iterable[str] = DEFAULT_BOARDS) -> dict[str, str]:
     """Run each scenario on the model of each board of ``names`` (the
@@ -190,6 +206,9 @@ _REASONS = (
     ("readonly", "a read-only medium (QEMU refuses it at realize)", True),
     ("inserted", "a medium change (the medium operation) in a state no input reached",
      False),
+    # SDCard.series: profile.has_erase_blocks_as_zero, a patched build's
+    # property (the hw/sd performance series), none of the Debian builds'
+    ("self.series", "another build's profile (version-dependent rule)", True),
     ("profile", "another build's profile (version-dependent rule)", True),
     ("version", "another build's profile (version-dependent rule)", True),
     ("emmc", "an eMMC card", False),
@@ -208,6 +227,8 @@ _REASONS = (
 #: the model alone does not, so they are not counted here.
 LOCKSTEP_ONLY = frozenset({"ModelTarget.reconcile", "ModelTarget.may_adopt",
                            "ModelTarget._adopt_rspreg3", "ModelTarget.irq_events",
+                           # the SPI board's Target: what it accepts of QEMU's answer
+                           "SpiModelTarget.reconcile",
                            # the image compared after every run (check.runner)
                            "ModelTarget.image_touched", "BlockStore.touched"})
 _LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not counted)"
@@ -220,7 +241,8 @@ _LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not c
 #: branches (the check's machines are fixed and valid; the variants of
 #: ``sdqtest explore`` are the property values it runs).
 CONSTRUCTION = frozenset({
-    "ModelTarget.__init__", "_param", "model_params", "SDCard.__init__", "EmmcCard.__init__",
+    "ModelTarget.__init__", "card_medium", "_param", "model_params", "SDCard.__init__",
+    "EmmcCard.__init__",
     "GuestMemory.__init__", "ram_ranges", "BlockStore.__init__", "check_image_size",
     "check_spec_version", "check_capareg", "check_emmc_sizes", "emmc_card_params",
     "_size_value", "parse_auth_key", "_prop_int", "_parse", "defaults_for", "entries_for",
@@ -228,25 +250,67 @@ CONSTRUCTION = frozenset({
     "CommandTable.inherit", "_word_writers", "(module)", "default"})
 _CONSTRUCTION = ("machine construction: runs on the configuration a run starts from, "
                  "before any guest access (not counted)")
+_NO_CARD = ("a controller without a card device (every machine the check builds plugs one: "
+            "a scenario's card is a property set, never none)", True)
 _RAISES = ("raise ", "an error the model raises (bad input: the check builds valid machines)",
            True)
 
 
-def _deviation_test(test: ast.expr) -> bool | None:
-    """For an ``if`` test that is one deviation alone: whether its body is
+def _deviation_test(test: ast.expr, preds: dict[str, bool] | None = None,
+                    names: dict[str, bool] | None = None) -> bool | None:
+    """For an ``if`` test that one deviation decides: whether its body is
     QEMU's side (``x.qemu("key")``: True, its negation: False), or the
     spec-following side (a ``strict`` flag: False, ``not strict``: True);
-    anything else: None."""
+    anything else: None.  ``A or B`` is QEMU's side when one operand is
+    (QEMU's side of that operand alone runs the body), ``A and B`` the
+    spec-following side when one operand is (QEMU's side never runs it);
+    ``self.f(...)`` with ``f`` in ``preds`` (:func:`_predicates`) is the
+    value ``f`` returns on QEMU's side; a local of ``names``
+    (:func:`_deviation_locals`) the test it was assigned."""
+    if isinstance(test, ast.BoolOp):
+        sides = [_deviation_test(v, preds, names) for v in test.values]
+        if isinstance(test.op, ast.Or) and True in sides:
+            return True
+        if isinstance(test.op, ast.And) and False in sides:
+            return False
+        return None
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
     if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
             and inner.func.attr == "qemu" and len(inner.args) == 1
             and isinstance(inner.args[0], ast.Constant)):
         return not negated
+    if (preds and isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+            and isinstance(inner.func.value, ast.Name) and inner.func.value.id == "self"
+            and inner.func.attr in preds):
+        return preds[inner.func.attr] != negated
+    if names and isinstance(inner, ast.Name) and inner.id in names:
+        return names[inner.id] != negated
     if ((isinstance(inner, ast.Name) and inner.id == "strict")
             or (isinstance(inner, ast.Attribute) and inner.attr == "strict")):
         return negated
     return None
+
+
+def _predicates(tree: ast.Module) -> dict[str, bool]:
+    """``{method: value}`` of the file's deviation predicates: a function
+    whose first statement is ``if <QEMU's side>: return True`` (or False)
+    returns that constant whenever the deviation holds, so an ``if`` on
+    its call is decided by the deviation as well."""
+    out: dict[str, bool] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        first = node.body[0] if node.body else None
+        if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                and len(node.body) > 1):
+            first = node.body[1]  # after the docstring
+        if (isinstance(first, ast.If) and _deviation_test(first.test) is True
+                and isinstance(first.body[-1], ast.Return)
+                and isinstance(first.body[-1].value, ast.Constant)
+                and isinstance(first.body[-1].value.value, bool)):
+            out[node.name] = first.body[-1].value.value
+    return out
 
 
 def _mark(out: dict[int, tuple[int, int, int]], guard: int, side: list[ast.stmt]) -> None:
@@ -254,32 +318,78 @@ def _mark(out: dict[int, tuple[int, int, int]], guard: int, side: list[ast.stmt]
         first, last = side[0].lineno, max(st.end_lineno or st.lineno for st in side)
         for line in range(first, last + 1):
             out.setdefault(line, (guard, first, last))
+        # the branch from the ``if`` into that side (keyed by the negated line)
+        out.setdefault(-guard, (guard, first, last))
+
+
+def _deviation_locals(fn: ast.FunctionDef, preds: dict[str, bool]) -> dict[str, bool]:
+    """``{name: side}`` of the locals of ``fn`` assigned once, from a test one
+    deviation decides (``ok = self.qemu(key) or x``): an ``if`` on the name
+    is decided the same way."""
+    stores: dict[str, int] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    out: dict[str, bool] = {}
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and stores.get(node.targets[0].id) == 1):
+            side = _deviation_test(node.value, preds)
+            if side is not None:
+                out[node.targets[0].id] = side
+    return out
 
 
 @functools.cache
+def _walk_sides(path: str) -> tuple[dict[int, tuple[int, int, int]], dict[int, tuple[int, int]]]:
+    """:func:`strict_sides` and :func:`strict_skips` of ``path``, one walk."""
+    out: dict[int, tuple[int, int, int]] = {}
+    skips: dict[int, tuple[int, int]] = {}
+    tree = ast.parse(Path(path).read_text(), path)
+    preds = _predicates(tree)
+    scopes: list[tuple[ast.AST, dict[str, bool]]] = [(tree, {})]
+    scopes += [(f, _deviation_locals(f, preds)) for f in ast.walk(tree)
+               if isinstance(f, ast.FunctionDef)]
+    for scope, names in scopes:
+        for node in ast.walk(scope):
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(node, name, None)
+                if not isinstance(block, list):
+                    continue
+                for i, st in enumerate(block):
+                    if not isinstance(st, ast.If):
+                        continue
+                    qemu_side = _deviation_test(st.test, preds, names)
+                    if qemu_side is None:
+                        continue
+                    if not qemu_side:
+                        _mark(out, st.lineno, st.body)
+                    elif st.orelse:
+                        _mark(out, st.lineno, st.orelse)
+                    elif isinstance(st.body[-1], ast.Return):
+                        _mark(out, st.lineno, block[i + 1:])
+                    else:
+                        last = max(b.end_lineno or b.lineno for b in st.body)
+                        skips.setdefault(st.lineno, (st.body[0].lineno, last))
+    return out, skips
+
+
+def strict_skips(path: str) -> dict[int, tuple[int, int]]:
+    """``{if line: (first, last)}`` of an ``if`` without ``else`` whose body
+    (``first`` to ``last``) is QEMU's side: the branch past the body, to
+    any other line, is the spec-following side."""
+    return _walk_sides(path)[1]
+
+
 def strict_sides(path: str) -> dict[int, tuple[int, int, int]]:
     """``{line: (if line, first, last)}`` of the lines on the spec-following
     side (``first`` to ``last``) of an ``if`` whose test is one deviation
     alone: the ``else`` of ``if self.qemu(key)`` (or, when its body ends in
     ``return``, the statements after it), the body of ``if not
-    self.qemu(key)``; the outermost such ``if`` when nested."""
-    out: dict[int, tuple[int, int, int]] = {}
-    for node in ast.walk(ast.parse(Path(path).read_text(), path)):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if not isinstance(block, list):
-                continue
-            for i, st in enumerate(block):
-                qemu_side = _deviation_test(st.test) if isinstance(st, ast.If) else None
-                if qemu_side is None or not isinstance(st, ast.If):
-                    continue
-                if not qemu_side:
-                    _mark(out, st.lineno, st.body)
-                elif st.orelse:
-                    _mark(out, st.lineno, st.orelse)
-                elif isinstance(st.body[-1], ast.Return):
-                    _mark(out, st.lineno, block[i + 1:])
-    return out
+    self.qemu(key)``; the outermost such ``if`` when nested.  Key ``-line``:
+    the side the ``if`` at ``line`` leads into (its entry branch)."""
+    return _walk_sides(path)[0]
 
 
 def classify(path: str, line: int, function: str = "", to: int = 0,
@@ -295,19 +405,32 @@ def classify(path: str, line: int, function: str = "", to: int = 0,
         return _LOCKSTEP, True
     if function in CONSTRUCTION:
         return _CONSTRUCTION, True
-    side = strict_sides(path).get(abs(line)) if executed else None
+    sides = strict_sides(path) if executed else {}
+    side = sides.get(abs(line))
+    entry = sides.get(-abs(line))
+    if side is None and entry is not None and entry[1] <= to <= entry[2]:
+        side = entry  # the branch into the spec-following side itself
+    spec_side = ("the spec-following side of a deviation whose QEMU side every "
+                 "profile takes (--strict)", True)
     if side is not None:
         guard, first, last = side
         outs = [b for a, b in executed if a == guard]
         if outs and not any(first <= b <= last for b in outs):
-            return ("the spec-following side of a deviation whose QEMU side every "
-                    "profile takes (--strict)", True)
+            return spec_side
+    skip = strict_skips(path).get(abs(line)) if executed else None
+    if skip is not None and not skip[0] <= abs(to) <= skip[1]:
+        # past a body that is QEMU's side: every run went into the body
+        outs = [b for a, b in executed if a == abs(line)]
+        if outs and all(skip[0] <= b <= skip[1] for b in outs):
+            return spec_side
     board_only = board_only_files().get(Path(path).name)
     if board_only is not None:
         return (f"a board the default check leaves to --board ({board_only})", True)
     text = linecache.getline(path, abs(line)).lower()
     if "strict" in function.lower():
         return "the spec-following model (--strict)", True
+    if text.strip() == "if self.card is not none:" and (abs(line), abs(line) + 1) in executed:
+        return _NO_CARD  # its body ran: the branch not taken is the no-card side
     for needle, why, out in _REASONS:
         if needle.lower() in text:
             return why, out

@@ -32,6 +32,7 @@ import random
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -342,16 +343,19 @@ def shrink(ops: list[Op], keeps: Callable[[list[Op]], bool], calls: int = 4) -> 
     return cur
 
 
-def cover(entries: list[Entry], limit: int | None = None) -> list[Entry]:
+def cover(entries: list[Entry], limit: int | None = None,
+          known: AbstractSet[Feature] = frozenset()) -> list[Entry]:
     """A smaller corpus reaching every feature ``entries`` reach: greedy set
     cover (most uncovered features first, the earlier input on a tie), in
     the order the search found them.  Model arcs are covered first, then
     abstract states (the arcs are the goal's measure; a state is a hint).
     Fewer inputs to replay on QEMU; ``limit`` keeps only the first
-    ``limit`` picks (those that bring the most), for the check's budget."""
+    ``limit`` picks (those that bring the most), for the check's budget.
+    ``known``: features taken anyway (the scenario library's arcs,
+    :func:`harness.explore.report.library_arcs`), not chased."""
     chosen: list[Entry] = []
     for wanted in (is_arc, lambda f: not is_arc(f)):
-        left = {f for e in entries for f in e.features if wanted(f)}
+        left = {f for e in entries for f in e.features if wanted(f)} - known
         for e in chosen:
             left -= e.features
         while left and (limit is None or len(chosen) < limit):

@@ -366,9 +366,15 @@ def adma_chains() -> list[list[Op]]:
               "errsig": 0xFFFF}
     stop_at_int = _adma([[0x10000, 512, tran | H.ADMA_INT], [0x10200, 512, tran | H.ADMA_END]],
                         count=2)
-    return [[_SETUP, _INIT, loop, *after], [_SETUP, _INIT, loop, {"op": "clock", "ns": 50},
-                                            *after],
-            [_SETUP, _INIT, signal, stop_at_int, {"op": "clock", "ns": 1_000_000}]]
+    out = [[_SETUP, _INIT, loop, *after], [_SETUP, _INIT, loop, {"op": "clock", "ns": 50},
+                                           *after],
+           [_SETUP, _INIT, signal, stop_at_int, {"op": "clock", "ns": 1_000_000}]]
+    # The same Link to itself left running (``start``): the guest's memory
+    # write meets it parked (the probes' register accesses step it first).
+    parked = dict(_start(17, "adma2", count=1), link=True)
+    out.append([_SETUP, _INIT, parked, _mem(0x200, bytes(8)), {"op": "clock", "ns": 1000},
+                {"op": "reset", "what": H.SWRST_DAT}])
+    return out
 
 
 def _mem(off: int, data: bytes) -> Op:
@@ -382,7 +388,8 @@ def _erase(first: int, last: int) -> Op:
 def erase_overlaps() -> list[list[Op]]:
     """Erases over erased and written ranges (PLS 4.3.5): a range over part
     of an erased one, inside it, over a block written after it, then a
-    read across them; and a range over the card's last block."""
+    read across them; and a range over the card's last block, one to the
+    card's size and one at it."""
     read = {"op": "rw", "read": True, "block": 40, "count": 16, "bs": 512, "mode": "sdma",
             "stop": "auto", "pio_access": 4, "skew": 0, "boundary": 4096,
             "max_segment": 65536}
@@ -392,7 +399,29 @@ def erase_overlaps() -> list[list[Op]]:
             [*base, write, _erase(55, 65), read], [*base, write, _erase(61, 120), read],
             [_SETUP, _INIT, write, _erase(40, 70), write, read],
             [_SETUP, _INIT, _erase(CARD_BLOCKS - 2, CARD_BLOCKS - 1),
-             dict(read, block=CARD_BLOCKS - 4, count=4)]]
+             dict(read, block=CARD_BLOCKS - 4, count=4)],
+            # ending at the card's size itself, and starting there: QEMU's
+            # range check takes an address equal to the size (sd.erase-range)
+            [_SETUP, _INIT, _erase(CARD_BLOCKS - 1, CARD_BLOCKS),
+             dict(read, block=CARD_BLOCKS - 4, count=4)],
+            [_SETUP, _INIT, _erase(CARD_BLOCKS, CARD_BLOCKS)]]
+
+
+def busy_commands_in_transfer() -> list[list[Op]]:
+    """A command with a busy response (R1b) issued through CMDREG while a
+    read holds the DAT line (SDHC 2.2.9 Command Inhibit (DAT), 3.7.1.1): an
+    ordinary one is not issued, an abort one (CMD12, Command Type Abort)
+    is (a PIO read: the DAT line stays busy until the guest reads)."""
+    out = []
+    for mode in ("pio",):
+        for index, kind in ((38, H.CMD_TYPE_NORMAL), (12, H.CMD_TYPE_ABORT)):
+            issue = {"op": "write", "off": H.CMDREG.offset, "size": 2,
+                     "value": H.cmdreg(index, H.RSP_48_BUSY, crc=True, idx=True,
+                                       cmd_type=kind)}
+            out.append([_SETUP, _INIT, _start(18, mode, count=3), issue,
+                        {"op": "clock", "ns": 1_000_000},
+                        {"op": "reset", "what": H.SWRST_CMD | H.SWRST_DAT}])
+    return out
 
 
 def table_inputs() -> list[list[Op]]:
@@ -400,4 +429,5 @@ def table_inputs() -> list[list[Op]]:
     return (command_states() + address_bounds() + register_fields() + resets_in_phases()
             + sizes_and_offsets() + lock_requests() + gaps_in_phases() + csd_protection()
             + media_changes() + dma_selects() + sdma_boundaries() + erase_overlaps()
-            + op_cond_sequences() + rca_mismatches() + adma_chains())
+            + op_cond_sequences() + rca_mismatches() + adma_chains()
+            + busy_commands_in_transfer())

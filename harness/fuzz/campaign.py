@@ -63,10 +63,33 @@ class Stats:
     coverage: int | None = None
     #: Findings whose shrinking the time budget cut short, one line each.
     unshrunk: list[str] = field(default_factory=list)
+    #: Each input's operations and lockstep steps, in the order they ran.
+    lengths: list[int] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
         return self.execs / self.seconds if self.seconds else 0.0
+
+    def shape(self) -> str:
+        """The inputs' sizes, as a rate must be read beside them: operations
+        and lockstep steps per input, median, quartiles and most."""
+        if not self.lengths:
+            return "no inputs ran"
+        return (f"inputs of {_quartiles(self.lengths)} operations, "
+                f"{_quartiles(self.steps)} lockstep steps")
+
+
+def _quartiles(xs: list[int]) -> str:
+    """``median (quartiles q1-q3, at most max)`` of ``xs``."""
+    v = sorted(xs)
+
+    def q(p: float) -> float:
+        i = p * (len(v) - 1)
+        lo = int(i)
+        return v[lo] + (v[min(lo + 1, len(v) - 1)] - v[lo]) * (i - lo)
+
+    return f"{q(0.5):g} (quartiles {q(0.25):g}-{q(0.75):g}, at most {v[-1]})"
 
 
 @dataclass
@@ -139,6 +162,8 @@ class Campaign:
                 ops = generate(rng, self.max_len)
             out = self.execute(ops)
             st.execs += 1
+            st.lengths.append(len(ops))
+            st.steps.append(out.steps)
             st.by_status[out.status] = st.by_status.get(out.status, 0) + 1
             if self._keep(out, st):
                 self.corpus.add_input(ops)

@@ -280,9 +280,10 @@ class SDCard:
             self.card_status |= S.CARD_IS_LOCKED
 
     def _powerup(self) -> None:
-        """Power-up complete (PLS 4.2.3): busy bit set, CCS for cards over 2 GiB."""
-        if self.ocr & S.OCR_BUSY:
-            return
+        """Power-up complete (PLS 4.2.3): busy bit set, CCS for cards over 2 GiB.
+        Only ever on a card not yet powered up (QEMU's ``sd_ocr_powerup``
+        asserts it): ACMD41/CMD1 cancel the timer before powering up at once
+        and start it only while the busy bit is clear, a reset clears the bit."""
         self.ocr |= S.OCR_BUSY
         if self.size > S.SDSC_MAX:
             self.ocr |= S.OCR_CCS

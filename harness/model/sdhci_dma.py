@@ -155,15 +155,15 @@ class SdhciDma(SdhciState):
             else:
                 length = 4096
             return AdmaDescriptor(word & 0xFFFFF000, length, attr, H.ADMA1_DESC_SIZE)
-        if kind == H.HOSTCTL_DMA_ADMA2_64:
-            raw, _ok = self.memory.read(at, 1)
-            attr = raw[0] & 0x3F
-            raw, _ok = self.memory.read(at + 2, 2)
-            length = int.from_bytes(raw, "little")
-            raw, _ok = self.memory.read(at + 4, 8)
-            return AdmaDescriptor(int.from_bytes(raw, "little"), length, attr,
-                                  H.ADMA2_64_DESC_SIZE)
-        return AdmaDescriptor(0, 0, 0, 0)
+        # ADMA2 64-bit: data_transfer runs do_adma for the three ADMA DMA
+        # Selects only, so the one left here is this one
+        raw, _ok = self.memory.read(at, 1)
+        attr = raw[0] & 0x3F
+        raw, _ok = self.memory.read(at + 2, 2)
+        length = int.from_bytes(raw, "little")
+        raw, _ok = self.memory.read(at + 4, 8)
+        return AdmaDescriptor(int.from_bytes(raw, "little"), length, attr,
+                              H.ADMA2_64_DESC_SIZE)
 
     def _adma_error(self) -> None:
         self.raise_error(H.EIS_ADMAERR)

@@ -17,6 +17,7 @@ moment once ``irq_intercept_in``/``irq_intercept_out`` is on.  This client
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
 import socket
 import struct
@@ -26,6 +27,12 @@ from typing import NoReturn
 from harness.errors import QemuError, QemuGone
 
 _SIZES = {1: "b", 2: "w", 4: "l", 8: "q"}
+#: The shortest line QEMU's qtest answers a command with (``OK`` and its
+#: newline, qtest.c); a FAIL or ERR answer is longer.
+MIN_ANSWER = 3
+#: Most bytes a pipelined read waits for before it wakes (``SO_RCVLOWAT``),
+#: well inside the socket's buffer.
+_LOWAT_CAP = 1 << 14
 _IRQ_RE = re.compile(rb"^IRQ (raise|lower) (\d+)$")
 #: QOM paths and GPIO names: no white space, nothing that splits a command.
 _PATH_RE = re.compile(r"^[A-Za-z0-9_./\[\]:-]+$")
@@ -79,6 +86,8 @@ class QtestClient:
     ) -> None:
         self._sock = sock
         self._buf = bytearray()
+        self._rbuf = bytearray(1 << 16)
+        self._rview = memoryview(self._rbuf)
         self.timeout = timeout
         # Kernel-side timeouts on a blocking socket: one syscall per send or
         # receive (Python's own timeout mode adds a poll() before each).
@@ -133,6 +142,27 @@ class QtestClient:
             raise QtestClosed("QEMU closed the qtest stream")
         return chunk
 
+    def _set_lowat(self, n: int) -> None:
+        with contextlib.suppress(OSError):  # the stream may be gone already
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, n)
+
+    def _recv_more(self) -> int:
+        """One recv appended to the buffer, into a buffer kept for it (a
+        plain ``recv(65536)`` allocates and shrinks 64 KiB each time);
+        the newlines it brought."""
+        view = self._rview
+        try:
+            n = self._sock.recv_into(view)
+        except (TimeoutError, BlockingIOError) as e:
+            self._timed_out(e)
+        except ConnectionResetError:
+            n = 0
+        if not n:
+            self._eof()
+            raise QtestClosed("QEMU closed the qtest stream")
+        self._buf += view[:n]
+        return self._rbuf.count(b"\n", 0, n)
+
     def _readline(self) -> bytes:
         buf = self._buf
         if not buf:
@@ -148,7 +178,7 @@ class QtestClient:
                 line = bytes(buf[:nl])
                 del buf[: nl + 1]
                 return line
-            buf += self._recv(65536)
+            self._recv_more()
 
     def _read_answer(self) -> str:
         """Read lines until the next command answer, handling IRQ lines."""
@@ -236,8 +266,22 @@ class QtestClient:
         events = self.irq_events
         out: list[tuple[str, int]] = []
         buf, pos = self._buf, 0
-        while buf.count(b"\n") < n:  # the usual case: n answers, no IRQ line
-            buf += self._recv(65536)
+        have = buf.count(b"\n")
+        lowat = 1
+        try:
+            while have < n:  # the usual case: n answers, no IRQ line
+                # Wake only once the answers still due can have come: each
+                # is a line of at least MIN_ANSWER bytes, so QEMU sends at
+                # least that much for them (IRQ lines only add to it).
+                # Woken at every line QEMU writes, we would recv by the line.
+                want = max(1, min((n - have) * MIN_ANSWER, _LOWAT_CAP))
+                if want != lowat:
+                    self._set_lowat(want)
+                    lowat = want
+                have += self._recv_more()
+        finally:
+            if lowat != 1:
+                self._set_lowat(1)
         end = _nth_newline(buf, n)
         if buf.find(b"IRQ ", 0, end) < 0:
             mark = len(events)
@@ -248,7 +292,7 @@ class QtestClient:
             if nl < 0:
                 del buf[:pos]
                 pos = 0
-                buf += self._recv(65536)
+                self._recv_more()
                 continue
             line = bytes(buf[pos:nl])
             pos = nl + 1

@@ -134,6 +134,9 @@ class QemuTarget:
         self._view_key: tuple[str, int, int] | None = None
         #: The file QEMU opens (a private copy unless read-only), if any.
         self.image: Path | None = None
+        #: The source image whose bytes :attr:`image` is known to hold again
+        #: (:meth:`restore_image`), so that the next use may keep it.
+        self._clean_for: Path | None = None
         self.image_format = machine.image.format if machine.image else "raw"
         self.source_image = machine.image.path if machine.image else None
         try:
@@ -148,6 +151,9 @@ class QemuTarget:
             self.qtest = self.session.qtest
             if machine.board is not None:  # a board's controller: fixed base, its IRQ line
                 self.irq_line = board.watch_irq(self.session, board.by_name(machine.board))
+                #: The intercept lines (they outlive a reset: each reuse's
+                #: trace starts with them, so that it replays on a fresh QEMU).
+                self._intercept = list(self.qtest.trace)
             else:
                 self._setup_pci()
         except BaseException:
@@ -164,8 +170,41 @@ class QemuTarget:
             raise QemuTargetError(f"card image {src} does not exist")
         if machine.image.readonly:
             return src, machine
+        if self.image is not None and self._clean_for == src.resolve():
+            return self.image, machine.with_image_path(self.image)
         dst = copy_image(src, self._workdir, f"card-{self.uses}")
         return dst, machine.with_image_path(dst)
+
+    def restore_image(self, extents: list[tuple[int, int]]) -> None:
+        """Put the source's bytes back over ``extents`` of QEMU's private
+        copy, so that the next use of this process with the same source
+        image takes the copy as it is instead of a fresh one.
+
+        For the runner only, once the run's image compare found QEMU's copy
+        equal to the model's card everywhere: the model's card differs from
+        the source only in the extents it wrote (``extents``), so after
+        this the copy holds the source's bytes.  A raw copy only; anything
+        that fails leaves the copy marked unclean (a fresh copy next time)."""
+        self._clean_for = None
+        src, dst = self.source_image, self.image
+        if src is None or dst is None or self.image_format != "raw" or dst == src \
+                or dst.parent != self._workdir:
+            return
+        try:
+            with open(src, "rb") as fi, open(dst, "r+b") as fo:
+                for off, length in images.merge_extents(extents):
+                    fo.seek(off)
+                    fi.seek(off)
+                    left = length
+                    while left > 0:
+                        chunk = fi.read(min(left, 1 << 20))
+                        if not chunk:  # the source ends first: the card was its size
+                            break
+                        fo.write(chunk)
+                        left -= len(chunk)
+        except OSError:
+            return
+        self._clean_for = src.resolve()
 
     def reuse(self, machine: Machine) -> None:
         """Make this process what a fresh launch of ``machine`` would be.
@@ -189,8 +228,12 @@ class QemuTarget:
         self.uses += 1
         old = self.image
         new, _ = self._card_copy(machine)
+        self._clean_for = None  # the run about to start may write it
         s = self.session
-        if new is not None and machine.image is not None:
+        # The copy kept as it is (restore_image) and still inserted: QEMU has
+        # that file open already, and system_reset resets the card on it.
+        kept = new is not None and new == old and not getattr(self, "_ejected", False)
+        if new is not None and machine.image is not None and not kept:
             s.qmp_cmd("blockdev-change-medium", **self._medium(), filename=str(new),
                       format=machine.image.format,
                       **{"read-only-mode": "read-only" if machine.image.readonly else "retain"})
@@ -219,6 +262,7 @@ class QemuTarget:
                                   "system_reset")
         q.irq_events.clear()
         q.trace.clear()
+        q.trace += getattr(self, "_intercept", [])
         self.machine = machine
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"

@@ -27,6 +27,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     registers,
     sizes,
     spi,
+    vendor_registers,
 )
 from harness.scenarios.registry import REGISTRY as REGISTRY
 from harness.scenarios.registry import Context as Context

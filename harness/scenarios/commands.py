@@ -18,6 +18,8 @@ from harness.driver.results import Mode, Transfer
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sd import Resp
+from harness.ledger import boundaries
+from harness.profile import BuildProfile
 from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
@@ -132,6 +134,7 @@ def cmd26_program_cid(t: Target, ctx: Context) -> None:
     r = d.send_cid()
     d.select()
     cid = bytearray(r.r2.to_bytes(16, "big"))
+    cid[15] = S.crc7(bytes(cid[:15])) << 1 | 1  # R2 carries no CRC7 (PLS 5.2: the CID's)
     for flip in (None, 3):
         data = bytearray(cid)
         if flip is not None:
@@ -142,6 +145,74 @@ def cmd26_program_cid(t: Target, ctx: Context) -> None:
         d.reset(H.SWRST_CMD | H.SWRST_DAT)
 
 
+def _before_protocol_rework(p: BuildProfile) -> str | None:
+    if p.version < boundaries.SD_PROTOCOL.since:
+        return None
+    return ("a data byte after CMD13 during a write aborts QEMU >= 9.1 (ledger "
+            "sd.command-during-transfer)")
+
+
+@scenario("cmd13-during-write-legacy", "commands", needs_clock=True,
+          requires=(_before_protocol_rework,))
+def cmd13_during_write(t: Target, ctx: Context) -> None:
+    """CMD13 between the two halves of a CMD24 block written by PIO (PLS
+    4.10.1: a card answers CMD13 while receiving data): QEMU before 9.1
+    makes CMD13 the card's current command, so the block the controller
+    then sends is dropped and the card stays receiving; a reset, the
+    status, the block read back."""
+    d = HostDriver(t)
+    d.setup()
+    d.init_card()
+    d.wr(H.BLKSIZE, 512)
+    d.wr(H.BLKCNT, 1)
+    d.wr(H.ARGUMENT, d.address(6))
+    d.layout.issue(d, 0, H.cmdreg(24, H.RSP_48, crc=True, idx=True, data=True))
+    t.read(H.PRNSTS.offset, 4)
+    for half in range(2):
+        for i in range(64):
+            d.wr(H.BDATA, 0x5A00_0000 | half << 16 | i, 4)
+        if half == 0:
+            d.wr(H.ARGUMENT, d.card.rca << 16)
+            d.layout.issue(d, None, H.cmdreg(13, H.RSP_48, crc=True, idx=True))
+            t.read(H.RSPREG0.offset, 4)
+        t.read(H.NORINTSTS.offset, 2)
+        t.read(H.PRNSTS.offset, 4)
+    d.reset(H.SWRST_CMD | H.SWRST_DAT)
+    d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
+    d.read_blocks(6, 1)
+
+
+@scenario("cmd55-during-read", "commands", needs_clock=True)
+def cmd55_during_read(t: Target, ctx: Context) -> None:
+    """CMD55 halfway through the first block of a two-block PIO CMD18 (a
+    command without data while the card sends, PLS 4.3.9): QEMU makes it
+    the card's current command, and what the controller then fetches for
+    the second block is compared as the model says the card sends it (a
+    CMD55 has no data: 7.2's byte loop and the later ``sd_read_data`` send
+    dummy bytes; ledger ``sd.command-during-transfer``); a reset, the
+    status, both blocks read again."""
+    d = HostDriver(t)
+    d.setup()
+    d.init_card()
+    d.wr(H.BLKSIZE, 512)
+    d.wr(H.BLKCNT, 2)
+    d.wr(H.ARGUMENT, d.address(8))
+    d.layout.issue(d, H.TRNMOD_READ | H.TRNMOD_MULTI | H.TRNMOD_BLKCNT_EN,
+                   H.cmdreg(18, H.RSP_48, crc=True, idx=True, data=True))
+    for i, words in enumerate((64, 64, 128)):
+        for _ in range(words):
+            t.read(H.BDATA.offset, 4)
+        if i == 0:
+            d.wr(H.ARGUMENT, d.card.rca << 16)
+            d.layout.issue(d, None, H.cmdreg(55, H.RSP_48, crc=True, idx=True))
+            t.read(H.RSPREG0.offset, 4)
+        t.read(H.NORINTSTS.offset, 2)
+        t.read(H.PRNSTS.offset, 4)
+    d.reset(H.SWRST_CMD | H.SWRST_DAT)
+    d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
+    d.read_blocks(8, 2)
+
+
 _WRITE_PROT = ((28, False), (29, False), (30, True))  # SET/CLR_WRITE_PROT, SEND_WRITE_PROT
 
 
@@ -149,9 +220,16 @@ _WRITE_PROT = ((28, False), (29, False), (30, True))  # SET/CLR_WRITE_PROT, SEND
 def write_protect_commands_sdhc(t: Target, ctx: Context) -> None:
     """CMD28, CMD29 and CMD30 on a high-capacity card (PLS 4.3.5: SDHC and
     SDXC cards have no write protection groups; the commands are illegal
-    there), each followed by CMD13."""
+    there), each followed by CMD13; first in the idle state, before the
+    power-up sets OCR CCS (QEMU refuses class 6 on CCS, the three commands
+    on the card's size as well)."""
     d = HostDriver(t, recover=False)
     d.setup()
+    for index, reads in _WRITE_PROT:  # idle: no CCS yet
+        data = Transfer(read=True, block_size=4, block_count=1, mode=Mode.PIO) if reads \
+            else None
+        d.cmd(index, 0, data=data)
+        d.reset(H.SWRST_CMD | H.SWRST_DAT)
     d.init_card()
     for index, reads in _WRITE_PROT:
         data = Transfer(read=True, block_size=4, block_count=1, mode=Mode.PIO) if reads \

@@ -194,6 +194,41 @@ def _adma_bad(t: Target, ctx: Context) -> None:
     expect_pattern(ctx, r.data, 1, "ADMA2 read after recovery")
 
 
+@scenario("adma2-link-parked", "data", needs_clock=True)
+def _adma_parked(t: Target, ctx: Context) -> None:
+    """A read whose ADMA2 table is one Link descriptor to itself (1.13.4): it
+    moves nothing while the controller steps it (QEMU: every 100 ns); guest
+    memory written before a tick and after several, then a Tran-End
+    descriptor written over the table: the read completes (Transfer
+    Complete), the block as the image has it."""
+    d = ready(t)
+    base, buf = d.dma_base, d.dma_base + 0x10000
+    # issued through the registers, the driver's layout, and left running
+    t.mem_write(base, H.adma2_desc32(base, 0, H.ADMA_VALID | H.ADMA_ACT_LINK))
+    d.select_dma(H.HOSTCTL_DMA_ADMA2_32)
+    d.wr(H.ADMASYSADDR, base, 4)
+    d.wr(H.BLKSIZE, 512)
+    d.wr(H.BLKCNT, 1)
+    d.wr(H.ARGUMENT, d.address(3, 512))
+    d.layout.issue(d, H.TRNMOD_READ | H.TRNMOD_BLKCNT_EN | H.TRNMOD_DMA,
+                   H.cmdreg(17, H.RSP_48, crc=True, idx=True, data=True))
+    t.read(H.PRNSTS.offset, 4)
+    t.clock_step(50)
+    t.mem_write(base + 0x200, bytes(8))  # before the next tick
+    t.read(H.ADMASYSADDR.offset, 4)
+    t.clock_step(1000)
+    t.mem_write(base + 0x200, bytes(8))  # ticks later, no register access between
+    t.clock_step(1000)
+    t.read(H.NORINTSTS.offset, 2)
+    t.mem_write(base, H.adma2_desc32(buf, 512, H.ADMA_VALID | H.ADMA_END | H.ADMA_ACT_TRAN))
+    t.clock_step(1000)
+    done = t.read(H.NORINTSTS.offset, 2)
+    ctx.expect(bool(done & H.NIS_TRNSCMPL), "no Transfer Complete after the Tran-End "
+               "descriptor replaced the Link")
+    expect_pattern(ctx, t.mem_read(buf, 512), 3, "ADMA2 read after the Link was replaced")
+    d.reset(H.SWRST_CMD | H.SWRST_DAT)
+
+
 @scenario("stop-commands", "data", needs_clock=True)
 def _stops(t: Target, ctx: Context) -> None:
     """Multi-block with Auto CMD12, with CMD12 sent by the host, with CMD23

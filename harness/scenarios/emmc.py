@@ -15,6 +15,7 @@ from harness import images
 from harness.driver.emmc import EmmcDriver
 from harness.driver.results import Mode
 from harness.hwdefs import emmc as E
+from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.emmc import Partition, SwitchAccess
 from harness.hwdefs.sd import Resp
@@ -442,3 +443,38 @@ def _gp_select(t: Target, ctx: Context) -> None:
     d.send_ext_csd()
     d.select_partition(Partition.USER)
     d.read_blocks(0, 1)
+
+
+@emmc_scenario("emmc-locked", "emmc-commands")
+def _locked(t: Target, ctx: Context) -> None:
+    """A locked eMMC (JESD84-B51 6.6.7: as the SD card's PLS 4.3.7.5, classes
+    0 and 7 and CMD16 only): a read, a write, SWITCH to the boot partition
+    and ERASE_GROUP_START are refused (ILLEGAL_COMMAND), CMD13 answers; the
+    unlock with the password (refused by QEMU: ``sd.lock-pwd-len``), a read,
+    the password cleared."""
+    from harness.driver import host as D
+
+    d = emmc_ready(t)
+    pw = b"emmc-pw"
+
+    def lock(flags: int) -> None:
+        # a block of the card's length: CMD16 does not change it (sector mode)
+        d.lock_unlock(d.lock_block(flags, pw).ljust(512, b"\0"), set_blocklen=False)
+
+    lock(D.LOCK_SET_PWD | D.LOCK_LOCK)
+    d.send_status()
+    d.read_blocks(0, 1)
+    d.send_status()
+    d.write_blocks(1, test_data(512, 9))
+    d.send_status()
+    d.select_partition(Partition.BOOT1)
+    d.send_status()
+    d.cmd(35, 0)
+    d.send_status()
+    lock(0)
+    st = d.send_status()
+    ctx.expect(not st.response[0] & S.CARD_IS_LOCKED,
+               "the unlock with the password left the eMMC locked", "sd.lock-pwd-len")
+    d.read_blocks(0, 1)
+    lock(D.LOCK_CLR_PWD)
+    d.send_status()

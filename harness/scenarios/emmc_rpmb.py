@@ -145,6 +145,17 @@ def _wrong_address(t: Target, ctx: Context) -> None:
     r_ = images.recipe(ctx.image)
     last = (r_.size - r_.partition_starts()["rpmb"]) // E.RPMB_DATA_BYTES - 1
     d.rpmb_auth_read(last, 2, NONCE)
+    # CMD18 at the user area's last block: the card checks each frame's
+    # address against the user area (ADDRESS_ERROR past it, the rest zeros)
+    user = (r_.size - r_.partition_starts()["user"]) // 512
+    d.rpmb_auth_read(0, 2, NONCE)
+    d.read_blocks(user - 1, 2, block_size=E.RPMB_FRAME_BYTES, stop="cmd23", multi=True)
+    d.send_status()
+    # and CMD25 there: the second request frame lies past it (dropped)
+    asks = E.rpmb_frame(req_resp=RpmbRequest.READ_RESULT) * 2
+    d.cmd(23, 2)
+    d.write_blocks(user - 1, asks, block_size=E.RPMB_FRAME_BYTES, stop="none", multi=True)
+    d.send_status()
     d.select_partition(Partition.USER)
     d.read_blocks(0, 1)
 

@@ -189,12 +189,21 @@ def spi_crc(t: Target, ctx: Context) -> None:
 
 @scenario("spi-illegal", GROUP)
 def spi_illegal(t: Target, ctx: Context) -> None:
-    """Reserved and SD-only commands (CMD60, CMD3, CMD2), each followed by CMD13."""
+    """Reserved and SD-only commands (CMD60, CMD3, CMD2), each followed by
+    CMD13; ACMD41 once the card left idle (from 10.1 illegal there); CMD9
+    and CMD10 in the idle state after a CMD0 (7.2 refuses them outside
+    the transfer state)."""
     h = _ready(t, ctx)
     for index in (60, 3, 2, 41):
         h.command(index)
         r2 = h.command(13, rlen=T.R2_LEN)
         ctx.expect(r2.r1 is not None, f"CMD13 after CMD{index}: no R1")
+    h.app_command(41, 1 << 30)
+    h.command(13, rlen=T.R2_LEN)
+    h.command(0)
+    for index in (9, 10):
+        h.read_register(index)
+        h.command(13, rlen=T.R2_LEN)
 
 
 @scenario("spi-deselected", GROUP)

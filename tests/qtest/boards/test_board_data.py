@@ -76,12 +76,30 @@ def test_groups_that_need_a_pc_are_skipped_with_their_reason() -> None:
             assert "SPI mode" in str(why[name])
         elif sc.card == "emmc":
             assert "creates its own SD card" in str(why[name])
+        elif sc.params.get("variant"):  # another controller's own registers
+            assert "own registers" in str(why[name])
         elif sc.sdhci and sc.sdhci != {"sd-spec-version": 2}:
             assert "sdhci-pci properties" in str(why[name])
         else:
             assert why[name] is None, name
     assert all(check_boards.skip_reason(sc, "q35", v11) is None for sc in scs.values()
-               if sc.group != "spi")
+               if sc.group != "spi" and not sc.params.get("variant"))
+
+
+def test_a_controllers_own_registers_run_on_its_boards_only() -> None:
+    """A scenario naming a controller variant runs on the boards with that
+    controller and is skipped, with the boards named, everywhere else."""
+    scs = all_scenarios()
+    for name, variant in (("usdhc-vendor-registers", "usdhc"), ("npcm-vendor-window", "npcm")):
+        sc = scs[name]
+        assert sc.params["variant"] == variant
+        for b in boards.BOARDS:
+            why = check_boards.skip_reason(sc, b.machine, NEWEST)
+            if b.variant == variant:
+                assert why is None, (name, b.name)
+            else:
+                assert why is not None, (name, b.name)
+        assert "only" in str(check_boards.skip_reason(sc, "q35", NEWEST))
 
 
 def test_raspi_on_qemu_7_2_is_not_run_and_every_layout_is_modelled() -> None:

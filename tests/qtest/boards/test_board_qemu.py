@@ -234,3 +234,25 @@ def test_an_abort_the_model_predicts_is_the_ledger_bug(arm_build: QemuBuild,
         assert "where the model says" in res.reason
     else:
         assert res.status == runner.AGREE, res.reason
+
+
+def test_a_reused_board_trace_starts_as_a_fresh_one(arm_build: QemuBuild, tmp_path: Path) -> None:
+    """The interrupt intercept outlives ``system_reset``, so a reused board
+    process does not send it again; its qtest trace must still start with
+    it, or a reproducer written from a reused run would replay on a fresh
+    QEMU without the line intercepted."""
+    board = boards.by_name("zynq")
+    if not arm_build.offers(board.machine):
+        pytest.skip(f"QEMU {arm_build.name} has no machine type {board.machine}")
+    img = tmp_path / "card.img"
+    img.write_bytes(bytes(16 << 20))
+    machine = Machine.for_board(board.name, image=CardImage(img))
+    with QemuPool() as pool:
+        t = pool.acquire(arm_build.binary, machine)
+        fresh = list(t.trace)
+        assert fresh and fresh[0].startswith("irq_intercept_")
+        t.read(H.NORINTSTS.offset, 2)
+        pool.release(t)
+        u = pool.acquire(arm_build.binary, machine)
+        assert u is t and list(u.trace) == fresh
+        pool.release(u)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.driver.host import HostDriver
-from harness.driver.ops import CARD_BLOCKS, PROBED, apply, generate, mutate
+from harness.driver.ops import CARD_BLOCKS, DMA_BASE, PROBED, apply, generate, mutate
 from harness.explore import report, search, tables
 from harness.explore.search import Entry, ModelRunner, bare, cover
 from harness.explore.tracer import MODEL_DIR, ArcTracer, CoverageTracer, CTracerArcs
@@ -147,6 +147,15 @@ def test_cover_keeps_every_feature_with_fewer_inputs() -> None:
     got = cover(es)
     assert [e.index for e in got] == [2, 3]
     assert set().union(*(e.features for e in got)) == set(f)
+
+
+def test_cover_spends_its_limit_on_arcs_the_library_does_not_take() -> None:
+    """With the library's arcs known, the one pick a limit of 1 allows is the
+    input bringing the arc nothing else takes, not the one with the most."""
+    f = [("arc", "x", i, i + 1) for i in range(6)]
+    es = [Entry(0, [], 1, 0, frozenset(f[:5])), Entry(1, [], 1, 0, frozenset(f[4:]))]
+    assert [e.index for e in cover(es, 1)] == [0]
+    assert [e.index for e in cover(es, 1, known=frozenset(f[:5]))] == [1]
 
 
 def test_tables_cover_every_command_in_every_state_and_address_bounds() -> None:
@@ -352,6 +361,76 @@ def test_report_classes_the_strict_side_of_a_deviation_only_where_qemus_side_ran
     assert not report.classify(str(src), 4, "rule", 5, frozenset())[1]  # the if never ran
 
 
+def test_report_classes_a_deviation_combined_with_another_test_or_behind_a_predicate(
+        tmp_path: Path) -> None:
+    """``if self.qemu(k) or x: return`` leaves what follows to the strict
+    model (the deviation alone runs the body); ``if a and not self.qemu(k)``
+    never runs its body on QEMU's side; a method whose first statement is
+    ``if self.qemu(k): return True`` answers True there, so ``if not
+    self.ok()`` never runs its body either.  ``if self.qemu(k) and x`` says
+    nothing: both of its ways are QEMU's."""
+    src = tmp_path / "rule.py"
+    src.write_text("def ok(self):\n"                    # 1
+                   "    if self.qemu('k') or self.x:\n"  # 2
+                   "        return True\n"              # 3
+                   "    if self.y:\n"                   # 4
+                   "        return False\n"             # 5
+                   "    return True\n"                  # 6
+                   "def use(self, a):\n"                # 7
+                   "    if not self.ok():\n"            # 8
+                   "        a = 1\n"                    # 9
+                   "    if a and not self.qemu('j'):\n" # 10
+                   "        a = 2\n"                    # 11
+                   "    if self.qemu('j') and a:\n"     # 12
+                   "        a = 3\n"                    # 13
+                   "    return a\n")                    # 14
+    ran = frozenset({(2, 3), (8, 10), (10, 12), (12, 14)})
+    for line, to in ((4, 5), (8, 9), (10, 11)):
+        why, out = report.classify(str(src), line, "use", to, ran)
+        assert out and "spec-following side" in why, (line, to)
+    assert "spec-following side" not in report.classify(str(src), 12, "use", 13, ran)[0]
+    assert not report.classify(str(src), 8, "use", 9, ran | {(8, 9)})[1]
+
+
+def test_report_classes_a_local_assigned_from_a_deviation(tmp_path: Path) -> None:
+    """``ok = self.qemu(k) or x`` assigned once decides ``if ok:`` as the
+    test itself would: the branch past its body (no ``else``) is the strict
+    model's when every run went into the body, and ``if not ok and y:``
+    never runs its body; a name assigned twice decides nothing."""
+    src = tmp_path / "rule.py"
+    src.write_text("def f(self, y):\n"                   # 1
+                   "    ok = self.qemu('k') or y\n"      # 2
+                   "    if ok:\n"                        # 3
+                   "        self.a = 1\n"                # 4
+                   "    if not ok and y:\n"              # 5
+                   "        self.a = 2\n"                # 6
+                   "    two = self.qemu('k')\n"          # 7
+                   "    two = y\n"                       # 8
+                   "    if two:\n"                       # 9
+                   "        self.a = 3\n")               # 10
+    ran = frozenset({(3, 4), (5, 7), (9, 10)})
+    assert report.classify(str(src), 3, "f", 5, ran) == (
+        "the spec-following side of a deviation whose QEMU side every profile takes "
+        "(--strict)", True)
+    assert "spec-following side" in report.classify(str(src), 5, "f", 6, ran)[0]
+    assert not report.classify(str(src), 9, "f", -1, ran)[1]
+    assert not report.classify(str(src), 3, "f", 5, ran | {(3, 5)})[1]
+
+
+def test_report_classes_the_no_card_side_and_the_patched_series(tmp_path: Path) -> None:
+    """The branch not taken of ``if self.card is not None:`` whose body ran
+    is the machine without a card; ``self.series`` is a patched build's
+    property (``BuildProfile.has_erase_blocks_as_zero``)."""
+    src = tmp_path / "rule.py"
+    src.write_text("def f(self):\n    if self.card is not None:\n        self.x = 1\n"
+                   "    if self.series:\n        self.x = 2\n")
+    why, out = report.classify(str(src), 2, "f", 4, frozenset({(2, 3)}))
+    assert out and "without a card" in why
+    assert "without a card" not in report.classify(str(src), 2, "f", 3, frozenset({(2, 4)}))[0]
+    why, out = report.classify(str(src), 4, "f", 5, frozenset({(4, -1)}))
+    assert out and "another build" in why
+
+
 def test_report_classes_boards_outside_the_default_check_and_lockstep_glue() -> None:
     from harness.check.boards import DEFAULT_BOARDS
     from harness.hwdefs.boards import by_name
@@ -363,6 +442,11 @@ def test_report_classes_boards_outside_the_default_check_and_lockstep_glue() -> 
     why, out = report.classify(str(Path(MODEL_DIR) / "sdhci_s3c.py"), 1, "S3cSdhci.read")
     assert out and "--board" in why
     assert report.classify(str(Path(MODEL_DIR) / "blockstore.py"), 1, "BlockStore.touched")[1]
+    # only the lockstep calls reconcile; card_medium runs in the targets' __init__
+    spi = str(Path(MODEL_DIR) / "spi_target.py")
+    assert "lockstep" in report.classify(spi, 1, "SpiModelTarget.reconcile")[0]
+    target = str(Path(MODEL_DIR) / "target.py")
+    assert report.classify(target, 1, "card_medium")[0].startswith("machine construction")
 
 
 def test_report_runs_the_library_on_the_default_boards_models() -> None:
@@ -424,6 +508,18 @@ def test_rca_mismatch_addresses_another_card_and_cmd7_then_leaves_stand_by_alone
     own = dict(other[0][-1], rca_xor=0)
     card = _run_ops([*tables.STATE_PREFIXES["stby"], own]).card
     assert card.state == S.CardState.TRAN
+
+
+def test_a_start_with_a_link_to_itself_stays_parked_through_probes() -> None:
+    """``start`` with ``link``: the table is one Link descriptor to itself
+    (SDHC 1.13.4); the transfer stays in progress and parked, and a guest
+    memory write meets it parked (the register reads of a probe step it)."""
+    op = dict(tables._start(17, "adma2", count=1), link=True)
+    model = _run_ops([SETUP, INIT, op, {"op": "probe", "status": True}])
+    assert model.sdhci.adma_parked
+    assert model.sdhci.prnsts & H.PRNSTS_DATINHIBIT == 0  # a Link moves no data
+    model.mem_write(DMA_BASE + 0x200, bytes(8))
+    assert not model.sdhci.adma_parked
 
 
 def test_a_link_to_itself_parks_the_adma_and_a_memory_write_wakes_it() -> None:

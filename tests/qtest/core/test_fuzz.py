@@ -297,3 +297,15 @@ def test_campaign_is_reproducible_and_shards_split_it(tmp_path: Path,
         shards.append(set(seen))
     assert shards[0] and shards[1] and not shards[0] & shards[1]
     assert C.shard_of("9:1", 2) == C.shard_of("9:1", 2)
+
+
+def test_campaign_states_the_inputs_sizes_beside_its_rate() -> None:
+    """A rate of inputs per second means little without their sizes: the
+    campaign's summary gives the median, quartiles and most of each."""
+    from harness.fuzz.campaign import Stats
+
+    st = Stats("b")
+    assert st.shape() == "no inputs ran"
+    st.lengths, st.steps = [1, 2, 3, 4, 10], [100, 200, 300, 400, 500]
+    assert st.shape() == ("inputs of 3 (quartiles 2-4, at most 10) operations, "
+                          "300 (quartiles 200-400, at most 500) lockstep steps")

@@ -64,9 +64,12 @@ def test_reset_scrubs_ram_lowers_irq_and_restarts_clock(qemu_build: QemuBuild) -
         t.write(0x34, 2, 0xFFFF)  # NORINTSTSEN
         t.write(0x38, 2, 0xFFFF)  # NORINTSIGEN
         step = t.clock_step(12345) if t.session.has_clock else 0
+        copy = t.image
         pool.release(t)
         u = pool.acquire(qemu_build.binary, Machine(image=CardImage(img)))
         assert u is t and pool.stats.reused == 1
+        # nobody compared the card of that use: a fresh private copy
+        assert u.image is not None and u.image != copy and not copy.exists()
         assert u.mem_read(0x10_0000, 4096) == bytes(4096)
         assert u.mem_read(0x7FF_F000, 4096) == bytes(4096)
         assert (u.read(0x34, 2), u.read(0x38, 2)) == (0, 0) and not u.irq_level()
@@ -173,3 +176,22 @@ def test_workers_keep_the_order_of_runs(qemu_build: QemuBuild) -> None:
     assert [r.scenario for r in one] == [r.scenario for r in two] == names
     assert [(r.status, r.steps) for r in one] == [(r.status, r.steps) for r in two]
     assert s1.launched + s1.reused == s2.launched + s2.reused == len(names)
+
+
+def test_a_written_copy_is_restored_and_kept(qemu_build: QemuBuild) -> None:
+    """A run whose card compare agreed puts the source's bytes back where
+    the model wrote (``QemuTarget.restore_image``), and the next run with
+    the same image keeps that file instead of copying the image again."""
+    sc = all_scenarios()["sdma-write-7"]  # writes the card by DMA
+    source = images.ensure(sc.image)
+    with QemuPool() as pool:
+        first = runner.run(qemu_build, sc, "q35", pool=pool)
+        assert first.status in (runner.AGREE, runner.QUIRK), first.reason
+        (t,) = pool._idle.values()
+        assert t.image is not None and t.image != source
+        assert t.image.read_bytes() == source.read_bytes()
+        kept = t.image
+        again = runner.run(qemu_build, sc, "q35", pool=pool)
+        assert again.status == first.status and again.steps == first.steps
+        (u,) = pool._idle.values()
+        assert u is t and u.image == kept and pool.stats.reused == 1

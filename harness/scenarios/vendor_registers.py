@@ -1,0 +1,67 @@
+"""Board controllers' vendor registers (the ``registers`` group, one board each).
+
+A scenario here names the controller variant it writes (``params["variant"]``,
+:data:`harness.hwdefs.boards.Board.variant`): the check runs it only on the
+boards with that controller (:func:`harness.check.boards.skip_reason`), the
+default check on those of ``DEFAULT_BOARDS``.  Offsets and fields come from
+:mod:`harness.hwdefs.usdhc` and :mod:`harness.hwdefs.npcm`.
+"""
+
+from __future__ import annotations
+
+from harness.hwdefs import npcm as N
+from harness.hwdefs import sdhci as H
+from harness.hwdefs import usdhc as U
+from harness.scenarios.registry import Context, scenario
+from harness.target import Target
+
+#: The params key naming the one controller variant a scenario is for.
+VARIANT = "variant"
+
+
+@scenario("usdhc-vendor-registers", "registers", params={VARIANT: "usdhc"})
+def _usdhc_vendor(t: Target, ctx: Context) -> None:
+    """The uSDHC's own registers (i.MX 7 RM; QEMU's esdhc_write): the vendor
+    registers drop writes and read 0; VEND_SPEC keeps its low half and
+    FRC_SDCLK_ON clears PRES_STATE SDOFF (set otherwise); PROT_CTRL's DTW
+    maps onto the standard bus width bits, each width on its own."""
+    for reg in U.ZERO_REGISTERS.values():
+        t.write(reg.offset, 4, 0xFFFF_FFFF)
+        t.read(reg.offset, 4)
+    for value in (0xFFFF_FFFF, 0, U.VEND_SPEC.mask("FRC_SDCLK_ON"),
+                  U.VEND_SPEC.mask("VSELECT", "CMD_BYTE_EN")):
+        t.write(U.VEND_SPEC.offset, 4, value)
+        t.read(U.VEND_SPEC.offset, 4)
+        t.read(U.PRES_STATE.offset, 4)
+    dtw = U.PROT_CTRL.field("DTW")
+    for width in (U.DTW_1BIT, U.DTW_8BIT, U.DTW_4BIT, U.DTW_4BIT | U.DTW_8BIT):
+        t.write(U.PROT_CTRL.offset, 4, dtw.put(0, width))
+        t.read(U.PROT_CTRL.offset, 4)
+    t.write(H.SWRST.offset, 1, H.SWRST_ALL)
+    t.read(U.VEND_SPEC.offset, 4)
+    t.read(U.PROT_CTRL.offset, 4)
+
+
+@scenario("npcm-vendor-window", "registers", params={VARIANT: "npcm"})
+def _npcm_window(t: Target, ctx: Context) -> None:
+    """The NPCM7xx wrapper's window (QEMU's npcm7xx_sdhci.c, the documented
+    behaviour): BOOTTOCTRL a 32-bit read/write register, other sizes refused;
+    the preset values read-only; every other offset of the window refused;
+    a Software Reset For All leaves BOOTTOCTRL (the device reset clears it)."""
+    boot = N.BOOTTOCTRL.offset
+    for value in (0xFFFF_FFFF, 0x1234_5678):
+        t.write(boot, 4, value)
+        t.read(boot, 4)
+    t.write(boot, 2, 0xABCD)
+    t.read(boot, 4)
+    for reg in N.PRSTVALS:
+        t.write(reg.offset, reg.width, 0xFFFF)
+        t.read(reg.offset, reg.width)
+    lo, hi = N.WINDOW
+    for off in range(lo, hi, 4):
+        if off != boot:
+            t.write(off, 4, 0xFFFF_FFFF)
+            t.read(off, 4)
+    t.write(H.SWRST.offset, 1, H.SWRST_ALL)
+    t.read(boot, 4)
+    t.read(lo, 2)

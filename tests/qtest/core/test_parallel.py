@@ -1,0 +1,49 @@
+"""Work spread over forked processes: ``map_ordered`` keeps the order, and
+``Beside`` runs a phase in a process of its own while the check goes on."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from harness.check import parallel
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _pid_after(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def _fails(why: str) -> None:
+    raise ValueError(why)
+
+
+def test_map_ordered_answers_in_the_order_given() -> None:
+    items = [(i,) for i in range(7)]
+    assert parallel.map_ordered(_square, items, jobs=3) == [i * i for i in range(7)]
+
+
+def test_beside_runs_in_another_process_while_this_one_goes_on() -> None:
+    side = parallel.Beside(_pid_after, 0.3)
+    t0 = time.monotonic()
+    here = sum(range(1000))  # this process is not held up
+    assert time.monotonic() - t0 < 0.3 and here == 499500
+    assert side.result() != os.getpid()
+
+
+def test_beside_raises_its_exception_here() -> None:
+    side = parallel.Beside(_fails, "no QEMU")
+    with pytest.raises(ValueError, match="no QEMU"):
+        side.result()
+
+
+def test_beside_cancelled_leaves_no_process() -> None:
+    side = parallel.Beside(_pid_after, 30.0)
+    side.cancel()
+    assert not side._proc.is_alive() and side._proc.exitcode is not None
