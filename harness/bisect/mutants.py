@@ -176,6 +176,13 @@ def baseline_args(mutants: tuple[Mutant, ...]) -> tuple[str, ...]:
     return ()
 
 
+def _record(name: str, status: str, out: str, t0: float, where: Path) -> Outcome:
+    """The outcome of one check, its output kept as ``where/check-output.txt``."""
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "check-output.txt").write_text(out)
+    return Outcome(name, status, first_finding(out), time.monotonic() - t0, failing_groups(out))
+
+
 def prove(
     src: Path,
     build_dir: Path,
@@ -214,10 +221,8 @@ def prove(
         raise MutantError(f"the unchanged tree does not build (log: {log.name})")
     check_timeout = check_timeout or timeout
     rc, out = run_check(binary, baseline_args(mutants), report_dir / "baseline", check_timeout)
-    outcomes.append(Outcome("(unchanged tree)", "agrees" if rc == 0 else f"FAILS (exit {rc})",
-                            first_finding(out), time.monotonic() - t0, failing_groups(out)))
-    (report_dir / "baseline").mkdir(parents=True, exist_ok=True)
-    (report_dir / "baseline" / "check-output.txt").write_text(out)
+    outcomes.append(_record("(unchanged tree)", "agrees" if rc == 0 else f"FAILS (exit {rc})",
+                            out, t0, report_dir / "baseline"))
     builder.retry_configure = False  # a mutant that does not compile is just that
     print(f"baseline: {outcomes[-1].status}", file=say, flush=True)
     if rc != 0:
@@ -248,12 +253,8 @@ def prove(
                 rc, out = run_check(binary, m.check_args, report_dir / m.name, check_timeout)
             finally:
                 f.write_text(original)
-            status = verdict(rc, out)
-            outcomes.append(Outcome(m.name, status, first_finding(out), time.monotonic() - t0,
-                                    failing_groups(out)))
-            (report_dir / m.name).mkdir(parents=True, exist_ok=True)
-            (report_dir / m.name / "check-output.txt").write_text(out)
-            print(f"{m.name}: {status}", file=say, flush=True)
+            outcomes.append(_record(m.name, verdict(rc, out), out, t0, report_dir / m.name))
+            print(f"{m.name}: {outcomes[-1].status}", file=say, flush=True)
     finally:
         for p in paths:
             proc.capture(["git", "-C", str(src), "checkout", "--", p], timeout=60)
