@@ -220,8 +220,8 @@ class OptimisticLockstep(LockstepTarget):
     # The driver's hot path, a register access, without the generic dispatch.
 
     def read(self, offset: int, size: int) -> int:
-        """:meth:`_ahead` for a register read, its every step inline (the
-        data port is read 128 times a block)."""
+        """:meth:`_ahead` for a register read, without the generic dispatch
+        (the data port is read 128 times a block)."""
         args = (offset, size)
         if (self.stop_after is not None or _RSP[0] - size < offset < _RSP[1]) \
                 and args not in self._confirmed and self._sync("read", args):
@@ -229,33 +229,7 @@ class OptimisticLockstep(LockstepTarget):
             if offset + size <= sdhci.RSPREG3.offset:  # not an Auto CMD12's
                 self._confirmed.add(args)
             return value
-        model = self.model
-        m = model.read(offset, size)
-        cached = self._lines.get(args)
-        if cached is None:
-            lines = self.qemu_target.op_lines("read", args)
-            cached = (lines, sum(len(line) + 1 for line in lines))
-            if len(self._lines) < 4096:
-                self._lines[args] = cached
-        lines, nbytes = cached
-        em = tuple(self.model_target.irq_events()) if self._events is not None else ()
-        irq = model.irq_level()
-        if self._queue and self._bytes + nbytes > BATCH_BYTES:
-            self._full()
-        self._queue.append((self.count, "read", args, m, "", em, irq, lines))
-        self._qlines += lines
-        if self._expect is not None:
-            self._expect.append(f"OK 0x{m:016x}")
-        if em:
-            self._qevents = True
-        self._qlevels.add(irq)
-        self._bytes += nbytes
-        self._last = (irq, "", em)
-        self.count += 1
-        self.tracker.after_op("read", args, m)
-        if len(self._queue) >= self.batch:
-            self._full()
-        return int(m)
+        return self._queue_read(args, self._line_of(args), 1)[0]
 
     def read_burst(self, offset: int, size: int, count: int) -> list[int]:
         """``count`` reads of one register (the driver's block through the
@@ -264,17 +238,28 @@ class OptimisticLockstep(LockstepTarget):
         args = (offset, size)
         if self.stop_after is not None or _RSP[0] - size < offset < _RSP[1]:
             return [self.read(offset, size) for _ in range(count)]
-        out: list[int] = []
-        if args not in self._lines and count:
-            out.append(self.read(offset, size))  # makes the register's line
-            count -= 1
+        return self._queue_read(args, self._line_of(args), count)
+
+    def _line_of(self, args: tuple[int, int]) -> tuple[list[str], int]:
+        """A register read's qtest line(s) and their length, made once."""
         cached = self._lines.get(args)
-        if cached is None:  # the line cache is full
-            return out + [self.read(offset, size) for _ in range(count)]
-        lines, nbytes = cached
+        if cached is None:
+            lines = self.qemu_target.op_lines("read", args)
+            cached = (lines, sum(len(line) + 1 for line in lines))
+            if len(self._lines) < 4096:
+                self._lines[args] = cached
+        return cached
+
+    def _queue_read(self, args: tuple[int, int], line: tuple[list[str], int],
+                    count: int) -> list[int]:
+        """Run ``count`` reads of ``args`` on the model and queue each for
+        QEMU with its prediction, interrupt level and events."""
+        lines, nbytes = line
+        offset, size = args
         mread, mirq = self.model.read, self.model.irq_level
         events = self.model_target.irq_events if self._events is not None else None
         after = self.tracker.after_op
+        out: list[int] = []
         for _ in range(count):
             m = mread(offset, size)
             em = tuple(events()) if events is not None else ()

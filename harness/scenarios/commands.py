@@ -172,14 +172,9 @@ def cmd13_during_write(t: Target, ctx: Context) -> None:
         for i in range(64):
             d.wr(H.BDATA, 0x5A00_0000 | half << 16 | i, 4)
         if half == 0:
-            d.wr(H.ARGUMENT, d.card.rca << 16)
-            d.layout.issue(d, None, H.cmdreg(13, H.RSP_48, crc=True, idx=True))
-            t.read(H.RSPREG0.offset, 4)
-        t.read(H.NORINTSTS.offset, 2)
-        t.read(H.PRNSTS.offset, 4)
-    d.reset(H.SWRST_CMD | H.SWRST_DAT)
-    d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
-    d.read_blocks(6, 1)
+            _interpose(d, t, 13)
+        _look(t)
+    _settle(d, 6, 1)
 
 
 @scenario("cmd55-during-read", "commands", needs_clock=True)
@@ -203,14 +198,31 @@ def cmd55_during_read(t: Target, ctx: Context) -> None:
         for _ in range(words):
             t.read(H.BDATA.offset, 4)
         if i == 0:
-            d.wr(H.ARGUMENT, d.card.rca << 16)
-            d.layout.issue(d, None, H.cmdreg(55, H.RSP_48, crc=True, idx=True))
-            t.read(H.RSPREG0.offset, 4)
-        t.read(H.NORINTSTS.offset, 2)
-        t.read(H.PRNSTS.offset, 4)
+            _interpose(d, t, 55)
+        _look(t)
+    _settle(d, 8, 2)
+
+
+def _interpose(d: HostDriver, t: Target, index: int) -> None:
+    """Command ``index`` (RCA argument, R1, no data) issued while a data
+    transfer runs, and its response read."""
+    d.wr(H.ARGUMENT, d.card.rca << 16)
+    d.layout.issue(d, None, H.cmdreg(index, H.RSP_48, crc=True, idx=True))
+    t.read(H.RSPREG0.offset, 4)
+
+
+def _look(t: Target) -> None:
+    """Normal Interrupt Status and Present State as the transfer stands."""
+    t.read(H.NORINTSTS.offset, 2)
+    t.read(H.PRNSTS.offset, 4)
+
+
+def _settle(d: HostDriver, block: int, count: int) -> None:
+    """After the interposed command: CMD and DAT lines reset, the card's
+    status, the blocks read again."""
     d.reset(H.SWRST_CMD | H.SWRST_DAT)
     d.command(D.SEND_STATUS, d.card.rca << 16, Resp.R1)
-    d.read_blocks(8, 2)
+    d.read_blocks(block, count)
 
 
 _WRITE_PROT = ((28, False), (29, False), (30, True))  # SET/CLR_WRITE_PROT, SEND_WRITE_PROT
