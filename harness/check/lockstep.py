@@ -192,6 +192,24 @@ class StopRun(Exception):
     """The run reached the step it was asked to stop after (``stop_after``)."""
 
 
+class ModelStopped(Exception):
+    """The model stopped a transfer QEMU keeps running (an ADMA chain that
+    never ends, stepped for longer than the model's budget): what follows
+    that step can no longer be compared.  ``args``: the step, and why."""
+
+
+def endless(model: Any) -> str | None:
+    """Why ``model`` stopped a transfer that QEMU keeps running, if it did;
+    None when it runs on, or when what it predicts is QEMU aborting (a card
+    assertion, the buffer index past the buffer: the run goes on to see
+    QEMU die)."""
+    hung = getattr(getattr(model, "sdhci", None), "hung", None)
+    card = getattr(model, "card", None)
+    if not hung or getattr(card, "fatal", None) is not None or "QEMU asserts" in hung:
+        return None
+    return str(hung)
+
+
 class LockstepTarget:
     """A Target that drives ``model`` and ``qemu`` together and compares them.
 
@@ -267,6 +285,8 @@ class LockstepTarget:
             self._differs(step, "irq")
         self.tracker.after(step)
         self._history.append(_slim(step))
+        if op == "clock_step" and (why := endless(self.model)):
+            raise ModelStopped(step.index, why)
         return step
 
     def compare_memory(self, addr: int, length: int, zone_of: Callable[[int], str]) -> None:

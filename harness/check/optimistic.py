@@ -40,7 +40,7 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.lockstep import Divergence, LockstepTarget, Step, _slim
+from harness.check.lockstep import Divergence, LockstepTarget, Step, _slim, endless
 from harness.errors import QemuError
 from harness.hwdefs import sdhci
 from harness.model.target import ModelTarget
@@ -373,6 +373,8 @@ class OptimisticLockstep(LockstepTarget):
                     self._expect += more
         if op == "clock_step":
             self._qclock = m
+            if endless(self.model):  # where it stopped is step mode's to say
+                raise Fallback(f"the model stopped at step {self.count}: {endless(self.model)}")
         if em:
             self._qevents = True
         self._qlevels.add(irq)

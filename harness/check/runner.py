@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from harness import images
-from harness.check.lockstep import Divergence, LockstepTarget, StopRun
+from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, StopRun
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, Quirk, QuirkSet, bound_to_scenario
 from harness.check.recording import Recording
@@ -356,6 +356,12 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
     spec, model = bench.spec, bench.model
     if isinstance(e, Fallback):
         res.lockstep, res.fallback = FALLBACK, str(e)
+    elif isinstance(e, ModelStopped):
+        step, why = e.args
+        res.status = SKIP
+        res.reason = (f"compared up to step {step}, where the model stopped a transfer QEMU "
+                      f"keeps running: {why}")
+        bench.context.misses.clear()  # the scenario did not finish
     elif isinstance(e, StopRun):
         res.reason = f"stopped before step {e.args[0]}, as asked"
         bench.context.misses.clear()  # the scenario did not finish: its verdicts are not final

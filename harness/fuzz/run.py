@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
-from harness.check.lockstep import Divergence, LockstepTarget
+from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, endless
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, QuirkSet
 from harness.check.recording import Recording, RecordingTarget, ReplayTarget
@@ -107,7 +107,7 @@ def _features(model: ModelTarget, op: Op) -> set[tuple[Any, ...]]:
 def _qemu_dies(model: ModelTarget) -> bool:
     """Whether the model's ``hung`` is a QEMU abort (card assertion, buffer
     index assertion), rather than an endless transfer QEMU keeps running."""
-    return model.card.fatal is not None or "QEMU asserts" in (model.sdhci.hung or "")
+    return endless(model) is None
 
 
 def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence[Op],
@@ -115,7 +115,10 @@ def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence
     d = HostDriver(lock, timeout_steps=polls)
     for i, op in enumerate(ops):
         out.op_index = i
-        apply(d, lock, op)
+        try:
+            apply(d, lock, op)
+        except ModelStopped:  # the lockstep's word for what is seen below
+            pass
         out.features |= _features(model, op)
         if model.hung:
             if not _qemu_dies(model):

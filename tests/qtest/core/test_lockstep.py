@@ -227,3 +227,29 @@ def test_stop_after_ends_the_run_before_the_next_step() -> None:
     with pytest.raises(StopRun):
         t.read(0x10, 4)
     assert t.count == 3
+
+
+def test_a_transfer_the_model_stopped_ends_the_comparison_at_that_clock_step() -> None:
+    """An ADMA chain QEMU keeps running and the model stopped (its step
+    budget) ends the run at the clock step where it stopped: nothing after
+    it can be compared.  A predicted QEMU abort does not: the run goes on,
+    to see QEMU die."""
+    from types import SimpleNamespace
+
+    from harness.check.lockstep import ModelStopped, endless
+
+    model, qemu = Fake("model", {}), Fake("qemu", {})
+    model.sdhci = SimpleNamespace(hung=None)  # type: ignore[attr-defined]
+    model.card = SimpleNamespace(fatal=None)  # type: ignore[attr-defined]
+    t = LockstepTarget(model, qemu)
+    t.clock_step(100)
+    model.sdhci.hung = "ADMA continued for more than 9 timer steps; model stopped it"  # type: ignore[attr-defined]
+    t.read(H.HCVER.offset, 2)  # a register access: compared as ever
+    with pytest.raises(ModelStopped) as ei:
+        t.clock_step(100)
+    assert ei.value.args[0] == 2 and "ADMA continued" in ei.value.args[1]
+    model.sdhci.hung = "buffer index past the controller's buffer (QEMU asserts)"  # type: ignore[attr-defined]
+    assert endless(model) is None
+    t.clock_step(100)
+    model.sdhci.hung, model.card.fatal = "x", "CMD0 while sleeping"  # type: ignore[attr-defined]
+    assert endless(model) is None
