@@ -64,8 +64,11 @@ tree and the code in step.
 
 Not an error: ``check.lockstep.Divergence`` is a result (the first step
 where model and QEMU disagree); it is raised to stop a scenario and caught
-by the runner.  Nor is ``check.optimistic.Fallback``: it ends an optimistic
-lockstep attempt, which the runner (or the fuzzer) then runs step by step.
+by the runner.  Nor is ``check.lockstep.ModelStopped``: it ends a run
+where the model stopped a transfer QEMU keeps running (the runner reports
+the run as skipped there).  Nor is ``check.optimistic.Fallback``: it ends
+an optimistic lockstep attempt, which the runner (or the fuzzer) then runs
+step by step.
 """
 
 from __future__ import annotations

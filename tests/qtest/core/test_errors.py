@@ -14,10 +14,11 @@ from tests.qtest.core.test_layers import modules
 
 #: Raised to stop a scenario, but a result (see harness/errors.py).
 #: Control flow, not errors: a divergence ends a run with its report, StopRun
-#: ends a strict retry at the step it must explain, Fallback ends an
+#: ends a strict retry at the step it must explain, ModelStopped ends a run
+#: where the model stopped a transfer QEMU keeps running, Fallback ends an
 #: optimistic lockstep attempt that the runner then runs step by step.
 NOT_ERRORS = {"harness.check.lockstep.Divergence", "harness.check.lockstep.StopRun",
-              "harness.check.optimistic.Fallback"}
+              "harness.check.lockstep.ModelStopped", "harness.check.optimistic.Fallback"}
 
 _NODE = re.compile(r"^    (?P<indent>[| ]*)(?:\+-- )?(?P<name>[A-Z]\w+)"
                    r"(?: \((?P<extra>\w+)\))?\s*(?:\[(?P<module>[\w.]+)\])?")
