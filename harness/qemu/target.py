@@ -198,8 +198,8 @@ class QemuTarget:
                     left = length
                     while left > 0:
                         chunk = fi.read(min(left, 1 << 20))
-                        if not chunk:  # the source ends first: the card was its size
-                            break
+                        if not chunk:  # past the source's end: not restorable
+                            return
                         fo.write(chunk)
                         left -= len(chunk)
         except OSError:
