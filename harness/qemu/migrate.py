@@ -40,7 +40,7 @@ from pathlib import Path
 from harness.errors import QemuError
 from harness.hwdefs import pci as P
 from harness.qemu import pci
-from harness.qemu.session import QemuSession
+from harness.qemu.session import QemuLaunchError, QemuSession
 from harness.qemu.target import QemuTarget, copy_image
 
 #: Seconds a save or a load may take (a 128 MiB guest saves in ~0.1 s).
@@ -99,6 +99,19 @@ def save(session: QemuSession, stream: Path, *, timeout: float = MIGRATE_TIMEOUT
         time.sleep(0.01)
 
 
+def start_destination(session: QemuSession) -> None:
+    """Start ``session``, made with an incoming stream.  A QEMU that refuses
+    the stream so soon that it exits while starting (before its monitor
+    answers: how soon depends on the machine's speed) is a refused load with
+    QEMU's reason, as when :func:`load` sees it exit."""
+    try:
+        session.start()
+    except QemuLaunchError as e:
+        if "load of migration failed" not in session.failed_stderr:
+            raise
+        raise MigrationRefused("load", load_error(session.failed_stderr)) from e
+
+
 def load(session: QemuSession, *, timeout: float = MIGRATE_TIMEOUT) -> None:
     """Wait until ``session`` (started with ``incoming``) has loaded its
     state; a refused stream (QEMU exits) raises :class:`MigrationRefused`."""
@@ -153,7 +166,7 @@ def migrate(t: QemuTarget, destination: str | Path, workdir: Path, label: str,
     new = QemuSession(destination, old.machine, accel="qtest", timeout=old.timeout,
                       incoming=f"exec:cat {shlex.quote(str(stream))}")
     try:
-        new.start()
+        start_destination(new)
         rec.destination_argv = list(new.argv)
         load(new, timeout=timeout)
     except BaseException:

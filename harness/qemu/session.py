@@ -193,6 +193,8 @@ class QemuSession:
         self.qtest: QtestClient
         self.qmp: QEMUMonitorProtocol
         self.dir: Path | None = None
+        #: QEMU's stderr when the last launch failed (its directory is gone).
+        self.failed_stderr = ""
         self.argv: list[str] = []
         self._stderr_file: Any = None
         self._listener: socket.socket | None = None
@@ -228,6 +230,7 @@ class QemuSession:
                 self.accel = accel
                 return
             except QemuLaunchError as e:
+                self.failed_stderr = self.stderr()  # the directory goes with the teardown
                 self._teardown()
                 last = i == len(order) - 1
                 if last or not _no_such_accel(str(e)):
