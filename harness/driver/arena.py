@@ -45,7 +45,12 @@ class DmaArena:
 
     def __init__(self, target: Target) -> None:
         self.target = target
+        #: Compared: the target is a lockstep of two sides.
         self.active = isinstance(target, MemoryCompare)
+        #: Filled with :func:`pattern` as zones join (always where compared;
+        #: the explore search asks for it on the model alone, so that its
+        #: memory is what the check's replay of its inputs meets).
+        self.fill = self.active
         #: Merged ``(start, end)`` regions, sorted, each filled when it joined.
         self.regions: list[tuple[int, int]] = []
         #: The zones of the transfer in progress (or the last one).
@@ -55,14 +60,14 @@ class DmaArena:
 
     def place(self, addr: int, length: int, name: str) -> None:
         """A zone the next transfer uses; its memory and guards join the arena."""
-        if not self.active or length <= 0:
+        if not self.fill or length <= 0:
             return
         self.zones.append((addr, length, name))
         self._cover(max(0, addr - GUARD), addr + length + GUARD)
 
     def reserve(self, addr: int, length: int) -> None:
         """Memory the driver may use, with its guards, joins the arena."""
-        if self.active:
+        if self.fill:
             self._cover(max(0, addr - GUARD), addr + length + GUARD)
 
     def begin(self) -> None:

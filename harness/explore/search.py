@@ -150,7 +150,12 @@ class ModelRunner:
         card: Any = model.card
         if hasattr(card, "blk_written"):
             card.blk_written = _Unknown()
-        return HostDriver(model, timeout_steps=DRIVER_POLLS)
+        d = HostDriver(model, timeout_steps=DRIVER_POLLS)
+        # The check replays an input on a lockstep, whose DMA arena is filled
+        # with its pattern: the model alone must meet the same memory (a
+        # descriptor linking into the arena reads the pattern there, not 0).
+        d.arena.fill = True
+        return d
 
     def _start(self, keys: list[str], probes: bool) -> tuple[int, HostDriver, _Snap | None]:
         if probes and self.snapshots:

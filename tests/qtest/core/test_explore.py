@@ -530,3 +530,17 @@ def test_a_link_to_itself_parks_the_adma_and_a_memory_write_wakes_it() -> None:
     model = _run_ops(loop[:3])
     assert model.sdhci.adma_parked
     assert not _run_ops(loop[:4]).sdhci.adma_parked
+
+
+def test_the_search_meets_the_memory_the_check_replays_on() -> None:
+    """The check replays an input on a lockstep, whose DMA arena the driver
+    fills with its pattern; the search's model alone must hold the same
+    bytes there (a descriptor linking into the arena reads the pattern, not
+    zeros), or an input behaves otherwise in the check than when kept."""
+    from harness.driver.arena import GUARD, pattern
+
+    d = ModelRunner(trace=False, snapshots=0)._fresh()
+    assert d.arena.fill and not d.arena.active  # filled, but nothing to compare
+    d.arena.reserve(d.data_area, 512)
+    got = d.target.mem_read(d.data_area - GUARD, 512 + 2 * GUARD)
+    assert got == pattern(d.data_area - GUARD, 512 + 2 * GUARD) and any(got)
