@@ -373,8 +373,8 @@ class OptimisticLockstep(LockstepTarget):
                     self._expect += more
         if op == "clock_step":
             self._qclock = m
-            if endless(self.model):  # where it stopped is step mode's to say
-                raise Fallback(f"the model stopped at step {self.count}: {endless(self.model)}")
+            if why := endless(self.model):  # where it stopped is step mode's to say
+                raise Fallback(f"the model stopped at step {self.count}: {why}")
         if em:
             self._qevents = True
         self._qlevels.add(irq)

@@ -554,10 +554,10 @@ class Controller:
     def _pio_block(self, t: Transfer, b: int, out: bytearray, src: bytes) -> None:
         """Move block ``b`` through the Buffer Data Port in ``t.pio_access``
         accesses (reads are appended to ``out``, writes taken from ``src``)."""
-        pos = 0
-        bs = t.block_size
         if self._pio_burst(t, b, out, src):
             return
+        pos = 0
+        bs = t.block_size
         while pos < bs:
             size = self._pio_chunk(pos, bs - pos, t.pio_access, t.pio_full_tail)
             take = min(size, bs - pos)

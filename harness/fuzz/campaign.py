@@ -18,6 +18,7 @@ so a reproducer never depends on what earlier inputs left behind.
 from __future__ import annotations
 
 import random
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -82,14 +83,8 @@ class Stats:
 
 def _quartiles(xs: list[int]) -> str:
     """``median (quartiles q1-q3, at most max)`` of ``xs``."""
-    v = sorted(xs)
-
-    def q(p: float) -> float:
-        i = p * (len(v) - 1)
-        lo = int(i)
-        return v[lo] + (v[min(lo + 1, len(v) - 1)] - v[lo]) * (i - lo)
-
-    return f"{q(0.5):g} (quartiles {q(0.25):g}-{q(0.75):g}, at most {v[-1]})"
+    q1, q2, q3 = statistics.quantiles(xs, n=4, method="inclusive") if len(xs) > 1 else xs * 3
+    return f"{q2:g} (quartiles {q1:g}-{q3:g}, at most {max(xs)})"
 
 
 @dataclass

@@ -22,7 +22,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from harness import images
 from harness.hwdefs.boards import Board
@@ -62,18 +62,28 @@ def copy_image(src: Path, dst_dir: Path, stem: str = "card") -> Path:
     try:
         with open(src, "rb") as fi, open(dst, "wb") as fo:
             size = os.fstat(fi.fileno()).st_size
-            for off, length in images.data_extents(src):
-                done = 0
-                while done < length:
-                    n = os.copy_file_range(fi.fileno(), fo.fileno(), length - done,
-                                           off + done, off + done)
-                    if n <= 0:
-                        raise OSError(f"short copy at {off + done:#x}")
-                    done += n
+            short = copy_extents(fi, fo, images.data_extents(src))
+            if short is not None:
+                raise OSError(f"short copy at {short:#x}")
             fo.truncate(size)
     except OSError as e:
         raise QemuTargetError(f"cannot copy the card image {src}: {e}") from e
     return dst
+
+
+def copy_extents(fi: BinaryIO, fo: BinaryIO, extents: list[tuple[int, int]]) -> int | None:
+    """Copy each ``(offset, length)`` extent of ``fi`` to the same offset of
+    ``fo``, in the kernel (``copy_file_range``); the offset where ``fi``
+    ended first, or None."""
+    for off, length in extents:
+        done = 0
+        while done < length:
+            n = os.copy_file_range(fi.fileno(), fo.fileno(), length - done,
+                                   off + done, off + done)
+            if n <= 0:
+                return off + done
+            done += n
+    return None
 
 
 def read_container(path: Path, fmt: str, offset: int, length: int) -> bytes:
@@ -137,6 +147,9 @@ class QemuTarget:
         #: The source image whose bytes :attr:`image` is known to hold again
         #: (:meth:`restore_image`), so that the next use may keep it.
         self._clean_for: Path | None = None
+        #: A board's interrupt intercept lines: they outlive a reset, so each
+        #: reuse's trace starts with them and replays on a fresh QEMU.
+        self._intercept: list[str] = []
         self.image_format = machine.image.format if machine.image else "raw"
         self.source_image = machine.image.path if machine.image else None
         try:
@@ -151,8 +164,6 @@ class QemuTarget:
             self.qtest = self.session.qtest
             if machine.board is not None:  # a board's controller: fixed base, its IRQ line
                 self.irq_line = board.watch_irq(self.session, board.by_name(machine.board))
-                #: The intercept lines (they outlive a reset: each reuse's
-                #: trace starts with them, so that it replays on a fresh QEMU).
                 self._intercept = list(self.qtest.trace)
             else:
                 self._setup_pci()
@@ -192,16 +203,8 @@ class QemuTarget:
             return
         try:
             with open(src, "rb") as fi, open(dst, "r+b") as fo:
-                for off, length in images.merge_extents(extents):
-                    fo.seek(off)
-                    fi.seek(off)
-                    left = length
-                    while left > 0:
-                        chunk = fi.read(min(left, 1 << 20))
-                        if not chunk:  # past the source's end: not restorable
-                            return
-                        fo.write(chunk)
-                        left -= len(chunk)
+                if copy_extents(fi, fo, images.merge_extents(extents)) is not None:
+                    return  # past the source's end: not restorable
         except OSError:
             return
         self._clean_for = src.resolve()
@@ -262,7 +265,7 @@ class QemuTarget:
                                   "system_reset")
         q.irq_events.clear()
         q.trace.clear()
-        q.trace += getattr(self, "_intercept", [])
+        q.trace += self._intercept
         self.machine = machine
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"
