@@ -233,6 +233,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         parallel,
         realize,
         report,
+        schedule,
         shard,
         verdict,
     )
@@ -259,17 +260,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     side = (parallel.Beside(_side_phases, builds, jobs, want_matrix, want_realize)
             if runs and (want_matrix or want_realize) else None)
     t0 = time.monotonic()
+    known = schedule.load_costs()  # the last check's seconds: the longest runs first
     try:
         results, stats = parallel.run_all(
             runs, parallel.Options(report_dir=report_dir, image=user_image,
                                    reuse=not args.no_reuse, lockstep=args.lockstep),
             jobs, progress=lambda done, r: _progress(
-                f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"))
+                f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"),
+            cost=[schedule.estimate(r, known) for r in runs])
     except BaseException:
         if side is not None:
             side.cancel()
         raise
     elapsed = time.monotonic() - t0
+    if not user_image:
+        schedule.save_costs({schedule.cost_key(r): res.seconds for r, res in zip(runs, results,
+                                                                                  strict=True)})
     if side is not None:
         _progress("compat matrix and realize cases, beside the runs: finishing")
         got, cells = side.result()

@@ -3,9 +3,11 @@
 ``check -j N`` hands runs to ``N`` forked workers (a Python process each:
 the model and the lockstep are Python, so threads would share one core).
 Each worker keeps a :class:`harness.qemu.pool.QemuPool` for its life and
-closes it when it exits.  Results come back in the order the runs were
-given, whatever order they finish in, so the report is the same for any
-``N``.  ``N = 1`` runs in this process.
+closes it when it exits, and is fed the runs of its own chains
+(:mod:`harness.check.schedule`: one reuse key each, longest first).
+Results come back in the order the runs were given, whatever order they
+finish in, so the report is the same for any ``N``.  ``N = 1`` runs in
+this process.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from multiprocessing import connection
 from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.check import fixed, runner
+from harness.check import fixed, runner, schedule
 from harness.check.testbench import RunSpec
 from harness.model.deviations import Strictness
 from harness.qemu.pool import PoolStats, QemuPool
@@ -133,14 +136,6 @@ def _init(opts: Options, runs: Sequence[Run] = ()) -> None:
     worker_pool(opts.reuse)
 
 
-def _run_index(i: int) -> tuple[runner.Result, PoolStats]:
-    """Run ``i`` of the runs the worker was forked with (only the index and
-    the result cross the process boundary)."""
-    runs = _worker["runs"]
-    assert isinstance(runs, Sequence)
-    return _run_one(runs[i])
-
-
 def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
     pool, opts = _worker["pool"], _worker["opts"]
     assert isinstance(pool, QemuPool) and isinstance(opts, Options)
@@ -163,47 +158,122 @@ def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
 
 
 def run_all(runs: Sequence[Run], opts: Options, jobs: int = 1,
-            progress: Callable[[int, Run], None] | None = None
+            progress: Callable[[int, Run], None] | None = None,
+            cost: Sequence[float] | None = None
             ) -> tuple[list[runner.Result], PoolStats]:
     """Every run's result, in the order of ``runs``, and what the pools did.
 
-    ``progress(done, run)`` is called as each run finishes."""
+    The runs are done in chains of one reuse key each, longest first
+    (:mod:`harness.check.schedule`; ``cost``: each run's expected seconds,
+    default the group figures).  ``progress(done, run)`` is called as each
+    run finishes."""
+    cost = list(cost) if cost is not None else [schedule.estimate(r, {}) for r in runs]
+    order = schedule.chains(runs, cost)
     stats = PoolStats()
+    out: list[runner.Result | None] = [None] * len(runs)
+    done = 0
 
-    def add(s: PoolStats) -> None:
+    def finished(i: int, res: runner.Result, s: PoolStats) -> None:
+        nonlocal done
+        out[i] = res
         stats.launched += s.launched
         stats.reused += s.reused
         stats.fallbacks += s.fallbacks
+        done += 1
+        if progress:
+            progress(done, runs[i])
 
-    out: list[runner.Result | None] = [None] * len(runs)
     if jobs <= 1 or len(runs) <= 1:
         _init(opts)
         try:
-            for i, r in enumerate(runs):
-                out[i], s = _run_one(r)
-                add(s)
-                if progress:
-                    progress(i + 1, r)
+            for i in (i for chain in order for i in chain):
+                finished(i, *_run_one(runs[i]))
         finally:
             close_worker_pool()
     else:
-        ctx = multiprocessing.get_context("fork")
-        # Forked: the initializer's arguments are inherited, not pickled.
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init,
-                                 initargs=(opts, list(runs))) as ex:
-            pending: dict[Future[tuple[runner.Result, PoolStats]], int] = {
-                ex.submit(_run_index, i): i for i in range(len(runs))}
-            done = 0
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    i = pending.pop(f)
-                    out[i], s = f.result()
-                    add(s)
-                    done += 1
-                    if progress:
-                        progress(done, runs[i])
+        _serve_all(runs, opts, schedule.Schedule(order, cost, min(jobs, len(runs))), finished)
     return [r for r in out if r is not None], stats
+
+
+#: Runs handed to a worker ahead of the one it is doing, so that it never
+#: waits on this process between two runs.
+AHEAD = 2
+
+
+def _serve_all(runs: Sequence[Run], opts: Options, plan: schedule.Schedule,
+               finished: Callable[[int, runner.Result, PoolStats], None]) -> None:
+    """The runs on forked workers (one per :attr:`Schedule.own` queue), each
+    fed the next run of its own chain as it finishes one."""
+    ctx = multiprocessing.get_context("fork")
+    conns, procs = [], []
+    try:
+        for w in range(len(plan.own)):
+            here, there = ctx.Pipe()
+            # Forked: the options and runs are inherited, not pickled.
+            p = ctx.Process(target=_serve, args=(there, opts, runs), name=f"sdqtest-worker-{w}")
+            p.start()
+            there.close()
+            conns.append(here)
+            procs.append(p)
+        busy = [0] * len(conns)
+        for w, c in enumerate(conns):
+            busy[w] = _feed(c, plan, w, AHEAD)
+        while any(busy):
+            for ready in connection.wait([c for w, c in enumerate(conns) if busy[w]]):
+                w = next(w for w, c in enumerate(conns) if c is ready)
+                c = conns[w]
+                try:
+                    i, ok, got = c.recv()
+                except EOFError:
+                    raise RuntimeError(f"check worker {w} ended with exit code "
+                                       f"{procs[w].exitcode} in the middle of its runs") from None
+                if not ok:
+                    raise got
+                busy[w] += _feed(c, plan, w, 1) - 1
+                finished(i, *got)
+        for c in conns:
+            c.send(None)
+        for p in procs:
+            p.join()
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join()
+        for c in conns:
+            c.close()
+
+
+def _feed(conn: Any, plan: schedule.Schedule, w: int, n: int) -> int:
+    """Send worker ``w`` up to ``n`` more runs; how many it got."""
+    sent = 0
+    while sent < n and (i := plan.next(w)) is not None:
+        conn.send(i)
+        sent += 1
+    return sent
+
+
+def _serve(conn: Any, opts: Options, runs: Sequence[Run]) -> None:
+    """A worker: run each index it is sent, answer ``(index, ok, result)``,
+    until it is sent None; its QEMUs closed as it ends."""
+    from harness.qemu.session import set_pdeathsig
+
+    set_pdeathsig()  # the check gone (killed outright): its workers go too
+    _init(opts, runs)
+    try:
+        while (i := conn.recv()) is not None:
+            try:
+                answer: tuple[int, bool, Any] = (i, True, _run_one(runs[i]))
+            except Exception as e:  # noqa: BLE001 - raised again in the check
+                answer = (i, False, e)
+            try:
+                conn.send(answer)
+            except Exception as e:  # noqa: BLE001 - an answer that does not pickle
+                conn.send((i, False, RuntimeError(f"{type(e).__name__}: {e}")))
+    except EOFError:
+        pass  # the check ended
+    finally:
+        close_worker_pool()
 
 
 R = TypeVar("R")
