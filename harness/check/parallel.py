@@ -205,7 +205,8 @@ def _serve_all(runs: Sequence[Run], opts: Options, plan: schedule.Schedule,
     """The runs on forked workers (one per :attr:`Schedule.own` queue), each
     fed the next run of its own chain as it finishes one."""
     ctx = multiprocessing.get_context("fork")
-    conns, procs = [], []
+    conns: list[Any] = []
+    procs: list[Any] = []
     try:
         for w in range(len(plan.own)):
             here, there = ctx.Pipe()
@@ -215,21 +216,17 @@ def _serve_all(runs: Sequence[Run], opts: Options, plan: schedule.Schedule,
             there.close()
             conns.append(here)
             procs.append(p)
-        busy = [0] * len(conns)
-        for w, c in enumerate(conns):
-            busy[w] = _feed(c, plan, w, AHEAD)
+        busy = [_feed(conns[w], procs[w], plan, w, AHEAD) for w in range(len(conns))]
         while any(busy):
             for ready in connection.wait([c for w, c in enumerate(conns) if busy[w]]):
                 w = next(w for w, c in enumerate(conns) if c is ready)
-                c = conns[w]
                 try:
-                    i, ok, got = c.recv()
-                except EOFError:
-                    raise RuntimeError(f"check worker {w} ended with exit code "
-                                       f"{procs[w].exitcode} in the middle of its runs") from None
+                    i, ok, got = conns[w].recv()
+                except (EOFError, OSError):
+                    raise _gone(procs[w], w) from None
                 if not ok:
                     raise got
-                busy[w] += _feed(c, plan, w, 1) - 1
+                busy[w] += _feed(conns[w], procs[w], plan, w, 1) - 1
                 finished(i, *got)
         for c in conns:
             c.send(None)
@@ -244,11 +241,20 @@ def _serve_all(runs: Sequence[Run], opts: Options, plan: schedule.Schedule,
             c.close()
 
 
-def _feed(conn: Any, plan: schedule.Schedule, w: int, n: int) -> int:
+def _gone(proc: Any, w: int) -> RuntimeError:
+    proc.join(5)
+    return RuntimeError(f"check worker {w} ended with exit code {proc.exitcode} "
+                        "in the middle of its runs")
+
+
+def _feed(conn: Any, proc: Any, plan: schedule.Schedule, w: int, n: int) -> int:
     """Send worker ``w`` up to ``n`` more runs; how many it got."""
     sent = 0
     while sent < n and (i := plan.next(w)) is not None:
-        conn.send(i)
+        try:
+            conn.send(i)
+        except OSError:
+            raise _gone(proc, w) from None
         sent += 1
     return sent
 
