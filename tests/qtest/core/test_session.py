@@ -156,3 +156,36 @@ def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Pat
         while _alive(qemu_pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _alive(qemu_pid), f"QEMU survived {sig.name} of the harness"
+
+
+@pytest.mark.parametrize("wrapper", ["setpriv", "no-such-setpriv"],
+                         ids=["setpriv", "preexec-fallback"])
+def test_a_killed_harness_leaves_no_qemu_either_way_of_spawning(
+        qemu_build: QemuBuild, tmp_path: Path, wrapper: str) -> None:
+    """QEMU dies with a harness killed outright whether it was spawned
+    through ``setpriv --pdeathsig`` or, without it, a ``preexec_fn``; and
+    either way the process is QEMU itself, the harness's own child (the
+    wrapper exec'd it), so its exit status and signals are QEMU's."""
+    script = tmp_path / "victim.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, time
+        from harness.qemu import session
+        session._SETPRIV = {wrapper!r}
+        with session.QemuSession({str(qemu_build.binary)!r}) as s:
+            print(s.proc.pid, os.getpid(), flush=True)
+            time.sleep(60)
+    """))
+    root = Path(__file__).resolve().parents[3]
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                         env=dict(os.environ, PYTHONPATH=str(root)))
+    assert p.stdout is not None
+    qemu_pid, harness_pid = map(int, p.stdout.readline().split())
+    with open(f"/proc/{qemu_pid}/stat") as f:
+        assert int(f.read().rsplit(")", 1)[1].split()[1]) == harness_pid  # its parent
+    assert os.path.samefile(f"/proc/{qemu_pid}/exe", qemu_build.binary)
+    p.kill()
+    p.wait(10)
+    deadline = time.monotonic() + 5
+    while _alive(qemu_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(qemu_pid), "QEMU survived the harness's SIGKILL"
