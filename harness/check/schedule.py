@@ -21,12 +21,15 @@ worker of each run change; results are reported in the order given.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 from harness import images, paths
 from harness.check.testbench import RunSpec, scenario_machine
@@ -105,8 +108,24 @@ def group_key(r: RunSpec) -> Hashable | None:
     sc = r.scenario
     if sc.group == "migration" or r.skip_reason():
         return None
-    fmt = images.recipe(sc.image).format
-    return reuse_key(r.build.binary, scenario_machine(sc, r.machine, Path(sc.image), fmt))
+    return _reuse_key(str(r.build.binary), r.machine, sc.image, _frozen(sc.sdhci),
+                      _frozen(sc.sd_card), sc.card)
+
+
+def _frozen(props: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...] | None:
+    return None if props is None else tuple(sorted(props.items()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _reuse_key(binary: str, machine: str, image: str,
+               sdhci: tuple[tuple[str, Any], ...] | None,
+               card: tuple[tuple[str, Any], ...] | None, kind: str) -> Hashable | None:
+    """:func:`reuse_key` of the machine a scenario with these devices builds
+    (the same for every scenario that shares them: worked out once)."""
+    sc = SimpleNamespace(sdhci=None if sdhci is None else dict(sdhci),
+                         sd_card=None if card is None else dict(card), card=kind)
+    fmt = images.recipe(image).format
+    return reuse_key(binary, scenario_machine(sc, machine, Path(image), fmt))  # type: ignore[arg-type]
 
 
 def chains(runs: Sequence[RunSpec], cost: Sequence[float]) -> list[list[int]]:
