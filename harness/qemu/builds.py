@@ -10,9 +10,11 @@ version number; they are cached per binary (path, size, mtime).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -119,6 +121,22 @@ def probe(binary: str | Path, name: str | None = None) -> QemuBuild:
     return b if name is None else _renamed(b, name)
 
 
+def probe_all(items: list[tuple[str | Path, str | None]]) -> list[QemuBuild]:
+    """:func:`probe` of each ``(binary, name)``, the binaries run at once
+    (a probe waits on QEMU's start-up: the six installed builds took 0.9 s
+    one after the other); a failure raises as :func:`probe`'s does."""
+    if len(items) > 1:
+        with ThreadPoolExecutor(max_workers=len(items)) as ex:
+            list(ex.map(_probe_quietly, [b for b, _ in items]))
+    return [probe(b, n) for b, n in items]
+
+
+def _probe_quietly(binary: str | Path) -> None:
+    """Fill the memo for ``binary``; an error is raised again by :func:`probe`."""
+    with contextlib.suppress(BuildError):
+        probe(binary)
+
+
 def _probe_live(path: Path, name: str) -> QemuBuild:
     try:
         with QemuSession(path, Machine.bare("none"), accel="auto", timeout=20) as s:
@@ -211,7 +229,7 @@ def selected_arm(specs: list[str] | None = None) -> list[QemuBuild]:
     env = os.environ.get("QTEST_QEMU_BINARY", "")
     if "arm" in Path(env).name or "aarch64" in Path(env).name:
         return _unique_names([probe(env)])
-    return [probe(p, n) for n, p in installed_arm().items()]
+    return probe_all([(p, n) for n, p in installed_arm().items()])
 
 
 def resolve(spec: str) -> QemuBuild:
@@ -236,7 +254,7 @@ def selected(specs: list[str] | None = None) -> list[QemuBuild]:
     elif os.environ.get("QTEST_QEMU_BINARY"):
         found = [probe(os.environ["QTEST_QEMU_BINARY"])]
     else:
-        found = [probe(p, n) for n, p in sorted(installed().items(), key=_version_key)]
+        found = probe_all([(p, n) for n, p in sorted(installed().items(), key=_version_key)])
     return _unique_names(found)
 
 
