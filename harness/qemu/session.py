@@ -140,8 +140,9 @@ def spawn(argv: Sequence[str], *, stderr: Any,
     this process (``PR_SET_PDEATHSIG``).  Through ``setpriv --pdeathsig``
     where it is installed: the death signal is set in the exec'd process
     either way, but a ``preexec_fn`` makes Python fork the whole harness
-    (page tables and all: 25-35 ms and 11 ms of CPU from a 300 MB worker,
-    against 1-2 ms for ``setpriv``'s spawn, measured 2026-12-02)."""
+    (its page tables copied, then copy-on-write faults) where ``setpriv``
+    goes through vfork: 6 ms less of the harness's CPU a launch from a
+    45 MB check worker, 15 ms from a 300 MB process (2026-12-02)."""
     wrapper = _setpriv()
     if wrapper is not None:
         return subprocess.Popen([wrapper, "--pdeathsig", "KILL", "--", *argv],
