@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import shlex
 import time
 import traceback
@@ -140,13 +141,17 @@ def image_spans(model: ModelTarget | None, source: Path,
 
 def unwritten_equal(spans: list[tuple[int, int]], touched: list[tuple[int, int]],
                     model_source: Path, qemu: QemuSide) -> list[tuple[int, int]]:
-    """The spans still to compare through the lockstep: those the model
-    touched, and those where QEMU's raw copy may differ from the file the
-    model's card started from.  Elsewhere the model's card is that file,
-    unchanged, and QEMU's holds the same bytes: comparing them through both
-    targets (1 MiB at a time, a digest each) would find them equal.  QEMU's
-    copy is known unchanged past the highest offset QEMU wrote (QMP
-    ``wr_highest_offset``) and compared with the source file below it."""
+    """The parts of ``spans`` still to compare through the lockstep: those
+    the model touched, and those where QEMU's raw copy may differ from the
+    file the model's card started from.  Outside what it touched the
+    model's card is that file, unchanged, and QEMU's holds the same bytes:
+    comparing them through both targets (1 MiB at a time, a digest each,
+    the model's side through its block store) would find them equal.  So a
+    span is cut at the model's extents: the pieces inside go through the
+    lockstep, the pieces between are compared with the source file directly
+    and go through the lockstep only where they differ.  QEMU's copy is
+    known unchanged past the highest offset QEMU wrote (QMP
+    ``wr_highest_offset``)."""
     machine: Machine | None = getattr(qemu, "machine", None)
     image: Path | None = getattr(qemu, "image", None)
     source = machine.image.path if machine is not None and machine.image is not None else None
@@ -160,13 +165,38 @@ def unwritten_equal(spans: list[tuple[int, int]], touched: list[tuple[int, int]]
     marks = merge_extents(touched)
     out: list[tuple[int, int]] = []
     with open(model_source, "rb") as a, open(image, "rb") as b:
-        for off, length in spans:
-            if any(o < off + length and off < o + n for o, n in marks):
-                out.append((off, length))
+        for piece, inside in _cut(spans, marks):
+            off, length = piece
+            if inside:
+                out.append(piece)
             elif upto is None or off < upto:
                 n = length if upto is None else min(length, upto - off)
                 if not _same_bytes(a, b, off, n):
-                    out.append((off, length))
+                    out.append(piece)
+    return out
+
+
+def _cut(spans: list[tuple[int, int]], marks: list[tuple[int, int]]
+         ) -> list[tuple[tuple[int, int], bool]]:
+    """``spans`` cut at ``marks`` (merged, sorted): each piece, and whether
+    it lies inside a mark."""
+    starts = [o for o, _ in marks]
+    out: list[tuple[tuple[int, int], bool]] = []
+    for off, length in spans:
+        end, pos = off + length, off
+        k = max(bisect.bisect_right(starts, off) - 1, 0)
+        for o, n in marks[k:]:
+            if o >= end:
+                break
+            lo, hi = max(o, pos), min(o + n, end)
+            if hi <= lo:
+                continue
+            if lo > pos:
+                out.append(((pos, lo - pos), False))
+            out.append(((lo, hi - lo), True))
+            pos = hi
+        if pos < end:
+            out.append(((pos, end - pos), False))
     return out
 
 

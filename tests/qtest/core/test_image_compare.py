@@ -13,7 +13,7 @@ import pytest
 
 from harness.check import report, runner
 from harness.check.lockstep import Divergence, LockstepTarget
-from harness.machine import Machine
+from harness.machine import CardImage, Machine
 from harness.model.target import ModelTarget
 from harness.qemu.target import read_container
 
@@ -133,3 +133,43 @@ def test_what_a_limit_left_out_is_stated_in_the_result_and_report(tmp_path: Path
     report.print_report([res], buf)
     assert note in buf.getvalue()
     assert res.to_json()["not_compared"] == note
+
+
+def test_a_span_is_cut_at_the_model_s_extents() -> None:
+    pieces = runner._cut([(0, 100), (200, 50)], [(10, 5), (40, 20), (90, 130)])
+    assert pieces == [((0, 10), False), ((10, 5), True), ((15, 25), False), ((40, 20), True),
+                      ((60, 30), False), ((90, 10), True), ((200, 20), True),
+                      ((220, 30), False)]
+    assert runner._cut([(0, 8)], []) == [((0, 8), False)]
+
+
+def _sides(tmp_path: Path) -> tuple[Path, Path, object]:
+    """A 4 MiB source filled with data, QEMU's copy of it, and a QEMU side
+    naming both (no live QEMU: compared whole, as a recording is)."""
+    src = tmp_path / "src.img"
+    src.write_bytes(bytes(range(256)) * (4 * MiB // 256))
+    copy = tmp_path / "copy.img"
+    shutil.copy(src, copy)
+    qemu = FakeQemu(copy)
+    qemu.machine = Machine(image=CardImage(src))  # type: ignore[attr-defined]
+    return src, copy, qemu
+
+
+def test_only_what_the_model_touched_goes_through_the_lockstep(tmp_path: Path) -> None:
+    """The model wrote 4 KiB inside one 4 MiB data span that QEMU's copy
+    holds unchanged elsewhere: only those 4 KiB are left to compare through
+    both targets (before: the whole span, 4 MiB through the model's store)."""
+    src, _, qemu = _sides(tmp_path)
+    got = runner.unwritten_equal([(0, 4 * MiB)], [(MiB, 4096)], src, qemu)  # type: ignore[arg-type]
+    assert got == [(MiB, 4096)]
+
+
+def test_a_qemu_write_beside_the_model_s_extent_is_still_compared(tmp_path: Path) -> None:
+    """QEMU's copy differs at 3 MiB, where the model wrote nothing: that
+    piece still goes through the lockstep (where it diverges)."""
+    src, copy, qemu = _sides(tmp_path)
+    with open(copy, "r+b") as f:
+        f.seek(3 * MiB + 7)
+        f.write(b"\xff")
+    got = runner.unwritten_equal([(0, 4 * MiB)], [(MiB, 4096)], src, qemu)  # type: ignore[arg-type]
+    assert got == [(MiB, 4096), (MiB + 4096, 3 * MiB - 4096)]
