@@ -174,6 +174,9 @@ class OptimisticLockstep(LockstepTarget):
         self._writes: dict[tuple[int, int], tuple[str, int, bool]] = {}
         self._last: tuple[bool, str, tuple[bool, ...]] = (False, "", ())
         self._keep = self._history.maxlen is None
+        #: The model's interrupt events during the operation just run (none
+        #: when they are not compared) and its level after it.
+        self._irq_state = model.irq_state if self._events is not None else self._level_only
 
     def _new_batch(self) -> None:
         self._queue: list[_Queued] = []
@@ -262,12 +265,9 @@ class OptimisticLockstep(LockstepTarget):
             self._full()
         return int(m)
 
-    def _irq_state(self) -> tuple[tuple[bool, ...], bool]:
-        """The model's interrupt events during the operation just run (none
-        when they are not compared) and its level after it."""
-        if self._events is None:
-            return (), self.model_target.irq_level()
-        return self.model_target.irq_state()
+    def _level_only(self) -> tuple[tuple[bool, ...], bool]:
+        """:attr:`_irq_state` where interrupt events are not compared."""
+        return (), self.model_target.irq_level()
 
     def read_burst(self, offset: int, size: int, count: int) -> list[int]:
         """``count`` reads of one register (the driver's block through the

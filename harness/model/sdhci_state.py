@@ -109,8 +109,9 @@ class SdhciState:
 
     #: Whether the line follows QEMU's (not re-evaluated on reads) rather
     #: than the specification's: asked of the deviations once, when first
-    #: needed (:meth:`irq_level`).
-    _irq_follows_qemu: bool | None = None
+    #: needed (:meth:`irq_level`).  While it is True the level is
+    #: :attr:`irq`, which ``ModelTarget.irq_state`` reads directly.
+    irq_follows_qemu: bool | None = None
 
     def __init__(self, clock: VirtualClock, card: SDBusCard | None, memory: GuestMemory, *,
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
@@ -228,9 +229,9 @@ class SdhciState:
         """INTx as QEMU leaves it, or as the specification defines it (strict).
         The deviation's answer is fixed for the run (the strictness is), so
         it is asked once: the lockstep asks for the level at every step."""
-        follow = self._irq_follows_qemu
+        follow = self.irq_follows_qemu
         if follow is None:
-            follow = self._irq_follows_qemu = self.qemu("sdhci.irq-not-reevaluated")
+            follow = self.irq_follows_qemu = self.qemu("sdhci.irq-not-reevaluated")
         if follow:
             return self.irq
         return self.slotint()

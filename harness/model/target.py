@@ -256,9 +256,13 @@ class ModelTarget:
         """:meth:`irq_events` as a tuple, then :meth:`irq_level`, in one call:
         what a caller running ahead of QEMU predicts after every operation
         (most leave the line as it was, and are answered here at once)."""
-        now = self.irq_level()
-        if not self.sdhci.irq_changes and now == self._irq_reported \
-                and type(self).irq_events is _OWN_IRQ_EVENTS:
+        s = self.sdhci
+        cls = type(self)
+        if cls.irq_level is _OWN_IRQ_LEVEL and s.irq_follows_qemu:
+            now = s.irq  # the line as last driven (SdhciState.irq_level)
+        else:
+            now = self.irq_level()
+        if not s.irq_changes and now == self._irq_reported and cls.irq_events is _OWN_IRQ_EVENTS:
             return (), now
         return tuple(self.irq_events()), self.irq_level()
 
@@ -429,10 +433,12 @@ class ModelTarget:
         return None if self.sdhci.hung else self.card.fatal_key
 
 
-#: :class:`ModelTarget`'s own :meth:`~ModelTarget.read` and
-#: :meth:`~ModelTarget.irq_events`: the shortcuts that skip them
-#: (:meth:`~ModelTarget.reader`, :meth:`~ModelTarget.read_run`,
-#: :meth:`~ModelTarget.irq_state`) are taken only while they are still
-#: these (not overridden by a subclass, not replaced).
+#: :class:`ModelTarget`'s own :meth:`~ModelTarget.read`,
+#: :meth:`~ModelTarget.irq_level` and :meth:`~ModelTarget.irq_events`: the
+#: shortcuts that skip them (:meth:`~ModelTarget.reader`,
+#: :meth:`~ModelTarget.read_run`, :meth:`~ModelTarget.irq_state`) are taken
+#: only while they are still these (not overridden by a subclass, not
+#: replaced).
 _OWN_READ = ModelTarget.read
+_OWN_IRQ_LEVEL = ModelTarget.irq_level
 _OWN_IRQ_EVENTS = ModelTarget.irq_events
