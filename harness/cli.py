@@ -222,7 +222,6 @@ def cmd_bench_check(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """The main job: scenario library and compat matrix, model vs QEMU."""
-    import time
     from pathlib import Path
 
     import harness.scenarios as scenarios
@@ -233,7 +232,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         parallel,
         realize,
         report,
-        schedule,
         shard,
         verdict,
     )
@@ -259,23 +257,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     # run beside the scenario runs, in a process of their own.
     side = (parallel.Beside(_side_phases, builds, jobs, want_matrix, want_realize)
             if runs and (want_matrix or want_realize) else None)
-    t0 = time.monotonic()
-    known = schedule.load_costs()  # the last check's seconds: the longest runs first
     try:
-        results, stats = parallel.run_all(
-            runs, parallel.Options(report_dir=report_dir, image=user_image,
-                                   reuse=not args.no_reuse, lockstep=args.lockstep),
-            jobs, progress=lambda done, r: _progress(
-                f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"),
-            cost=[schedule.estimate(r, known) for r in runs])
+        results, stats, elapsed = _scenario_runs(args, runs, jobs, report_dir, user_image)
     except BaseException:
         if side is not None:
             side.cancel()
         raise
-    elapsed = time.monotonic() - t0
-    if not user_image:
-        schedule.save_costs({schedule.cost_key(r): res.seconds for r, res in zip(runs, results,
-                                                                                  strict=True)})
     if side is not None:
         _progress("compat matrix and realize cases, beside the runs: finishing")
         got, cells = side.result()
@@ -306,6 +293,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     for line in v.why:
         print(f"sdqtest: {line}", file=sys.stderr)
     return v.status
+
+
+def _scenario_runs(args: argparse.Namespace, runs: list[Any], jobs: int, report_dir: Any,
+                   user_image: Any) -> tuple[list[Any], Any, float]:
+    """The runs' results, what the pools did and the seconds they took, the
+    longest first by the last check's seconds, which are then kept."""
+    import time
+
+    from harness.check import parallel, schedule
+
+    t0 = time.monotonic()
+    known = schedule.load_costs()
+    results, stats = parallel.run_all(
+        runs, parallel.Options(report_dir=report_dir, image=user_image,
+                               reuse=not args.no_reuse, lockstep=args.lockstep),
+        jobs, progress=lambda done, r: _progress(
+            f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"),
+        cost=[schedule.estimate(r, known) for r in runs])
+    elapsed = time.monotonic() - t0
+    if not user_image:
+        schedule.save_costs({schedule.cost_key(r): res.seconds
+                             for r, res in zip(runs, results, strict=True)})
+    return results, stats, elapsed
 
 
 def _side_phases(builds: list[Any], jobs: int, matrix: bool, realize_cases: bool,

@@ -67,6 +67,10 @@ def test_check_exits_non_zero_on_mostly_skipped_unless_allowed(
     class FakeBuild:
         name = "old"
         profile = NEWEST  # a known version: no "defaults unverified" note
+        binary = "/nonexistent/qemu-system-x86_64"  # the schedule's reuse keys name it
+
+        def offers(self, machine: str) -> bool:
+            return True
 
     monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
     monkeypatch.setattr(cli, "select_board_builds", lambda specs: [])  # no boards

@@ -117,3 +117,59 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(
     with pytest.raises(RuntimeError, match="exit code 3"):
         parallel.run_all(_runs(qemu_build, ["access-sizes", "reset-values-v2"]),
                          parallel.Options(), 2)
+
+
+def _qemus_under(marker: str) -> list[int]:
+    """PIDs of live processes whose command line names ``marker``."""
+    import os
+
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    with open(f"/proc/{pid}/stat") as g:
+                        if g.read().rsplit(")", 1)[1].split()[0] != "Z":
+                            out.append(int(pid))
+        except OSError:
+            continue
+    return out
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_parallel_check_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Path,
+                                                      sig: str) -> None:
+    """Ctrl-C (the whole process group) or SIGTERM of the check itself in
+    the middle of its runs on two workers: it exits, and no QEMU it
+    started (their sockets under its own TMPDIR) is left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    tmp = tmp_path / "t"
+    tmp.mkdir()
+    root = Path(__file__).resolve().parents[3]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "check", "-j", "2", "--qemu",
+         str(qemu_build.binary), "--group", "data,commands", "--no-boards"],
+        cwd=root, env=dict(os.environ, TMPDIR=str(tmp)), start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(_qemus_under(str(tmp))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _qemus_under(str(tmp)), "the check started no QEMU within 60 s"
+    if sig == "SIGINT":
+        os.killpg(p.pid, signal.SIGINT)
+    else:
+        p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        raise AssertionError(f"the check did not exit within 60 s of {sig}") from None
+    deadline = time.monotonic() + 10
+    while _qemus_under(str(tmp)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _qemus_under(str(tmp)), f"QEMU survived {sig} of the check"
