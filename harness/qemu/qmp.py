@@ -22,8 +22,10 @@ import time
 from collections import deque
 from typing import Any
 
+from harness.errors import QemuError
 
-class QmpError(Exception):
+
+class QmpError(QemuError):
     """The monitor closed, timed out, or answered what QMP does not."""
 
 

@@ -137,19 +137,30 @@ def _qemus_under(marker: str) -> list[int]:
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
-def test_an_interrupted_parallel_check_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Path,
+def test_an_interrupted_parallel_check_leaves_no_qemu(qemu_build: QemuBuild,
                                                       sig: str) -> None:
     """Ctrl-C (the whole process group) or SIGTERM of the check itself in
     the middle of its runs on two workers: it exits, and no QEMU it
     started (their sockets under its own TMPDIR) is left."""
+    import shutil
+    import tempfile
+
+    # A short directory: QEMU's sockets must fit a unix socket path (a
+    # pytest tmp_path under xdist is too long for them).
+    tmp = Path(tempfile.mkdtemp(prefix="sdq-"))
+    try:
+        _interrupt(qemu_build, tmp, sig)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _interrupt(qemu_build: QemuBuild, tmp: Path, sig: str) -> None:
     import os
     import signal
     import subprocess
     import sys
     import time
 
-    tmp = tmp_path / "t"
-    tmp.mkdir()
     root = Path(__file__).resolve().parents[3]
     p = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "check", "-j", "2", "--qemu",

@@ -130,6 +130,10 @@ def test_check_exits_1_on_a_spec_miss(monkeypatch: pytest.MonkeyPatch) -> None:
     class FakeBuild:
         name = "11.1"
         profile = NEWEST
+        binary = "/nonexistent/qemu-system-x86_64"  # the schedule's reuse keys name it
+
+        def offers(self, machine: str) -> bool:
+            return True
 
     monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
     monkeypatch.setattr(cli, "select_board_builds", lambda specs: [])  # no boards
