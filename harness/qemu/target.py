@@ -150,6 +150,10 @@ class QemuTarget:
         #: A board's interrupt intercept lines: they outlive a reset, so each
         #: reuse's trace starts with them and replays on a fresh QEMU.
         self._intercept: list[str] = []
+        #: Device state a reset does not clear that the last user says it
+        #: left (see :mod:`harness.fuzz.residue`): a reuse keeps it, a
+        #: fresh launch has none.
+        self.residue: frozenset[str] = frozenset()
         self.image_format = machine.image.format if machine.image else "raw"
         self.source_image = machine.image.path if machine.image else None
         try:
