@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
 import os
 import shutil
 import subprocess
@@ -48,6 +49,9 @@ REUSE_RAM_LIMIT = 1 << 31
 _LEGACY_HOLE = (0xA0000, 0x100000)
 #: Bytes zeroed by one qtest ``memset``.
 _SCRUB_CHUNK = 1 << 20
+#: ``fallocate`` mode FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE.
+_PUNCH = 0x02 | 0x01
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class QemuTargetError(QemuError):
@@ -69,6 +73,37 @@ def copy_image(src: Path, dst_dir: Path, stem: str = "card") -> Path:
     except OSError as e:
         raise QemuTargetError(f"cannot copy the card image {src}: {e}") from e
     return dst
+
+
+def mark_unwritten(path: Path) -> None:
+    """Set ``path``'s modification time to the epoch: any write QEMU makes
+    to it afterwards (``pwrite``, a discard, a write of zeroes) sets it to
+    the present, so :func:`unwritten` tells whether QEMU wrote the copy."""
+    os.utime(path, ns=(0, 0))
+
+
+def unwritten(path: Path) -> bool:
+    """Whether nothing wrote ``path`` since :func:`mark_unwritten`."""
+    return path.stat().st_mtime_ns == 0
+
+
+def rewrite_copy(src: Path, dst: Path) -> None:
+    """Put all of ``src``'s bytes back into ``dst``, a copy of the same size
+    (in place, QEMU keeping it open): ``src``'s data extents copied in the
+    kernel, its holes punched in ``dst``.  Raises OSError when it cannot."""
+    extents = images.data_extents(src)
+    with open(src, "rb") as fi, open(dst, "r+b") as fo:
+        size = os.fstat(fi.fileno()).st_size
+        if os.fstat(fo.fileno()).st_size != size:
+            raise OSError(f"{dst} is no longer {size} bytes")
+        if copy_extents(fi, fo, extents) is not None:
+            raise OSError(f"short copy from {src}")
+        pos = 0
+        for off, length in [*extents, (size, 0)]:
+            if off > pos and _libc.fallocate(fo.fileno(), _PUNCH, ctypes.c_long(pos),
+                                             ctypes.c_long(off - pos)) != 0:
+                raise OSError(ctypes.get_errno(), f"cannot punch {dst}")
+            pos = off + length
 
 
 def copy_extents(fi: BinaryIO, fo: BinaryIO, extents: list[tuple[int, int]]) -> int | None:
@@ -147,6 +182,8 @@ class QemuTarget:
         #: The source image whose bytes :attr:`image` is known to hold again
         #: (:meth:`restore_image`), so that the next use may keep it.
         self._clean_for: Path | None = None
+        #: The source image :attr:`image` is a private copy of.
+        self._copy_of: Path | None = None
         #: A board's interrupt intercept lines: they outlive a reset, so each
         #: reuse's trace starts with them and replays on a fresh QEMU.
         self._intercept: list[str] = []
@@ -185,10 +222,34 @@ class QemuTarget:
             raise QemuTargetError(f"card image {src} does not exist")
         if machine.image.readonly:
             return src, machine
-        if self.image is not None and self._clean_for == src.resolve():
+        if self.image is not None and self._copy_clean(src, machine.image.format):
             return self.image, machine.with_image_path(self.image)
         dst = copy_image(src, self._workdir, f"card-{self.uses}")
+        mark_unwritten(dst)
+        self._copy_of = src.resolve()
         return dst, machine.with_image_path(dst)
+
+    def _copy_clean(self, src: Path, fmt: str) -> bool:
+        """Whether the current private copy holds ``src``'s bytes for the
+        next use: restored by :meth:`restore_image`, written by nobody since
+        it was made (:func:`unwritten`), or, a raw copy QEMU wrote, put back
+        whole in place (:func:`rewrite_copy`: QEMU's raw driver keeps no
+        card data of its own; a container's metadata cache it does)."""
+        dst = self.image
+        if dst is None or dst.parent != self._workdir or self._copy_of != src.resolve():
+            return False
+        if self._clean_for == self._copy_of:
+            return True
+        try:
+            if unwritten(dst):
+                return True
+            if fmt != "raw" or self.image_format != "raw":
+                return False
+            rewrite_copy(src, dst)
+            mark_unwritten(dst)
+        except OSError:
+            return False
+        return True
 
     def restore_image(self, extents: list[tuple[int, int]]) -> None:
         """Put the source's bytes back over ``extents`` of QEMU's private
@@ -209,6 +270,7 @@ class QemuTarget:
             with open(src, "rb") as fi, open(dst, "r+b") as fo:
                 if copy_extents(fi, fo, images.merge_extents(extents)) is not None:
                     return  # past the source's end: not restorable
+            mark_unwritten(dst)
         except OSError:
             return
         self._clean_for = src.resolve()
@@ -217,8 +279,10 @@ class QemuTarget:
         """Make this process what a fresh launch of ``machine`` would be.
 
         ``machine`` may differ from the current one in its card image only
-        (see :func:`harness.qemu.pool.reuse_key`).  The new image (a fresh
-        private copy) is swapped in with QMP ``blockdev-change-medium``;
+        (see :func:`harness.qemu.pool.reuse_key`).  The card's private copy
+        is kept where it holds the source's bytes again (:meth:`_copy_clean`:
+        nobody wrote it, :meth:`restore_image`, or put back in place), else a
+        fresh copy is swapped in with QMP ``blockdev-change-medium``;
         ``system_reset`` resets the controller, the card (which re-reads
         its size from the new medium) and PCI config; guest RAM is zeroed
         (its shared file punched, else qtest ``memset`` outside the legacy
