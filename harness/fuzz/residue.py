@@ -17,7 +17,7 @@ has zeros; the model keeps the same state across its resets
 :func:`left` names what the model's card holds of these at the end of an
 input; :func:`reads` names which of a process's residue an input may have
 seen, from the commands its qtest trace issued (the commands that answer
-with it, app or not, whatever else came first: a superset).  An input that
+with it, whatever came between: a superset).  An input that
 may have seen a residue runs again on a fresh launch
 (:func:`harness.fuzz.run.execute`), so its outcome is a fresh launch's.
 """
@@ -39,10 +39,10 @@ READERS = {BLK_WRITTEN: 22, DATA_SIZE: 56}
 #: Residue no reset clears and any input may see: the process is not reused.
 NOT_REUSABLE = frozenset({TIMER, UNKNOWN})
 
-_WRITE = re.compile(r"^write([bwlq]) (0x[0-9a-f]+) (0x[0-9a-f]+)$")
 _SIZES = {"b": 1, "w": 2, "l": 4, "q": 8}
-#: The byte of the Command register holding the command index (SDHC 2.2.6).
-_INDEX_BYTE = H.CMDREG.offset + 1
+#: The Argument register and the Command register's index byte (SDHC
+#: 2.2.5, 2.2.6): a write of that byte issues the command.
+_ARG, _INDEX_BYTE = H.ARGUMENT.offset, H.CMDREG.offset + 1
 
 
 def left(model: ModelTarget) -> frozenset[str]:
@@ -61,28 +61,43 @@ def left(model: ModelTarget) -> frozenset[str]:
     return frozenset(out)
 
 
-def commands(trace: Iterable[str], bar0: int) -> set[int]:
-    """The command indices the qtest lines ``trace`` wrote to the Command
-    register of the controller at ``bar0`` (every write covering its index
-    byte, whether or not the controller then sent it)."""
-    at = bar0 + _INDEX_BYTE
-    out = set()
-    for line in trace:
-        m = _WRITE.match(line)
-        if m is None:
-            continue
-        addr = int(m.group(2), 16)
-        if addr <= at < addr + _SIZES[m.group(1)]:
-            out.add((int(m.group(3), 16) >> (8 * (at - addr))) & 0x3F)
+def commands(trace: Iterable[str], bar0: int) -> list[tuple[int, int]]:
+    """``(index, argument)`` of each command the qtest lines ``trace`` issued
+    through the controller at ``bar0``, in order: every write covering the
+    Command register's index byte, with the Argument register as written
+    last (whether or not the controller then sent it)."""
+    lo, hi = bar0 + _ARG, bar0 + _INDEX_BYTE
+    text = "\n".join(trace)
+    # Only writes into [lo, hi] matter: lines whose address is one of those
+    # that can reach there (8 bytes before at most), found in one pass.
+    heads = "|".join(f"{a:#x}" for a in range(lo - 7, hi + 1))
+    regs = bytearray(hi - lo + 1)
+    out = []
+    for m in re.finditer(rf"^write([bwlq]) ({heads}) (0x[0-9a-f]+)$", text, re.MULTILINE):
+        addr, size, value = int(m.group(2), 16), _SIZES[m.group(1)], int(m.group(3), 16)
+        for i in range(size):
+            if lo <= addr + i <= hi:
+                regs[addr + i - lo] = (value >> (8 * i)) & 0xFF
+        if addr <= hi < addr + size:
+            out.append((regs[-1] & 0x3F, int.from_bytes(regs[:4], "little")))
     return out
 
 
 def reads(carried: frozenset[str], trace: Iterable[str], bar0: int) -> frozenset[str]:
     """Which of ``carried`` (a process's residue when the input started) the
-    input with qtest ``trace`` may have seen."""
+    input with qtest ``trace`` may have seen: the count through an ACMD22
+    (a command 22 right after a CMD55), the length through a CMD56 read
+    (argument bit 0 set)."""
     if not carried:
         return frozenset()
     if carried & NOT_REUSABLE:
         return carried & NOT_REUSABLE
-    issued = commands(trace, bar0)
-    return frozenset(r for r in carried if READERS.get(r) in issued)
+    seen = set()
+    last = -1
+    for index, arg in commands(trace, bar0):
+        if index == READERS[BLK_WRITTEN] and last == 55:
+            seen.add(BLK_WRITTEN)
+        elif index == READERS[DATA_SIZE] and arg & 1:
+            seen.add(DATA_SIZE)
+        last = index
+    return frozenset(seen) & carried

@@ -176,6 +176,8 @@ class QemuTarget:
         #: Scenarios this process has served (1 after a fresh launch).
         self.uses = 1
         self._scan: list[tuple[int, int, int, int]] = []
+        #: The launch's PCI set-up: each qtest command and its answer.
+        self._setup_log: list[tuple[str, str]] = []
         self._view_key: tuple[str, int, int] | None = None
         #: The file QEMU opens (a private copy unless read-only), if any.
         self.image: Path | None = None
@@ -338,7 +340,7 @@ class QemuTarget:
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"
         if machine.board is None:  # a board's IRQ intercept outlives the reset
-            self._setup_pci(self._scan)
+            self._replay_setup()
 
     def _medium(self) -> dict[str, str]:
         """How QMP names the card's medium: the card's qdev id, or for a board's
@@ -369,10 +371,41 @@ class QemuTarget:
     def readonly(self) -> bool:
         return self.machine.image is not None and self.machine.image.readonly
 
+    def _replay_setup(self) -> None:
+        """The launch's PCI set-up again after a reset, in one round trip:
+        the same qtest commands (so the same trace), each of whose answers
+        must be the launch's (else the bus is not what it was: the caller
+        launches afresh).  Without a record of the launch's, as it did."""
+        if not self._setup_log:
+            self._setup_pci(self._scan)
+            return
+        answers = self.qtest.pipeline([line for line, _ in self._setup_log])
+        if answers != [answer for _, answer in self._setup_log]:
+            raise QemuTargetError("PCI bus 0 is not what it was at launch")
+
     def _setup_pci(self, scan: list[tuple[int, int, int, int]] | None = None) -> None:
         """Find sdhci-pci, map BAR0, enable it, route its INTx.  ``scan``:
         the config reads of the launch's bus scan, done in one round trip
-        (a reused process: the same commands, so the same trace)."""
+        (a reused process: the same commands, so the same trace).  At
+        launch, each command and its answer are kept for
+        :meth:`_replay_setup`."""
+        q = self.qtest
+        if scan is None and "command" not in vars(q):
+            log: list[tuple[str, str]] = []
+            command = q.command
+
+            def keep(line: str) -> str:
+                answer = command(line)
+                log.append((line, answer))
+                return answer
+
+            q.command = keep  # type: ignore[method-assign]
+            try:
+                self._setup_pci(scan=[])
+            finally:
+                del q.command
+            self._setup_log = log
+            return
         cfg = pci.PciConfig(self.qtest)
         if scan:
             cfg.prefetch(scan)

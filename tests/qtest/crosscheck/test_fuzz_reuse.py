@@ -66,12 +66,17 @@ def _left(pool: QemuPool) -> frozenset[str]:
 
 def test_commands_are_read_from_the_trace() -> None:
     bar = 0xE000_0000
-    trace = ["writew 0xe000000e 0x163a", "writel 0xe000000c 0x38120000",
-             "writeb 0xe000000f 0x11", "writew 0xe000000c 0x12", "readw 0xe000000e"]
-    assert residue.commands(trace, bar) == {0x16, 0x38, 0x11}
-    carried = frozenset({residue.BLK_WRITTEN, residue.DATA_SIZE})
-    assert residue.reads(carried, trace[:1], bar) == {residue.BLK_WRITTEN}
-    assert residue.reads(carried, trace[3:], bar) == frozenset()
+    trace = ["writew 0xe000000e 0x371a", "writel 0xe0000008 0x1",
+             "writew 0xe000000e 0x163a", "writel 0xe000000c 0x38120000",
+             "writeb 0xe000000f 0x11", "writew 0xe000000c 0x12", "readw 0xe000000e",
+             "writeq 0xe0000008 0x3812000000000000"]
+    assert residue.commands(trace, bar) == [(0x37, 0), (0x16, 1), (0x38, 1), (0x11, 1),
+                                            (0x38, 0)]
+    both = frozenset({residue.BLK_WRITTEN, residue.DATA_SIZE})
+    assert residue.reads(both, trace[:3], bar) == {residue.BLK_WRITTEN}  # CMD55, then 22
+    assert residue.reads(both, trace[2:3], bar) == frozenset()  # 22 without CMD55
+    assert residue.reads(both, trace[:4], bar) == both  # 56 with bit 0: a read
+    assert residue.reads(both, trace[-1:], bar) == frozenset()  # 56 with bit 0 clear
     assert residue.reads(frozenset({residue.TIMER}), [], bar) == {residue.TIMER}
 
 

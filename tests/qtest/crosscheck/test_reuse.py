@@ -244,3 +244,23 @@ def test_rewrite_copy_puts_back_data_and_holes(tmp_path: Any) -> None:
     rewrite_copy(src, dst)
     assert dst.read_bytes() == src.read_bytes()
     assert images.data_extents(dst) == images.data_extents(src)
+
+
+def test_the_pci_setup_replays_in_one_round_trip(qemu_build: QemuBuild) -> None:
+    """A reset's PCI set-up sends the launch's commands in one pipeline
+    (the same trace) and refuses a bus that answers otherwise."""
+    m = Machine(image=CardImage(images.ensure("sdsc-16m")))
+    with QemuPool() as pool:
+        t = pool.acquire(qemu_build.binary, m)
+        launch = t.trace
+        assert t._setup_log and [line for line, _ in t._setup_log] == launch
+        pool.release(t)
+        u = pool.acquire(qemu_build.binary, m)
+        assert u is t and u.trace == launch
+        line, answer = u._setup_log[0]
+        u._setup_log[0] = (line, answer + "0")  # not what this bus answers
+        pool.release(u)
+        v = pool.acquire(qemu_build.binary, m)
+        assert v is not u and "PCI bus 0 is not what it was" in pool.stats.fallbacks[0]
+        assert v.trace == launch
+        pool.release(v)
