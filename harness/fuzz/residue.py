@@ -68,13 +68,15 @@ def commands(trace: Iterable[str], bar0: int) -> list[tuple[int, int]]:
     last (whether or not the controller then sent it)."""
     lo, hi = bar0 + _ARG, bar0 + _INDEX_BYTE
     text = "\n".join(trace)
-    # Only writes into [lo, hi] matter: lines whose address is one of those
-    # that can reach there (8 bytes before at most), found in one pass.
-    heads = "|".join(f"{a:#x}" for a in range(lo - 7, hi + 1))
+    # Only writes into [lo, hi] matter, which start in the 16 bytes of the
+    # register block holding them: those lines found in one pass.
+    if bar0 & 0xF:
+        raise ValueError(f"the controller's registers at {bar0:#x} are not 16-byte aligned")
+    block = re.escape(f"{bar0 >> 4:#x}")
     regs = bytearray(hi - lo + 1)
     out = []
-    for m in re.finditer(rf"^write([bwlq]) ({heads}) (0x[0-9a-f]+)$", text, re.MULTILINE):
-        addr, size, value = int(m.group(2), 16), _SIZES[m.group(1)], int(m.group(3), 16)
+    for m in re.finditer(rf"write([bwlq]) {block}([0-9a-f]) (0x[0-9a-f]+)$", text, re.MULTILINE):
+        addr, size, value = bar0 + int(m.group(2), 16), _SIZES[m.group(1)], int(m.group(3), 16)
         for i in range(size):
             if lo <= addr + i <= hi:
                 regs[addr + i - lo] = (value >> (8 * i)) & 0xFF

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from harness import images
+from harness.hwdefs import pci as pcidefs
 from harness.hwdefs.boards import Board
 from harness.machine import CARD_ID, DRIVE_ID, Machine
 from harness.qemu import board, pci
@@ -317,9 +318,9 @@ class QemuTarget:
         q = self.qtest
         if s.can_scrub:
             s.scrub_ram()  # before the reset, which puts back any ROM blob in RAM
-            s.system_reset()
+            self._system_reset(machine)
         else:
-            s.system_reset()
+            self._system_reset(machine)
             for lo, hi in board.ram_ranges(machine) or ((0, _LEGACY_HOLE[0]),
                                                         (_LEGACY_HOLE[1], machine.ram)):
                 q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
@@ -341,6 +342,19 @@ class QemuTarget:
         self.image_format = machine.image.format if machine.image else "raw"
         if machine.board is None:  # a board's IRQ intercept outlives the reset
             self._replay_setup()
+
+    def _system_reset(self, machine: Machine) -> None:
+        """Reset the machine as QMP ``system_reset`` does.  A PC's through
+        its chipset's Reset Control Register (a qtest ``outb``, a tenth of
+        QMP's round trip): QEMU asks for the same reset either way (only
+        the cause its RESET event names differs) and does it in its main
+        loop before it reads the next qtest command, which the caller's
+        next round trip is.  A board's through QMP."""
+        if machine.board is not None:
+            self.session.system_reset()
+            return
+        self.qtest.out(1, pcidefs.RESET_CONTROL_PORT,
+                       pcidefs.RESET_CONTROL_RST_CPU | pcidefs.RESET_CONTROL_SYS_RST)
 
     def _medium(self) -> dict[str, str]:
         """How QMP names the card's medium: the card's qdev id, or for a board's

@@ -264,3 +264,22 @@ def test_the_pci_setup_replays_in_one_round_trip(qemu_build: QemuBuild) -> None:
         assert v is not u and "PCI bus 0 is not what it was" in pool.stats.fallbacks[0]
         assert v.trace == launch
         pool.release(v)
+
+
+def test_the_reset_is_done_before_the_next_command(qemu_build: QemuBuild) -> None:
+    """The chipset reset a PC's reuse asks for is done before QEMU reads the
+    next qtest command: BAR0 and the command register read back as reset,
+    each time, at once."""
+    from harness.hwdefs import pci as pcidefs
+
+    for machine in ("q35", "pc"):
+        m = Machine(type=machine, image=CardImage(images.ensure("sdsc-16m")))
+        with QemuTarget(qemu_build.binary, m) as t:
+            devfn = t.pci_function.devfn
+            for _ in range(20):
+                t.pci.write(0, devfn, pcidefs.BAR0, 4, t.bar0)
+                t.pci.write(0, devfn, pcidefs.COMMAND, 2, pcidefs.COMMAND_MEMORY)
+                t._system_reset(t.machine)
+                assert t.pci.read(0, devfn, pcidefs.COMMAND, 2) == 0
+                assert t.pci.read(0, devfn, pcidefs.BAR0, 4) & ~0xF == 0
+            assert t.session.proc is not None and t.session.proc.poll() is None
