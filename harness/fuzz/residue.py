@@ -15,19 +15,14 @@ has zeros; the model keeps the same state across its resets
   does not cancel it, so it would set the busy bit in the next input.
 
 :func:`left` names what the model's card holds of these at the end of an
-input; :func:`reads` names which of a process's residue an input may have
-seen, from the commands its qtest trace issued (the commands that answer
-with it, whatever came between: a superset).  An input that
+input; :func:`watch` follows the model card's commands during an input for
+those that would show a process's residue.  An input that
 may have seen a residue runs again on a fresh launch
 (:func:`harness.fuzz.run.execute`), so its outcome is a fresh launch's.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-
-from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
 
 BLK_WRITTEN, DATA_SIZE, TIMER = "blk_written", "data_size", "power-up timer"
@@ -38,11 +33,6 @@ UNKNOWN = "unknown"
 READERS = {BLK_WRITTEN: 22, DATA_SIZE: 56}
 #: Residue no reset clears and any input may see: the process is not reused.
 NOT_REUSABLE = frozenset({TIMER, UNKNOWN})
-
-_SIZES = {"b": 1, "w": 2, "l": 4, "q": 8}
-#: The Argument register and the Command register's index byte (SDHC
-#: 2.2.5, 2.2.6): a write of that byte issues the command.
-_ARG, _INDEX_BYTE = H.ARGUMENT.offset, H.CMDREG.offset + 1
 
 
 def left(model: ModelTarget) -> frozenset[str]:
@@ -61,45 +51,36 @@ def left(model: ModelTarget) -> frozenset[str]:
     return frozenset(out)
 
 
-def commands(trace: Iterable[str], bar0: int) -> list[tuple[int, int]]:
-    """``(index, argument)`` of each command the qtest lines ``trace`` issued
-    through the controller at ``bar0``, in order: every write covering the
-    Command register's index byte, with the Argument register as written
-    last (whether or not the controller then sent it)."""
-    lo, hi = bar0 + _ARG, bar0 + _INDEX_BYTE
-    text = "\n".join(trace)
-    # Only writes into [lo, hi] matter, which start in the 16 bytes of the
-    # register block holding them: those lines found in one pass.
-    if bar0 & 0xF:
-        raise ValueError(f"the controller's registers at {bar0:#x} are not 16-byte aligned")
-    block = re.escape(f"{bar0 >> 4:#x}")
-    regs = bytearray(hi - lo + 1)
-    out = []
-    for m in re.finditer(rf"write([bwlq]) {block}([0-9a-f]) (0x[0-9a-f]+)$", text, re.MULTILINE):
-        addr, size, value = bar0 + int(m.group(2), 16), _SIZES[m.group(1)], int(m.group(3), 16)
-        for i in range(size):
-            if lo <= addr + i <= hi:
-                regs[addr + i - lo] = (value >> (8 * i)) & 0xFF
-        if addr <= hi < addr + size:
-            out.append((regs[-1] & 0x3F, int.from_bytes(regs[:4], "little")))
-    return out
-
-
-def reads(carried: frozenset[str], trace: Iterable[str], bar0: int) -> frozenset[str]:
-    """Which of ``carried`` (a process's residue when the input started) the
-    input with qtest ``trace`` may have seen: the count through an ACMD22
-    (a command 22 right after a CMD55), the length through a CMD56 read
-    (argument bit 0 set)."""
+def watch(model: ModelTarget, carried: frozenset[str]) -> set[str]:
+    """The set, filled as the input runs, of the ``carried`` residue (a
+    process's when the input started) the input may see: the count by an
+    ACMD22 (the card expecting an application command) while the model's
+    card has counted no block of its own yet, the length by a
+    CMD56 read (argument bit 0) while the model's card has set no block
+    length of its own yet (a fresh card has none; QEMU's keeps the stale
+    one until a command sets it, the same command as the model's).  The
+    commands are followed where the model's host controller sends them to
+    its card (``do_command``); a card without these fields, or a residue
+    any input sees, counts as all of ``carried`` seen."""
+    seen: set[str] = set()
+    card = model.card
     if not carried:
-        return frozenset()
-    if carried & NOT_REUSABLE:
-        return carried & NOT_REUSABLE
-    seen = set()
-    last = -1
-    for index, arg in commands(trace, bar0):
-        if index == READERS[BLK_WRITTEN] and last == 55:
+        return seen
+    if carried & NOT_REUSABLE or not hasattr(card, "xfer") \
+            or not hasattr(card, "expecting_acmd"):
+        seen.update(carried)
+        return seen
+    inner = card.do_command
+
+    def do_command(cmd: int, arg: int) -> bytes:
+        index = cmd & 0x3F
+        if index == READERS[BLK_WRITTEN] and card.expecting_acmd \
+                and not getattr(card, "blk_written", 0) and BLK_WRITTEN in carried:
             seen.add(BLK_WRITTEN)
-        elif index == READERS[DATA_SIZE] and arg & 1:
+        elif index == READERS[DATA_SIZE] and arg & 1 and not card.xfer.size \
+                and DATA_SIZE in carried:
             seen.add(DATA_SIZE)
-        last = index
-    return frozenset(seen) & carried
+        return inner(cmd, arg)
+
+    card.do_command = do_command  # type: ignore[method-assign]
+    return seen

@@ -221,6 +221,7 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
     lock: LockstepTarget | None = None
     err_at = 0
     carried: frozenset[str] = frozenset()
+    seen: set[str] = set()
     try:
         if fresh is not None:
             qemu = fresh
@@ -233,6 +234,7 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
         err_at = sanitizer.mark(qemu)
         model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
         model.sdhci.step_budget = STEP_BUDGET
+        seen = residue.watch(model, carried)
         quirks = QuirkSet(QUIRKS, profile, "fuzz")
         if optimistic and side is qemu:
             lock = OptimisticLockstep(model, qemu, quirks=quirks)
@@ -257,7 +259,7 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
             out.replay_argv = qemu.replay_argv() if hasattr(qemu, "session") else []
             out.irq_line = getattr(qemu, "irq_line", None)
             if pooled is not None and side is qemu:
-                _release(pooled, qemu, model, out, carried)
+                _release(pooled, qemu, model, out, carried, seen)
             else:
                 (side or qemu).close()
     if rec is not None:
@@ -274,17 +276,16 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
 
 
 def _release(pool: QemuPool, qemu: QemuTarget, model: ModelTarget | None, out: Outcome,
-             carried: frozenset[str]) -> None:
+             carried: frozenset[str], seen: set[str]) -> None:
     """Hand the pooled ``qemu`` back with the residue its card now holds
     (:mod:`harness.fuzz.residue`): kept for reuse unless that residue is
     unknown (the model lost QEMU's card: any outcome but agreement) or
-    unclearable, or the input may have seen what it carried (then it runs
-    again on a fresh launch)."""
+    unclearable, or the input may have ``seen`` what it ``carried`` (then
+    it runs again on a fresh launch)."""
     agreed = out.status == OK and model is not None
     qemu.residue = carried | (residue.left(model) if agreed and model is not None
                               else {residue.UNKNOWN})
-    out.carried = carried
-    out.seen = residue.reads(carried, qemu.qtest.trace, qemu.bar0)
+    out.carried, out.seen = carried, frozenset(seen)
     pool.release(qemu, healthy=not (qemu.residue & residue.NOT_REUSABLE or out.seen))
 
 

@@ -64,20 +64,44 @@ def _left(pool: QemuPool) -> frozenset[str]:
     return frozenset().union(*(t.residue for t in idle.values()))
 
 
-def test_commands_are_read_from_the_trace() -> None:
-    bar = 0xE000_0000
-    trace = ["writew 0xe000000e 0x371a", "writel 0xe0000008 0x1",
-             "writew 0xe000000e 0x163a", "writel 0xe000000c 0x38120000",
-             "writeb 0xe000000f 0x11", "writew 0xe000000c 0x12", "readw 0xe000000e",
-             "writeq 0xe0000008 0x3812000000000000"]
-    assert residue.commands(trace, bar) == [(0x37, 0), (0x16, 1), (0x38, 1), (0x11, 1),
-                                            (0x38, 0)]
+def test_the_model_card_says_what_an_input_may_see() -> None:
+    """:func:`residue.watch` on the model alone: a CMD56 read sees the
+    carried length only before the card set one of its own, an ACMD22 the
+    carried count (a CMD22 without CMD55 does not)."""
+    from harness import images
+    from harness.driver.host import HostDriver
+    from harness.driver.results import Mode, Transfer
+    from harness.fuzz.run import IMAGE, fuzz_machine
+    from harness.model.target import ModelTarget
+    from harness.profile import NEWEST
+
     both = frozenset({residue.BLK_WRITTEN, residue.DATA_SIZE})
-    assert residue.reads(both, trace[:3], bar) == {residue.BLK_WRITTEN}  # CMD55, then 22
-    assert residue.reads(both, trace[2:3], bar) == frozenset()  # 22 without CMD55
-    assert residue.reads(both, trace[:4], bar) == both  # 56 with bit 0: a read
-    assert residue.reads(both, trace[-1:], bar) == frozenset()  # 56 with bit 0 clear
-    assert residue.reads(frozenset({residue.TIMER}), [], bar) == {residue.TIMER}
+
+    def model() -> ModelTarget:
+        return ModelTarget(fuzz_machine(), image=images.raw_twin(IMAGE), profile=NEWEST)
+
+    def cmd56_read(d: HostDriver) -> None:
+        d.cmd(56, 1, data=Transfer(read=True, block_size=4, mode=Mode.PIO))
+
+    m = model()
+    seen = residue.watch(m, both)
+    d = HostDriver(m)
+    d.setup()
+    d.init_card(read_scr=False)  # no data command: the card has no length yet
+    cmd56_read(d)
+    d.cmd(22, 0, data=Transfer(read=True, block_size=4, mode=Mode.PIO))
+    assert seen == {residue.DATA_SIZE}
+    d.acmd(22, 0, data=Transfer(read=True, block_size=4, mode=Mode.PIO))
+    assert seen == both
+    m = model()
+    seen = residue.watch(m, both)
+    d = HostDriver(m)
+    d.setup()
+    d.init_card(read_scr=False)
+    d.acmd(51, 0, data=Transfer(read=True, block_size=8, mode=Mode.PIO))  # SCR
+    cmd56_read(d)
+    assert seen == frozenset() and residue.left(m) == {residue.DATA_SIZE}
+    assert residue.watch(model(), frozenset({residue.TIMER})) == {residue.TIMER}
 
 
 @pytest.fixture(scope="module")
