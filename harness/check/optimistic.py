@@ -7,8 +7,9 @@ answers the driver with the model's value at once and queues QEMU's
 operation (its qtest lines, :meth:`harness.qemu.target.QemuTarget.op_lines`)
 with the model's result as the prediction.  The queue goes to QEMU as one
 pipelined write (:meth:`harness.qemu.qtest.QtestClient.send_lines`, its
-answers read with ``read_marked``; two batches in flight at most, so that
-QEMU answers one while the model runs the next)
+answers read with ``read_marked``, every batch in flight in one go, once
+:data:`IN_FLIGHT_BYTES` are in flight: QEMU runs the batches while the
+model runs the next ones)
 
 * when it holds :data:`BATCH` operations or :data:`BATCH_BYTES` of request;
 * before an operation whose answer the model cannot predict, which then
@@ -48,15 +49,20 @@ from harness.qemu.qtest import B64_CHUNK
 from harness.qemu.target import QemuTarget
 from harness.target import Target
 
-#: Most operations queued before the queue goes to QEMU.
-BATCH = 1024
-#: Most request bytes in one pipelined write.  Two batches are in flight at
-#: most (QEMU answers one while the model runs the next), so what is sent
-#: and not yet read stays within the socket's buffers and QEMU's answers
-#: (up to 64 KiB per ``b64read``) never wait for it to read more while we
-#: wait for it to read.  A larger single operation (a big ``mem_write``)
-#: goes alone, nothing else in flight; its answers are ``OK`` lines.
+#: Operations queued before the queue goes to QEMU: small, so that QEMU
+#: runs each batch while the model runs the next and has little left to do
+#: when the harness must wait for it (a sync point, the end of a scenario).
+BATCH = 32
+#: Most request bytes in one pipelined write.  A larger single operation (a
+#: big ``mem_write``) goes alone, nothing else in flight; its answers are
+#: ``OK`` lines.
 BATCH_BYTES = 1 << 15
+#: Most request bytes sent and not yet answered: more waits until what is
+#: in flight has been read.  What QEMU has yet to read, and its answers
+#: (up to 64 KiB per ``b64read``), then stay within the socket's buffers,
+#: so it never waits for the harness to read while the harness waits for
+#: it to read.
+IN_FLIGHT_BYTES = 2 * BATCH_BYTES
 
 
 #: The response registers: the only reads the model may adopt QEMU's value
@@ -127,6 +133,8 @@ class _Batch:
     levels: set[bool]
     #: The model's answer to the batch's last clock step (ns since reset).
     clock: int | None
+    #: The request's length in bytes.
+    nbytes: int = 0
 
 
 class OptimisticLockstep(LockstepTarget):
@@ -141,8 +149,9 @@ class OptimisticLockstep(LockstepTarget):
     def __init__(self, model: ModelTarget, qemu: QemuTarget, *, batch: int = BATCH,
                  **kw: Any) -> None:
         self._new_batch()
-        #: Batches sent and not yet answered (at most two).
+        #: Batches sent and not yet answered, and their request bytes.
         self._inflight: list[_Batch] = []
+        self._inflight_bytes = 0
         #: QEMU's interrupt level after the last batch checked (None: read it).
         self._level: bool | None = None
         super().__init__(model, qemu, **kw)
@@ -152,16 +161,22 @@ class OptimisticLockstep(LockstepTarget):
         self.counters = Counters()
         #: A register read's qtest line and its length, by (offset, size).
         self._lines: dict[tuple[Any, ...], tuple[list[str], int]] = {}
+        #: The same with the model's reader of that register and whether
+        #: the command tracker follows it (:meth:`read`'s every call).
+        self._hot: dict[tuple[int, int], tuple[list[str], int, Any, bool]] = {}
         #: Response register reads that ran one round trip since the last
         #: command was issued: the model has QEMU's value (adopted or
         #: agreed), so the same read is predicted until the next command
         #: (a wrong prediction is a fall back like any other).
         self._confirmed: set[tuple[int, int]] = set()
-        #: A register write's qtest line but its value, and the value's
-        #: mask, by (offset, size).
-        self._writes: dict[tuple[int, int], tuple[str, int]] = {}
+        #: A register write's qtest line but its value, the value's mask, and
+        #: whether the command tracker follows it, by (offset, size).
+        self._writes: dict[tuple[int, int], tuple[str, int, bool]] = {}
         self._last: tuple[bool, str, tuple[bool, ...]] = (False, "", ())
         self._keep = self._history.maxlen is None
+        #: The model's interrupt events during the operation just run (none
+        #: when they are not compared) and its level after it.
+        self._irq_state = model.irq_state if self._events is not None else self._level_only
 
     def _new_batch(self) -> None:
         self._queue: list[_Queued] = []
@@ -229,7 +244,30 @@ class OptimisticLockstep(LockstepTarget):
             if offset + size <= sdhci.RSPREG3.offset:  # not an Auto CMD12's
                 self._confirmed.add(args)
             return value
-        return self._queue_read(args, self._line_of(args), 1)[0]
+        lines, nbytes, mread, follows = self._hot.get(args) or self._line_of(args)
+        m = mread(offset, size)
+        em, irq = self._irq_state()
+        if self._queue and self._bytes + nbytes > BATCH_BYTES:
+            self._full()
+        self._queue.append((self.count, "read", args, m, "", em, irq, lines))
+        self._qlines += lines
+        if self._expect is not None:
+            self._expect.append(f"OK 0x{m:016x}")
+        if em:
+            self._qevents = True
+        self._qlevels.add(irq)
+        self._bytes += nbytes
+        self._last = (irq, "", em)
+        self.count += 1
+        if follows:
+            self.tracker.after_reads(offset, size, [m])
+        if len(self._queue) >= self.batch:
+            self._full()
+        return int(m)
+
+    def _level_only(self) -> tuple[tuple[bool, ...], bool]:
+        """:attr:`_irq_state` where interrupt events are not compared."""
+        return (), self.model_target.irq_level()
 
     def read_burst(self, offset: int, size: int, count: int) -> list[int]:
         """``count`` reads of one register (the driver's block through the
@@ -240,30 +278,45 @@ class OptimisticLockstep(LockstepTarget):
             return [self.read(offset, size) for _ in range(count)]
         return self._queue_read(args, self._line_of(args), count)
 
-    def _line_of(self, args: tuple[int, int]) -> tuple[list[str], int]:
-        """A register read's qtest line(s) and their length, made once."""
-        cached = self._lines.get(args)
+    def _line_of(self, args: tuple[int, int]) -> tuple[list[str], int, Any, bool]:
+        """A register read's qtest line(s), their length, the model's reader
+        of it and whether the command tracker follows it: made once."""
+        cached = self._hot.get(args)
         if cached is None:
             lines = self.qemu_target.op_lines("read", args)
-            cached = (lines, sum(len(line) + 1 for line in lines))
-            if len(self._lines) < 4096:
-                self._lines[args] = cached
+            cached = (lines, sum(len(line) + 1 for line in lines),
+                      self.model_target.reader(*args), self.tracker.follows(*args))
+            if len(self._hot) < 4096:
+                self._hot[args] = cached
+                self._lines[args] = cached[:2]
         return cached
 
-    def _queue_read(self, args: tuple[int, int], line: tuple[list[str], int],
+    def _queue_read(self, args: tuple[int, int], line: tuple[list[str], int, Any, bool],
                     count: int) -> list[int]:
         """Run ``count`` reads of ``args`` on the model and queue each for
-        QEMU with its prediction, interrupt level and events."""
-        lines, nbytes = line
+        QEMU with its prediction, interrupt level and events.  Reads that
+        only take bytes from inside a data port block (``read_run``) are
+        taken from the model at once: they leave the line as it was."""
         offset, size = args
-        mread, mirq = self.model.read, self.model.irq_level
-        events = self.model_target.irq_events if self._events is not None else None
-        after = self.tracker.after_op
+        lines, nbytes, mread, follows = line
         out: list[int] = []
-        for _ in range(count):
-            m = mread(offset, size)
-            em = tuple(events()) if events is not None else ()
-            irq = mirq()
+        while len(out) < count:
+            values = self.model_target.read_run(offset, size, count - len(out)) \
+                if count - len(out) > 1 else []
+            if not values:
+                values = [mread(offset, size)]
+            self._queue_reads(args, lines, nbytes, values, *self._irq_state())
+            if follows:
+                self.tracker.after_reads(offset, size, values)
+            out += values
+        return out
+
+    def _queue_reads(self, args: tuple[int, int], lines: list[str], nbytes: int,
+                     values: list[int], em: tuple[bool, ...], irq: bool) -> None:
+        """Queue a read of ``args`` for each of ``values`` (the model's
+        answers, in order): the line at ``irq`` after each, the events
+        ``em`` during the first."""
+        for m in values:
             if self._queue and self._bytes + nbytes > BATCH_BYTES:
                 self._full()
             self._queue.append((self.count, "read", args, m, "", em, irq, lines))
@@ -276,11 +329,9 @@ class OptimisticLockstep(LockstepTarget):
             self._bytes += nbytes
             self._last = (irq, "", em)
             self.count += 1
-            after("read", args, m)
             if len(self._queue) >= self.batch:
                 self._full()
-            out.append(int(m))
-        return out
+            em = ()
 
     def write_burst(self, offset: int, size: int, values: list[int]) -> None:
         """:meth:`write` of each of ``values`` to one register (a block
@@ -314,18 +365,17 @@ class OptimisticLockstep(LockstepTarget):
         shape = self._writes.get((offset, size))
         if shape is None:
             head = self.qemu_target.op_lines("write", (offset, size, 0))[0]
-            shape = (head[:-len("0x0")], (1 << (8 * size)) - 1)
+            shape = (head[:-len("0x0")], (1 << (8 * size)) - 1,
+                     self.tracker.follows(offset, size))
             if len(self._writes) < 4096:
                 self._writes[(offset, size)] = shape
         note = self.tracker.before("write", args, self.count)
         if offset <= _CMD_BYTE < offset + size:
             self._confirmed.clear()
-        model = self.model
-        model.write(offset, size, value)
+        self.model.write(offset, size, value)
         lines = [f"{shape[0]}{value & shape[1]:#x}"]
         nbytes = len(lines[0]) + 1
-        em = tuple(self.model_target.irq_events()) if self._events is not None else ()
-        irq = model.irq_level()
+        em, irq = self._irq_state()
         if self._queue and self._bytes + nbytes > BATCH_BYTES:
             self._full()
         self._queue.append((self.count, "write", args, None, note, em, irq, lines))
@@ -338,7 +388,8 @@ class OptimisticLockstep(LockstepTarget):
         self._bytes += nbytes
         self._last = (irq, note, em)
         self.count += 1
-        self.tracker.after_op("write", args, None)
+        if shape[2]:
+            self.tracker.after_op("write", args, None)
         if len(self._queue) >= self.batch:
             self._full()
 
@@ -406,16 +457,17 @@ class OptimisticLockstep(LockstepTarget):
         :class:`Fallback` at the first difference or failure."""
         if self._queue:
             self._send()
-        while self._inflight:
+        if self._inflight:
             self._receive()
         self._level = None
 
     def _full(self) -> None:
-        """The queue is full: send it, and check the batch sent before it
-        (QEMU ran that one while the model ran this one)."""
-        self._send()
-        while len(self._inflight) > 1:
+        """The queue holds a batch: send it, QEMU runs it while the model
+        runs the next.  What is in flight is read and checked first where
+        this batch would take it past :data:`IN_FLIGHT_BYTES`."""
+        if self._inflight and self._inflight_bytes + self._bytes > IN_FLIGHT_BYTES:
             self._receive()
+        self._send()
 
     def abandon(self) -> None:
         """Read and drop every answer still due, so that the QEMU process can
@@ -429,14 +481,16 @@ class OptimisticLockstep(LockstepTarget):
             except QemuError:
                 pass
         self._inflight.clear()
+        self._inflight_bytes = 0
         if q is not None:
             del q.irq_events[:]
 
     def _send(self) -> None:
         b = _Batch(self._queue, self._qlines, self._expect, self._qevents, self._qlevels,
-                   self._qclock)
+                   self._qclock, self._bytes)
         self._new_batch()
         self._inflight.append(b)
+        self._inflight_bytes += b.nbytes
         try:
             self.qemu_target.qtest.send_lines(b.lines)
         except QemuError as err:  # QEMU gone or hung
@@ -444,22 +498,35 @@ class OptimisticLockstep(LockstepTarget):
             raise Fallback(f"QEMU during a batch: {err}") from err
 
     def _receive(self) -> None:
-        """Read the answers to the oldest batch in flight and compare them."""
-        b = self._inflight[0]
+        """Read the answers to every batch in flight, in one go, and compare
+        each batch's with its predictions, in order."""
+        batches, self._inflight, self._inflight_bytes = self._inflight, [], 0
         q, line = self.qemu_target.qtest, self.qemu_target.irq_line
         level = q.irq_levels.get(line, False) if self._level is None else self._level
         mark = len(q.irq_events)
         try:
-            answers = q.read_marked(len(b.lines))
+            texts, marks = q.read_answers(sum(len(b.lines) for b in batches))
         except QemuError as err:  # a FAIL answer, QEMU gone or hung
-            self._inflight.pop(0)
             self.abandon()
             raise Fallback(f"QEMU during a batch: {err}") from err
-        self._inflight.pop(0)
+        pos = 0
+        for b in batches:
+            end = pos + len(b.lines)
+            level, mark = self._check(b, texts[pos:end], None if marks is None else marks[pos:end],
+                                      level, mark)
+            pos = end
+        del q.irq_events[:]
+        self._level = level
+
+    def _check(self, b: _Batch, texts: list[str], marks: list[int] | None, level: bool,
+               mark: int) -> tuple[bool, int]:
+        """Compare one batch's answers (``marks``: the count of interrupt
+        events before each, from ``mark`` on; ``None``: no event among them)
+        with its predictions; QEMU's level and the event count after it."""
         self.counters.batches += 1
         self.counters.queued += len(b.ops)
-        if (b.expect is not None and not b.events and len(q.irq_events) == mark
-                and b.levels <= {level} and [a for a, _ in answers] == b.expect):
+        if (b.expect is not None and not b.events and (not marks or marks[-1] == mark)
+                and b.levels <= {level} and texts == b.expect):
             # Every answer as predicted, no interrupt event, the line steady.
             self.counters.exact += 1
             if b.clock is not None:
@@ -470,16 +537,16 @@ class OptimisticLockstep(LockstepTarget):
                     for st in (Step(index, op, args, m, m, irq, irq, note, em, em)
                                for index, op, args, m, note, em, irq, _ in b.ops
                                if op != "irq_level"))
-            del q.irq_events[:]
-            self._level = level
-            return
-        self._level = self._compare(b.ops, answers, level, mark)
+            return level, mark
+        return self._compare(b.ops, list(zip(texts, marks or [mark] * len(texts), strict=True)),
+                             level, mark)
 
     def _compare(self, queue: list[_Queued], answers: list[tuple[str, int]], level: bool,
-                 mark: int) -> bool:
+                 mark: int) -> tuple[bool, int]:
         """Compare a batch's answers with its predictions operation by
         operation (:class:`Fallback` at the first difference); with every
-        step kept, record them.  QEMU's interrupt level after the batch."""
+        step kept, record them.  QEMU's interrupt level and the event count
+        after the batch."""
         q, line = self.qemu_target.qtest, self.qemu_target.irq_line
         events = q.irq_events
         with_events = self._events is not None
@@ -516,5 +583,4 @@ class OptimisticLockstep(LockstepTarget):
             if self._keep:
                 st = Step(index, op, args, m, value, irq, level, note, em, eq)
                 self._history.append(_slim(st) if op == "mem_read" else st)
-        del events[:]
-        return level
+        return level, mark

@@ -112,6 +112,14 @@ class SpiTracker:
     def after_op(self, op: str, args: tuple[Any, ...], answer: Any) -> None:
         """:meth:`after` without a step."""
 
+    @staticmethod
+    def follows(offset: int, size: int) -> bool:
+        """No access's answer is followed."""
+        return False
+
+    def after_reads(self, offset: int, size: int, answers: list[int]) -> None:
+        """:meth:`after_op` for reads in a row: nothing either."""
+
     def context(self, step: Step) -> list[str]:
         """Lines that place ``step`` in the byte stream."""
         lines: list[str] = []

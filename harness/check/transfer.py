@@ -115,6 +115,29 @@ class CommandTracker:
             if ocr & _OCR_BUSY:
                 self.ccs = bool(ocr & _OCR_CCS)
 
+    @staticmethod
+    def follows(offset: int, size: int) -> bool:
+        """Whether :meth:`after_op` takes note of an access to ``(offset,
+        size)`` at all: one touching the data port (bytes moved) or covering
+        RSPREG0 (ACMD41's OCR); a caller may skip it for any other."""
+        rsp = sdhci.RSPREG0.offset
+        return (offset < _DATA.stop and _DATA.start < offset + size) or (
+            offset <= rsp and offset + size >= rsp + 4)
+
+    def after_reads(self, offset: int, size: int, answers: list[int]) -> None:
+        """:meth:`after_op` for each of ``answers``, reads of one register
+        in a row (a block through the data port) taken in one go."""
+        c = self.command
+        if c is None or not answers:
+            return
+        rsp = sdhci.RSPREG0.offset
+        if c.app and c.index == 41 and offset <= rsp and offset + size >= rsp + 4:
+            for answer in answers:
+                self.after_op("read", (offset, size), answer)
+            return
+        if offset < _DATA.stop and _DATA.start < offset + size:
+            c.data_bytes += _overlap(offset, size, _DATA) * len(answers)
+
     def context(self, step: Step) -> list[str]:
         """Lines that place ``step`` in the command in progress."""
         c = self.command

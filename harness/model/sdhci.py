@@ -30,6 +30,7 @@ memory core before they get here (see ``harness.model.target``).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Mapping
 
 from harness.hwdefs import sdhci as H
@@ -310,6 +311,25 @@ class SDHCI(SdhciDma):
             self.prnsts &= ~H.PRNSTS_DATLINEACTIVE
             self.set_nis(H.NIS_BLKGAP)
         self.update_irq()
+
+    def read_run(self, count: int) -> list[int]:
+        """Up to ``count`` 32-bit Buffer Data Port reads (2.2.8) that stay
+        inside the current block, taken at once: the values :meth:`read`
+        would give, in order, and the buffer index moved past them.  It
+        stops before the read that ends the block (which fetches the next
+        one or ends the transfer), and gives none where the next read would
+        do more than take bytes (a transfer step pending, no buffer ready, a
+        buffer index off the dword the access expects).  A front end whose
+        data port is not the standard one overrides this."""
+        if not self.prnsts & H.PRNSTS_BUFRDRDY or self.data_count & 3 or self.transfer_pending():
+            return []
+        dc = self.data_count
+        n = min(count, (min(self.block_size - 1, self.buf_maxsz) - dc) // 4)
+        if n <= 0:
+            return []
+        self.timer_steps = 0
+        self.data_count = dc + 4 * n
+        return list(struct.unpack_from(f"<{n}I", self.fifo, dc))
 
     def read_dataport(self, size: int) -> int:
         """Take ``size`` bytes from the buffer; the last byte of a block ends

@@ -107,6 +107,12 @@ def check_capareg(sd_spec_version: int, capareg: int) -> None:
 class SdhciState:
     """Registers, interrupt line and SD-bus plumbing of sdhci-pci."""
 
+    #: Whether the line follows QEMU's (not re-evaluated on reads) rather
+    #: than the specification's: asked of the deviations once, when first
+    #: needed (:meth:`irq_level`).  While it is True the level is
+    #: :attr:`irq`, which ``ModelTarget.irq_state`` reads directly.
+    irq_follows_qemu: bool | None = None
+
     def __init__(self, clock: VirtualClock, card: SDBusCard | None, memory: GuestMemory, *,
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
@@ -223,9 +229,9 @@ class SdhciState:
         """INTx as QEMU leaves it, or as the specification defines it (strict).
         The deviation's answer is fixed for the run (the strictness is), so
         it is asked once: the lockstep asks for the level at every step."""
-        follow = self.__dict__.get("_irq_follows_qemu")
+        follow = self.irq_follows_qemu
         if follow is None:
-            follow = self.__dict__["_irq_follows_qemu"] = self.qemu("sdhci.irq-not-reevaluated")
+            follow = self.irq_follows_qemu = self.qemu("sdhci.irq-not-reevaluated")
         if follow:
             return self.irq
         return self.slotint()
@@ -333,6 +339,6 @@ class SdhciState:
 
     def resume_pending_transfer(self) -> None:
         """A register access first completes a pending continuation step."""
-        if self.transfer_pending():
+        if (self.adma_parked or self._transfer_timer is not None) and self.transfer_pending():
             self.cancel_transfer_timer()
             self.data_transfer()

@@ -12,6 +12,7 @@ two devices reads are 0 and writes dropped.  The interrupt line is the SSP's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,16 @@ class SpiModelTarget(ModelTarget):
         out = list(self.ssp.irq_changes)
         self.ssp.irq_changes.clear()
         return out
+
+    def irq_state(self) -> tuple[tuple[bool, ...], bool]:
+        return tuple(self.irq_events()), self.irq_level()
+
+    def reader(self, offset: int, size: int) -> Callable[[int, int], int]:
+        return self.read
+
+    def read_run(self, offset: int, size: int, count: int) -> list[int]:
+        """No controller data port here: every read is read one by one."""
+        return []
 
     # -- beyond the Target interface ------------------------------------------------
 

@@ -15,6 +15,7 @@ accesses into what QEMU's memory core hands the device:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -251,6 +252,42 @@ class ModelTarget:
     def irq_level(self) -> bool:
         return self.sdhci.irq_level()
 
+    def irq_state(self) -> tuple[tuple[bool, ...], bool]:
+        """:meth:`irq_events` as a tuple, then :meth:`irq_level`, in one call:
+        what a caller running ahead of QEMU predicts after every operation
+        (most leave the line as it was, and are answered here at once)."""
+        s = self.sdhci
+        cls = type(self)
+        if cls.irq_level is _OWN_IRQ_LEVEL and s.irq_follows_qemu:
+            now = s.irq  # the line as last driven (SdhciState.irq_level)
+        else:
+            now = self.irq_level()
+        if not s.irq_changes and now == self._irq_reported and cls.irq_events is _OWN_IRQ_EVENTS:
+            return (), now
+        return tuple(self.irq_events()), self.irq_level()
+
+    def reader(self, offset: int, size: int) -> Callable[[int, int], int]:
+        """The function :meth:`read` comes to for ``(offset, size)``: the
+        controller's own for an aligned access inside the register window
+        (one piece), else :meth:`read` itself (always, where :meth:`read`
+        is not this class's own).  For a caller that reads one register
+        many times."""
+        if size in (1, 2, 4) and not offset & (size - 1) and 0 <= offset < REGISTER_WINDOW \
+                and type(self).read is _OWN_READ:
+            return self.sdhci.read
+        return self.read
+
+    def read_run(self, offset: int, size: int, count: int) -> list[int]:
+        """Up to ``count`` reads of ``(offset, size)`` that only take bytes
+        from inside the Buffer Data Port's current block
+        (:meth:`SDHCI.read_run`): what :meth:`read` would answer each, in
+        order.  Fewer (none) where a read would do more; the caller reads
+        those one by one."""
+        if offset != H.BDATA.offset or size != 4 or type(self).read is not _OWN_READ \
+                or type(self).irq_events is not _OWN_IRQ_EVENTS:  # asked after every read
+            return []
+        return self.sdhci.read_run(count)
+
     def irq_events(self) -> list[bool]:
         """The controller's line changes since the last call (see
         :class:`harness.target.IrqEvents`).  Where the line is not driven as
@@ -394,3 +431,14 @@ class ModelTarget:
     def stop_key(self) -> str | None:
         """The ledger's QEMU bug behind :attr:`hung`, where the model names one."""
         return None if self.sdhci.hung else self.card.fatal_key
+
+
+#: :class:`ModelTarget`'s own :meth:`~ModelTarget.read`,
+#: :meth:`~ModelTarget.irq_level` and :meth:`~ModelTarget.irq_events`: the
+#: shortcuts that skip them (:meth:`~ModelTarget.reader`,
+#: :meth:`~ModelTarget.read_run`, :meth:`~ModelTarget.irq_state`) are taken
+#: only while they are still these (not overridden by a subclass, not
+#: replaced).
+_OWN_READ = ModelTarget.read
+_OWN_IRQ_LEVEL = ModelTarget.irq_level
+_OWN_IRQ_EVENTS = ModelTarget.irq_events

@@ -261,11 +261,19 @@ class QtestClient:
         between answer ``k - 1`` and answer ``k`` came during command ``k``
         (as one command at a time would have them).  A ``FAIL``/``ERR``
         answer raises once all ``n`` have been read."""
+        texts, marks = self.read_answers(n)
+        if marks is None:
+            mark = len(self.irq_events)
+            return [(a, mark) for a in texts]
+        return list(zip(texts, marks, strict=True))
+
+    def read_answers(self, n: int) -> tuple[list[str], list[int] | None]:
+        """:meth:`read_marked` as two lists: the answers, and the marks
+        (``None``: no ``IRQ`` line came among them, every mark is
+        ``len(irq_events)``), without a pair made for each answer."""
         if n <= 0:
-            return []
-        events = self.irq_events
-        out: list[tuple[str, int]] = []
-        buf, pos = self._buf, 0
+            return [], None
+        buf = self._buf
         have = buf.count(b"\n")
         lowat = 1
         try:
@@ -284,10 +292,22 @@ class QtestClient:
                 self._set_lowat(1)
         end = _nth_newline(buf, n)
         if buf.find(b"IRQ ", 0, end) < 0:
-            mark = len(events)
-            out = [(a, mark) for a in buf[:end].decode("ascii", "replace").split("\n")]
-            pos = end + 1
-        while len(out) < n:  # _read_answer's work, inline: answers come by the hundred
+            text = buf[:end].decode("ascii", "replace")
+            del buf[:end + 1]
+            texts = text.split("\n")
+            if ("\n" + text).count("\nOK") != n:
+                self._raise_failed(texts)
+            return texts, None
+        return self._read_with_irqs(n)
+
+    def _read_with_irqs(self, n: int) -> tuple[list[str], list[int]]:
+        """:meth:`read_answers` where ``IRQ`` lines come among the answers:
+        line by line, each event taken as :meth:`_read_answer` takes it."""
+        events = self.irq_events
+        buf, pos = self._buf, 0
+        texts: list[str] = []
+        marks: list[int] = []
+        while len(texts) < n:
             nl = buf.find(b"\n", pos)
             if nl < 0:
                 del buf[:pos]
@@ -299,12 +319,19 @@ class QtestClient:
             if line.startswith(b"IRQ ") and (event := self._irq_line(line)) is not None:
                 events.append(event)
                 continue
-            out.append((line.decode("ascii", "replace"), len(events)))
+            texts.append(line.decode("ascii", "replace"))
+            marks.append(len(events))
         del buf[:pos]
-        for i, (a, _) in enumerate(out):
+        if any(not a.startswith("OK") for a in texts):
+            self._raise_failed(texts)
+        return texts, marks
+
+    @staticmethod
+    def _raise_failed(texts: list[str]) -> None:
+        """The first answer of a pipelined run that is not ``OK``, raised."""
+        for i, a in enumerate(texts):
             if not a.startswith("OK"):
-                raise QtestError(f"command {i + 1} of {n} pipelined", a)
-        return out
+                raise QtestError(f"command {i + 1} of {len(texts)} pipelined", a)
 
     # -- the protocol, typed ------------------------------------------------
 
