@@ -20,7 +20,6 @@ from harness.fuzz import residue
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.ops import Op
 from harness.fuzz.run import OK, Outcome, execute
-from harness.pytest_plugin import selected_builds
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 
@@ -104,15 +103,8 @@ def test_the_model_card_says_what_an_input_may_see() -> None:
     assert residue.watch(model(), frozenset({residue.TIMER})) == {residue.TIMER}
 
 
-@pytest.fixture(scope="module")
-def newest(pytestconfig: pytest.Config) -> QemuBuild:
-    found = selected_builds(pytestconfig)
-    if not found:
-        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
-    return max(found, key=lambda b: b.profile.version)
 
-
-def test_a_seeded_campaign_is_the_same_with_and_without_reuse(newest: QemuBuild,
+def test_a_seeded_campaign_is_the_same_with_and_without_reuse(newest_build: QemuBuild,
                                                                tmp_path: Path) -> None:
     """The inputs, outcomes, steps, features and corpus of a short seeded
     campaign, on reused processes and on a fresh launch each."""
@@ -120,7 +112,7 @@ def test_a_seeded_campaign_is_the_same_with_and_without_reuse(newest: QemuBuild,
     for reuse in (True, False):
         seen: list[tuple[Any, ...]] = []
         with QemuPool(enabled=reuse) as pool:
-            c = C.Campaign(newest, Corpus(tmp_path / str(reuse)), seed=0, pool=pool)
+            c = C.Campaign(newest_build, Corpus(tmp_path / str(reuse)), seed=0, pool=pool)
             run = c.execute
 
             def log(ops: list[Op], run: Any = run, seen: list[tuple[Any, ...]] = seen) -> Outcome:
