@@ -105,6 +105,16 @@ def qemu_pool() -> Iterator[QemuPool]:
         yield pool
 
 
+@pytest.fixture(scope="module")
+def newest_build(pytestconfig: pytest.Config) -> _builds.QemuBuild:
+    """The newest of the selected builds, for tests that need one QEMU and
+    not each (a campaign, a reuse comparison): skipped without any."""
+    found = selected_builds(pytestconfig)
+    if not found:
+        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
+    return max(found, key=lambda b: b.profile.version)
+
+
 def require_clock(build: _builds.QemuBuild) -> None:
     """Skip (with the reason) a test that needs virtual time on ``build``."""
     if not build.profile.has_qtest_accel:

@@ -245,25 +245,11 @@ class OptimisticLockstep(LockstepTarget):
                 self._confirmed.add(args)
             return value
         lines, nbytes, mread, follows = self._hot.get(args) or self._line_of(args)
-        m = mread(offset, size)
-        em, irq = self._irq_state()
-        if self._queue and self._bytes + nbytes > BATCH_BYTES:
-            self._full()
-        self._queue.append((self.count, "read", args, m, "", em, irq, lines))
-        self._qlines += lines
-        if self._expect is not None:
-            self._expect.append(f"OK 0x{m:016x}")
-        if em:
-            self._qevents = True
-        self._qlevels.add(irq)
-        self._bytes += nbytes
-        self._last = (irq, "", em)
-        self.count += 1
+        values = [mread(offset, size)]
+        self._queue_reads(args, lines, nbytes, values, *self._irq_state())
         if follows:
-            self.tracker.after_reads(offset, size, [m])
-        if len(self._queue) >= self.batch:
-            self._full()
-        return int(m)
+            self.tracker.after_reads(offset, size, values)
+        return int(values[0])
 
     def _level_only(self) -> tuple[tuple[bool, ...], bool]:
         """:attr:`_irq_state` where interrupt events are not compared."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from harness.check.quirks import QUIRKS, QuirkSet
 from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.driver.host import HostDriver
 from harness.errors import QemuGone
+from harness.fuzz import residue
 from harness.fuzz.ops import Op, apply
 from harness.machine import CardImage, Machine
 from harness.model.deviations import Strictness
@@ -87,6 +88,11 @@ class Outcome:
     spec: list[str] = field(default_factory=list)
     #: The IOAPIC input QEMU routes the controller's INTx to.
     irq_line: int | None = None
+    #: What the pooled process's card held from earlier inputs when this
+    #: one started, and which of it the input may have seen
+    #: (:mod:`harness.fuzz.residue`; empty on a fresh launch).
+    carried: frozenset[str] = frozenset()
+    seen: frozenset[str] = frozenset()
 
     @property
     def finding(self) -> bool:
@@ -172,14 +178,30 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
                              timeout=timeout, name=name, fresh=fresh, pool=pool, polls=polls,
                              optimistic=optimistic)
 
-    if lockstep == "optimistic" and pool is not None and fresh is None and not strict:
-        first = once(True)
-        if first.status == OK and first.lockstep == "optimistic":
-            return first
-        again = once(False)
-        again.lockstep, again.seconds = "fallback", again.seconds + first.seconds
+    if pool is None or fresh is not None or strict:
+        return once(False)
+    out = _pooled(once, lockstep)
+    if out.seen or (out.carried and out.status != OK):
+        # What earlier inputs left on the process may have shown: the input
+        # again on a fresh launch (its process was closed), whose outcome a
+        # run without reuse gives.
+        again = _pooled(once, lockstep)
+        again.seconds += out.seconds
         return again
-    return once(False)
+    return out
+
+
+def _pooled(once: Callable[[bool], Outcome], lockstep: str) -> Outcome:
+    """One input on a pooled QEMU: optimistic, then step by step unless it
+    agreed (``lockstep="optimistic"``), or step by step."""
+    if lockstep != "optimistic":
+        return once(False)
+    first = once(True)
+    if first.status == OK and first.lockstep == "optimistic":
+        return first
+    again = once(False)
+    again.lockstep, again.seconds = "fallback", again.seconds + first.seconds
+    return again
 
 
 def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
@@ -198,17 +220,21 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     err_at = 0
+    carried: frozenset[str] = frozenset()
+    seen: set[str] = set()
     try:
         if fresh is not None:
             qemu = fresh
         elif pooled is not None:
             qemu = pooled.acquire(binary, machine, timeout=timeout, name=name)
+            carried = qemu.residue
         else:
             qemu = QemuTarget(binary, machine, name=name, timeout=timeout)
         side = qemu if rec is None else RecordingTarget(qemu, rec)
         err_at = sanitizer.mark(qemu)
         model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
         model.sdhci.step_budget = STEP_BUDGET
+        seen = residue.watch(model, carried)
         quirks = QuirkSet(QUIRKS, profile, "fuzz")
         if optimistic and side is qemu:
             lock = OptimisticLockstep(model, qemu, quirks=quirks)
@@ -233,8 +259,7 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
             out.replay_argv = qemu.replay_argv() if hasattr(qemu, "session") else []
             out.irq_line = getattr(qemu, "irq_line", None)
             if pooled is not None and side is qemu:
-                pooled.release(qemu, healthy=out.status in (OK, DIVERGE)
-                               or out.lockstep == "fallback")
+                _release(pooled, qemu, model, out, carried, seen)
             else:
                 (side or qemu).close()
     if rec is not None:
@@ -248,6 +273,20 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
             rec.cleanup()
     out.seconds = time.monotonic() - t0
     return out
+
+
+def _release(pool: QemuPool, qemu: QemuTarget, model: ModelTarget | None, out: Outcome,
+             carried: frozenset[str], seen: set[str]) -> None:
+    """Hand the pooled ``qemu`` back with the residue its card now holds
+    (:mod:`harness.fuzz.residue`): kept for reuse unless that residue is
+    unknown (the model lost QEMU's card: any outcome but agreement) or
+    unclearable, or the input may have ``seen`` what it ``carried`` (then
+    it runs again on a fresh launch)."""
+    agreed = out.status == OK and model is not None
+    qemu.residue = carried | (residue.left(model) if agreed and model is not None
+                              else {residue.UNKNOWN})
+    out.carried, out.seen = carried, frozenset(seen)
+    pool.release(qemu, healthy=not (qemu.residue & residue.NOT_REUSABLE or out.seen))
 
 
 def _failed(out: Outcome, e: Exception, model: ModelTarget | None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 
 
 class Access(Enum):
@@ -33,8 +34,9 @@ class Field:
     doc: str = ""
     since: int = 1
 
-    @property
+    @cached_property
     def mask(self) -> int:
+        """The field's bits in the register (made once: the model asks often)."""
         return ((1 << self.width) - 1) << self.lsb
 
     def value(self, field_value: int) -> int:

@@ -26,6 +26,13 @@ BAR0 = 0x10
 INTERRUPT_LINE = 0x3C
 INTERRUPT_PIN = 0x3D
 
+# The chipset's Reset Control Register, I/O port 0CF9h (Intel ICH9 datasheet
+# 13.7.5; the PIIX3 has it too): RST_CPU set resets the system, SYS_RST with
+# it makes that a hard reset.
+RESET_CONTROL_PORT = 0xCF9
+RESET_CONTROL_SYS_RST = 1 << 1
+RESET_CONTROL_RST_CPU = 1 << 2
+
 # Command register bits (PCI 3.0, 6.2.2).
 COMMAND_IO = 1 << 0
 COMMAND_MEMORY = 1 << 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
 import os
 import shutil
 import subprocess
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from harness import images
+from harness.hwdefs import pci as pcidefs
 from harness.hwdefs.boards import Board
 from harness.machine import CARD_ID, DRIVE_ID, Machine
 from harness.qemu import board, pci
@@ -48,6 +50,9 @@ REUSE_RAM_LIMIT = 1 << 31
 _LEGACY_HOLE = (0xA0000, 0x100000)
 #: Bytes zeroed by one qtest ``memset``.
 _SCRUB_CHUNK = 1 << 20
+#: ``fallocate`` mode FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE.
+_PUNCH = 0x02 | 0x01
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class QemuTargetError(QemuError):
@@ -69,6 +74,37 @@ def copy_image(src: Path, dst_dir: Path, stem: str = "card") -> Path:
     except OSError as e:
         raise QemuTargetError(f"cannot copy the card image {src}: {e}") from e
     return dst
+
+
+def mark_unwritten(path: Path) -> None:
+    """Set ``path``'s modification time to the epoch: any write QEMU makes
+    to it afterwards (``pwrite``, a discard, a write of zeroes) sets it to
+    the present, so :func:`unwritten` tells whether QEMU wrote the copy."""
+    os.utime(path, ns=(0, 0))
+
+
+def unwritten(path: Path) -> bool:
+    """Whether nothing wrote ``path`` since :func:`mark_unwritten`."""
+    return path.stat().st_mtime_ns == 0
+
+
+def rewrite_copy(src: Path, dst: Path) -> None:
+    """Put all of ``src``'s bytes back into ``dst``, a copy of the same size
+    (in place, QEMU keeping it open): ``src``'s data extents copied in the
+    kernel, its holes punched in ``dst``.  Raises OSError when it cannot."""
+    extents = images.data_extents(src)
+    with open(src, "rb") as fi, open(dst, "r+b") as fo:
+        size = os.fstat(fi.fileno()).st_size
+        if os.fstat(fo.fileno()).st_size != size:
+            raise OSError(f"{dst} is no longer {size} bytes")
+        if copy_extents(fi, fo, extents) is not None:
+            raise OSError(f"short copy from {src}")
+        pos = 0
+        for off, length in [*extents, (size, 0)]:
+            if off > pos and _libc.fallocate(fo.fileno(), _PUNCH, ctypes.c_long(pos),
+                                             ctypes.c_long(off - pos)) != 0:
+                raise OSError(ctypes.get_errno(), f"cannot punch {dst}")
+            pos = off + length
 
 
 def copy_extents(fi: BinaryIO, fo: BinaryIO, extents: list[tuple[int, int]]) -> int | None:
@@ -141,15 +177,23 @@ class QemuTarget:
         #: Scenarios this process has served (1 after a fresh launch).
         self.uses = 1
         self._scan: list[tuple[int, int, int, int]] = []
+        #: The launch's PCI set-up: each qtest command and its answer.
+        self._setup_log: list[tuple[str, str]] = []
         self._view_key: tuple[str, int, int] | None = None
         #: The file QEMU opens (a private copy unless read-only), if any.
         self.image: Path | None = None
         #: The source image whose bytes :attr:`image` is known to hold again
         #: (:meth:`restore_image`), so that the next use may keep it.
         self._clean_for: Path | None = None
+        #: The source image :attr:`image` is a private copy of.
+        self._copy_of: Path | None = None
         #: A board's interrupt intercept lines: they outlive a reset, so each
         #: reuse's trace starts with them and replays on a fresh QEMU.
         self._intercept: list[str] = []
+        #: Device state a reset does not clear that the last user says it
+        #: left (see :mod:`harness.fuzz.residue`): a reuse keeps it, a
+        #: fresh launch has none.
+        self.residue: frozenset[str] = frozenset()
         self.image_format = machine.image.format if machine.image else "raw"
         self.source_image = machine.image.path if machine.image else None
         try:
@@ -181,10 +225,34 @@ class QemuTarget:
             raise QemuTargetError(f"card image {src} does not exist")
         if machine.image.readonly:
             return src, machine
-        if self.image is not None and self._clean_for == src.resolve():
+        if self.image is not None and self._copy_clean(src, machine.image.format):
             return self.image, machine.with_image_path(self.image)
         dst = copy_image(src, self._workdir, f"card-{self.uses}")
+        mark_unwritten(dst)
+        self._copy_of = src.resolve()
         return dst, machine.with_image_path(dst)
+
+    def _copy_clean(self, src: Path, fmt: str) -> bool:
+        """Whether the current private copy holds ``src``'s bytes for the
+        next use: restored by :meth:`restore_image`, written by nobody since
+        it was made (:func:`unwritten`), or, a raw copy QEMU wrote, put back
+        whole in place (:func:`rewrite_copy`: QEMU's raw driver keeps no
+        card data of its own; a container's metadata cache it does)."""
+        dst = self.image
+        if dst is None or dst.parent != self._workdir or self._copy_of != src.resolve():
+            return False
+        if self._clean_for == self._copy_of:
+            return True
+        try:
+            if unwritten(dst):
+                return True
+            if fmt != "raw" or self.image_format != "raw":
+                return False
+            rewrite_copy(src, dst)
+            mark_unwritten(dst)
+        except OSError:
+            return False
+        return True
 
     def restore_image(self, extents: list[tuple[int, int]]) -> None:
         """Put the source's bytes back over ``extents`` of QEMU's private
@@ -205,6 +273,7 @@ class QemuTarget:
             with open(src, "rb") as fi, open(dst, "r+b") as fo:
                 if copy_extents(fi, fo, images.merge_extents(extents)) is not None:
                     return  # past the source's end: not restorable
+            mark_unwritten(dst)
         except OSError:
             return
         self._clean_for = src.resolve()
@@ -213,8 +282,10 @@ class QemuTarget:
         """Make this process what a fresh launch of ``machine`` would be.
 
         ``machine`` may differ from the current one in its card image only
-        (see :func:`harness.qemu.pool.reuse_key`).  The new image (a fresh
-        private copy) is swapped in with QMP ``blockdev-change-medium``;
+        (see :func:`harness.qemu.pool.reuse_key`).  The card's private copy
+        is kept where it holds the source's bytes again (:meth:`_copy_clean`:
+        nobody wrote it, :meth:`restore_image`, or put back in place), else a
+        fresh copy is swapped in with QMP ``blockdev-change-medium``;
         ``system_reset`` resets the controller, the card (which re-reads
         its size from the new medium) and PCI config; guest RAM is zeroed
         (its shared file punched, else qtest ``memset`` outside the legacy
@@ -247,9 +318,9 @@ class QemuTarget:
         q = self.qtest
         if s.can_scrub:
             s.scrub_ram()  # before the reset, which puts back any ROM blob in RAM
-            s.system_reset()
+            self._system_reset(machine)
         else:
-            s.system_reset()
+            self._system_reset(machine)
             for lo, hi in board.ram_ranges(machine) or ((0, _LEGACY_HOLE[0]),
                                                         (_LEGACY_HOLE[1], machine.ram)):
                 q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
@@ -270,7 +341,20 @@ class QemuTarget:
         self.source_image = machine.image.path if machine.image else None
         self.image_format = machine.image.format if machine.image else "raw"
         if machine.board is None:  # a board's IRQ intercept outlives the reset
-            self._setup_pci(self._scan)
+            self._replay_setup()
+
+    def _system_reset(self, machine: Machine) -> None:
+        """Reset the machine as QMP ``system_reset`` does.  A PC's through
+        its chipset's Reset Control Register (a qtest ``outb``, a tenth of
+        QMP's round trip): QEMU asks for the same reset either way (only
+        the cause its RESET event names differs) and does it in its main
+        loop before it reads the next qtest command, which the caller's
+        next round trip is.  A board's through QMP."""
+        if machine.board is not None:
+            self.session.system_reset()
+            return
+        self.qtest.out(1, pcidefs.RESET_CONTROL_PORT,
+                       pcidefs.RESET_CONTROL_RST_CPU | pcidefs.RESET_CONTROL_SYS_RST)
 
     def _medium(self) -> dict[str, str]:
         """How QMP names the card's medium: the card's qdev id, or for a board's
@@ -301,10 +385,41 @@ class QemuTarget:
     def readonly(self) -> bool:
         return self.machine.image is not None and self.machine.image.readonly
 
+    def _replay_setup(self) -> None:
+        """The launch's PCI set-up again after a reset, in one round trip:
+        the same qtest commands (so the same trace), each of whose answers
+        must be the launch's (else the bus is not what it was: the caller
+        launches afresh).  Without a record of the launch's, as it did."""
+        if not self._setup_log:
+            self._setup_pci(self._scan)
+            return
+        answers = self.qtest.pipeline([line for line, _ in self._setup_log])
+        if answers != [answer for _, answer in self._setup_log]:
+            raise QemuTargetError("PCI bus 0 is not what it was at launch")
+
     def _setup_pci(self, scan: list[tuple[int, int, int, int]] | None = None) -> None:
         """Find sdhci-pci, map BAR0, enable it, route its INTx.  ``scan``:
         the config reads of the launch's bus scan, done in one round trip
-        (a reused process: the same commands, so the same trace)."""
+        (a reused process: the same commands, so the same trace).  At
+        launch, each command and its answer are kept for
+        :meth:`_replay_setup`."""
+        q = self.qtest
+        if scan is None and "command" not in vars(q):
+            log: list[tuple[str, str]] = []
+            command = q.command
+
+            def keep(line: str) -> str:
+                answer = command(line)
+                log.append((line, answer))
+                return answer
+
+            q.command = keep  # type: ignore[method-assign]
+            try:
+                self._setup_pci(scan=[])
+            finally:
+                del q.command
+            self._setup_log = log
+            return
         cfg = pci.PciConfig(self.qtest)
         if scan:
             cfg.prefetch(scan)

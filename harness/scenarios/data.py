@@ -9,6 +9,7 @@ image's pattern, data written against what was written.
 
 from __future__ import annotations
 
+from harness.driver import ops
 from harness.driver.adma import Adma2Desc, AdmaOptions
 from harness.driver.host import SET_BLOCK_COUNT, Stop
 from harness.driver.results import Mode
@@ -194,6 +195,25 @@ def _adma_bad(t: Target, ctx: Context) -> None:
     expect_pattern(ctx, r.data, 1, "ADMA2 read after recovery")
 
 
+@scenario("adma2-length-mismatch-admaerr", "data", needs_clock=True)
+def _adma_mismatch(t: Target, ctx: Context) -> None:
+    """A chain that ends before the transfer does (an ADMA Length Mismatch
+    Error, 1.13.5, 2.2.30) after the guest wrote ADMAERR itself: what the
+    controller adds to the register, and what it keeps of the guest's
+    bits; then the same with ADMAERR written 0."""
+    d = ready(t)
+    buf = d.dma_base + 0x20000
+    short = [Adma2Desc.tran(buf, 1024, end=True)]
+    for before in (0xF8, 0x04, 0x00):
+        t.write(H.ADMAERR.offset, 1, before)
+        t.read(H.ADMAERR.offset, 1)
+        d.read_blocks(0, 4, mode=Mode.ADMA2, buffer=buf,
+                      adma=AdmaOptions(descriptors=short, segments=[(buf, 1024)]))
+        t.read(H.ADMAERR.offset, 4)
+        d.reset(H.SWRST_CMD | H.SWRST_DAT)
+        t.read(H.ADMAERR.offset, 1)
+
+
 @scenario("adma2-link-parked", "data", needs_clock=True)
 def _adma_parked(t: Target, ctx: Context) -> None:
     """A read whose ADMA2 table is one Link descriptor to itself (1.13.4): it
@@ -265,6 +285,34 @@ def _split(t: Target, ctx: Context) -> None:
         ctx.expect(back.data == data, f"{access}-byte writes read back differently")
     ctx.expect(seen[0] == seen[1] == seen[2], "reads differ by access size")
     expect_pattern(ctx, seen[0], 11, "PIO read")
+
+
+@scenario("continue-after-block-gap", "data", needs_clock=True)
+def _continue_gap(t: Target, ctx: Context) -> None:
+    """A three-block PIO read (CMD18) asked to stop at the block gap while
+    its first block is in the buffer, then Continue Request (2.2.12: the
+    transfer resumes, PRNSTS Read Transfer Active and DAT Line Active set
+    again, 2.2.9), the second block read, Continue again for the third;
+    PRNSTS and both statuses after each step, every data port read
+    compared."""
+    ready(t)
+    ops.start(t, {"index": 18, "bs": 512, "count": 3, "offset": 0, "block": 4, "mode": "pio",
+                  "auto12": False, "blkcnt_en": True, "boundary": 0})
+    t.clock_step(1_000_000)
+    t.write(H.BLKGAP.offset, 1, H.BLKGAP_STOP)
+    for _block in range(3):
+        t.read(H.PRNSTS.offset, 4)
+        for _ in range(512 // 4):
+            t.read(H.BDATA.offset, 4)
+        t.read(H.PRNSTS.offset, 4)
+        t.read(H.NORINTSTS.offset, 4)
+        t.write(H.NORINTSTS.offset, 2, H.NIS_BLKGAP | H.NIS_RBUFRDY)
+        t.write(H.BLKGAP.offset, 1, H.BLKGAP_CONTINUE)
+        t.clock_step(1_000_000)
+        t.read(H.PRNSTS.offset, 4)
+        t.write(H.BLKGAP.offset, 1, H.BLKGAP_STOP)
+    t.read(H.NORINTSTS.offset, 4)
+    t.irq_level()
 
 
 @scenario("stop-at-block-gap", "data", needs_clock=True)

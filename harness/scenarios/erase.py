@@ -63,6 +63,32 @@ for _image in ("sdsc-16m", "sdhc-4g"):
         d.send_status()
 
 
+    @scenario(f"erase-sequence-after-errors-{_image}", "erase", image=_image, needs_clock=True)
+    def _sequence(t: Target, ctx: Context) -> None:
+        """What an erase that failed leaves for the next one (PLS 4.3.5:
+        CMD38 needs CMD32 then CMD33 before it, else ERASE_SEQ_ERROR): an
+        end beyond the card (OUT_OF_RANGE), then CMD32 and CMD38 without a
+        CMD33, then CMD33 and CMD38 without a CMD32, then a whole sequence;
+        CMD13 after each CMD38 and the blocks read back."""
+        d = ready(t)
+        n = _card_blocks(d)
+        d.write_blocks(8, test_data(512 * 8, 8))
+        d.cmd(D.ERASE_WR_BLK_START, d.address(10))
+        d.cmd(D.ERASE_WR_BLK_END, d.address(n + 5))
+        d.cmd(D.ERASE, 0)
+        d.send_status()
+        d.cmd(D.ERASE_WR_BLK_START, d.address(12))
+        d.cmd(D.ERASE, 0)
+        d.send_status()
+        d.cmd(D.ERASE_WR_BLK_END, d.address(13))
+        d.cmd(D.ERASE, 0)
+        d.send_status()
+        d.read_blocks(8, 8)
+        d.erase(11, 12)
+        d.send_status()
+        d.read_blocks(8, 8)
+
+
 @scenario("write-protect-groups", "erase", needs_clock=True)
 def _wp(t: Target, ctx: Context) -> None:
     """CMD28 protects a group, CMD30 reports it, a write into it is refused

@@ -4,8 +4,10 @@ tuning, ACMD22, CMD56 (PLS 4.3.7, 4.3.10, 4.10.2, 5)."""
 from __future__ import annotations
 
 from harness.driver import host as D
+from harness.driver import ops
 from harness.driver.results import Mode, Transfer
 from harness.hwdefs.sd import Resp
+from harness.ledger import entry
 from harness.scenarios.common import ready, test_data
 from harness.scenarios.registry import Context, scenario
 from harness.target import Target
@@ -137,3 +139,72 @@ def _gen_cmd_write(t: Target, ctx: Context) -> None:
     d.send_status()
     d._read_data(GEN_CMD, 1, 512)
     d.send_status()
+
+
+def _lock42(d: D.HostDriver, ctx: Context, flags: int, password: bytes = b"", *,
+            pwd_len: int | None = None, bare: bool = False) -> None:
+    """CMD42 with the lock card data structure (PLS 4.3.7; the flags byte
+    alone when ``bare``), CMD16 around it giving its length, as the build
+    takes it (ledger sd.cmd42-data-length: QEMU 9.1 and later wait for a
+    512-byte block), then CMD13."""
+    ops.lock(d, {"flags": flags, "pwd": password.hex(), "pwd_len": pwd_len, "bare": bare,
+                 "pad": entry("sd.cmd42-data-length").versions.applies(ctx.profile.version)})
+    d.send_status()
+
+
+def _card_registers_after(d: D.HostDriver) -> None:
+    """CSD and CID in stand-by, then the status and block 0 in transfer."""
+    d.deselect()
+    d.send_csd()
+    d.send_cid()
+    d.select()
+    d.send_status()
+    d.read_blocks(0, 1)
+
+
+for _bit in ("tmp_wp", "perm_wp"):
+
+    @scenario(f"lock-force-erase-{_bit.replace('_', '-')}", "card", needs_clock=True)
+    def _force_erase_protected(t: Target, ctx: Context, _bit: str = _bit) -> None:
+        """A forced erase (PLS 4.3.7.3: the flags byte alone, ERASE) of a
+        locked card whose CSD (CMD27) has TMP_WRITE_PROTECT, or
+        PERM_WRITE_PROTECT, set (5.3.2): the one clears it with the
+        password and the lock; the other is refused (LOCK_UNLOCK_FAILED),
+        the card staying locked.  The CSD and CID are read after, and a
+        write tried before and after."""
+        d = ready(t)
+        pw = b"sdqtest"
+        ops.program_csd(d, {"set": ops.CSD_WRITABLE[_bit], "clear": 0})
+        d.send_status()
+        d.write_blocks(0, test_data(512, 11))  # write protected
+        d.send_status()
+        _lock42(d, ctx, D.LOCK_SET_PWD | D.LOCK_LOCK, pw)
+        _lock42(d, ctx, D.LOCK_ERASE, bare=True)
+        _card_registers_after(d)
+        _lock42(d, ctx, 0, pw)                     # unlock, where still locked
+        d.write_blocks(0, test_data(512, 12))
+        _card_registers_after(d)
+
+
+@scenario("lock-password-lengths", "card", needs_clock=True)
+def _password_lengths(t: Target, ctx: Context) -> None:
+    """CMD42 with PWD_LEN shorter than, equal to and longer than the
+    current password, past the 16-byte limit, and longer than the bytes
+    that follow it in the block (PLS 4.3.7.1: PWD_LEN counts the old and
+    the new password when one is replaced); CMD13 after each."""
+    d = ready(t)
+    pw, new = b"sdqtest", b"new-pass"
+    _lock42(d, ctx, D.LOCK_SET_PWD, pw)
+    _lock42(d, ctx, D.LOCK_LOCK, pw, pwd_len=len(pw) - 1)        # shorter
+    _lock42(d, ctx, D.LOCK_LOCK, pw)                             # equal: the current one
+    _lock42(d, ctx, D.LOCK_LOCK, pw + b"x", pwd_len=len(pw) + 1)  # one byte more
+    _lock42(d, ctx, 0, pw)                                       # unlock, where locked
+    _lock42(d, ctx, D.LOCK_SET_PWD, pw + new)                    # replace: old + new
+    _lock42(d, ctx, D.LOCK_SET_PWD, new + b"y" * 9)              # 17 bytes: past 16
+    _lock42(d, ctx, D.LOCK_SET_PWD | D.LOCK_LOCK, new + pw,
+            pwd_len=len(new) + len(pw) + 4)                      # more than follows
+    _lock42(d, ctx, D.LOCK_LOCK, new, pwd_len=0)                 # no password given
+    d.read_blocks(0, 1)
+    _lock42(d, ctx, D.LOCK_SET_PWD | D.LOCK_LOCK, new + pw)      # replace and lock
+    _lock42(d, ctx, D.LOCK_ERASE, bare=True)
+    d.read_blocks(0, 1)

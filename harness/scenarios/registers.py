@@ -67,6 +67,29 @@ def _w1c(t: Target, ctx: Context) -> None:
     t.read(H.ERRINTSTS.offset, 2)
 
 
+@scenario("status-enables-mask-pending", "registers")
+def _enables_mask(t: Target, ctx: Context) -> None:
+    """Status enables written while statuses are pending (2.2.19, 2.2.20: a
+    disabled status is not set; ERRINT in NORINTSTS is the OR of
+    ERRINTSTS, 2.2.17): errors forced with every enable on, then the error
+    enables taken away a few bits at a time, by a word write of
+    ERRINTSTSEN and by a longword write of both enables, until no error is
+    left pending; both statuses read after each write, and the line."""
+    for longword in (False, True):
+        t.write(H.NORINTSTSEN.offset, 4, 0xFFFF_FFFF)
+        t.write(H.NORINTSIGEN.offset, 4, 0xFFFF_FFFF)
+        t.write(H.FEERR.offset, 2, 0x00F3)
+        for enabled in (0xFFF0, 0xFF00, 0x0000, 0xFFFF):
+            if longword:
+                t.write(H.NORINTSTSEN.offset, 4, enabled << 16 | 0xFFFF)
+            else:
+                t.write(H.ERRINTSTSEN.offset, 2, enabled)
+            t.read(H.NORINTSTS.offset, 4)
+            t.read(H.NORINTSTSEN.offset, 4)
+            t.irq_level()
+        t.write(H.SWRST.offset, 1, H.SWRST_ALL)
+
+
 @scenario("access-sizes", "registers")
 def _access_sizes(t: Target, ctx: Context) -> None:
     """Byte, word and long reads at every offset of the window, aligned or

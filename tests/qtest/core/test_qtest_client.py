@@ -87,6 +87,33 @@ def test_pipeline_answers_come_back_in_order(peer_factory) -> None:  # type: ign
     assert c.irq_levels == {3: True}
 
 
+@pytest.mark.parametrize("irq_every", [0, 3])
+def test_read_answers_marks_each_answer_with_the_events_before_it(  # type: ignore[no-untyped-def]
+        peer_factory, irq_every: int) -> None:
+    """Each answer's mark counts the IRQ lines QEMU sent before it (the
+    events of the command it answers); no IRQ line at all: no marks."""
+    def script(line: str) -> str:
+        if not line.startswith("readl"):
+            return "OK little\n" if line == "endianness" else "FAIL Unknown command\n"
+        addr = int(line.split()[1], 16)
+        irq = "IRQ raise 3\nIRQ lower 3\n" if irq_every and addr % irq_every == 0 else ""
+        return f"{irq}OK 0x{addr:016x}\n"
+
+    peer = peer_factory(script)
+    c = QtestClient(peer.a, timeout=2)
+    c.send_lines([qtest.fmt_mmio_read(4, a) for a in range(1, 100)])
+    texts, marks = c.read_answers(99)
+    assert texts == [f"OK 0x{a:016x}" for a in range(1, 100)]
+    if not irq_every:
+        assert marks is None and c.irq_events == []
+    else:
+        assert marks == [2 * (a // 3) for a in range(1, 100)]
+        assert len(c.irq_events) == 2 * 33
+    c.send_lines(["endianness", "bogus", "endianness"])
+    with pytest.raises(QtestError, match="command 2 of 3"):
+        c.read_answers(3)
+
+
 def test_fail_answer_raises_and_stream_stays_in_step(peer_factory) -> None:  # type: ignore[no-untyped-def]
     def script(line: str) -> str:
         return "FAIL Unknown command 'bogus'\n" if line == "bogus" else "OK little\n"

@@ -13,7 +13,6 @@ from harness.fuzz import campaign as C
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.run import ERROR, OK, Outcome, execute
 from harness.model.sdcard import SDCard
-from harness.pytest_plugin import selected_builds
 from harness.qemu.builds import QemuBuild
 
 pytestmark = pytest.mark.qemu
@@ -21,26 +20,18 @@ pytestmark = pytest.mark.qemu
 FIELD = Path(__file__).resolve().parent / "field_inputs"
 
 
-@pytest.fixture(scope="module")
-def newest(pytestconfig: pytest.Config) -> QemuBuild:
-    """One build for the campaign tests (the newest selected), to keep them short."""
-    found = selected_builds(pytestconfig)
-    if not found:
-        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
-    return max(found, key=lambda b: b.profile.version)
 
-
-def test_short_campaign_runs_inputs_in_lockstep(newest: QemuBuild, tmp_path: Path) -> None:
+def test_short_campaign_runs_inputs_in_lockstep(newest_build: QemuBuild, tmp_path: Path) -> None:
     lines: list[str] = []
-    st = C.Campaign(newest, Corpus(tmp_path), seed=0, progress=lines.append).run(count=3)
+    st = C.Campaign(newest_build, Corpus(tmp_path), seed=0, progress=lines.append).run(count=3)
     assert st.execs == 3 and ERROR not in st.by_status, st.by_status
     assert st.kept >= 1 and lines and "execs" in lines[-1]
-    out = execute(newest.binary, newest.profile, Corpus(tmp_path).inputs()[0],
-                  name=newest.name)
+    out = execute(newest_build.binary, newest_build.profile, Corpus(tmp_path).inputs()[0],
+                  name=newest_build.name)
     assert out.status == OK and out.steps > 50 and out.trace  # it did drive the devices
 
 
-def test_wrong_model_rule_is_found_and_shrunk(newest: QemuBuild, tmp_path: Path,
+def test_wrong_model_rule_is_found_and_shrunk(newest_build: QemuBuild, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A model broken on purpose (bit 0 of the card's CMD55 response set) is
     a finding with a short reproducer, whose C test asserts the model's
@@ -52,7 +43,7 @@ def test_wrong_model_rule_is_found_and_shrunk(newest: QemuBuild, tmp_path: Path,
         return resp[:3] + bytes([resp[3] | 1]) if cmd == 55 and len(resp) == 4 else resp
 
     monkeypatch.setattr(SDCard, "do_command", broken)
-    camp = C.Campaign(newest, Corpus(tmp_path), seed=0, shrink_calls=30)
+    camp = C.Campaign(newest_build, Corpus(tmp_path), seed=0, shrink_calls=30)
     st = camp.run(count=1)
     assert [f.signature for f in st.found] == ["diverge:result:RSPREG0.RSP"]
     f = st.found[0]
@@ -62,13 +53,14 @@ def test_wrong_model_rule_is_found_and_shrunk(newest: QemuBuild, tmp_path: Path,
                   c_text)
     assert m, c_text[-600:]
     trace = f.directory / "repro.qtest"
-    res = replay.replay_qemu(newest.binary, replay.read_trace(trace),
+    res = replay.replay_qemu(newest_build.binary, replay.read_trace(trace),
                              replay.replay_machine(trace))
     line, answer = res.answers[-1]
     assert line == f"readl {m.group(1)}" and int(answer.split()[1], 0) != int(m.group(2), 0)
     monkeypatch.setattr(SDCard, "do_command", real)
     ops = __import__("json").loads((f.directory / "finding.json").read_text())["ops"]
-    assert execute(newest.binary, newest.profile, ops, name=newest.name).status == OK
+    b = newest_build
+    assert execute(b.binary, b.profile, ops, name=b.name).status == OK
 
 
 @pytest.mark.parametrize("name", ["shell-form-bar-e0000000.sh",
@@ -87,17 +79,18 @@ def test_field_reproducer_runs_on_the_model(qemu_build: QemuBuild, name: str) ->
     assert res.model_reads >= 5 and res.model_diffs == []
 
 
-def test_field_reproducer_becomes_fuzz_input(newest: QemuBuild) -> None:
+def test_field_reproducer_becomes_fuzz_input(newest_build: QemuBuild) -> None:
     from harness.fuzz.inputs import trace_ops
 
-    ops = trace_ops(FIELD / "header-q35-bar-febf1000.qtest", newest.binary, newest.profile)
+    ops = trace_ops(FIELD / "header-q35-bar-febf1000.qtest", newest_build.binary,
+                    newest_build.profile)
     assert ops[0] == {"op": "read", "off": 0x24, "size": 4}
     assert {"op": "write", "off": 0x29, "size": 1, "value": 0x0F} in ops
-    out = execute(newest.binary, newest.profile, ops, name=newest.name)
+    out = execute(newest_build.binary, newest_build.profile, ops, name=newest_build.name)
     assert out.status == OK, out.reason
 
 
-def test_a_time_budget_holds_shrinking_too(newest: QemuBuild, tmp_path: Path,
+def test_a_time_budget_holds_shrinking_too(newest_build: QemuBuild, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """``--time`` is the campaign's whole budget: exploring stops a share
     before the end once something is found, shrinking stops at the end and
@@ -118,7 +111,7 @@ def test_a_time_budget_holds_shrinking_too(newest: QemuBuild, tmp_path: Path,
     now = [0.0]
     monkeypatch.setattr(C, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     with QemuPool() as pool:
-        camp = C.Campaign(newest, Corpus(tmp_path), seed=0, shrink_calls=500, pool=pool)
+        camp = C.Campaign(newest_build, Corpus(tmp_path), seed=0, shrink_calls=500, pool=pool)
         real_execute, real_fresh = camp.execute, camp.execute_fresh
 
         def execute_one_second(ops: list[dict[str, object]]) -> Outcome:

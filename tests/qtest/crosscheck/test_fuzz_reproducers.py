@@ -21,20 +21,12 @@ from harness.fuzz.corpus import Corpus
 from harness.fuzz.ops import generate
 from harness.fuzz.run import CRASH, OK, Outcome, execute, fuzz_machine
 from harness.model.sdcard import SDCard
-from harness.pytest_plugin import selected_builds
 from harness.qemu.argv import qemu_argv
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 
 pytestmark = pytest.mark.qemu
 
-
-@pytest.fixture(scope="module")
-def newest(pytestconfig: pytest.Config) -> QemuBuild:
-    found = selected_builds(pytestconfig)
-    if not found:
-        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
-    return max(found, key=lambda b: b.profile.version)
 
 
 def _replay(build: QemuBuild, trace: Path, capsys: pytest.CaptureFixture[str]) -> tuple[
@@ -59,7 +51,7 @@ def test_agreeing_input_with_dma_lines_replays_clean(qemu_build: QemuBuild, tmp_
     assert "model disagrees" not in text
 
 
-def test_divergence_replays_as_a_model_disagreement(newest: QemuBuild, tmp_path: Path,
+def test_divergence_replays_as_a_model_disagreement(newest_build: QemuBuild, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     real = SDCard.do_command
@@ -70,11 +62,11 @@ def test_divergence_replays_as_a_model_disagreement(newest: QemuBuild, tmp_path:
 
     monkeypatch.setattr(SDCard, "do_command", broken)
     with QemuPool() as pool:  # found on a reused QEMU, confirmed on a fresh one
-        st = C.Campaign(newest, Corpus(tmp_path), seed=0, shrink_calls=20,
+        st = C.Campaign(newest_build, Corpus(tmp_path), seed=0, shrink_calls=20,
                         pool=pool).run(count=1)
     assert [f.signature for f in st.found] == ["diverge:result:RSPREG0.RSP"]
     assert st.unconfirmed == {}
-    rc, text = _replay(newest, st.found[0].directory / "repro.qtest", capsys)
+    rc, text = _replay(newest_build, st.found[0].directory / "repro.qtest", capsys)
     assert rc == 1 and "model disagrees" in text, text
 
 
@@ -92,12 +84,12 @@ def test_crash_reproducer_replays_as_a_crash(qemu_build: QemuBuild, tmp_path: Pa
     assert rc == 3 and "crashed (signal SIGABRT) at trace line 2 of 2" in text, text
 
 
-def test_failure_only_on_a_reused_qemu_is_not_a_finding(newest: QemuBuild, tmp_path: Path,
+def test_failure_only_on_a_reused_qemu_is_not_a_finding(newest_build: QemuBuild, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """An input that fails on the pool's QEMU but passes on a fresh one (as
     state carried over would) is counted apart, never shrunk or written."""
     pool = QemuPool()  # lends nothing here: execute_fresh is the stand-in below
-    camp = C.Campaign(newest, Corpus(tmp_path), seed=0, pool=pool)
+    camp = C.Campaign(newest_build, Corpus(tmp_path), seed=0, pool=pool)
     fresh_runs: list[int] = []
 
     def fresh(ops: list[dict[str, object]]) -> Outcome:
@@ -105,7 +97,7 @@ def test_failure_only_on_a_reused_qemu_is_not_a_finding(newest: QemuBuild, tmp_p
         return Outcome(OK)
 
     monkeypatch.setattr(camp, "execute_fresh", fresh)
-    st = C.Stats(newest.name)
+    st = C.Stats(newest_build.name)
     camp._finding("diverge:result:mem_read", [{"op": "read", "off": 0, "size": 4}],
                   Outcome("diverge"), st)
     assert st.found == [] and st.unconfirmed == {"diverge:result:mem_read": 1}

@@ -68,8 +68,8 @@ def test_reset_scrubs_ram_lowers_irq_and_restarts_clock(qemu_build: QemuBuild) -
         pool.release(t)
         u = pool.acquire(qemu_build.binary, Machine(image=CardImage(img)))
         assert u is t and pool.stats.reused == 1
-        # nobody compared the card of that use: a fresh private copy
-        assert u.image is not None and u.image != copy and not copy.exists()
+        # nobody wrote the card in that use: the same private copy
+        assert u.image is not None and u.image == copy
         assert u.mem_read(0x10_0000, 4096) == bytes(4096)
         assert u.mem_read(0x7FF_F000, 4096) == bytes(4096)
         assert (u.read(0x34, 2), u.read(0x38, 2)) == (0, 0) and not u.irq_level()
@@ -195,3 +195,91 @@ def test_a_written_copy_is_restored_and_kept(qemu_build: QemuBuild) -> None:
         assert again.status == first.status and again.steps == first.steps
         (u,) = pool._idle.values()
         assert u is t and u.image == kept and pool.stats.reused == 1
+
+
+def test_a_copy_qemu_wrote_is_put_back_in_place(qemu_build: QemuBuild) -> None:
+    """A card QEMU wrote (here, as if) and nobody restored: the reuse puts
+    the source's bytes back into the same file QEMU keeps open, holes
+    included, and QEMU's card reads them."""
+    from harness.driver.host import HostDriver
+
+    img = images.ensure("sdsc-16m")
+    with QemuPool() as pool:
+        t = pool.acquire(qemu_build.binary, Machine(image=CardImage(img)))
+        copy = t.image
+        assert copy is not None
+        with open(copy, "r+b") as f:  # block 3 changed, as a card write does
+            f.seek(3 * 512)
+            f.write(b"\x5a" * 512)
+        pool.release(t)
+        u = pool.acquire(qemu_build.binary, Machine(image=CardImage(img)))
+        assert u is t and u.image == copy and copy.read_bytes() == img.read_bytes()
+        d = HostDriver(u)
+        d.setup()
+        d.init_card()
+        assert d.read_blocks(3, 1).data == img.read_bytes()[3 * 512:4 * 512]
+        pool.release(u)
+
+
+def test_rewrite_copy_puts_back_data_and_holes(tmp_path: Any) -> None:
+    """:func:`rewrite_copy` on a sparse source: data written where the
+    source has a hole reads as zeros again (and is a hole again), data
+    changed over the source's data is the source's again."""
+    from harness.qemu.target import copy_image, mark_unwritten, rewrite_copy, unwritten
+
+    src = tmp_path / "src.img"
+    with open(src, "wb") as f:
+        f.truncate(1 << 20)
+        f.seek(256 << 10)
+        f.write(b"\x11" * (64 << 10))
+    dst = copy_image(src, tmp_path, "copy")
+    mark_unwritten(dst)
+    assert unwritten(dst)
+    with open(dst, "r+b") as f:
+        f.seek(256 << 10)
+        f.write(b"\x22" * 4096)  # over the source's data
+        f.seek(768 << 10)
+        f.write(b"\x33" * 4096)  # into a hole
+    assert not unwritten(dst)
+    rewrite_copy(src, dst)
+    assert dst.read_bytes() == src.read_bytes()
+    assert images.data_extents(dst) == images.data_extents(src)
+
+
+def test_the_pci_setup_replays_in_one_round_trip(qemu_build: QemuBuild) -> None:
+    """A reset's PCI set-up sends the launch's commands in one pipeline
+    (the same trace) and refuses a bus that answers otherwise."""
+    m = Machine(image=CardImage(images.ensure("sdsc-16m")))
+    with QemuPool() as pool:
+        t = pool.acquire(qemu_build.binary, m)
+        launch = t.trace
+        assert t._setup_log and [line for line, _ in t._setup_log] == launch
+        pool.release(t)
+        u = pool.acquire(qemu_build.binary, m)
+        assert u is t and u.trace == launch
+        line, answer = u._setup_log[0]
+        u._setup_log[0] = (line, answer + "0")  # not what this bus answers
+        pool.release(u)
+        v = pool.acquire(qemu_build.binary, m)
+        assert v is not u and "PCI bus 0 is not what it was" in pool.stats.fallbacks[0]
+        assert v.trace == launch
+        pool.release(v)
+
+
+def test_the_reset_is_done_before_the_next_command(qemu_build: QemuBuild) -> None:
+    """The chipset reset a PC's reuse asks for is done before QEMU reads the
+    next qtest command: BAR0 and the command register read back as reset,
+    each time, at once."""
+    from harness.hwdefs import pci as pcidefs
+
+    for machine in ("q35", "pc"):
+        m = Machine(type=machine, image=CardImage(images.ensure("sdsc-16m")))
+        with QemuTarget(qemu_build.binary, m) as t:
+            devfn = t.pci_function.devfn
+            for _ in range(20):
+                t.pci.write(0, devfn, pcidefs.BAR0, 4, t.bar0)
+                t.pci.write(0, devfn, pcidefs.COMMAND, 2, pcidefs.COMMAND_MEMORY)
+                t._system_reset(t.machine)
+                assert t.pci.read(0, devfn, pcidefs.COMMAND, 2) == 0
+                assert t.pci.read(0, devfn, pcidefs.BAR0, 4) & ~0xF == 0
+            assert t.session.proc is not None and t.session.proc.poll() is None
