@@ -28,8 +28,6 @@ tree and the code in step.
     |   +-- BoardError               [qemu.board] the board QEMU built is not the one
     |   |                            described, or qtest cannot watch its IRQ
     |   +-- QtestError               [qemu.qtest] a FAIL/ERR answer
-    |   +-- QmpError                 [qemu.qmp] the QMP monitor did not connect,
-    |   |                            answer in time, or speak QMP
     |   +-- StdioTimeout             [qemu.stdio] no answer on -qtest stdio in time
     |   +-- MigrationRefused         [qemu.migrate] QEMU could not save or load
     |   |                            a migration stream (QEMU's reason)

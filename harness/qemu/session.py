@@ -34,12 +34,13 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from qemu.qmp.legacy import QEMUMonitorProtocol
+
 from harness.errors import QemuError as QemuError
 from harness.errors import QemuGone
 from harness.machine import Machine
 from harness.qemu import sanitizer
 from harness.qemu.argv import qemu_argv
-from harness.qemu.qmp import QmpServer
 from harness.qemu.qtest import QtestClient
 from harness.target import ClockUnavailable
 
@@ -228,7 +229,7 @@ class QemuSession:
         self.accel = ""
         self.proc: subprocess.Popen[bytes] | None = None
         self.qtest: QtestClient
-        self.qmp: QmpServer
+        self.qmp: QEMUMonitorProtocol
         self.dir: Path | None = None
         #: QEMU's stderr when the last launch failed (its directory is gone).
         self.failed_stderr = ""
@@ -293,7 +294,7 @@ class QemuSession:
         listener.bind(str(qtest_path))
         listener.listen(1)
         self._listener = listener
-        self.qmp = QmpServer(str(qmp_path))
+        self.qmp = QEMUMonitorProtocol(str(qmp_path), server=True)
         self.argv = qemu_argv(self.binary, self.machine, accel=accel,
                               qtest=f"unix:{qtest_path}", qtest_log="/dev/null", qmp=qmp_path,
                               incoming=self.incoming)
