@@ -47,3 +47,18 @@ def test_beside_cancelled_leaves_no_process() -> None:
     side = parallel.Beside(_pid_after, 30.0)
     side.cancel()
     assert not side._proc.is_alive() and side._proc.exitcode is not None
+
+
+def test_beside_cancelled_even_where_sigterm_is_ignored() -> None:
+    """A check started with SIGTERM ignored (some job runners) or handled
+    by another program: cancel() still ends the process at once."""
+    import signal
+
+    old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        side = parallel.Beside(_pid_after, 30.0)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    t0 = time.monotonic()
+    side.cancel()
+    assert time.monotonic() - t0 < 5 and not side._proc.is_alive()
