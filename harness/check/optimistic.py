@@ -7,7 +7,7 @@ answers the driver with the model's value at once and queues QEMU's
 operation (its qtest lines, :meth:`harness.qemu.target.QemuTarget.op_lines`)
 with the model's result as the prediction.  The queue goes to QEMU as one
 pipelined write (:meth:`harness.qemu.qtest.QtestClient.send_lines`, its
-answers read with ``read_marked``, every batch in flight in one go, once
+answers read with ``read_answers``, every batch in flight in one go, once
 :data:`IN_FLIGHT_BYTES` are in flight: QEMU runs the batches while the
 model runs the next ones)
 
@@ -463,7 +463,7 @@ class OptimisticLockstep(LockstepTarget):
         while q is not None and self._inflight and not q.closed:
             b = self._inflight.pop(0)
             try:
-                q.read_marked(len(b.lines))
+                q.read_answers(len(b.lines))
             except QemuError:
                 pass
         self._inflight.clear()
