@@ -7,7 +7,6 @@ to an interrupt controller input the harness can watch.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 from harness.hwdefs.pci import (
@@ -22,7 +21,7 @@ from harness.hwdefs.pci import (
     SDHCI_PCI,
     VENDOR_ID,
 )
-from harness.qemu.qtest import QtestClient, fmt_in, fmt_out, parse_int
+from harness.qemu.qtest import QtestClient
 
 __all__ = ["BAR0", "COMMAND", "COMMAND_ENABLED", "COMMAND_MASTER", "COMMAND_MEMORY",
            "INTERRUPT_PIN", "PciConfig", "PciFunction", "SDHCI_PCI_IDS", "enable_sdhci", "find",
@@ -66,29 +65,6 @@ class PciConfig:
 
     def __init__(self, qtest: QtestClient) -> None:
         self.qtest = qtest
-        #: ``(bus, devfn, offset, size)`` of every read, in order.
-        self.reads: list[tuple[int, int, int, int]] = []
-        self._ahead: deque[tuple[tuple[int, int, int, int], int]] = deque()
-        self._strayed = False
-
-    def prefetch(self, reads: list[tuple[int, int, int, int]]) -> None:
-        """Do ``reads`` now, in one pipelined round trip: the same commands,
-        in the same order, as :meth:`read` would send one by one.  Each
-        :meth:`read` then takes its answer, in order; :meth:`check_prefetched`
-        says whether the reads asked for were exactly these."""
-        cmds: list[str] = []
-        for bus, devfn, offset, size in reads:
-            cmds += [fmt_out(4, CONFIG_ADDRESS, self._address(bus, devfn, offset)),
-                     fmt_in(size, CONFIG_DATA + (offset & 3))]
-        answers = self.qtest.pipeline(cmds)
-        self._ahead.extend(zip(reads, (parse_int(a) for a in answers[1::2]), strict=True))
-
-    def check_prefetched(self) -> bool:
-        """Whether every prefetched read was asked for, in order."""
-        ok = not self._ahead and not self._strayed
-        self._ahead.clear()
-        self._strayed = False
-        return ok
 
     @staticmethod
     def _address(bus: int, devfn: int, offset: int) -> int:
@@ -97,14 +73,6 @@ class PciConfig:
         return 0x8000_0000 | (bus << 16) | (devfn << 8) | (offset & 0xFC)
 
     def read(self, bus: int, devfn: int, offset: int, size: int) -> int:
-        key = (bus, devfn, offset, size)
-        self.reads.append(key)
-        if self._ahead:
-            want, value = self._ahead.popleft()
-            if want == key:
-                return value
-            self._ahead.clear()  # another path than the prefetched one
-            self._strayed = True
         self.qtest.out(4, CONFIG_ADDRESS, self._address(bus, devfn, offset))
         return self.qtest.in_(size, CONFIG_DATA + (offset & 3))
 

@@ -176,7 +176,6 @@ class QemuTarget:
         self.clock_base = 0
         #: Scenarios this process has served (1 after a fresh launch).
         self.uses = 1
-        self._scan: list[tuple[int, int, int, int]] = []
         #: The launch's PCI set-up: each qtest command and its answer.
         self._setup_log: list[tuple[str, str]] = []
         self._view_key: tuple[str, int, int] | None = None
@@ -391,42 +390,38 @@ class QemuTarget:
         must be the launch's (else the bus is not what it was: the caller
         launches afresh).  Without a record of the launch's, as it did."""
         if not self._setup_log:
-            self._setup_pci(self._scan)
+            self._setup_pci()
             return
         answers = self.qtest.pipeline([line for line, _ in self._setup_log])
         if answers != [answer for _, answer in self._setup_log]:
             raise QemuTargetError("PCI bus 0 is not what it was at launch")
 
-    def _setup_pci(self, scan: list[tuple[int, int, int, int]] | None = None) -> None:
-        """Find sdhci-pci, map BAR0, enable it, route its INTx.  ``scan``:
-        the config reads of the launch's bus scan, done in one round trip
-        (a reused process: the same commands, so the same trace).  At
-        launch, each command and its answer are kept for
-        :meth:`_replay_setup`."""
+    def _setup_pci(self) -> None:
+        """Find sdhci-pci, map BAR0, enable it, route its INTx; each qtest
+        command and its answer kept for :meth:`_replay_setup`."""
         q = self.qtest
-        if scan is None and "command" not in vars(q):
-            log: list[tuple[str, str]] = []
-            command = q.command
+        log: list[tuple[str, str]] = []
+        command, own = q.command, vars(q).get("command")
 
-            def keep(line: str) -> str:
-                answer = command(line)
-                log.append((line, answer))
-                return answer
+        def keep(line: str) -> str:
+            answer = command(line)
+            log.append((line, answer))
+            return answer
 
-            q.command = keep  # type: ignore[method-assign]
-            try:
-                self._setup_pci(scan=[])
-            finally:
+        q.command = keep  # type: ignore[method-assign]
+        try:
+            self._configure_pci()
+        finally:
+            if own is None:
                 del q.command
-            self._setup_log = log
-            return
+            else:
+                q.command = own  # type: ignore[method-assign]
+        self._setup_log = log
+
+    def _configure_pci(self) -> None:
+        """:meth:`_setup_pci`'s commands."""
         cfg = pci.PciConfig(self.qtest)
-        if scan:
-            cfg.prefetch(scan)
         functions = cfg.scan_bus0()
-        if scan and not cfg.check_prefetched():
-            raise QemuTargetError("PCI bus 0 is not what it was at launch")
-        self._scan = list(cfg.reads)
         up = pci.enable_sdhci(cfg, functions, self.bar0)
         if up is None:
             raise QemuTargetError(

@@ -147,23 +147,6 @@ def test_a_card_write_only_qemu_made_still_diverges(qemu_build: QemuBuild,
     assert res.divergence.step.op == "image_read" and qemu_pool.stats.reused >= 1, res.reason
 
 
-def test_a_prefetched_scan_that_strays_is_refused(qemu_build: QemuBuild) -> None:
-    """The reset's one-round-trip PCI scan must ask what the launch's did."""
-    from harness.qemu import pci
-
-    img = images.ensure("sdsc-16m")
-    with QemuTarget(qemu_build.binary, Machine(image=CardImage(img))) as t:
-        cfg = pci.PciConfig(t.qtest)
-        cfg.scan_bus0()
-        again = pci.PciConfig(t.qtest)
-        again.prefetch(cfg.reads)
-        assert again.scan_bus0() == cfg.scan_bus0() and again.check_prefetched()
-        other = pci.PciConfig(t.qtest)
-        other.prefetch(cfg.reads[1:])  # not the path the scan takes
-        other.scan_bus0()
-        assert not other.check_prefetched()
-
-
 def test_workers_keep_the_order_of_runs(qemu_build: QemuBuild) -> None:
     """``check -j 2`` reports in the order of the runs, as ``-j 1`` does."""
     from harness.check import parallel
