@@ -160,13 +160,7 @@ def cmd13_during_write(t: Target, ctx: Context) -> None:
     makes CMD13 the card's current command, so the block the controller
     then sends is dropped and the card stays receiving; a reset, the
     status, the block read back."""
-    d = HostDriver(t)
-    d.setup()
-    d.init_card()
-    d.wr(H.BLKSIZE, 512)
-    d.wr(H.BLKCNT, 1)
-    d.wr(H.ARGUMENT, d.address(6))
-    d.layout.issue(d, 0, H.cmdreg(24, H.RSP_48, crc=True, idx=True, data=True))
+    d = _issued(t, 24, 6, 1, 0)
     t.read(H.PRNSTS.offset, 4)
     for half in range(2):
         for i in range(64):
@@ -186,14 +180,7 @@ def cmd55_during_read(t: Target, ctx: Context) -> None:
     CMD55 has no data: 7.2's byte loop and the later ``sd_read_data`` send
     dummy bytes; ledger ``sd.command-during-transfer``); a reset, the
     status, both blocks read again."""
-    d = HostDriver(t)
-    d.setup()
-    d.init_card()
-    d.wr(H.BLKSIZE, 512)
-    d.wr(H.BLKCNT, 2)
-    d.wr(H.ARGUMENT, d.address(8))
-    d.layout.issue(d, H.TRNMOD_READ | H.TRNMOD_MULTI | H.TRNMOD_BLKCNT_EN,
-                   H.cmdreg(18, H.RSP_48, crc=True, idx=True, data=True))
+    d = _issued(t, 18, 8, 2, H.TRNMOD_READ | H.TRNMOD_MULTI | H.TRNMOD_BLKCNT_EN)
     for i, words in enumerate((64, 64, 128)):
         for _ in range(words):
             t.read(H.BDATA.offset, 4)
@@ -201,6 +188,20 @@ def cmd55_during_read(t: Target, ctx: Context) -> None:
             _interpose(d, t, 55)
         _look(t)
     _settle(d, 8, 2)
+
+
+def _issued(t: Target, index: int, block: int, count: int, trnmod: int) -> HostDriver:
+    """A driver with the card in transfer state, and data command ``index``
+    for ``count`` 512-byte blocks at ``block`` issued through the registers
+    with transfer mode ``trnmod`` (PIO), left running."""
+    d = HostDriver(t)
+    d.setup()
+    d.init_card()
+    d.wr(H.BLKSIZE, 512)
+    d.wr(H.BLKCNT, count)
+    d.wr(H.ARGUMENT, d.address(block))
+    d.layout.issue(d, trnmod, H.cmdreg(index, H.RSP_48, crc=True, idx=True, data=True))
+    return d
 
 
 def _interpose(d: HostDriver, t: Target, index: int) -> None:
