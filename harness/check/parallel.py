@@ -112,11 +112,17 @@ def _beside(send: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         answer: tuple[bool, Any] = (True, fn(*args))
     except Exception as e:  # noqa: BLE001 - re-raised in the check
         answer = (False, e)
-    try:
-        send.send(answer)
-    except Exception as e:  # noqa: BLE001 - an answer that does not pickle
-        send.send((False, RuntimeError(f"{type(e).__name__}: {e}")))
+    _send_answer(send, answer)
     send.close()
+
+
+def _send_answer(conn: Any, answer: tuple[Any, ...]) -> None:
+    """Send ``answer`` (its last two items: ok, value) to the check; one
+    that does not pickle goes as not ok, a RuntimeError saying why."""
+    try:
+        conn.send(answer)
+    except Exception as e:  # noqa: BLE001 - an answer that does not pickle
+        conn.send((*answer[:-2], False, RuntimeError(f"{type(e).__name__}: {e}")))
 
 
 _worker: dict[str, object] = {}
@@ -281,10 +287,7 @@ def _serve(conn: Any, opts: Options, runs: Sequence[Run]) -> None:
                 answer: tuple[int, bool, Any] = (i, True, _run_one(runs[i]))
             except Exception as e:  # noqa: BLE001 - raised again in the check
                 answer = (i, False, e)
-            try:
-                conn.send(answer)
-            except Exception as e:  # noqa: BLE001 - an answer that does not pickle
-                conn.send((i, False, RuntimeError(f"{type(e).__name__}: {e}")))
+            _send_answer(conn, answer)
     except EOFError:
         pass  # the check ended
     finally:

@@ -282,8 +282,7 @@ def _release(pool: QemuPool, qemu: QemuTarget, model: ModelTarget | None, out: O
     unknown (the model lost QEMU's card: any outcome but agreement) or
     unclearable, or the input may have ``seen`` what it ``carried`` (then
     it runs again on a fresh launch)."""
-    agreed = out.status == OK and model is not None
-    qemu.residue = carried | (residue.left(model) if agreed and model is not None
+    qemu.residue = carried | (residue.left(model) if out.status == OK and model is not None
                               else {residue.UNKNOWN})
     out.carried, out.seen = carried, frozenset(seen)
     pool.release(qemu, healthy=not (qemu.residue & residue.NOT_REUSABLE or out.seen))
