@@ -159,10 +159,9 @@ class OptimisticLockstep(LockstepTarget):
         self.qemu_target = qemu
         self.batch = batch
         self.counters = Counters()
-        #: A register read's qtest line and its length, by (offset, size).
-        self._lines: dict[tuple[Any, ...], tuple[list[str], int]] = {}
-        #: The same with the model's reader of that register and whether
-        #: the command tracker follows it (:meth:`read`'s every call).
+        #: A register read's qtest line, its length, the model's reader of
+        #: that register and whether the command tracker follows it, by
+        #: (offset, size) (:meth:`read`'s every call).
         self._hot: dict[tuple[int, int], tuple[list[str], int, Any, bool]] = {}
         #: Response register reads that ran one round trip since the last
         #: command was issued: the model has QEMU's value (adopted or
@@ -274,7 +273,6 @@ class OptimisticLockstep(LockstepTarget):
                       self.model_target.reader(*args), self.tracker.follows(*args))
             if len(self._hot) < 4096:
                 self._hot[args] = cached
-                self._lines[args] = cached[:2]
         return cached
 
     def _queue_read(self, args: tuple[int, int], line: tuple[list[str], int, Any, bool],
@@ -383,16 +381,12 @@ class OptimisticLockstep(LockstepTarget):
         """Run ``op`` on the model, queue it for QEMU; the model's answer."""
         note = self.tracker.before(op, args, self.count) if op == "write" else ""
         m = getattr(self.model, op)(*args)
-        cached = self._lines.get(args[:2]) if op == "read" else None
-        if cached is None:
+        if op == "read":
+            lines, size = self._line_of(args[:2])[:2]
+        else:
             lines = self.qemu_target.op_lines(op, args)
             size = sum(len(line) + 1 for line in lines)
-            if op == "read" and len(self._lines) < 4096:
-                self._lines[args[:2]] = (lines, size)
-        else:
-            lines, size = cached
-        em = tuple(self.model_target.irq_events()) if self._events is not None else ()
-        irq = self.model.irq_level()
+        em, irq = self._irq_state()
         if size > BATCH_BYTES:  # a large write: alone, nothing else in flight
             self.flush()
         elif self._queue and self._bytes + size > BATCH_BYTES:
