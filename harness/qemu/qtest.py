@@ -235,15 +235,9 @@ class QtestClient:
                 raise QtestError(c, a)
         return answers
 
-    def pipeline_marked(self, commands: Sequence[str]) -> list[tuple[str, int]]:
-        """:meth:`pipeline`, each answer paired with ``len(irq_events)`` as
-        it arrived (:meth:`send_lines` then :meth:`read_marked`)."""
-        self.send_lines(commands)
-        return self.read_marked(len(commands))
-
     def send_lines(self, commands: Sequence[str]) -> None:
         """Send ``commands`` in one write without reading an answer; read
-        them with :meth:`read_marked`, in order.  Keep what is sent and not
+        them with :meth:`read_answers`, in order.  Keep what is sent and not
         yet read within the socket's buffers (a few tens of KiB): QEMU
         stops reading while its answers wait to be read."""
         if not commands:
@@ -254,23 +248,15 @@ class QtestClient:
         self.trace.extend(commands)
         self._sendall((text + "\n").encode())
 
-    def read_marked(self, n: int) -> list[tuple[str, int]]:
-        """The next ``n`` answers, each with ``len(irq_events)`` as it
-        arrived.  QEMU answers a command after running it and sends the
-        ``IRQ`` lines the command caused before its answer, so the events
-        between answer ``k - 1`` and answer ``k`` came during command ``k``
-        (as one command at a time would have them).  A ``FAIL``/``ERR``
-        answer raises once all ``n`` have been read."""
-        texts, marks = self.read_answers(n)
-        if marks is None:
-            mark = len(self.irq_events)
-            return [(a, mark) for a in texts]
-        return list(zip(texts, marks, strict=True))
-
     def read_answers(self, n: int) -> tuple[list[str], list[int] | None]:
-        """:meth:`read_marked` as two lists: the answers, and the marks
-        (``None``: no ``IRQ`` line came among them, every mark is
-        ``len(irq_events)``), without a pair made for each answer."""
+        """The next ``n`` answers, and the marks: each answer's
+        ``len(irq_events)`` as it arrived (``None``: no ``IRQ`` line came
+        among them, every mark is ``len(irq_events)``).  QEMU answers a
+        command after running it and sends the ``IRQ`` lines the command
+        caused before its answer, so the events between answer ``k - 1`` and
+        answer ``k`` came during command ``k`` (as one command at a time
+        would have them).  A ``FAIL``/``ERR`` answer raises once all ``n``
+        have been read."""
         if n <= 0:
             return [], None
         buf = self._buf

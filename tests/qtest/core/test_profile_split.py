@@ -16,7 +16,7 @@ from harness.bench import profile_split
 
 MODEL = ("/w/harness/model/sdhci.py", 10, "read")
 DRIVER = ("/w/harness/driver/controller.py", 20, "rd")
-QTEST = ("/w/harness/qemu/qtest.py", 30, "read_marked")
+QTEST = ("/w/harness/qemu/qtest.py", 30, "read_answers")
 RESET = ("/w/harness/qemu/target.py", 40, "reuse")
 WIRE_TARGET = ("/w/harness/qemu/target.py", 50, "op_lines")
 RECV = ("~", 0, "<method 'recv' of '_socket.socket' objects>")
