@@ -173,9 +173,11 @@ def equivalence(runs: Sequence[parallel.Run],
             progress(f"equivalence [{i + 1}/{len(runs)}] {r.build.name} {r.machine} "
                      f"{r.scenario.name}")
             sc = r.scenario
-            fresh = runner.run(r.build, sc, r.machine, keep=True, lockstep="step")
-            step = runner.run(r.build, sc, r.machine, keep=True, pool=pool, lockstep="step")
-            opt = runner.run(r.build, sc, r.machine, keep=True, pool=pool)
+            fresh = runner.run(r.build, sc, r.machine,
+                               runner.RunOptions(keep=True, lockstep="step"))
+            step = runner.run(r.build, sc, r.machine,
+                              runner.RunOptions(keep=True, pool=pool, lockstep="step"))
+            opt = runner.run(r.build, sc, r.machine, runner.RunOptions(keep=True, pool=pool))
             optimistic += opt.lockstep in ("optimistic", "fallback")
             fell_back += opt.lockstep == "fallback"
             why = first_difference(fresh, step)

@@ -201,7 +201,7 @@ def scenarios_per_second(b: QemuBuild, repeats: int, groups: Sequence[str],
                 t0 = time.perf_counter()
                 for sc in scs:
                     try:
-                        status = runner.run(b, sc, "q35", pool=pool).status
+                        status = runner.run(b, sc, "q35", runner.RunOptions(pool=pool)).status
                     except Exception as e:  # the runner's own bug: count it, keep measuring
                         status = "runner error"
                         if rep == 0:

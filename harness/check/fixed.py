@@ -15,7 +15,7 @@ statements, and the rerun must agree from start to end.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
 
 from harness.check import runner
 from harness.ledger import LEDGER, Scope
@@ -55,8 +55,9 @@ def recheck(first: runner.Result,
     return together
 
 
-def run(build: QemuBuild, sc: Scenario, machine: str, **kw: Any) -> runner.Result:
+def run(build: QemuBuild, sc: Scenario, machine: str,
+        opts: runner.RunOptions) -> runner.Result:
     """:func:`harness.check.runner.run` in default mode, then :func:`recheck`
     against the stale ``qemu-bug`` entries of a build with a fix."""
-    res = runner.run(build, sc, machine, strict=False, **kw)
-    return recheck(res, lambda keys: runner.run(build, sc, machine, strict=keys, **kw))
+    res = runner.run(build, sc, machine, replace(opts, strict=False))
+    return recheck(res, lambda keys: runner.run(build, sc, machine, replace(opts, strict=keys)))

@@ -184,7 +184,8 @@ def _run(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None,
          *, keep: bool = False) -> Cell:
     mig = Migrator(pair.destination)
     try:
-        res = runner.run(pair.source, sc, machine, report_dir=report_dir, migrator=mig.attach)
+        res = runner.run(pair.source, sc, machine,
+                         runner.RunOptions(report_dir=report_dir, migrator=mig.attach))
         cell = Cell(pair.name, machine, str(sc.params.get("point", sc.name)), res)
         for rec in mig.records:
             cell.pci_lost += rec.pci_lost

@@ -161,12 +161,12 @@ def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
 
         res = migration.run_check(r.build, sc, r.machine, opts.report_dir)
     else:
-        kw: dict[str, Any] = dict(report_dir=opts.report_dir, image=opts.image,
-                                  pool=pool, lockstep=opts.lockstep)
+        how = runner.RunOptions(strict=opts.strict, report_dir=opts.report_dir,
+                                image=opts.image, pool=pool, lockstep=opts.lockstep)
         if opts.strict is False:  # a build with a fix: its qemu-bug entries are stale
-            res = fixed.run(r.build, sc, r.machine, **kw)
+            res = fixed.run(r.build, sc, r.machine, how)
         else:
-            res = runner.run(r.build, sc, r.machine, strict=opts.strict, **kw)
+            res = runner.run(r.build, sc, r.machine, how)
     s = pool.stats
     return res, PoolStats(s.launched - before.launched, s.reused - before.reused,
                           s.fallbacks[len(before.fallbacks):])

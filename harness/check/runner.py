@@ -255,24 +255,9 @@ def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str) ->
     return script
 
 
-def run(
-    build: QemuBuild,
-    sc: Scenario,
-    machine: str = "q35",
-    *,
-    strict: Strictness = False,
-    report_dir: Path | None = None,
-    quirks: tuple[Quirk, ...] = QUIRKS,
-    image: UserImage | None = None,
-    record: Recording | None = None,
-    replay: Recording | None = None,
-    stop_after: int | None = None,
-    migrator: Callable[[Context, QemuSide, ModelTarget], None] | None = None,
-    pool: QemuPool | None = None,
-    keep: bool = False,
-    lockstep: str = "optimistic",
-) -> Result:
-    """Run one scenario on ``build`` and on the model, in lockstep.
+@dataclass(frozen=True)
+class RunOptions:
+    """How :func:`run` runs one scenario, beside the build, scenario and machine.
 
     ``image`` replaces the scenario's recipe image with a user's card image
     (never written: QEMU gets a copy, the model a copy-on-write view).
@@ -284,50 +269,46 @@ def run(
     up: :mod:`harness.check.migration`; not with ``pool``).  ``pool``
     lends the QEMU process (reused, reset to a fresh launch's state; not
     with ``replay``; a recording keeps its trace and image as it ends);
-    ``keep`` keeps every step and the qtest
-    trace in the result.  ``lockstep``: ``optimistic`` runs ahead of QEMU
-    on the model's answers where the run allows it (a live QEMU, no
-    recording, replay, migration or ``stop_after``) and, at any
-    difference, runs the scenario again step by step; ``step`` always goes
-    one round trip per operation."""
-    if lockstep not in LOCKSTEP_MODES:
-        raise ValueError(f"lockstep mode {lockstep!r} is not one of {', '.join(LOCKSTEP_MODES)}")
+    ``keep`` keeps every step and the qtest trace in the result.
+    ``lockstep``: ``optimistic`` runs ahead of QEMU on the model's answers
+    where the run allows it (a live QEMU, no recording, replay, migration or
+    ``stop_after``) and, at any difference, runs the scenario again step by
+    step; ``step`` always goes one round trip per operation."""
 
-    def once(optimistic: bool) -> Result:
-        return _run_once(build, sc, machine, strict=strict, report_dir=report_dir,
-                         quirks=quirks, image=image, record=record, replay=replay,
-                         stop_after=stop_after, migrator=migrator, pool=pool, keep=keep,
-                         optimistic=optimistic)
+    strict: Strictness = False
+    report_dir: Path | None = None
+    quirks: tuple[Quirk, ...] = QUIRKS
+    image: UserImage | None = None
+    record: Recording | None = None
+    replay: Recording | None = None
+    stop_after: int | None = None
+    migrator: Callable[[Context, QemuSide, ModelTarget], None] | None = None
+    pool: QemuPool | None = None
+    keep: bool = False
+    lockstep: str = OPTIMISTIC
 
-    if lockstep == OPTIMISTIC and (replay is None and record is None and migrator is None
-                                   and stop_after is None):
-        first = once(True)
+
+def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
+        opts: RunOptions = RunOptions()) -> Result:
+    """Run one scenario on ``build`` and on the model, in lockstep, as
+    ``opts`` says (:class:`RunOptions`)."""
+    if opts.lockstep not in LOCKSTEP_MODES:
+        raise ValueError(f"lockstep mode {opts.lockstep!r} is not one of "
+                         f"{', '.join(LOCKSTEP_MODES)}")
+    if opts.lockstep == OPTIMISTIC and (opts.replay is None and opts.record is None
+                                        and opts.migrator is None and opts.stop_after is None):
+        first = _run_once(build, sc, machine, opts, True)
         if first.lockstep != FALLBACK:
             return first
-        again = once(False)
+        again = _run_once(build, sc, machine, opts, False)
         again.lockstep, again.fallback = FALLBACK, first.fallback
         again.seconds += first.seconds
         return again
-    return once(False)
+    return _run_once(build, sc, machine, opts, False)
 
 
-def _run_once(
-    build: QemuBuild,
-    sc: Scenario,
-    machine: str,
-    *,
-    strict: Strictness,
-    report_dir: Path | None,
-    quirks: tuple[Quirk, ...],
-    image: UserImage | None,
-    record: Recording | None,
-    replay: Recording | None,
-    stop_after: int | None,
-    migrator: Callable[[Context, QemuSide, ModelTarget], None] | None,
-    pool: QemuPool | None,
-    keep: bool,
-    optimistic: bool,
-) -> Result:
+def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
+              optimistic: bool) -> Result:
     """:func:`run`'s one run of the scenario, optimistic or step by step."""
     t0 = time.monotonic()
     spec = RunSpec(build, sc, machine)
@@ -336,13 +317,14 @@ def _run_once(
     if why:
         res.status, res.reason = SKIP, why
         return res
-    qset = QuirkSet(quirks, build.profile, sc.name)
-    bench = Testbench(spec, strict=strict, image=image, record=record, replay=replay,
-                      pool=pool, quirks=qset, keep=keep, stop_after=stop_after)
+    qset = QuirkSet(opts.quirks, build.profile, sc.name)
+    bench = Testbench(spec, strict=opts.strict, image=opts.image, record=opts.record,
+                      replay=opts.replay, pool=opts.pool, quirks=qset, keep=opts.keep,
+                      stop_after=opts.stop_after)
     try:
-        _drive(bench, res, optimistic, migrator)
+        _drive(bench, res, optimistic, opts.migrator)
     except Exception as e:
-        _failed(bench, res, e, report_dir, optimistic)
+        _failed(bench, res, e, opts.report_dir, optimistic)
     finally:
         _collect(bench, res)
     if res.lockstep == FALLBACK:

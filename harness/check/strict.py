@@ -120,8 +120,9 @@ def _scenario(build: QemuBuild, sc: Scenario, machine: str,
     """One scenario: QEMU once (recorded), then the strict model peeled."""
     rec = Recording()
     try:
-        base = runner.run(build, sc, machine, strict=False, record=rec,
-                          report_dir=report_dir / "non-strict", pool=parallel.worker_pool())
+        base = runner.run(build, sc, machine, runner.RunOptions(
+            strict=False, record=rec, report_dir=report_dir / "non-strict",
+            pool=parallel.worker_pool()))
         if base.status in (runner.SKIP, runner.CRASH, runner.ERROR):
             return _ScenarioOutcome(base)
         base_at = _step(base)
@@ -133,8 +134,8 @@ def _scenario(build: QemuBuild, sc: Scenario, machine: str,
         while True:
             keys: Strictness = (SWITCHES - explained_keys
                                 if explained_keys else True)
-            full = runner.run(build, sc, machine, strict=keys, replay=rec,
-                              report_dir=report_dir)
+            full = runner.run(build, sc, machine, runner.RunOptions(
+                strict=keys, replay=rec, report_dir=report_dir))
             if out is None:
                 out = _ScenarioOutcome(full)
             at = _step(full)
@@ -149,8 +150,10 @@ def _scenario(build: QemuBuild, sc: Scenario, machine: str,
             for key in sorted(full.consulted - explained_keys):
                 # a key consulted only after ``at`` cannot explain it; the
                 # retry stops there (later divergences are the next round's)
-                one = runner.run(build, sc, machine, strict=frozenset({key}), replay=rec,
-                                 report_dir=report_dir / "by-deviation", stop_after=at)
+                one = runner.run(build, sc, machine,
+                                 runner.RunOptions(strict=frozenset({key}), replay=rec,
+                                                   report_dir=report_dir / "by-deviation",
+                                                   stop_after=at))
                 one_at = _step(one)
                 if one_at is None or one.divergence is None or (
                         base_at is not None and base_at <= one_at):

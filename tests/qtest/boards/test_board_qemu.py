@@ -140,7 +140,7 @@ def test_scenarios_agree_on_the_board(arm_build: QemuBuild, board: boards.Board,
     skip = check_boards.skip_reason(sc, board.machine, arm_build.profile)
     if skip is not None:
         pytest.skip(skip)
-    res = runner.run(arm_build, sc, board.machine, pool=board_pool)
+    res = runner.run(arm_build, sc, board.machine, runner.RunOptions(pool=board_pool))
     assert res.status in (runner.AGREE, runner.QUIRK, runner.SKIP), res.reason
     if res.status == runner.SKIP:
         pytest.skip(res.reason)
@@ -166,7 +166,7 @@ def test_emmc_scenarios_agree_on_the_emmc_board(arm_build: QemuBuild, name: str,
     spec = RunSpec(arm_build, sc, board.machine)
     if spec.skip_reason() is not None:
         pytest.skip(spec.skip_reason())
-    res = runner.run(arm_build, sc, board.machine, pool=board_pool)
+    res = runner.run(arm_build, sc, board.machine, runner.RunOptions(pool=board_pool))
     assert res.status in (runner.AGREE, runner.QUIRK), res.reason
 
 
@@ -227,7 +227,7 @@ def test_an_abort_the_model_predicts_is_the_ledger_bug(arm_build: QemuBuild,
 
     board = boards.by_name("zynq")
     sc = _scenario("stuck-write-probed", STUCK_WRITE_OPS, "test")
-    res = runner.run(arm_build, sc, board.machine, pool=board_pool)
+    res = runner.run(arm_build, sc, board.machine, runner.RunOptions(pool=board_pool))
     if arm_build.profile.version >= (9, 1):
         assert res.status == runner.QUIRK, res.reason
         assert res.met == ["sd.command-during-transfer"]

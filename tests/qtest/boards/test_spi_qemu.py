@@ -73,7 +73,8 @@ def test_ssp_interrupt_is_nvic_7(arm_build: QemuBuild, tmp_path: Path) -> None:
 def test_spi_scenarios_agree(arm_build: QemuBuild, name: str, spi_pool: QemuPool) -> None:
     if not arm_build.offers(BOARD.machine):
         pytest.skip(f"QEMU {arm_build.name} has no machine type {BOARD.machine}")
-    res = runner.run(arm_build, all_scenarios()[name], BOARD.machine, pool=spi_pool)
+    res = runner.run(arm_build, all_scenarios()[name], BOARD.machine,
+                     runner.RunOptions(pool=spi_pool))
     assert res.status == runner.AGREE, res.reason
 
 
@@ -91,7 +92,7 @@ def test_a_broken_model_diverges(arm_build: QemuBuild, spi_pool: QemuPool,
 
     monkeypatch.setitem(ssi_sd._HANDLERS, ssi_sd.Mode.PREP_DATA, no_filler)
     res = runner.run(arm_build, all_scenarios()["spi-read-multi"], BOARD.machine,
-                     pool=spi_pool)
+                     runner.RunOptions(pool=spi_pool))
     assert res.status == runner.DIVERGE, res.reason
     assert res.divergence is not None
     context = "\n".join(res.divergence.context)

@@ -148,7 +148,7 @@ def test_every_check_run_says_unverified(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setattr(check_command, "select_board_builds", lambda specs: [])  # no boards
     monkeypatch.setattr(inputs, "check_build", lambda build: None)
 
-    def agree(build: QemuBuild, sc: Scenario, machine: str, **kw: Any) -> runner.Result:
+    def agree(build: QemuBuild, sc: Scenario, machine: str, *opts: Any) -> runner.Result:
         return runner.Result(build.name, sc.name, sc.group, machine, runner.AGREE)
 
     monkeypatch.setattr(runner, "run", agree)

@@ -55,7 +55,8 @@ def _run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, error: BaseException) 
         t.read(0x24, 4)
 
     sc = Scenario("read-one", "registers", read_one)
-    return runner.run(build, sc, "q35", image=runner.UserImage(image, "raw", image))
+    return runner.run(build, sc, "q35",
+                      runner.RunOptions(image=runner.UserImage(image, "raw", image)))
 
 
 @pytest.mark.parametrize("error", [

@@ -52,7 +52,7 @@ def _run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     profile = dataclasses.replace(NEWEST, machine_types=("q35", "pc-q35-11.1"))
     build = QemuBuild("fake", Path("/nonexistent"), profile)
     return runner.run(build, Scenario("recipe-check", "data", fn), "q35",
-                      image=runner.UserImage(image, "raw", image))
+                      runner.RunOptions(image=runner.UserImage(image, "raw", image)))
 
 
 def _consult(t: Target) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -34,8 +33,9 @@ def _build() -> QemuBuild:
 
 
 def _fake_run(plan: Plan, calls: list[tuple[str, str]]) -> Callable[..., runner.Result]:
-    def run(build: QemuBuild, sc: Scenario, machine: str = "q35", *,
-            strict: Any = False, **kwargs: Any) -> runner.Result:
+    def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
+            opts: runner.RunOptions | None = None) -> runner.Result:
+        strict = opts.strict if opts is not None else False
         mode = "off" if strict is False else "all" if strict is True else ",".join(sorted(strict))
         calls.append((sc.name, mode))
         res = runner.Result(build.name, sc.name, sc.group, machine, runner.AGREE,

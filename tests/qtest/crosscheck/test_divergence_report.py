@@ -35,7 +35,7 @@ def test_wrong_model_is_caught_and_replayable(
 
     monkeypatch.setattr(ModelTarget, "read", wrong)
     sc = Scenario("wrong-hcver", "selftest", _poke)
-    res = runner.run(qemu_build, sc, "q35", report_dir=tmp_path)
+    res = runner.run(qemu_build, sc, "q35", runner.RunOptions(report_dir=tmp_path))
     assert res.status == runner.DIVERGE
     d = res.divergence
     assert d is not None and d.step.op == "read" and d.step.args[:2] == (H.HCVER.offset, 2)
@@ -52,6 +52,6 @@ def test_lockstep_reports_irq_divergence(qemu_build: QemuBuild, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ModelTarget, "irq_level", lambda self: True)
     sc = Scenario("wrong-irq", "selftest", _poke)
-    res = runner.run(qemu_build, sc, "q35", report_dir=tmp_path)
+    res = runner.run(qemu_build, sc, "q35", runner.RunOptions(report_dir=tmp_path))
     assert res.status == runner.DIVERGE
     assert res.divergence is not None and res.divergence.kind == "irq"

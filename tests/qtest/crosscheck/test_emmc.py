@@ -37,7 +37,7 @@ SAMPLE = ("emmc-identification", "emmc-ext-csd", "emmc-switch-refused", "emmc-sl
 @pytest.mark.parametrize("name", SAMPLE)
 def test_emmc_sample(qemu_build: QemuBuild, name: str, tmp_path: Path) -> None:
     sc = scenario.all_scenarios()[name]
-    res = runner.run(qemu_build, sc, "q35", report_dir=tmp_path)
+    res = runner.run(qemu_build, sc, "q35", runner.RunOptions(report_dir=tmp_path))
     if res.status == runner.SKIP:
         pytest.skip(res.reason)
     detail = res.divergence.render() if res.divergence else res.reason

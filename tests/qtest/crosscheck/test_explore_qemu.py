@@ -67,7 +67,7 @@ def test_media_changes_agree_in_lockstep(qemu_build: QemuBuild) -> None:
     from harness.scenarios.explore import _scenario
 
     sc = _scenario("explore-media-test", MEDIA, "media change")
-    res = runner.run(qemu_build, sc, "q35", keep=True)
+    res = runner.run(qemu_build, sc, "q35", runner.RunOptions(keep=True))
     assert res.status == runner.AGREE, res.reason
     assert res.history is not None
     after_eject = [s for s in res.history if s.op == "read" and s.args[0] == 0x24]

@@ -46,9 +46,9 @@ def test_optimistic_equals_step_by_step(qemu_build: QemuBuild, qemu_pool: QemuPo
     ran = 0
     for sc in sample():
         for machine in ("q35",):
-            step = runner.run(qemu_build, sc, machine, keep=True, pool=qemu_pool,
-                              lockstep="step")
-            opt = runner.run(qemu_build, sc, machine, keep=True, pool=qemu_pool)
+            step = runner.run(qemu_build, sc, machine, runner.RunOptions(keep=True, pool=qemu_pool,
+                                                                         lockstep="step"))
+            opt = runner.run(qemu_build, sc, machine, runner.RunOptions(keep=True, pool=qemu_pool))
             assert step.lockstep == "step"
             assert mode_difference(step, opt) == "", f"{sc.name}: {opt.fallback}"
             if step.status != runner.SKIP:
@@ -107,10 +107,11 @@ def test_a_broken_model_diverges_at_the_same_step(qemu_build: QemuBuild, qemu_po
     sc = all_scenarios()["irq-during-transfers"]
     if sc.skip_reason(qemu_build.profile, qemu_build.profile.has_qtest_accel):
         pytest.skip("the scenario does not run on this build")
-    step = runner.run(qemu_build, sc, "q35", pool=qemu_pool, lockstep="step", keep=True,
-                      report_dir=tmp_path / "step")
-    opt = runner.run(qemu_build, sc, "q35", pool=qemu_pool, keep=True,
-                     report_dir=tmp_path / "opt")
+    step = runner.run(qemu_build, sc, "q35",
+                      runner.RunOptions(pool=qemu_pool, lockstep="step", keep=True,
+                                        report_dir=tmp_path / "step"))
+    opt = runner.run(qemu_build, sc, "q35", runner.RunOptions(pool=qemu_pool, keep=True,
+                                                              report_dir=tmp_path / "opt"))
     d = step.divergence
     assert step.status == runner.DIVERGE and d is not None, step.reason
     assert d.kind == ("result" if broken_model == "read" else "irq"), d.render()
@@ -141,7 +142,7 @@ def test_an_error_with_answers_in_flight_leaves_the_process_resettable(
 
     with QemuPool() as pool:
         res = runner.run(qemu_build, Sc("raises-mid-batch", "data", fn, needs_clock=True),
-                         "q35", pool=pool)
+                         "q35", runner.RunOptions(pool=pool))
         assert res.status == runner.ERROR and "a harness bug" in res.reason, res.reason
         assert res.lockstep == "fallback" and "a harness bug" in res.fallback
         assert pool.stats.reused == 1 and pool.stats.fallbacks == [], pool.stats

@@ -26,16 +26,19 @@ def test_replay_equals_live(qemu_build: QemuBuild, tmp_path: Path, name: str) ->
     sc = all_scenarios()[name]
     rec = Recording()
     try:
-        live = runner.run(qemu_build, sc, "q35", record=rec, report_dir=tmp_path / "live")
+        live = runner.run(qemu_build, sc, "q35",
+                          runner.RunOptions(record=rec, report_dir=tmp_path / "live"))
         if live.status == runner.SKIP:
             pytest.skip(live.reason)
-        again = runner.run(qemu_build, sc, "q35", replay=rec, report_dir=tmp_path / "replay")
+        again = runner.run(qemu_build, sc, "q35",
+                           runner.RunOptions(replay=rec, report_dir=tmp_path / "replay"))
         assert _verdict(again) == _verdict(live)
         for strictness in (True, frozenset({"sd.ocr-reserved-voltage-bits"})):
-            live_s = runner.run(qemu_build, sc, "q35", strict=strictness,
-                                report_dir=tmp_path / "live-strict")
-            replay_s = runner.run(qemu_build, sc, "q35", strict=strictness, replay=rec,
-                                  report_dir=tmp_path / "replay-strict")
+            live_s = runner.run(qemu_build, sc, "q35", runner.RunOptions(
+                strict=strictness, report_dir=tmp_path / "live-strict"))
+            replay_s = runner.run(qemu_build, sc, "q35",
+                                  runner.RunOptions(strict=strictness, replay=rec,
+                                                    report_dir=tmp_path / "replay-strict"))
             assert _verdict(replay_s) == _verdict(live_s)
             if live_s.divergence is not None:
                 assert replay_s.divergence is not None
@@ -57,15 +60,18 @@ def test_a_recording_on_a_reused_qemu_equals_a_fresh_one(qemu_build: QemuBuild,
     sc = all_scenarios()["pio-write-1"]
     recs = [Recording() for _ in range(3)]
     try:
-        fresh = runner.run(qemu_build, sc, "q35", record=recs[0], report_dir=tmp_path)
+        fresh = runner.run(qemu_build, sc, "q35",
+                           runner.RunOptions(record=recs[0], report_dir=tmp_path))
         if fresh.status == runner.SKIP:
             pytest.skip(fresh.reason)
         with QemuPool() as pool:
             for rec in recs[1:]:
-                runner.run(qemu_build, sc, "q35", record=rec, report_dir=tmp_path, pool=pool)
+                runner.run(qemu_build, sc, "q35",
+                           runner.RunOptions(record=rec, report_dir=tmp_path, pool=pool))
             assert pool.stats.reused == 1
-        verdicts = [_verdict(runner.run(qemu_build, sc, "q35", replay=rec,
-                                        report_dir=tmp_path)) for rec in recs]
+        verdicts = [_verdict(runner.run(qemu_build, sc, "q35",
+                                        runner.RunOptions(replay=rec, report_dir=tmp_path)))
+                    for rec in recs]
         assert verdicts == [_verdict(fresh)] * 3 and fresh.status == runner.AGREE
         assert len({len(rec.calls) for rec in recs}) == 1
         images = [rec.image.read_bytes() for rec in recs if rec.image is not None]

@@ -47,7 +47,7 @@ def test_reproducer_replays_on_its_machine_type(
 
     monkeypatch.setattr(ModelTarget, "read", wrong)
     sc = Scenario("wrong-hcver", "selftest", _poke, sd_card={"spec_version": 2})
-    res = runner.run(qemu_build, sc, machine, report_dir=tmp_path)
+    res = runner.run(qemu_build, sc, machine, runner.RunOptions(report_dir=tmp_path))
     monkeypatch.undo()
     assert res.status == runner.DIVERGE and res.divergence is not None
     trace = Path(res.divergence.trace_file).with_suffix(".qtest")

@@ -45,8 +45,9 @@ def test_reused_runs_equal_fresh_runs(qemu_build: QemuBuild) -> None:
     scs = all_scenarios()
     with QemuPool() as pool:
         for name, machine in SAMPLE:
-            fresh = runner.run(qemu_build, scs[name], machine, keep=True)
-            reused = runner.run(qemu_build, scs[name], machine, keep=True, pool=pool)
+            fresh = runner.run(qemu_build, scs[name], machine, runner.RunOptions(keep=True))
+            reused = runner.run(qemu_build, scs[name], machine,
+                                runner.RunOptions(keep=True, pool=pool))
             assert fresh.status in (runner.AGREE, runner.QUIRK, runner.SKIP), fresh.reason
             assert first_difference(fresh, reused) == "", f"{name} on {machine}"
         assert pool.stats.fallbacks == []
@@ -140,9 +141,9 @@ def test_a_card_write_only_qemu_made_still_diverges(qemu_build: QemuBuild,
             f.seek(2 * 512)
             f.write(b"\x5a" * 512)
 
-    runner.run(qemu_build, all_scenarios()["pio-read-7"], "q35", pool=qemu_pool)
+    runner.run(qemu_build, all_scenarios()["pio-read-7"], "q35", runner.RunOptions(pool=qemu_pool))
     res = runner.run(qemu_build, Scenario("qemu-only-write", "data", fn, needs_clock=True),
-                     "q35", pool=qemu_pool)
+                     "q35", runner.RunOptions(pool=qemu_pool))
     assert res.status == runner.DIVERGE and res.divergence is not None, res.reason
     assert res.divergence.step.op == "image_read" and qemu_pool.stats.reused >= 1, res.reason
 
@@ -168,13 +169,13 @@ def test_a_written_copy_is_restored_and_kept(qemu_build: QemuBuild) -> None:
     sc = all_scenarios()["sdma-write-7"]  # writes the card by DMA
     source = images.ensure(sc.image)
     with QemuPool() as pool:
-        first = runner.run(qemu_build, sc, "q35", pool=pool)
+        first = runner.run(qemu_build, sc, "q35", runner.RunOptions(pool=pool))
         assert first.status in (runner.AGREE, runner.QUIRK), first.reason
         (t,) = pool._idle.values()
         assert t.image is not None and t.image != source
         assert t.image.read_bytes() == source.read_bytes()
         kept = t.image
-        again = runner.run(qemu_build, sc, "q35", pool=pool)
+        again = runner.run(qemu_build, sc, "q35", runner.RunOptions(pool=pool))
         assert again.status == first.status and again.steps == first.steps
         (u,) = pool._idle.values()
         assert u is t and u.image == kept and pool.stats.reused == 1

@@ -48,7 +48,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def test_scenario(qemu_build: QemuBuild, sc: scenario.Scenario, on_machine: str,
                   tmp_path: Path, qemu_pool: QemuPool) -> None:
-    res = runner.run(qemu_build, sc, on_machine, report_dir=tmp_path, pool=qemu_pool)
+    res = runner.run(qemu_build, sc, on_machine,
+                     runner.RunOptions(report_dir=tmp_path, pool=qemu_pool))
     if res.status == runner.SKIP:
         pytest.skip(res.reason)
     detail = res.divergence.render() if res.divergence else res.reason

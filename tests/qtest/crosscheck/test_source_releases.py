@@ -80,7 +80,7 @@ def test_quick_groups_clean(release: boundaries.Build, tmp_path: Path,
         pytest.skip(f"{exe} has no qtest accelerator")
     bad: list[str] = []
     for sc in _quick():
-        res = runner.run(build, sc, "q35", report_dir=tmp_path, pool=qemu_pool)
+        res = runner.run(build, sc, "q35", runner.RunOptions(report_dir=tmp_path, pool=qemu_pool))
         if res.status != runner.SKIP and not res.ok:
             detail = res.divergence.render() if res.divergence else res.reason
             bad.append(f"{sc.group}/{sc.name}: {res.status}: {detail.splitlines()[0]}")
