@@ -1,23 +1,27 @@
-"""What a bisect step checks on a built binary, each run as a subprocess.
-
-A crashing QEMU or a harness bug then ends the check, never the bisect.
+"""What a bisect step checks on a built binary: a check scenario (in-process,
+through the check session), a pytest node id or a benchmark figure (each in a
+subprocess: a crashing QEMU or a harness bug then ends the check, never the bisect).
 Each check maps its outcome to ``git bisect run``'s codes: 0 good, 1 bad,
 125 skip (cannot tell on this build), 128 abort (the check itself is broken).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from harness.bisect import ABORT, BAD, GOOD, SKIP, proc
+from harness.check import report, runner, session, verdict
+from harness.check.runner import Result
+from harness.errors import QemuError, SdqtestError
 
 #: The project's root (where ``harness`` lives): the checks run from there.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -66,51 +70,52 @@ def _timed_out(timeout: float) -> CheckResult:
 
 @dataclass
 class ScenarioCheck:
-    """``sdqtest check --scenario NAME``: 0 agree, 1 divergence, 3 crash, 4 skipped."""
+    """One check scenario on the binary, in-process (:mod:`harness.check.session`):
+    good when model and QEMU agree, bad on a divergence (or a crash), skip
+    when the build cannot run it.  QEMU is bounded by the check's own
+    per-command timeouts (a hung QEMU is stopped and counts as a crash)."""
 
     scenario: str
     machine: str | None = None
     crash_is_skip: bool = False
-    #: how to run ``sdqtest``; tests put a fake here
-    cli: Sequence[str] = (sys.executable, "-m", "harness.cli")
+    #: the check session; tests put a fake here
+    check: Callable[[session.CheckRequest], session.CheckOutcome] = session.run
 
     def describe(self) -> str:
         return f"scenario {self.scenario}" + (f" on {self.machine}" if self.machine else "")
 
     def run(self, binary: Path, log: IO[str], timeout: float) -> CheckResult:
         with tempfile.TemporaryDirectory(prefix="sdqtest-bisect-") as tmp:
-            report = Path(tmp) / "report.json"
-            cmd = [*self.cli, "check", "--qemu", str(binary), "--scenario", self.scenario,
-                   "--json", str(report), "--report-dir", str(_reports_dir(log, tmp))]
-            if self.machine:
-                cmd += ["--machine", self.machine]
-            with tempfile.TemporaryFile("w+b") as out:
-                ran = proc.run(cmd, log=log, timeout=timeout, cwd=PROJECT_ROOT,
-                               env=_env(binary), stdout=out)
-                out.seek(0)
-                stdout = out.read().decode(errors="replace")
-            log.write(stdout)
-            data = _load_json(report)
-        if ran.returncode is None:
-            return _timed_out(timeout)
-        rc = ran.returncode
-        tail = [ln for ln in stdout.splitlines() if ln.strip()][-3:]
-        first = first_divergence(data)
-        if rc == 0:
+            rq = session.CheckRequest(
+                qemu=(str(binary),), scenarios=(self.scenario,),
+                machines=(self.machine,) if self.machine else None, jobs=1,
+                report_dir=_reports_dir(log, tmp))
+            try:
+                out = self.check(rq)
+            except QemuError as e:
+                return self._crashed(str(e), [])
+            except SdqtestError as e:
+                return CheckResult(ABORT, f"the check could not run: {e}")
+        text = io.StringIO()
+        report.print_report(out.results, text)
+        log.write(text.getvalue())
+        bad = [r for r in out.results if r.status not in (runner.AGREE, runner.QUIRK,
+                                                          runner.SKIP)]
+        first = _one_line(bad[0]) if bad else ""
+        status = out.verdict.status
+        if status == verdict.CLEAN:
             return CheckResult(GOOD, "model and QEMU agree")
-        if rc == 1:
-            return CheckResult(BAD, first or (tail[-1] if tail else "diverges"),
-                               detail=divergence_lines(data) or tail)
-        if rc == 3:
-            code = SKIP if self.crash_is_skip else BAD
-            return CheckResult(code, "QEMU crashed or failed to start: "
-                               + (first or (tail[-1] if tail else "")), detail=tail)
-        if rc == 4:
-            return CheckResult(SKIP, "scenario skipped on this build: "
-                               + (first or (tail[-1] if tail else "missing capability")),
-                               detail=tail)
-        return CheckResult(ABORT, f"sdqtest check exited with status {rc} "
-                           "(usage or harness error, see the log)", detail=tail)
+        if status == verdict.FAILED:
+            return CheckResult(BAD, first or "diverges", detail=divergence_lines(bad))
+        if status == verdict.CRASHED:
+            return self._crashed(first, divergence_lines(bad))
+        skipped = [r for r in out.results if r.status == runner.SKIP]
+        return CheckResult(SKIP, "scenario skipped on this build: "
+                           + (_one_line(skipped[0]) if skipped else "missing capability"))
+
+    def _crashed(self, why: str, detail: list[str]) -> CheckResult:
+        return CheckResult(SKIP if self.crash_is_skip else BAD,
+                           f"QEMU crashed or failed to start: {why}", detail=detail)
 
 
 def _reports_dir(log: IO[str], fallback: str) -> Path:
@@ -128,73 +133,22 @@ def _load_json(path: Path) -> Any:
         return None
 
 
-def _divergences(data: Any) -> list[Any]:
-    """Divergence entries of a check report, wherever the report keeps them.
-
-    ``sdqtest check --json`` writes ``{"results": [{"status", "reason",
-    "divergence": {"operation", "fields", ...}}, ...]}``; results whose status
-    is not a pass come first.  Other shapes (lists, ``divergences`` keys) are
-    read too, so that a report format change degrades to less detail only.
-    """
-    if isinstance(data, list):
-        return data
-    if not isinstance(data, dict):
-        return []
-    results = data.get("results")
-    if isinstance(results, list):
-        bad = [r for r in results if isinstance(r, dict)
-               and str(r.get("status", "")).lower() not in ("agree", "pass", "ok", "skip",
-                                                           "skipped", "good")]
-        if bad:
-            return bad
-    for key in ("divergences", "unexplained", "failures", "diffs"):
-        v = data.get(key)
-        if isinstance(v, list) and v:
-            return v
-    return []
+def _one_line(r: Result) -> str:
+    """``[build machine] reason``, the reason's first line."""
+    reason = r.reason.strip().splitlines()[0] if r.reason.strip() else r.status
+    return f"[{r.build} {r.machine}] {reason}"
 
 
-def _one_line(entry: Any) -> str:
-    if isinstance(entry, str):
-        return entry.strip().splitlines()[0] if entry.strip() else ""
-    if isinstance(entry, dict):
-        for key in ("reason", "summary", "message", "text", "description", "what"):
-            v = entry.get(key)
-            if isinstance(v, str) and v.strip():
-                where = [str(entry[k]) for k in ("build", "machine") if entry.get(k)]
-                prefix = f"[{' '.join(where)}] " if where and key == "reason" else ""
-                return prefix + v.strip().splitlines()[0]
-        return json.dumps(entry, sort_keys=True)[:240]
-    return str(entry)[:240]
-
-
-def _fields(entry: Any) -> list[str]:
-    """The register/field lines of one divergence, and where its reproducer is."""
-    if not isinstance(entry, dict):
-        return []
-    d = entry.get("divergence")
-    if not isinstance(d, dict):
-        return []
-    lines = [str(f) for f in d.get("fields") or []]
-    if d.get("trace"):
-        lines.append(f"reproducer: {d['trace']}")
-    return lines
-
-
-def first_divergence(data: Any) -> str:
-    """The first divergence of a ``sdqtest check --json`` report, as one line."""
-    found = _divergences(data)
-    return _one_line(found[0]) if found else ""
-
-
-def divergence_lines(data: Any, limit: int = 5) -> list[str]:
-    """The divergences of a report, one line each, with the first one's fields."""
-    found = _divergences(data)
-    lines = [_one_line(d) for d in found[:limit]]
-    if found:
-        lines[1:1] = ["  " + f for f in _fields(found[0])]
-    if len(found) > limit:
-        lines.append(f"... and {len(found) - limit} more")
+def divergence_lines(bad: Sequence[Result], limit: int = 5) -> list[str]:
+    """The failing results, one line each, with the first one's fields and
+    where its reproducer is."""
+    lines = [_one_line(r) for r in bad[:limit]]
+    d = bad[0].divergence if bad else None
+    if d is not None:
+        lines[1:1] = ["  " + str(f) for f in d.fields] + (
+            [f"  reproducer: {d.trace_file}"] if d.trace_file else [])
+    if len(bad) > limit:
+        lines.append(f"... and {len(bad) - limit} more")
     return lines
 
 

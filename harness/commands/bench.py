@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench.output import Run
-from harness.commands import check as check_command
+from harness.check import session
 from harness.commands.common import board_options, qemu_option, show_progress
 from harness.qemu.selection import select_builds
 
@@ -72,10 +72,11 @@ def run_check(args: argparse.Namespace) -> int:
     from harness.bench import check_bench
     from harness.check import parallel
 
-    args.machine = args.image = args.shard = None
-    args.strict = False
-    selected, builds = check_command.selection(args)
-    runs, _total = check_command.shard_runs(args, builds, selected, 1, 1)
+    runs = session.plan(session.CheckRequest(
+        qemu=tuple(args.qemu) if args.qemu else None, groups=session.names(args.group),
+        scenarios=session.names(args.scenario),
+        boards=tuple(args.board) if args.board is not None else None,
+        no_boards=args.no_boards)).runs
     if args.equivalence:
         lines = check_bench.equivalence(runs, progress=show_progress)
         show_progress("")

@@ -16,11 +16,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO
+from types import SimpleNamespace
+from typing import IO, Any
 
 import pytest
 
-from harness.bisect import ABORT, BAD, GOOD, SKIP
+from harness.bisect import BAD, GOOD, SKIP
 from harness.bisect.build import (
     Missing,
     QemuTreeBuilder,
@@ -33,12 +34,17 @@ from harness.bisect.checks import (
     CheckResult,
     ScenarioCheck,
     divergence_lines,
-    first_divergence,
 )
 from harness.bisect.driver import BisectError, _parse, bisect
 from harness.bisect.progress import Progress
 from harness.bisect.synthetic import Commit, make_repo
+from harness.check import runner
+from harness.check.lockstep import Divergence
+from harness.check.session import CheckRequest
+from harness.check.step import Step
+from harness.check.verdict import CLEAN, CRASHED, FAILED, SKIPPED, Verdict
 from harness.cli import main as bisect_main
+from harness.errors import QemuError
 from tests.qtest.signals import inherit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -226,41 +232,57 @@ def test_bisect_run_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "all 1 tests skipped" in capsys.readouterr().out
 
 
-def test_scenario_check_maps_exit_codes(tmp_path: Path) -> None:
-    fake = tmp_path / "fake-sdqtest"
-    fake.write_text(
-        "#!/bin/sh\n"
-        'while [ $# -gt 0 ]; do [ "$1" = --json ] && json=$2; shift; done\n'
-        "rc=$(cat " + str(tmp_path / "rc") + ")\n"
-        'echo \'{"results": [{"status": "diverge", "reason": "SCR[59:56] SD_SPEC: model 2, '
-        'qemu 1"}]}\' > "$json"\n'
-        'echo "scenario said $rc"\nexit $rc\n')
-    fake.chmod(0o755)
+def _outcome(status: int, results: list[runner.Result]) -> Any:
+    """A check outcome as :class:`ScenarioCheck` reads it: results and verdict."""
+    return SimpleNamespace(results=results, verdict=Verdict(status))
+
+
+def test_scenario_check_maps_verdicts(tmp_path: Path) -> None:
+    """The check session's verdict becomes git bisect's code; a divergence's
+    reason is the summary; a QEMU that cannot be run is a crash."""
+    diverged = runner.Result("11.1", "card-registers", "registers", "q35", runner.DIVERGE,
+                             reason="SCR[59:56] SD_SPEC: model 2, qemu 1")
+    skipped = runner.Result("11.1", "card-registers", "registers", "q35", runner.SKIP,
+                            reason="no sdhci-pci")
+    asked: list[CheckRequest] = []
     binary = tmp_path / "qemu"
-    binary.write_text("")
-    for rc, crash_skip, code in [(0, False, GOOD), (1, False, BAD), (3, False, BAD),
-                                 (3, True, SKIP), (4, False, SKIP), (2, False, ABORT)]:
-        (tmp_path / "rc").write_text(str(rc))
-        c = ScenarioCheck("card-registers", crash_is_skip=crash_skip, cli=[str(fake)])
+    for status, results, crash_skip, code in [
+            (CLEAN, [], False, GOOD), (FAILED, [diverged], False, BAD),
+            (CRASHED, [], False, BAD), (CRASHED, [], True, SKIP),
+            (SKIPPED, [skipped], False, SKIP)]:
+        out = _outcome(status, results)
+
+        def fake(rq: CheckRequest, out: Any = out) -> Any:
+            asked.append(rq)
+            return out
+
+        c = ScenarioCheck("card-registers", crash_is_skip=crash_skip, check=fake)
         with open(tmp_path / "log", "w") as log:
             res = c.run(binary, log, timeout=30)
-        assert res.code == code, (rc, res)
-        if rc == 1:
-            assert "SCR[59:56]" in res.summary
+        assert res.code == code, (status, res)
+        if status == FAILED:
+            assert res.summary == "[11.1 q35] SCR[59:56] SD_SPEC: model 2, qemu 1"
+        if status == SKIPPED:
+            assert "no sdhci-pci" in res.summary
+    assert {(rq.qemu, rq.scenarios) for rq in asked} == {((str(binary),), ("card-registers",))}
+
+    def gone(rq: CheckRequest) -> Any:
+        raise QemuError("qemu-system-x86_64 exited at start")
+
+    with open(tmp_path / "log", "w") as log:
+        res = ScenarioCheck("card-registers", check=gone).run(binary, log, timeout=30)
+    assert res.code == BAD and "exited at start" in res.summary
 
 
-def test_first_divergence_shapes() -> None:
-    assert first_divergence({"divergences": ["a\nb"]}) == "a"
-    report = {"results": [
-        {"build": "11.1", "machine": "q35", "status": "agree", "reason": ""},
-        {"build": "11.1", "machine": "pc", "status": "diverge", "reason": "SCR differs\nmore",
-         "divergence": {"fields": ["SCR: model 2, QEMU 1"], "trace": "/r/x.sh"}},
-    ]}
-    assert first_divergence(report) == "[11.1 pc] SCR differs"
-    assert divergence_lines(report) == ["[11.1 pc] SCR differs", "  SCR: model 2, QEMU 1",
-                                        "  reproducer: /r/x.sh"]
-    assert first_divergence([{"x": 1}]) == '{"x": 1}'
-    assert first_divergence(None) == ""
+def test_divergence_lines_name_the_first_ones_fields() -> None:
+    step = Step(3, "read", (0x10, 4), 2, 1, False, False)
+    d = Divergence(step, "result", [], ["SCR: model 2, QEMU 1"])
+    d.trace_file = "/r/x.sh"
+    bad = [runner.Result("11.1", "a", "registers", "pc", runner.DIVERGE,
+                         reason="SCR differs\nmore", divergence=d),
+           runner.Result("10.0", "b", "registers", "q35", runner.ERROR, reason="boom")]
+    assert divergence_lines(bad) == ["[11.1 pc] SCR differs", "  SCR: model 2, QEMU 1",
+                                     "  reproducer: /r/x.sh", "[10.0 q35] boom"]
 
 
 def test_git_output_parsing() -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.check import boards as check_boards
+from harness.check import session
+from harness.check.session import CheckRequest
 from harness.hwdefs import boards
 from harness.hwdefs import sdhci as H
 from harness.machine import CardImage, Machine
@@ -142,11 +144,12 @@ def test_zynq_model_reports_the_board_capabilities() -> None:
     assert t.read(H.HCVER.offset, 2) & 0xFF == 1
 
 
-def _check_args(*argv: str) -> object:
+def _request(*argv: str) -> CheckRequest:
+    """The check request of ``sdqtest check ARGV``."""
     from harness import cli
+    from harness.commands import check
 
-    parser = cli.build_parser()
-    return parser.parse_args(["check", *argv])
+    return check.request(cli.build_parser().parse_args(["check", *argv]))
 
 
 @pytest.mark.parametrize("argv, env, runs_boards", [
@@ -164,15 +167,12 @@ def test_the_default_check_runs_the_modelled_boards(
     """With no build named (as ``./sdqtest check`` runs), the check also
     runs the boards the model mirrors on the installed ARM builds; naming a
     build, a machine type, strict mode or ``--no-boards`` leaves them out."""
-    from harness.commands import check
-
     monkeypatch.delenv("QTEST_QEMU_BINARY", raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    monkeypatch.setattr(check, "select_board_builds", lambda specs: ["7.2-arm", "11.1-arm"])
-    args = _check_args(*argv)
+    monkeypatch.setattr(session, "select_board_builds", lambda specs: ["7.2-arm", "11.1-arm"])
     selected = list(all_scenarios().values())
-    picked = check.board_selection(args, selected)  # type: ignore[arg-type]
+    picked = session.board_selection(_request(*argv), selected)
     assert bool(picked.builds) is runs_boards
     if runs_boards:
         assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb"] \
@@ -197,13 +197,12 @@ def test_the_default_check_without_arm_builds_runs_the_pc_check(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """ARM builds that cannot be installed leave the boards out with a note;
     the x86 check is not lost for them."""
-    from harness.commands import check
     from harness.errors import SdqtestError
 
     def fail(specs: object) -> list[object]:
         raise SdqtestError("apt-get failed")
 
     monkeypatch.delenv("QTEST_QEMU_BINARY", raising=False)
-    monkeypatch.setattr(check, "select_board_builds", fail)
-    picked = check.board_selection(_check_args(), list(all_scenarios().values()))  # type: ignore[arg-type]
+    monkeypatch.setattr(session, "select_board_builds", fail)
+    picked = session.board_selection(_request(), list(all_scenarios().values()))
     assert not picked.builds and "apt-get failed" in picked.note
