@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from harness.check import parallel
+from harness.check.testbench import RunSpec
 from harness.table import print_table
 
 
@@ -55,7 +56,7 @@ WAYS: dict[str, tuple[str, bool, str]] = {
 }
 
 
-def measure(runs: Sequence[parallel.Run], jobs: Sequence[int],
+def measure(runs: Sequence[RunSpec], jobs: Sequence[int],
             progress: Callable[[str], None] = lambda text: None,
             ways: Sequence[str] = ("step", "optimistic")) -> list[Measure]:
     """Time ``runs`` each of ``ways`` (:data:`WAYS`) for each worker count."""
@@ -67,7 +68,7 @@ def measure(runs: Sequence[parallel.Run], jobs: Sequence[int],
             label, reuse, mode = WAYS[way]
             head = f"{label} -j{j}"
 
-            def tick(done: int, r: parallel.Run, head: str = head) -> None:
+            def tick(done: int, r: RunSpec, head: str = head) -> None:
                 progress(f"{head} [{done}/{len(runs)}] {r.build.name} {r.scenario.name}")
 
             t0, c0 = time.monotonic(), _cpu()
@@ -97,7 +98,7 @@ def _cpu() -> tuple[float, float]:
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
-def report(ms: list[Measure], runs: Sequence[parallel.Run], load_before: tuple[float, ...],
+def report(ms: list[Measure], runs: Sequence[RunSpec], load_before: tuple[float, ...],
            load_after: tuple[float, ...]) -> list[str]:
     """The table and notes, as lines."""
     import io
@@ -131,7 +132,7 @@ def report(ms: list[Measure], runs: Sequence[parallel.Run], load_before: tuple[f
     return lines
 
 
-def profile(runs: Sequence[parallel.Run], ways: Sequence[str] = ("step", "optimistic"),
+def profile(runs: Sequence[RunSpec], ways: Sequence[str] = ("step", "optimistic"),
             progress: Callable[[str], None] = lambda text: None) -> list[str]:
     """The time of ``runs`` on one worker split by concern
     (:mod:`harness.bench.profile_split`), one column per way; each way is
@@ -154,7 +155,7 @@ def profile(runs: Sequence[parallel.Run], ways: Sequence[str] = ("step", "optimi
     return profile_split.lines(cols)
 
 
-def equivalence(runs: Sequence[parallel.Run],
+def equivalence(runs: Sequence[RunSpec],
                 progress: Callable[[str], None] = lambda text: None) -> list[str]:
     """Run each of ``runs`` on a fresh QEMU step by step, on a reused one
     (the pool having served the runs before it) step by step, and on a

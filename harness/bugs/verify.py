@@ -13,10 +13,9 @@ so tree and build directory are as they were.
 
 from __future__ import annotations
 
+import io
 import os
 import re
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import IO
 from harness.bisect import build, proc
 from harness.bugs.catalog import C_HELPERS, Bug
 from harness.bugs.tree import TreeEdits, git_status
+from harness.check import report, session
 from harness.errors import UsageError
 from harness.table import print_table
 
@@ -73,15 +73,17 @@ def _build(builder: build.QemuTreeBuilder, src: Path, log: IO[str], timeout: flo
 
 
 def _check(binary: Path, log: IO[str]) -> tuple[bool, str]:
-    """The default check on ``binary``, in a process of its own; clean or not,
-    and its summary lines."""
-    cmd = [sys.executable, "-m", "harness.cli", "check", "--qemu", str(binary), "-j", "2"]
+    """The default check on ``binary``, in-process (:mod:`harness.check.session`);
+    clean or not, and its summary lines (the report goes to ``log``)."""
     print(f"running: sdqtest check --qemu {binary} -j 2", flush=True)
-    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3600,
-                       check=False)
-    log.write(r.stdout + r.stderr)
-    tail = [ln for ln in r.stdout.splitlines() if ln.strip()][-4:]
-    return r.returncode == 0, "\n".join(tail)
+    out = session.run(session.CheckRequest(qemu=(str(binary),), jobs=2,
+                                           report_dir=REPO / "reports"))
+    text = io.StringIO()
+    report.print_report(out.results, text)
+    log.write(text.getvalue() + "\n".join(out.notes) + "\n" + session.summary(out) + "\n")
+    bad = [f"[{r.build} {r.machine}] {r.scenario}: {r.status.upper()}"
+           for r in out.results if not r.ok][:3]
+    return out.verdict.status == 0, "\n".join([*bad, session.summary(out)])
 
 
 def default_build_dir(src: Path) -> Path:

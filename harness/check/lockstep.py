@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.check.quirks import Quirk, QuirkSet
+from harness.check.quirks import QuirkSet
 from harness.check.recording import Departed
 from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
@@ -31,6 +31,7 @@ from harness.check.transfer import CommandTracker
 from harness.hwdefs import sdhci
 from harness.hwdefs.boards import Board
 from harness.images import Recipe
+from harness.ledger import KnownDifference
 from harness.target import IrqEvents, Target, board_of
 
 #: Lines of (collapsed) history a divergence report shows.
@@ -232,7 +233,7 @@ class LockstepTarget:
         self.model = model
         self.qemu = qemu
         self.quirks = quirks or QuirkSet(())
-        self.applied: list[tuple[Quirk, Step]] = []
+        self.applied: list[tuple[KnownDifference, Step]] = []
         self.reconciled: list[Step] = []
         self._history: deque[Step] = deque(maxlen=history)
         self.count = 0

@@ -30,7 +30,6 @@ from harness.qemu.pool import PoolStats, QemuPool
 
 #: One scenario on one build and machine type: the run spec, which carries
 #: the scenario object (a forked worker inherits the runs it is given).
-Run = RunSpec
 
 
 @dataclass(frozen=True)
@@ -146,12 +145,12 @@ def close_worker_pool() -> None:
         pool.close()
 
 
-def _init(opts: Options, runs: Sequence[Run] = ()) -> None:
+def _init(opts: Options, runs: Sequence[RunSpec] = ()) -> None:
     _worker["opts"], _worker["runs"] = opts, runs
     worker_pool(opts.reuse)
 
 
-def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
+def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats]:
     pool, opts = _worker["pool"], _worker["opts"]
     assert isinstance(pool, QemuPool) and isinstance(opts, Options)
     before = PoolStats(pool.stats.launched, pool.stats.reused, list(pool.stats.fallbacks))
@@ -172,8 +171,8 @@ def _run_one(r: Run) -> tuple[runner.Result, PoolStats]:
                           s.fallbacks[len(before.fallbacks):])
 
 
-def run_all(runs: Sequence[Run], opts: Options, jobs: int = 1,
-            progress: Callable[[int, Run], None] | None = None,
+def run_all(runs: Sequence[RunSpec], opts: Options, jobs: int = 1,
+            progress: Callable[[int, RunSpec], None] | None = None,
             cost: Sequence[float] | None = None
             ) -> tuple[list[runner.Result], PoolStats]:
     """Every run's result, in the order of ``runs``, and what the pools did.
@@ -215,7 +214,7 @@ def run_all(runs: Sequence[Run], opts: Options, jobs: int = 1,
 AHEAD = 2
 
 
-def _serve_all(runs: Sequence[Run], opts: Options, plan: schedule.Schedule,
+def _serve_all(runs: Sequence[RunSpec], opts: Options, plan: schedule.Schedule,
                finished: Callable[[int, runner.Result, PoolStats], None]) -> None:
     """The runs on forked workers (one per :attr:`Schedule.own` queue), each
     fed the next run of its own chain as it finishes one."""
@@ -274,7 +273,7 @@ def _feed(conn: Any, proc: Any, plan: schedule.Schedule, w: int, n: int) -> int:
     return sent
 
 
-def _serve(conn: Any, opts: Options, runs: Sequence[Run]) -> None:
+def _serve(conn: Any, opts: Options, runs: Sequence[RunSpec]) -> None:
     """A worker: run each index it is sent, answer ``(index, ok, result)``,
     until it is sent None; its QEMUs closed as it ends."""
     from harness.qemu.session import set_pdeathsig

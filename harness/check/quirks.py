@@ -17,11 +17,8 @@ from harness.check.step import Step
 from harness.ledger import LEDGER, KnownDifference, ReadMatch
 from harness.profile import BuildProfile
 
-#: A quirk is a ledger entry the check matches (``explains`` set).
-Quirk = KnownDifference
-
 #: Every quirk of the ledger, in ledger order.
-QUIRKS: tuple[Quirk, ...] = tuple(d for d in LEDGER.values() if d.explains is not None)
+QUIRKS: tuple[KnownDifference, ...] = tuple(d for d in LEDGER.values() if d.explains is not None)
 
 
 def matches(m: ReadMatch, step: Step, kind: str) -> bool:
@@ -35,21 +32,21 @@ def matches(m: ReadMatch, step: Step, kind: str) -> bool:
     return (int(step.model) ^ int(step.qemu)) & ~m.mask == 0
 
 
-def _scenarios(q: Quirk) -> tuple[str, ...]:
+def _scenarios(q: KnownDifference) -> tuple[str, ...]:
     return q.explains.scenarios if q.explains is not None else ()
 
 
 class QuirkSet:
     """The quirks that concern one build, and which of them a run used."""
 
-    def __init__(self, quirks: tuple[Quirk, ...], profile: BuildProfile | None = None,
+    def __init__(self, quirks: tuple[KnownDifference, ...], profile: BuildProfile | None = None,
                  scenario: str = "") -> None:
         self.quirks = tuple(q for q in quirks
                             if profile is None or q.versions.applies(profile.version))
         self.scenario = scenario
         self.used: set[str] = set()
 
-    def explain(self, step: Step, kind: str) -> Quirk | None:
+    def explain(self, step: Step, kind: str) -> KnownDifference | None:
         for q in self.quirks:
             if q.explains is None or (_scenarios(q) and self.scenario not in _scenarios(q)):
                 continue
@@ -58,16 +55,16 @@ class QuirkSet:
                 return q
         return None
 
-    def expected_here(self) -> list[Quirk]:
+    def expected_here(self) -> list[KnownDifference]:
         """The quirks the scenario should show (those bound to it)."""
         return [q for q in self.quirks if not _scenarios(q) or self.scenario in _scenarios(q)]
 
 
-def bound_to_scenario(q: Quirk) -> bool:
+def bound_to_scenario(q: KnownDifference) -> bool:
     """Whether ``q`` names the scenarios it is expected in."""
     return bool(_scenarios(q))
 
 
-def to_json(q: Quirk) -> dict[str, Any]:
+def to_json(q: KnownDifference) -> dict[str, Any]:
     return {"key": q.key, "builds": q.builds or q.versions.describe(), "what": q.qemu,
             "why": q.why, "change": q.change, "scope": str(q.scope)}

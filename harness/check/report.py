@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from harness.check import runner
-from harness.check.quirks import Quirk, to_json
+from harness.check.quirks import to_json
 from harness.check.runner import Result
-from harness.ledger import Scope, entry
+from harness.ledger import KnownDifference, Scope, entry
 from harness.table import print_table
 
 _ORDER = (runner.DIVERGE, runner.SPEC_MISS, runner.CRASH, runner.ERROR, runner.QUIRK,
@@ -178,8 +178,8 @@ def skip_reasons(skipped: list[Result]) -> list[str]:
     return lines
 
 
-def _unique(qs: Iterable[Quirk]) -> list[Quirk]:
-    seen: dict[str, Quirk] = {}
+def _unique(qs: Iterable[KnownDifference]) -> list[KnownDifference]:
+    seen: dict[str, KnownDifference] = {}
     for q in qs:
         seen.setdefault(q.key, q)
     return list(seen.values())

@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, StopRun
 from harness.check.optimistic import Fallback, OptimisticLockstep
-from harness.check.quirks import QUIRKS, Quirk, QuirkSet, bound_to_scenario
+from harness.check.quirks import QUIRKS, QuirkSet, bound_to_scenario
 from harness.check.recording import Recording
 from harness.check.replay import reproducer_header
 from harness.check.step import Step
@@ -23,7 +23,7 @@ from harness.check.testbench import RunSpec, Testbench
 from harness.check.testbench import UserImage as UserImage
 from harness.errors import QemuError, QemuGone
 from harness.images import merge_extents
-from harness.ledger import LEDGER, adopting
+from harness.ledger import LEDGER, KnownDifference, adopting
 from harness.machine import Machine
 from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
@@ -59,8 +59,8 @@ class Result:
     status: str
     reason: str = ""
     divergence: Divergence | None = None
-    quirks: list[Quirk] = field(default_factory=list)
-    stale: list[Quirk] = field(default_factory=list)
+    quirks: list[KnownDifference] = field(default_factory=list)
+    stale: list[KnownDifference] = field(default_factory=list)
     steps: int = 0
     seconds: float = 0.0
     #: Recipe or spec expectations QEMU did not meet, no listed deviation
@@ -277,7 +277,7 @@ class RunOptions:
 
     strict: Strictness = False
     report_dir: Path | None = None
-    quirks: tuple[Quirk, ...] = QUIRKS
+    quirks: tuple[KnownDifference, ...] = QUIRKS
     image: UserImage | None = None
     record: Recording | None = None
     replay: Recording | None = None

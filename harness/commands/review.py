@@ -160,6 +160,7 @@ def _untested(scratch: Any, s: Any, commits: list[str], opts: Any
     """Changed lines of the series no scenario executed, on a gcov build, and
     the changed files it has no counts for (``file (N changed lines)``)."""
     from harness.check import coverage, parallel
+    from harness.check.testbench import RunSpec
     from harness.qemu.builds import probe
     from harness.review import series, tree
 
@@ -170,7 +171,7 @@ def _untested(scratch: Any, s: Any, commits: list[str], opts: Any
     cb = coverage.CoverageBuild(built.binary.parent)
     cb.reset()
     b = probe(built.binary, "patched-gcov")
-    runs = [parallel.Run(b, sc, "q35") for sc in opts.scenarios]
+    runs = [RunSpec(b, sc, "q35") for sc in opts.scenarios]
     old = dict(os.environ)
     os.environ.update(cb.environment())
     try:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.check import parallel, plan, runner
+from harness.check.testbench import RunSpec
 from harness.qemu.builds import QemuBuild, probe
 from harness.review import cache, classify, direct, props, speed, wrap
 from harness.review.series import SeriesError
@@ -151,21 +152,21 @@ def review(base_bin: Path, patched_bin: Path, opts: Options, progress: Progress,
     vb = cache.load(ckey) if opts.reuse_base_check else None
     sides = (model_side,) if vb is not None else (base, model_side)
     library = all_scenarios()
-    checks = [parallel.Run(b, library[name], m) for b in sides for name, m in runs]
+    checks = [RunSpec(b, library[name], m) for b in sides for name, m in runs]
     progress(f"model check: {len(checks)} runs")
     results, _ = parallel.run_all(
         checks, parallel.Options(report_dir=opts.report_dir / "check"), opts.jobs,
         progress=lambda done, r: progress(f"model check [{done}/{len(checks)}] {r.build.name} "
                                           f"{r.scenario.name}"))
     if vb is None:
-        vb = _verdicts([r for r in results if r.build == "base"])
+        vb = _verdicts([r for c, r in zip(checks, results, strict=True) if c.build is base])
         cache.store(ckey, vb)
         rv.times["model check, both builds"] = time.monotonic() - t
     else:
         rv.notes.append("the base build's model check was kept from an earlier review of the "
                         "same base binary (--fresh-base-check runs it again)")
         rv.times["model check, patched (base kept)"] = time.monotonic() - t
-    vp = _verdicts([r for r in results if r.build == "patched"])
+    vp = _verdicts([r for c, r in zip(checks, results, strict=True) if c.build is model_side])
     rv.rows = classify.classify(vb, vp, found, explained)
     if opts.bench:
         t = time.monotonic()

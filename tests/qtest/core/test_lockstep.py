@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
-from harness.check.quirks import Quirk, QuirkSet
+from harness.check.quirks import QuirkSet
 from harness.hwdefs import sdhci as H
 from harness.images import BLOCK, Recipe
-from harness.ledger import EVERY_VERSION, ReadMatch, Scope, Versions
+from harness.ledger import EVERY_VERSION, KnownDifference, ReadMatch, Scope, Versions
 from harness.profile import BuildProfile
 
 
@@ -70,11 +70,12 @@ def test_irq_difference_is_a_divergence() -> None:
 
 
 def test_quirk_explains_and_unused_quirk_is_stale() -> None:
-    explains = Quirk("test.hcver", Scope.QEMU_BUG, "test", "HCVER as the spec says",
-                     "HCVER vendor byte", EVERY_VERSION,
-                     explains=ReadMatch(H.HCVER.offset, mask=0xFF00, scenarios=("s1",)))
-    unused = Quirk("test.capab", Scope.QEMU_BUG, "test", "CAPAB as the spec says", "CAPAB",
-                   EVERY_VERSION, explains=ReadMatch(H.CAPAB.offset, scenarios=("s1",)))
+    explains = KnownDifference("test.hcver", Scope.QEMU_BUG, "test", "HCVER as the spec says",
+                               "HCVER vendor byte", EVERY_VERSION,
+                               explains=ReadMatch(H.HCVER.offset, mask=0xFF00, scenarios=("s1",)))
+    unused = KnownDifference("test.capab", Scope.QEMU_BUG, "test", "CAPAB as the spec says",
+                             "CAPAB", EVERY_VERSION,
+                             explains=ReadMatch(H.CAPAB.offset, scenarios=("s1",)))
     qs = QuirkSet((explains, unused), BuildProfile(version=(10, 0, 0)), "s1")
     t = LockstepTarget(Fake("model", {H.HCVER.offset: 0x2401}),
                        Fake("qemu", {H.HCVER.offset: 0x2501}), quirks=qs)
@@ -88,8 +89,8 @@ def test_quirk_explains_and_unused_quirk_is_stale() -> None:
 
 
 def test_quirks_for_other_builds_do_not_apply() -> None:
-    old_only = Quirk("test.old", Scope.QEMU_BUG, "test", "x", "y", Versions(None, "8.0"),
-                     explains=ReadMatch(H.HCVER.offset))
+    old_only = KnownDifference("test.old", Scope.QEMU_BUG, "test", "x", "y", Versions(None, "8.0"),
+                               explains=ReadMatch(H.HCVER.offset))
     qs = QuirkSet((old_only,), BuildProfile(version=(10, 0, 0)), "s")
     t = LockstepTarget(Fake("model", {H.HCVER.offset: 1}), Fake("qemu", {H.HCVER.offset: 2}),
                        quirks=qs)

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from harness.check import parallel, schedule
+from harness.check.testbench import RunSpec
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import all_scenarios
 
 
-def _runs(build: QemuBuild, names: list[str]) -> list[parallel.Run]:
-    return [parallel.Run(build, all_scenarios()[n], "q35") for n in names]
+def _runs(build: QemuBuild, names: list[str]) -> list[RunSpec]:
+    return [RunSpec(build, all_scenarios()[n], "q35") for n in names]
 
 
 def test_chains_group_runs_by_reuse_key_and_image(qemu_build: QemuBuild) -> None:
@@ -93,11 +94,11 @@ def test_a_chain_is_launched_once(qemu_build: QemuBuild, jobs: int) -> None:
     assert (stats.launched, stats.reused) == (2, 2)
 
 
-def _fails(r: parallel.Run) -> None:
+def _fails(r: RunSpec) -> None:
     raise ValueError(f"no QEMU for {r.scenario.name}")
 
 
-def _dies(r: parallel.Run) -> None:
+def _dies(r: RunSpec) -> None:
     import os
 
     os._exit(3)

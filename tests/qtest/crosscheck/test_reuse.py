@@ -17,6 +17,7 @@ import pytest
 from harness import images
 from harness.check import runner
 from harness.check.equivalence import first_difference
+from harness.check.testbench import RunSpec
 from harness.errors import QemuError
 from harness.machine import CardImage, Machine
 from harness.qemu.builds import QemuBuild
@@ -154,7 +155,7 @@ def test_workers_keep_the_order_of_runs(qemu_build: QemuBuild) -> None:
     from harness.scenarios import all_scenarios
 
     names = ["card-registers", "reset-values-v2", "access-sizes", "reset-values-v3"]
-    runs = [parallel.Run(qemu_build, all_scenarios()[n], "q35") for n in names]
+    runs = [RunSpec(qemu_build, all_scenarios()[n], "q35") for n in names]
     one, s1 = parallel.run_all(runs, parallel.Options(), 1)
     two, s2 = parallel.run_all(runs, parallel.Options(), 2)
     assert [r.scenario for r in one] == [r.scenario for r in two] == names
