@@ -22,7 +22,7 @@ UserError = UsageError
 
 
 def cmd_qemu_install(args: argparse.Namespace) -> int:
-    from harness.qemu import install, install_arm
+    from harness.provision import install, install_arm
 
     log: Callable[[str], None] = (lambda m: None) if args.quiet else print
     try:
@@ -78,7 +78,7 @@ def cmd_qemu_build(args: argparse.Namespace) -> int:
     """Build a QEMU source tree (Debian's or upstream) out of tree, optionally for gcov."""
     from pathlib import Path
 
-    from harness.bisect import build
+    from harness.provision import build
 
     src = Path(args.src).resolve()
     sanitize = tuple(n.strip() for n in (args.sanitize or "").split(",") if n.strip())

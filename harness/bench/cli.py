@@ -208,7 +208,7 @@ def cmd_guest(args: argparse.Namespace) -> int:
     from harness.bench import guest
     from harness.errors import GuestError
     from harness.guest.card import CardError, qemu_img
-    from harness.qemu.install import InstallError
+    from harness.provision.install import InstallError
     from harness.qemu.session import install_signal_handlers
 
     install_signal_handlers()
@@ -218,7 +218,7 @@ def cmd_guest(args: argparse.Namespace) -> int:
             print(f"sdqtest bench guest: --{opt} {p}: no such file", file=sys.stderr)
             return 2
     if args.format == "qcow2" and qemu_img() is None:
-        from harness.qemu.install import ensure_tools
+        from harness.provision.install import ensure_tools
 
         ensure_tools(lambda m: print(m, file=sys.stderr))  # as root: apt-get install qemu-utils
     if args.format == "qcow2" and qemu_img() is None:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from harness.bisect import ABORT, BAD, GOOD, SKIP, proc
+from harness.bisect import ABORT, BAD, GOOD, SKIP
+from harness.provision import proc
 
 #: The project's root (where ``harness`` lives): the checks run from there.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

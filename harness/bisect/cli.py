@@ -11,7 +11,6 @@ from pathlib import Path
 
 from harness.bisect import ABORT, SKIP, automut, mutants
 from harness.bisect.automut import DEFAULT_FILES
-from harness.bisect.build import Builder, format_missing, make_builder, tree_dir
 from harness.bisect.checks import PROJECT_ROOT, BenchCheck, Check, PytestCheck, ScenarioCheck
 from harness.bisect.driver import (
     EXIT_USAGE,
@@ -23,6 +22,7 @@ from harness.bisect.driver import (
 from harness.bisect.progress import Progress
 from harness.bisect.step import GitError, git, run_step
 from harness.errors import UsageError
+from harness.provision.build import Builder, format_missing, make_builder, tree_dir
 
 _CODES = ("exit codes: 0 good, 1 bad, 125 skip (build failed, capability missing), "
           "128 abort (the check itself is broken)")
@@ -239,8 +239,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
 def cmd_mutants(args: argparse.Namespace) -> int:
     """Build a tree with each deliberate hw/sd regression; the check must catch each."""
-    from harness.bisect import build
     from harness.bisect.mutants_unnamed import UNNAMED
+    from harness.provision import build
     from harness.table import print_table
 
     src = args.qemu_src.resolve()

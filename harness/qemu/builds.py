@@ -1,7 +1,7 @@
 """Which QEMU builds there are, and what each can do, detected from the binary.
 
 A build is named either by an installed name (``7.2``, ``10.0``, ``11.1``:
-see :mod:`harness.qemu.install`) or by a path.  ``QTEST_QEMU_BINARY``, as in
+see :mod:`harness.provision.install`) or by a path.  ``QTEST_QEMU_BINARY``, as in
 QEMU's own qtests, names the build to use when none is given.  Capabilities
 come from QMP (``query-version``, ``query-machines``,
 ``device-list-properties``) and from an accelerator probe, never from the
@@ -208,7 +208,7 @@ def _renamed(b: QemuBuild, name: str) -> QemuBuild:
 
 def installed() -> dict[str, Path]:
     """Installed builds by name -> binary, from the cache (nothing is run)."""
-    from harness.qemu import install
+    from harness.provision import install
 
     return {b.name: b.binary for b in install.installed_builds()}
 
@@ -216,7 +216,7 @@ def installed() -> dict[str, Path]:
 def installed_arm() -> dict[str, Path]:
     """Installed ARM builds by name (``7.2-arm``) -> their ``qemu-system-aarch64``
     (which has every ARM board), from the cache (nothing is run)."""
-    from harness.qemu import install_arm
+    from harness.provision import install_arm
 
     return {b.name: b.binaries["aarch64"] for b in install_arm.installed_arm_builds()}
 

@@ -114,7 +114,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def _review_series(args: argparse.Namespace, opts: Any, times: dict[str, float]) -> Any:
-    from harness.bisect.build import tree_dir
+    from harness.provision.build import tree_dir
     from harness.review import run, series, tree
 
     src = Path(args.qemu_src).expanduser().resolve()

@@ -21,14 +21,6 @@ from typing import IO
 import pytest
 
 from harness.bisect import ABORT, BAD, GOOD, SKIP
-from harness.bisect.build import (
-    Missing,
-    QemuTreeBuilder,
-    RecipeBuilder,
-    configure_flags,
-    format_missing,
-    make_builder,
-)
 from harness.bisect.checks import (
     CheckResult,
     ScenarioCheck,
@@ -39,6 +31,14 @@ from harness.bisect.cli import main as bisect_main
 from harness.bisect.driver import BisectError, _parse, bisect
 from harness.bisect.progress import Progress
 from harness.bisect.synthetic import Commit, make_repo
+from harness.provision.build import (
+    Missing,
+    QemuTreeBuilder,
+    RecipeBuilder,
+    configure_flags,
+    format_missing,
+    make_builder,
+)
 from tests.qtest.signals import inherit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -452,7 +452,7 @@ def test_git_bisect_run_drives_bisect_run(tmp_path: Path) -> None:
 
 
 def test_meson_litter_is_removed_from_tree(tmp_path: Path) -> None:
-    from harness.bisect.build import _tidy, _untracked
+    from harness.provision.build import _tidy, _untracked
 
     _repo(tmp_path, 1, 1)
     repo = tmp_path / "repo"
