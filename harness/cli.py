@@ -54,6 +54,9 @@ def cmd_qemu_list(args: argparse.Namespace) -> int:
     print_table(head, rows)
     if not args.qemu:
         _list_arm_builds()
+        from harness.qemu import sources
+
+        sources.list_source_builds()
     return 0
 
 
@@ -79,7 +82,10 @@ def cmd_qemu_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from harness.provision import build
+    from harness.qemu import sources
 
+    if sources.names_releases(args.src) and not Path(args.src).exists():
+        return sources.run_build(args)
     src = Path(args.src).resolve()
     sanitize = tuple(n.strip() for n in (args.sanitize or "").split(",") if n.strip())
     bad = [n for n in sanitize if n not in build.SANITIZERS]
@@ -799,13 +805,19 @@ def _add_qemu_parsers(sub: Any) -> None:
     ql.set_defaults(func=cmd_qemu_list)
     qb = qsub.add_parser("build", help="build a QEMU source tree (x86_64 system emulator) "
                          "out of tree, optionally for coverage")
-    qb.add_argument("src", help="QEMU source tree (upstream git, or 'apt-get source qemu')")
+    qb.add_argument("src", help="a source release (7.2.22, 10.0.13, 10.2.2, 11.0.3, 11.1.1, "
+                    "all: fetched from Debian and built into the cache, --qemu VERSION-src) "
+                    "or a QEMU source tree")
+    qb.add_argument("--bugs", action="store_true",
+                    help="with a release: build it with the fixes in bugs/ applied")
+    qb.add_argument("--fetch-only", action="store_true",
+                    help="with a release: download and unpack it, build nothing")
     qb.add_argument("--coverage", action="store_true",
                     help="configure with --enable-gcov (for 'sdqtest coverage')")
     qb.add_argument("--arm", action="store_true",
                     help="also build qemu-system-aarch64 from the same tree (every ARM "
                     "board; with --coverage, 'sdqtest coverage' then runs the boards too)")
-    qb.add_argument("--sanitize", metavar="LIST",
+    qb.add_argument("--sanitize", metavar="LIST", nargs="?", const="address,undefined",
                     help="address,undefined: configure with --enable-asan/--enable-ubsan "
                     "(replay, check and fuzz then report sanitizer findings)")
     qb.add_argument("--build-dir", metavar="DIR",

@@ -233,8 +233,11 @@ def selected_arm(specs: list[str] | None = None) -> list[QemuBuild]:
 
 
 def resolve(spec: str) -> QemuBuild:
-    """A build from an installed name (x86 or ARM) or a path to a binary."""
-    inst = {**installed(), **installed_arm()}
+    """A build from an installed name (x86 or ARM), a source build's name
+    (``11.1.1-src``: :func:`harness.provision.source.source_builds`) or a path."""
+    from harness.provision import source
+
+    inst = {**installed(), **installed_arm(), **source.source_builds()}
     if spec in inst:
         return probe(inst[spec], spec)
     if os.sep in spec or Path(spec).exists():
@@ -242,7 +245,8 @@ def resolve(spec: str) -> QemuBuild:
     known = ", ".join(sorted(inst)) or "none installed"
     raise BuildError(
         f"unknown QEMU build {spec!r} (installed: {known}); "
-        "give a path to a qemu-system-x86_64 or run 'sdqtest qemu install'"
+        "give a path to a qemu-system-x86_64, run 'sdqtest qemu install', or build a "
+        "source release: 'sdqtest qemu build VERSION' (then --qemu VERSION-src)"
     )
 
 
