@@ -35,7 +35,8 @@ def add_parsers(sub: Any) -> None:
     rv.add_argument("--each", action="store_true", help="build every patch, not only the end "
                     "points, and tell which patch introduced each change")
     rv.add_argument("--work", metavar="DIR", help="scratch clone, build directories and "
-                    "binaries (default: the sdqtest cache; under /work/builds here for ccache)")
+                    "binaries (default: the sdqtest cache; put it beside your own build directory "
+                    "for ccache hits)")
     rv.add_argument("--build-name", default="build", metavar="NAME",
                     help="the scratch build directory's name beside the clone (named as the "
                     "tree): give your base build directory's name, and with ccache's base_dir "
