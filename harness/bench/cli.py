@@ -198,6 +198,9 @@ def add_parsers(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[
                    help="restrict to this build; with one file give two")
     c.set_defaults(func=cmd_compare)
     add_guest_parser(bench_sub)
+    from harness.bench import report
+
+    report.add_parser(bench_sub)
 
 
 # -- sdqtest bench guest (a real Linux guest; harness/bench/guest.py) ----------------------
