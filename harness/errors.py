@@ -40,6 +40,8 @@ tree and the code in step.
     |   +-- UnknownMachineError      [model.compat] machine type the build lacks
     +-- BuildError                   [qemu.builds] no such build, or cannot probe it
     +-- InstallError (RuntimeError)  [provision.install] installing a build failed
+    +-- SourceError                  [provision.source] a source release cannot be
+    |                                fetched, unpacked or built
     +-- ImageError                   [images] no such recipe, or cannot make it
     +-- DriverError                  [driver.results] the device did not do what
     |   |                            the host driver asked
