@@ -343,7 +343,7 @@ def run_guest(args: argparse.Namespace) -> int:
 def add_guest_parser(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``bench guest`` (called from :func:`add_parsers`)."""
     text = "fio, erase and end-to-end integrity inside a Linux guest on the SD card"
-    p = bench_sub.add_parser("guest", help=text, description=text + " (see README, "
+    p = bench_sub.add_parser("guest", help=text, description=text + " (see docs/benchmarks.md, "
                              "'Guest benchmark'); the card image is made by the benchmark")
     p.add_argument("--qemu", action="append", metavar="NAME|PATH",
                    help="QEMU build: installed name or binary path; repeatable "
