@@ -6,33 +6,39 @@ own layer and of the layers after its arrow, so dependencies point one way
 
     cli        __main__, cli, commands.*, pytest_plugin
                -> review, bugs, bisect, bench, fuzz, guest, explore, check, scenarios,
-                  driver, qemu, model, target, base, errors
+                  driver, qemu, provision, model, target, base, errors
     review     review.*
-               -> bisect, bench, guest, check, scenarios, driver, qemu, model, target,
-                  base, errors
+               -> bisect, bench, guest, check, scenarios, driver, qemu, provision,
+                  model, target, base, errors
     bugs       bugs.*
-               -> bisect, check, scenarios, driver, qemu, model, target, base, errors
+               -> bisect, check, scenarios, driver, qemu, provision, model, target,
+                  base, errors
     bisect     bisect.*
-               -> bench, guest, check, scenarios, driver, qemu, model, target, base,
-                  errors
+               -> bench, guest, check, scenarios, driver, qemu, provision, model,
+                  target, base, errors
     bench      bench.*
-               -> guest, check, scenarios, driver, qemu, model, target, base, errors
+               -> guest, check, scenarios, driver, qemu, provision, model, target,
+                  base, errors
     fuzz       fuzz.*
-               -> check, scenarios, driver, qemu, model, target, base, errors
+               -> check, scenarios, driver, qemu, provision, model, target, base,
+                  errors
     guest      guest.*
-               -> qemu, target, base, errors
+               -> qemu, provision, target, base, errors
     explore    explore.*
-               -> check, scenarios, driver, qemu, model, target, base, errors
+               -> check, scenarios, driver, qemu, provision, model, target, base,
+                  errors
     check      check.*
-               -> scenarios, driver, qemu, model, target, base, errors
+               -> scenarios, driver, qemu, provision, model, target, base, errors
     scenarios  scenarios.*
                -> driver, target, base, errors
     driver     driver.*
                -> target, base, errors
     qemu       qemu.*
-               -> target, base, errors
+               -> provision, target, base, errors
     model      model.*
                -> target, base, errors
+    provision  provision.*
+               -> base, errors
     target     target
                -> base, errors
     base       paths, profile, machine, table, images, hwdefs.*, ledger.*

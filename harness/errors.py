@@ -39,7 +39,9 @@ tree and the code in step.
     |   +-- SDHCIConfigError         [model.sdhci_state] bad sdhci-pci property
     |   +-- UnknownMachineError      [model.compat] machine type the build lacks
     +-- BuildError                   [qemu.builds] no such build, or cannot probe it
-    +-- InstallError (RuntimeError)  [qemu.install] installing a build failed
+    +-- InstallError (RuntimeError)  [provision.install] installing a build failed
+    +-- SourceError                  [provision.source] a source release cannot be
+    |                                fetched, unpacked or built
     +-- ImageError                   [images] no such recipe, or cannot make it
     +-- DriverError                  [driver.results] the device did not do what
     |   |                            the host driver asked
@@ -54,7 +56,7 @@ tree and the code in step.
     |   +-- ElfError                 [guest.elf] a file of the guest is not ELF64
     +-- BisectError                  [bisect.driver] a bisect cannot go on
     +-- GitError                     [bisect.step] a git command failed
-    +-- BuildSetupError              [bisect.build] a QEMU tree cannot be built
+    +-- BuildSetupError              [provision.build] a QEMU tree cannot be built
     +-- MutantError                  [bisect.mutants] a tree cannot take the mutants
     +-- CoverageError                [check.coverage] not a gcov build, or gcov failed
     +-- SeriesError                  [review.series] a series cannot be read or applied

@@ -26,7 +26,7 @@ from harness.errors import GuestError
 from harness.guest import assemble, card, protocol, runner
 from harness.guest.card import KIB, MIB, Layout
 from harness.guest.runner import GuestRun, GuestRunError
-from harness.qemu import firmware
+from harness.provision import firmware
 from harness.qemu.builds import QemuBuild
 
 DEFAULT_SIZES = (4, 8, 12, 16, 64, 128, 512, 1024)

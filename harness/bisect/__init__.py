@@ -1,6 +1,6 @@
 """Bisect a QEMU source tree for the first commit where an sdqtest check goes bad.
 
-* :mod:`harness.bisect.build`: how a commit becomes a ``qemu-system-x86_64``
+* :mod:`harness.provision.build`: how a commit becomes a ``qemu-system-x86_64``
   (configure + ninja for a real QEMU tree, or a recipe: an ``sdqtest-build``
   script at the tree's root or ``--build-cmd``), always outside the tree.
 * :mod:`harness.bisect.checks`: the check run against a binary (a scenario,

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from harness.bisect import ABORT, BAD, GOOD, SKIP, proc
+from harness.bisect import ABORT, BAD, GOOD, SKIP
 from harness.check import report, runner, session, verdict
 from harness.check.runner import Result
 from harness.errors import QemuError, SdqtestError
+from harness.provision import proc
 
 #: The project's root (where ``harness`` lives): the checks run from there.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

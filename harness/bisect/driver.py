@@ -1,7 +1,7 @@
 """The ``git bisect`` loop in the user's tree, which always leaves it as it was.
 
 The tree must be clean (tracked files) and not already bisecting.  Each
-step builds outside the tree (see :mod:`harness.bisect.build`), runs the
+step builds outside the tree (see :mod:`harness.provision.build`), runs the
 check in a subprocess, and answers ``git bisect good|bad|skip``.  Whatever
 happens (a found commit, a broken check, Ctrl-C, SIGTERM, SIGHUP), the
 ``finally`` runs ``git bisect reset`` with those signals ignored, after
@@ -22,12 +22,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from harness.bisect import ABORT, BAD, GOOD, SKIP, proc
-from harness.bisect.build import Builder, format_missing, tree_dir
+from harness.bisect import ABORT, BAD, GOOD, SKIP
 from harness.bisect.checks import Check
 from harness.bisect.progress import Progress, fmt_duration
 from harness.bisect.step import GitError, StepOutcome, _git_env, dirty_files, git, run_step
 from harness.errors import SdqtestError
+from harness.provision import proc
+from harness.provision.build import Builder, format_missing, tree_dir
 
 #: ``sdqtest bisect`` exit codes.
 EXIT_FOUND = 0

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness.bisect import proc
-from harness.bisect.build import QemuTreeBuilder, configured_flags
 from harness.errors import SdqtestError
+from harness.provision import proc
+from harness.provision.build import QemuTreeBuilder, configured_flags
 
 
 class MutantError(SdqtestError):

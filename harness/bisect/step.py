@@ -6,11 +6,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.bisect import ABORT, SKIP, proc
-from harness.bisect.build import Builder
+from harness.bisect import ABORT, SKIP
 from harness.bisect.checks import Check
 from harness.bisect.progress import Progress
 from harness.errors import SdqtestError
+from harness.provision import proc
+from harness.provision.build import Builder
 
 VERDICT = {0: "good", 1: "bad", SKIP: "skip", ABORT: "abort"}
 

@@ -2,7 +2,7 @@
 
 Each bug's libqtest test (``bugs/tests/NNNN-slug.c``) goes into TREE's
 tests/qtest as ``sdqtest-NNNN-slug-test.c``, listed with the x86_64 qtests;
-ninja builds it beside the binary (:class:`harness.bisect.build.QemuTreeBuilder`)
+ninja builds it beside the binary (:class:`harness.provision.build.QemuTreeBuilder`)
 and it runs with ``QTEST_QEMU_BINARY``: without a fix it must fail.  Each
 fix (``bugs/NNNN-slug.patch``) is then applied in turn, the build redone
 (incrementally) and the bug's test run again: it must pass.  With every fix
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness.bisect import build, proc
 from harness.bugs.catalog import C_HELPERS, Bug
 from harness.bugs.tree import TreeEdits, git_status
 from harness.check import report, session
 from harness.errors import UsageError
+from harness.provision import build, proc
 from harness.table import print_table
 
 #: Seconds one C test may take (it starts a QEMU or two).

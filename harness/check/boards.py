@@ -35,7 +35,7 @@ PC_GROUPS = {
 #: The boards the default ``sdqtest check`` runs.  The model mirrors every
 #: board's controller; smdkc210, ast2600 and fuji-emmc run with ``--board``:
 #: with smdkc210 the default check took 150-199 s on this machine, idle,
-#: without it 130-154 s (README "Boards"), and the check's budget is three
+#: without it 130-154 s (docs/boards.md), and the check's budget is three
 #: minutes; lm3s6965evb (SPI mode, 12 scenarios) costs seconds.
 DEFAULT_BOARDS: tuple[str, ...] = ("zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb")
 #: Groups the default check leaves to ``--board``: the explore corpus is

@@ -333,7 +333,7 @@ def summary(cells: Sequence[Cell]) -> list[str]:
         n = sum(bool(c.pci_lost) for c in cells)
         lines.append(f"QEMU bug in {n} cells: sdhci-pci's PCI config space is not migrated "
                      f"({', '.join(lost)} back at reset on the destination); the harness "
-                     "wrote them again to go on (see README, Migration)")
+                     "wrote them again to go on (see docs/migration.md)")
     quirky = sorted({c.point for c in cells if c.status == runner.QUIRK})
     if quirky:
         n = sum(c.status == runner.QUIRK for c in cells)

@@ -274,6 +274,9 @@ def add_parsers(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[
                    help="restrict to this build; with one file give two")
     c.set_defaults(func=run_compare)
     add_guest_parser(bench_sub)
+    from harness.bench import report
+
+    report.add_parser(bench_sub)
 
 
 # -- sdqtest bench guest (a real Linux guest; harness/bench/guest.py) ----------------------
@@ -284,7 +287,7 @@ def run_guest(args: argparse.Namespace) -> int:
     from harness.bench import guest
     from harness.errors import GuestError
     from harness.guest.card import CardError, qemu_img
-    from harness.qemu.install import InstallError
+    from harness.provision.install import InstallError
     from harness.qemu.session import install_signal_handlers
 
     install_signal_handlers()
@@ -294,7 +297,7 @@ def run_guest(args: argparse.Namespace) -> int:
             print(f"sdqtest bench guest: --{opt} {p}: no such file", file=sys.stderr)
             return 2
     if args.format == "qcow2" and qemu_img() is None:
-        from harness.qemu.install import ensure_tools
+        from harness.provision.install import ensure_tools
 
         ensure_tools(lambda m: print(m, file=sys.stderr))  # as root: apt-get install qemu-utils
     if args.format == "qcow2" and qemu_img() is None:
@@ -341,7 +344,7 @@ def run_guest(args: argparse.Namespace) -> int:
 def add_guest_parser(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``bench guest`` (called from :func:`add_parsers`)."""
     text = "fio, erase and end-to-end integrity inside a Linux guest on the SD card"
-    p = bench_sub.add_parser("guest", help=text, description=text + " (see README, "
+    p = bench_sub.add_parser("guest", help=text, description=text + " (see docs/benchmarks.md, "
                              "'Guest benchmark'); the card image is made by the benchmark")
     p.add_argument("--qemu", action="append", metavar="NAME|PATH",
                    help="QEMU build: installed name or binary path; repeatable "

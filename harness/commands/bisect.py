@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.bisect import ABORT, SKIP
-from harness.bisect.build import Builder, format_missing, make_builder, tree_dir
 from harness.bisect.checks import PROJECT_ROOT, BenchCheck, Check, PytestCheck, ScenarioCheck
 from harness.bisect.driver import (
     EXIT_USAGE,
@@ -21,6 +20,7 @@ from harness.bisect.driver import (
 )
 from harness.bisect.progress import Progress
 from harness.bisect.step import GitError, git, run_step
+from harness.provision.build import Builder, format_missing, make_builder, tree_dir
 
 _CODES = ("exit codes: 0 good, 1 bad, 125 skip (build failed, capability missing), "
           "128 abort (the check itself is broken)")

@@ -33,7 +33,7 @@ def board_options(p: Any) -> None:
     p.add_argument("--no-boards", action="store_true",
                    help="leave out the boards the default check runs ("
                    + ", ".join(DEFAULT_BOARDS) + " on the installed ARM builds; see "
-                   "README 'Boards')")
+                   "docs/boards.md)")
 
 
 _last_plain = [0.0]

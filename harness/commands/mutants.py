@@ -55,8 +55,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build a tree with each deliberate hw/sd regression; the check must catch each."""
-    from harness.bisect import build
     from harness.bisect.mutants_unnamed import UNNAMED
+    from harness.provision import build
     from harness.table import print_table
 
     src = args.qemu_src.resolve()

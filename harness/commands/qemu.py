@@ -26,13 +26,19 @@ def register(sub: Any) -> None:
     ql.set_defaults(func=run_list)
     qb = qsub.add_parser("build", help="build a QEMU source tree (x86_64 system emulator) "
                          "out of tree, optionally for coverage")
-    qb.add_argument("src", help="QEMU source tree (upstream git, or 'apt-get source qemu')")
+    qb.add_argument("src", help="a source release (7.2.22, 10.0.13, 10.2.2, 11.0.3, 11.1.1, "
+                    "all: fetched from Debian and built into the cache, --qemu VERSION-src) "
+                    "or a QEMU source tree")
+    qb.add_argument("--bugs", action="store_true",
+                    help="with a release: build it with the fixes in bugs/ applied")
+    qb.add_argument("--fetch-only", action="store_true",
+                    help="with a release: download and unpack it, build nothing")
     qb.add_argument("--coverage", action="store_true",
                     help="configure with --enable-gcov (for 'sdqtest coverage')")
     qb.add_argument("--arm", action="store_true",
                     help="also build qemu-system-aarch64 from the same tree (every ARM "
                     "board; with --coverage, 'sdqtest coverage' then runs the boards too)")
-    qb.add_argument("--sanitize", metavar="LIST",
+    qb.add_argument("--sanitize", metavar="LIST", nargs="?", const="address,undefined",
                     help="address,undefined: configure with --enable-asan/--enable-ubsan "
                     "(replay, check and fuzz then report sanitizer findings)")
     qb.add_argument("--build-dir", metavar="DIR",
@@ -42,7 +48,7 @@ def register(sub: Any) -> None:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    from harness.qemu import install, install_arm
+    from harness.provision import install, install_arm
 
     log: Callable[[str], None] = (lambda m: None) if args.quiet else print
     try:
@@ -74,6 +80,9 @@ def run_list(args: argparse.Namespace) -> int:
     print_table(head, rows)
     if not args.qemu:
         _list_arm_builds()
+        from harness.qemu import sources
+
+        sources.list_source_builds()
     return 0
 
 
@@ -98,8 +107,11 @@ def run_build(args: argparse.Namespace) -> int:
     """Build a QEMU source tree (Debian's or upstream) out of tree, optionally for gcov."""
     from pathlib import Path
 
-    from harness.bisect import build
+    from harness.provision import build
+    from harness.qemu import sources
 
+    if sources.names_releases(args.src) and not Path(args.src).exists():
+        return sources.run_build(args)
     src = Path(args.src).resolve()
     sanitize = tuple(n.strip() for n in (args.sanitize or "").split(",") if n.strip())
     bad = [n for n in sanitize if n not in build.SANITIZERS]

@@ -36,7 +36,8 @@ def register(sub: Any) -> None:
     rv.add_argument("--each", action="store_true", help="build every patch, not only the end "
                     "points, and tell which patch introduced each change")
     rv.add_argument("--work", metavar="DIR", help="scratch clone, build directories and "
-                    "binaries (default: the sdqtest cache; under /work/builds here for ccache)")
+                    "binaries (default: the sdqtest cache; put it beside your own build directory "
+                    "for ccache hits)")
     rv.add_argument("--build-name", default="build", metavar="NAME",
                     help="the scratch build directory's name beside the clone (named as the "
                     "tree): give your base build directory's name, and with ccache's base_dir "
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _review_series(args: argparse.Namespace, opts: Any, times: dict[str, float]) -> Any:
-    from harness.bisect.build import tree_dir
+    from harness.provision.build import tree_dir
     from harness.review import run, series, tree
 
     src = Path(args.qemu_src).expanduser().resolve()

@@ -30,7 +30,7 @@ from pathlib import Path
 from harness.guest import cpio, elf
 from harness.guest.initscript import INIT
 from harness.paths import cache_dir, folder_lock
-from harness.qemu.install import APT_LISTS, InstallError, _apt_update, _run
+from harness.provision.install import APT_LISTS, InstallError, _apt_update, _run
 
 Log = Callable[[str], None]
 

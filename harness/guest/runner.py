@@ -56,7 +56,7 @@ def qemu_argv(binary: Path | str, *, image: Path, fmt: str, kernel: Path, initrd
     """THE guest command line: :func:`guest_machine`'s devices (written by the
     project's one :func:`~harness.qemu.argv.device_args`), the kernel and
     initramfs, the console on stdio; nothing else (``-nodefaults``) but the
-    ``firmware`` search options (:func:`harness.qemu.firmware.search_args`)."""
+    ``firmware`` search options (:func:`harness.provision.firmware.search_args`)."""
     machine = guest_machine(image, fmt, erase_blocks_as_zero=erase_blocks_as_zero,
                             memory_mib=memory_mib)
     cpu = ["-cpu", "host"] if accel == "kvm" else []

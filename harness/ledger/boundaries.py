@@ -6,9 +6,9 @@ build of the old behaviour below ``since`` and one of the new behaviour at
 or above it.  A side seen only by reading a source tree counts less than a
 build the check ran on, and ``position`` says why the boundary sits at
 exactly ``since`` within that bracket (a compat entry, a changelog line, or
-an assumption).  The README's "Version boundaries" table is
+an assumption).  The "Version boundaries" table of docs/check.md is
 :func:`markdown` of :data:`BOUNDARIES` (``python -m harness.ledger.boundaries``
-prints it); ``tests/qtest/model/test_boundaries.py`` holds the README, the
+prints it); ``tests/qtest/model/test_boundaries.py`` holds docs/check.md, the
 model's version constants and these records to each other.
 
 Version literals live here only: the model's modules take their constants
@@ -250,7 +250,7 @@ def first(key: str) -> str:
 
 
 def markdown() -> str:
-    """The README's table: one row per boundary, one column per build."""
+    """The docs' table (docs/check.md): one row per boundary, one column per build."""
     head = ["boundary", "from", *[b.name for b in BUILDS], "status", "release", "why there"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for bd in BOUNDARIES:

@@ -41,7 +41,7 @@ OBSERVED: tuple[KnownDifference, ...] = (
         builds="every build here (7.2 to 11.1; still so in the 10.2.2, 11.0.3 and 11.1.1 "
                "sources)",
         why="sdhci's vmstate has no field for hostctl2, so the destination keeps its "
-            "reset value; a QEMU bug (README: Migration), not modelled",
+            "reset value; a QEMU bug (docs/migration.md), not modelled",
         change="none yet (hw/sd/sdhci.c sdhci_vmstate)",
         evidence="sdqtest migrate --point uhs-tuned --keep-all"),
     KnownDifference(

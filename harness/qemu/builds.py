@@ -1,7 +1,7 @@
 """Which QEMU builds there are, and what each can do, detected from the binary.
 
 A build is named either by an installed name (``7.2``, ``10.0``, ``11.1``:
-see :mod:`harness.qemu.install`) or by a path.  ``QTEST_QEMU_BINARY``, as in
+see :mod:`harness.provision.install`) or by a path.  ``QTEST_QEMU_BINARY``, as in
 QEMU's own qtests, names the build to use when none is given.  Capabilities
 come from QMP (``query-version``, ``query-machines``,
 ``device-list-properties``) and from an accelerator probe, never from the
@@ -208,7 +208,7 @@ def _renamed(b: QemuBuild, name: str) -> QemuBuild:
 
 def installed() -> dict[str, Path]:
     """Installed builds by name -> binary, from the cache (nothing is run)."""
-    from harness.qemu import install
+    from harness.provision import install
 
     return {b.name: b.binary for b in install.installed_builds()}
 
@@ -216,7 +216,7 @@ def installed() -> dict[str, Path]:
 def installed_arm() -> dict[str, Path]:
     """Installed ARM builds by name (``7.2-arm``) -> their ``qemu-system-aarch64``
     (which has every ARM board), from the cache (nothing is run)."""
-    from harness.qemu import install_arm
+    from harness.provision import install_arm
 
     return {b.name: b.binaries["aarch64"] for b in install_arm.installed_arm_builds()}
 
@@ -233,8 +233,11 @@ def selected_arm(specs: list[str] | None = None) -> list[QemuBuild]:
 
 
 def resolve(spec: str) -> QemuBuild:
-    """A build from an installed name (x86 or ARM) or a path to a binary."""
-    inst = {**installed(), **installed_arm()}
+    """A build from an installed name (x86 or ARM), a source build's name
+    (``11.1.1-src``: :func:`harness.provision.source.source_builds`) or a path."""
+    from harness.provision import source
+
+    inst = {**installed(), **installed_arm(), **source.source_builds()}
     if spec in inst:
         return probe(inst[spec], spec)
     if os.sep in spec or Path(spec).exists():
@@ -242,7 +245,8 @@ def resolve(spec: str) -> QemuBuild:
     known = ", ".join(sorted(inst)) or "none installed"
     raise BuildError(
         f"unknown QEMU build {spec!r} (installed: {known}); "
-        "give a path to a qemu-system-x86_64 or run 'sdqtest qemu install'"
+        "give a path to a qemu-system-x86_64, run 'sdqtest qemu install', or build a "
+        "source release: 'sdqtest qemu build VERSION' (then --qemu VERSION-src)"
     )
 
 

@@ -7,7 +7,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from harness.errors import UsageError
-from harness.qemu import builds, install
+from harness.provision import install
+from harness.qemu import builds
 
 
 def names_a_build(specs: list[str] | None) -> bool:
@@ -33,7 +34,7 @@ def select_board_builds(specs: list[str] | None) -> list[builds.QemuBuild]:
     """The builds ``--board`` runs on: ``--qemu`` specs, else ``$QTEST_QEMU_BINARY``
     if it is an ARM binary, else every installed ARM build (Debian's
     ``qemu-system-arm`` package, installed first if none is)."""
-    from harness.qemu import install_arm
+    from harness.provision import install_arm
 
     if not names_a_build(specs) and not install_arm.installed_arm_builds():
         install_arm.install_arm(["all"], log=lambda m: print(m, file=sys.stderr))

@@ -3,7 +3,7 @@
 The user's tree is never written: the series is applied on a ``git clone
 --shared`` of it (its objects borrowed, nothing of the tree changed) under the
 work directory, one build directory for every commit, built incrementally by
-the bisect builder (:class:`harness.bisect.build.QemuTreeBuilder`), each
+the bisect builder (:class:`harness.provision.build.QemuTreeBuilder`), each
 binary copied out under ``bins/<commit>/`` so that a later review of the same
 commits builds nothing.  Patches are applied with ``git am
 --committer-date-is-author-date`` and a fixed committer, so a patch on a base
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.bisect.build import BINARY, QemuTreeBuilder
+from harness.provision.build import BINARY, QemuTreeBuilder
 from harness.review.series import Series, SeriesError
 
 _COMMITTER = {"GIT_COMMITTER_NAME": "sdqtest review", "GIT_COMMITTER_EMAIL": "review@sdqtest",

@@ -22,14 +22,6 @@ from typing import IO, Any
 import pytest
 
 from harness.bisect import BAD, GOOD, SKIP
-from harness.bisect.build import (
-    Missing,
-    QemuTreeBuilder,
-    RecipeBuilder,
-    configure_flags,
-    format_missing,
-    make_builder,
-)
 from harness.bisect.checks import (
     CheckResult,
     ScenarioCheck,
@@ -45,6 +37,14 @@ from harness.check.step import Step
 from harness.check.verdict import CLEAN, CRASHED, FAILED, SKIPPED, Verdict
 from harness.cli import main as bisect_main
 from harness.errors import QemuError
+from harness.provision.build import (
+    Missing,
+    QemuTreeBuilder,
+    RecipeBuilder,
+    configure_flags,
+    format_missing,
+    make_builder,
+)
 from tests.qtest.signals import inherit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -474,7 +474,7 @@ def test_git_bisect_run_drives_bisect_run(tmp_path: Path) -> None:
 
 
 def test_meson_litter_is_removed_from_tree(tmp_path: Path) -> None:
-    from harness.bisect.build import _tidy, _untracked
+    from harness.provision.build import _tidy, _untracked
 
     _repo(tmp_path, 1, 1)
     repo = tmp_path / "repo"

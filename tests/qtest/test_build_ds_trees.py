@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bisect.build import (
+from harness.provision.build import (
     QemuTreeBuilder,
     configure_flags,
     meson_flag,
@@ -108,7 +108,7 @@ def test_firmware_links_default_device_roms(tmp_path: Path,
     tree's own first; other files are not."""
     import io
 
-    from harness.qemu import firmware
+    from harness.provision import firmware
 
     src, host = tmp_path / "src", tmp_path / "seabios"
     (src / "pc-bios").mkdir(parents=True)

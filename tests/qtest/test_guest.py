@@ -22,9 +22,9 @@ from harness.commands import bench as bench_cli
 from harness.errors import GuestError
 from harness.guest import assemble, card, cpio, elf, protocol, runner
 from harness.guest.protocol import ProtocolError
+from harness.provision.install import InstallError
 from harness.pytest_plugin import selected_builds
 from harness.qemu.builds import QemuBuild
-from harness.qemu.install import InstallError
 
 # -- the console protocol ------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.qemu import install as inst
+from harness.provision import install as inst
 
 
 @pytest.fixture()
@@ -158,7 +158,7 @@ def test_non_root_gets_the_command_to_run(cache: Path, monkeypatch: pytest.Monke
         inst.install(["7.2", "11.1"], log=lambda _: None)
     msg = str(err.value)
     assert "\n" not in msg
-    assert "needs root" in msg and "-m harness.qemu.install 11.1" in msg
+    assert "needs root" in msg and "-m harness.provision.install 11.1" in msg
     assert f"SDQTEST_CACHE={cache.parent}" in msg
 
 
@@ -196,7 +196,7 @@ _REAL = {b.name: b for b in inst.installed_builds()}
 def test_installed_build_runs_qtest(name: str, machine_type: str) -> None:
     build = _REAL.get(name)
     if build is None:
-        pytest.skip(f"QEMU {name} is not installed: run `python -m harness.qemu.install {name}`")
+        pytest.skip(f"QEMU {name} is not installed: run `sdqtest qemu install {name}`")
     assert build.has_qtest_module
     out = subprocess.run(
         [str(build.binary), "--version"], capture_output=True, text=True, timeout=30, env={}

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.qemu import builds, install_arm
-from harness.qemu import install as inst
+from harness.provision import install as inst
+from harness.provision import install_arm
+from harness.qemu import builds
 
 
 @pytest.fixture()
@@ -93,4 +94,4 @@ def test_non_root_gets_the_command_that_installs_both(
         install_arm.install_all(["11.1"], log=lambda _: None)
     msg = str(err.value)
     assert "\n" not in msg and "needs root" in msg
-    assert "-m harness.qemu.install_arm 11.1" in msg
+    assert "-m harness.provision.install_arm 11.1" in msg

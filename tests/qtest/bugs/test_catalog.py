@@ -6,16 +6,19 @@ import dataclasses
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from harness.bugs import catalog
 from harness.bugs.catalog import BUGS, C_HELPERS, Bug, Severity
 from harness.ledger import LEDGER, Scope, of_scope
+from harness.provision import source
 
-#: Debian's QEMU 11.1.1 source, to check that the patches apply (read-only).
-SRC = Path("/work/builds/src-11.1.1")
+#: Debian's QEMU 11.1.1 source in the cache, to check that the patches apply
+#: (read-only), and its configured plain build (``sdqtest qemu build 11.1.1``).
+SRC = source.release_dir("11.1.1") / "src"
+BUILD = source.release_dir("11.1.1") / "plain"
+MAKE_IT = source.command_for("11.1.1")
 
 
 def test_every_qemu_bug_entry_has_a_row_and_every_row_an_entry() -> None:
@@ -81,10 +84,11 @@ def test_the_c_helpers_are_one_header_included_by_every_c_test() -> None:
 def test_the_c_tests_compile_against_qemus_headers() -> None:
     """Warning-free against Debian's 11.1.1 tree and a configured build's
     config headers (the real build is ``sdqtest bugs --verify``)."""
-    build = Path("/work/builds/bugs-11.1.1-build")
-    if shutil.which("cc") is None or not (build / "config-host.h").is_file() or \
-            not SRC.is_dir():
-        pytest.skip(f"needs cc, {SRC} and a configured build in {build}")
+    build = BUILD
+    if shutil.which("cc") is None:
+        pytest.skip("needs cc (apt-get install gcc)")
+    if not (build / "config-host.h").is_file() or not SRC.is_dir():
+        pytest.skip(f"needs Debian's 11.1.1 source, configured: run '{MAKE_IT}'")
     glib = subprocess.run(["pkg-config", "--cflags", "glib-2.0"], capture_output=True,
                           text=True, check=False).stdout.split()
     for b in BUGS:
@@ -109,7 +113,7 @@ def test_patch_is_a_format_patch_that_applies(bug: Bug) -> None:
     assert "GPL-2.0-or-later" in text.split("\ndiff --git")[0]
     assert "\ndiff --git a/hw/sd/" in text
     if not SRC.is_dir():
-        pytest.skip(f"{SRC} is absent: cannot check that the patch applies")
+        pytest.skip(f"no 11.1.1 source to apply the patch to: run '{MAKE_IT}'")
     r = subprocess.run(["git", "apply", "--check", str(bug.patch)], cwd=SRC,
                        capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
@@ -118,7 +122,7 @@ def test_patch_is_a_format_patch_that_applies(bug: Bug) -> None:
 def test_the_patches_apply_one_after_another() -> None:
     """--verify applies them cumulatively: each applies on the others."""
     if not SRC.is_dir():
-        pytest.skip(f"{SRC} is absent")
+        pytest.skip(f"no 11.1.1 source to apply the patches to: run '{MAKE_IT}'")
     patches = [str(b.patch) for b in BUGS if b.patch]
     assert len(patches) >= 3
     r = subprocess.run(["git", "apply", "--check", *patches], cwd=SRC, capture_output=True,

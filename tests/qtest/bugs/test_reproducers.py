@@ -3,9 +3,9 @@ the bug is, absent on a build with our fixes; never a hang, never a QEMU left.
 
 The expected presence comes from the ledger entry (``Versions.applies`` of
 the build's version), never from a build's output.  The fixed build is
-Debian's 11.1.1 source with ``bugs/*.patch`` applied, built by
-``sdqtest qemu build`` (see README "QEMU bugs found"); without it that test
-is skipped and says where it looked.
+Debian's 11.1.1 source with ``bugs/*.patch`` applied, built into the cache
+by ``sdqtest qemu build 11.1.1 --bugs``; without it that test is skipped and
+says so.
 """
 
 from __future__ import annotations
@@ -18,14 +18,16 @@ import pytest
 from harness.bugs import run
 from harness.bugs.catalog import BUGS, Bug
 from harness.bugs.run import Verdict
+from harness.provision import source
 from harness.qemu.builds import QemuBuild
 from harness.qemu.selection import select_builds
 
 pytestmark = pytest.mark.qemu
 
-#: A QEMU 11.1.1 built from Debian's source with every bugs/*.patch applied.
-FIXED = Path(os.environ.get("SDQTEST_BUGS_FIXED_QEMU",
-                            "/work/builds/bugs-11.1.1-fixed-build/qemu-system-x86_64"))
+#: A QEMU 11.1.1 built from Debian's source with every bugs/*.patch applied
+#: (``$SDQTEST_BUGS_FIXED_QEMU`` names another).
+FIXED_BUILD = source.wanted(source.RELEASES["11.1.1"], bugs=True)
+FIXED = Path(os.environ.get("SDQTEST_BUGS_FIXED_QEMU", str(FIXED_BUILD.binaries[0])))
 
 
 def _children() -> set[int]:
@@ -65,8 +67,8 @@ def test_verdict_is_the_ledgers(qemu_build: QemuBuild, bug: Bug) -> None:
 @pytest.fixture(scope="module")
 def fixed_build() -> QemuBuild:
     if not FIXED.is_file():
-        pytest.skip(f"no fixed build at {FIXED} (Debian's 11.1.1 with bugs/*.patch; "
-                    "README 'QEMU bugs found' says how to build it)")
+        pytest.skip(f"no 11.1.1 build with the fixes in bugs/: run "
+                    f"'{source.command_for('11.1.1', 'bugs')}'")
     return select_builds([str(FIXED)], install_missing=False)[0]
 
 

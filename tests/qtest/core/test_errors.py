@@ -58,7 +58,7 @@ def test_the_tree_parses() -> None:
     t = tree()
     assert t["SdqtestError"] == (None, None, "harness.errors")
     assert t["QtestTimeout"] == ("QemuGone", None, "harness.qemu.qtest")
-    assert t["InstallError"] == ("SdqtestError", "RuntimeError", "harness.qemu.install")
+    assert t["InstallError"] == ("SdqtestError", "RuntimeError", "harness.provision.install")
     assert len(t) > 25
 
 

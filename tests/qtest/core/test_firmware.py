@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.qemu import firmware
+from harness.provision import firmware
 
 
 def _binary(tmp_path: Path, *dirs: Path) -> Path:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from harness import cli
-from harness.bisect.build import BuildSetupError, sanitizer_flags
+from harness.provision.build import BuildSetupError, sanitizer_flags
 
 NEW = """Usage: configure [options]
   --enable-asan            enable address sanitizer

@@ -9,7 +9,7 @@ affected and the fix.  Every fix is in the three Debian builds (upstream
 replays *clean*: QEMU takes the command line (never refused) and serves
 every command.  That most of them are AddressSanitizer findings is why
 clean says little on a normal build: see the sanitizer build's column in
-the README table.
+the table of docs/field.md.
 """
 
 from __future__ import annotations

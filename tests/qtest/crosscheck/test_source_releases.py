@@ -2,13 +2,10 @@
 
 A source release is a different QEMU from any Debian binary (no Debian
 build options, and for 11.0.3 none of Debian's patches), and the version
-boundaries in :mod:`harness.ledger.boundaries` rest on them.  The builds
-are not part of the repository: each is looked for as
-``$SDQTEST_SOURCE_BUILDS/<version>/qemu-system-x86_64`` or
-``.../versions-<version>/...`` (default root ``/work/builds``; made with
-``ci/debian-qemu-source`` and ``sdqtest qemu build SRC --build-dir DIR``,
-see the README's "QEMU source releases"), and a release not built there
-is skipped with that reason.  ``sdqtest check --qemu PATH`` runs every
+boundaries in :mod:`harness.ledger.boundaries` rest on them.  Each is
+looked for in the cache, where ``sdqtest qemu build VERSION`` puts it
+(``source/<version>/plain/qemu-system-x86_64``), and a release not built
+there is skipped with the command that builds it.  ``sdqtest check --qemu PATH`` runs every
 group; here the groups where the version boundaries show.
 """
 
@@ -22,6 +19,7 @@ import pytest
 import harness.scenarios as scenario
 from harness.check import runner
 from harness.ledger import boundaries
+from harness.provision import source
 from harness.qemu import builds
 from harness.qemu.pool import QemuPool
 
@@ -34,20 +32,13 @@ QUICK_GROUPS = ("boundaries", "commands", "registers", "card", "interrupts", "em
 SOURCE_BUILDS = [b for b in boundaries.BUILDS if b.name.endswith(" src")]
 
 
-def _root() -> Path:
-    return Path(os.environ.get("SDQTEST_SOURCE_BUILDS", "/work/builds"))
-
-
 def _version(b: boundaries.Build) -> str:
     return ".".join(map(str, b.version))
 
 
 def _binary(b: boundaries.Build) -> Path | None:
-    for d in (_version(b), f"versions-{_version(b)}"):
-        exe = _root() / d / "qemu-system-x86_64"
-        if exe.is_file() and os.access(exe, os.X_OK):
-            return exe
-    return None
+    exe = source.wanted(source.RELEASES[_version(b)]).binaries[0]
+    return exe if exe.is_file() and os.access(exe, os.X_OK) else None
 
 
 def _quick() -> list[scenario.Scenario]:
@@ -71,8 +62,8 @@ def test_quick_groups_clean(release: boundaries.Build, tmp_path: Path,
     """No unexplained divergence on the quick groups, on the release's own build."""
     exe = _binary(release)
     if exe is None:
-        pytest.skip(f"QEMU {_version(release)} is not built under {_root()} "
-                    f"(<version>/ or versions-<version>/; see the README's 'QEMU source releases')")
+        pytest.skip(f"QEMU {_version(release)} is not built: run "
+                    f"'{source.command_for(_version(release))}'")
     build = builds.probe(exe)
     if build.version != _version(release):
         pytest.skip(f"{exe} is QEMU {build.version}, not {_version(release)}")

@@ -1,5 +1,5 @@
 """The model's QEMU version boundaries: one record each, with the builds on
-each side, and the README's table made from those records.
+each side, and the docs' table (docs/check.md) made from those records.
 
 The facts tested here come from outside the model: the HOSTCTL2 bit 12
 boundary from Debian's 11.1.2 changelog and the 11.1.1 source (which writes
@@ -111,10 +111,11 @@ def test_every_version_the_model_uses_is_a_record() -> None:
     assert defaults.VERIFIED == boundaries.DEFAULTS_VERIFIED
 
 
-def test_readme_table_is_the_records() -> None:
-    text = (ROOT / "README.md").read_text()
+def test_docs_table_is_the_records() -> None:
+    text = (ROOT / "docs" / "check.md").read_text()
     assert boundaries.markdown() in text, (
-        "README's version-boundary table is stale: paste python -m harness.ledger.boundaries")
+        "docs/check.md's version-boundary table is stale: paste python -m "
+        "harness.ledger.boundaries")
 
 
 # -- the two boundaries a source build showed wrong ------------------------------------

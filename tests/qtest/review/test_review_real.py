@@ -1,7 +1,7 @@
 """A real review of two builds (skipped, with the reason, when they are absent).
 
 The same build on both sides must give nothing to report; the demonstration
-series' builds (README, "Reviewing a patch series"), when given through
+series' builds (docs/review.md), when given through
 ``SDQTEST_REVIEW_BASE`` and ``SDQTEST_REVIEW_DATABUG``, must show the erase
 bug in the erase scenarios and, with the series' new property at its base
 value, nothing in the others.
@@ -58,7 +58,7 @@ def test_the_demonstration_erase_bug_is_a_changed_erase_scenario(tmp_path: Path)
     base, bug = _env_binary("SDQTEST_REVIEW_BASE"), _env_binary("SDQTEST_REVIEW_DATABUG")
     if base is None or bug is None:
         pytest.skip("set SDQTEST_REVIEW_BASE and SDQTEST_REVIEW_DATABUG to the base and "
-                    "databug-series binaries of the README's demonstration")
+                    "databug-series binaries of docs/review.md's demonstration")
     a = builds.probe(wrap.seeded(base, tmp_path), "base")
     # scr-cmd23 (the series' intended SCR change) at its base value: what is
     # left is the erase bug

@@ -1,7 +1,7 @@
 """Install Debian's ``qemu-system-arm`` 7.2, 10.0 and 11.1 beside the x86 builds.
 
 The package holds both ``qemu-system-arm`` and ``qemu-system-aarch64``.  Each build
-lives in ``qemu_dir()/<name>-arm/`` with the layout of :mod:`harness.qemu.install`
+lives in ``qemu_dir()/<name>-arm/`` with the layout of :mod:`harness.provision.install`
 (``root/``, patched copies in ``bin/``, ``bin/qemu-bundle -> ../root``, ``logs/``,
 ``build.json`` written last).  Debian deletes ``accel-qtest-*.so`` from 7.2 and 10.0
 here too: both targets' modules are rebuilt from the same Debian source as the x86
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.paths import folder_lock, qemu_dir
-from harness.qemu import install as x86
-from harness.qemu.install import BUILDS, InstallError, Log
+from harness.provision import install as x86
+from harness.provision.install import BUILDS, InstallError, Log
 
 __all__ = [
     "ARM_BINARIES",

@@ -34,10 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
-from harness.bisect import proc
 from harness.errors import SdqtestError
 from harness.paths import cache_dir
-from harness.qemu import firmware
+from harness.provision import firmware, proc
 
 BINARY = "qemu-system-x86_64"
 #: The ARM system emulator a build with ``arm=True`` adds: it holds every ARM

@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.qemu.install import installed_builds
+from harness.provision.install import installed_builds
 
 #: Where Debian's packages put firmware (seabios, ipxe-qemu, qemu-system-data).
 HOST_DIRS: tuple[Path, ...] = (Path("/usr/share/seabios"), Path("/usr/lib/ipxe/qemu"),

@@ -11,7 +11,8 @@ Each build lives in ``qemu_dir()/<name>/``::
 
 Debian deletes ``accel-qtest-*.so`` from its 7.2 and 10.0 packages; the module is rebuilt
 from the matching Debian source with Debian's exact ``--with-pkgversion`` so that its
-``qemu_stamp`` matches the binary. Usage: ``python -m harness.qemu.install [7.2|10.0|11.1|all]``.
+``qemu_stamp`` matches the binary.
+Usage: ``python -m harness.provision.install [7.2|10.0|11.1|all]``.
 """
 
 from __future__ import annotations
@@ -232,7 +233,7 @@ def need_root(names: Sequence[str] = ()) -> bool:
     return any(_read_marker(build_dir(n)) is None for n in resolve_names(names))
 
 
-def _root_command(names: Sequence[str], module: str = "harness.qemu.install") -> str:
+def _root_command(names: Sequence[str], module: str = "harness.provision.install") -> str:
     args = " ".join(resolve_names(names))
     return (
         f"cd {shlex.quote(str(Path.cwd()))} && sudo env SDQTEST_CACHE="
@@ -793,7 +794,7 @@ def ensure_tools(log: Log = print) -> list[str]:
 
 def install(names: Sequence[str], *, log: Log = print) -> list[InstalledBuild]:
     """Install the named builds (``all`` for every one); idempotent, fast when done
-    (:func:`harness.qemu.install_arm.install_all` adds the ARM builds)."""
+    (:func:`harness.provision.install_arm.install_all` adds the ARM builds)."""
     wanted = resolve_names(names)
     done = {n: _read_marker(build_dir(n)) for n in wanted}
     todo = [n for n, b in done.items() if b is None]
@@ -822,7 +823,8 @@ def install(names: Sequence[str], *, log: Log = print) -> list[InstalledBuild]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: install the named builds and print where they are."""
-    parser = argparse.ArgumentParser(prog="python -m harness.qemu.install", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m harness.provision.install",
+                                     description=__doc__)
     parser.add_argument("names", nargs="*", metavar="{7.2,10.0,11.1,all}", default=["all"])
     args = parser.parse_args(argv)
     start = time.monotonic()
