@@ -575,7 +575,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     model disagreed, else 4 when QEMU refused a command line, else 0."""
     from pathlib import Path
 
-    from harness.check import replay
+    from harness.replay import engine as replay
 
     paths = [Path(t) for t in args.trace]
     if args.field:
@@ -691,8 +691,8 @@ def _fuzz_inputs(args: argparse.Namespace, store: Any, builds: list[Any]) -> Non
     """Each ``--input`` trace, as operations, into the corpus."""
     from pathlib import Path
 
-    from harness.check.replay import ReplayError
     from harness.fuzz.inputs import trace_ops
+    from harness.replay.engine import ReplayError
 
     for path in args.input or []:
         said: list[str] = []

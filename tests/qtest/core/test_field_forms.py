@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import field, replay
+from harness.replay import engine as replay
+from harness.replay import field
 
 FIELD = Path(__file__).resolve().parents[1] / "crosscheck" / "field_inputs"
 FIRST, LAST = "outl 0xcf8 0x80001010", "readl 0xe0000030"

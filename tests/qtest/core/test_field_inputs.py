@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import field, replay
-from harness.check.replay import ReplayResult, _PciShadow
 from harness.machine import CardImage
 from harness.profile import NEWEST
+from harness.replay import engine as replay
+from harness.replay import field
+from harness.replay.engine import ReplayResult, _PciShadow
 
 FIELD = Path(__file__).resolve().parents[1] / "crosscheck" / "field_inputs"
 

@@ -60,6 +60,7 @@ MODULES: dict[str, str] = {
     "harness.driver": "driver",
     "harness.scenarios": "scenarios",
     "harness.check": "check",
+    "harness.replay": "check",
     "harness.explore": "explore",
     "harness.fuzz": "fuzz",
     "harness.bench": "bench",
@@ -68,6 +69,7 @@ MODULES: dict[str, str] = {
     "harness.review": "review",
     "harness.cli": "cli",
     "harness.pytest_plugin": "cli",
+    "harness.__main__": "cli",
 }
 
 def render() -> str:

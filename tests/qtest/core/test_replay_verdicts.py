@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import replay
+from harness.replay import engine as replay
 
 _ASAN = """\
 ==42==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6190 at pc 0x55 bp 0x7f sp 0x7f

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import field, replay
 from harness.qemu.builds import QemuBuild
+from harness.replay import engine as replay
+from harness.replay import field
 
 pytestmark = pytest.mark.qemu
 

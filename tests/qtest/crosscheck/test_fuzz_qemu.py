@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import field, replay
 from harness.fuzz import campaign as C
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.run import ERROR, OK, Outcome, execute
 from harness.model.sdcard import SDCard
 from harness.qemu.builds import QemuBuild
+from harness.replay import engine as replay
+from harness.replay import field
 
 pytestmark = pytest.mark.qemu
 

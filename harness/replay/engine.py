@@ -29,7 +29,6 @@ from dataclasses import field as _field
 from pathlib import Path
 from typing import Any
 
-from harness.check import field as field
 from harness.errors import QemuError, UsageError
 from harness.hwdefs.pci import COMMAND_MEMORY, SDHCI_PCI
 from harness.hwdefs.sdhci import REGISTER_WINDOW
@@ -39,6 +38,7 @@ from harness.qemu import sanitizer
 from harness.qemu.argv import qemu_argv
 from harness.qemu.session import find_assertion
 from harness.qemu.stdio import StdioQtest, StdioTimeout
+from harness.replay import field
 
 #: The machine of a trace without a header: q35, the controller and a card
 #: on QEMU's null block driver (no image needed).
@@ -89,7 +89,7 @@ class ReplayResult:
     reports: list[sanitizer.Report] = _field(default_factory=list)
     stderr: str = ""
     timeout: float = 0.0
-    #: What the trace normalisation changed (:mod:`harness.check.field`).
+    #: What the trace normalisation changed (:mod:`harness.replay.field`).
     rewrites: list[str] = _field(default_factory=list)
 
     @property
@@ -127,7 +127,7 @@ class ReplayResult:
 def read_trace(path: Path) -> list[str]:
     """Command lines of a trace; blank lines and ``#`` comments dropped.  A
     bug report's shell form (``cat << EOF | qemu-system-x86_64 ...``) gives
-    the lines of its here-document (:mod:`harness.check.field`)."""
+    the lines of its here-document (:mod:`harness.replay.field`)."""
     return field.parse(path.read_text()).lines
 
 
@@ -181,7 +181,7 @@ def replay_machine(trace_path: Path, machine_type: str | None = None, *,
     that is gone raises :class:`ReplayError`, unless QEMU gets the user's
     own devices (``own_devices``): the model then gets the default card.
     ``machines`` are the build's machine types, for a field command line's
-    nearest one (:func:`harness.check.field.normalise`)."""
+    nearest one (:func:`harness.replay.field.normalise`)."""
     m = machine_of(trace_path)
     if m is None:
         try:
@@ -225,7 +225,7 @@ def plan(path: Path, binary: Path, machines: Collection[str] | None = None, *,
          as_is: bool = False) -> Plan:
     """The trace at ``path`` made ready for ``binary`` (whose machine types
     are ``machines``): its commands, the model's machine, QEMU's command
-    line and the rewrites said (:func:`harness.check.field.normalise`;
+    line and the rewrites said (:func:`harness.replay.field.normalise`;
     ``as_is`` makes none).  Raises :class:`ReplayError` for a trace that
     cannot be replayed."""
     if not path.is_file():
@@ -252,7 +252,7 @@ def replay_qemu(binary: Path, trace: list[str], machine: Machine,
     """Feed ``trace`` to QEMU building ``machine`` (the card image opened
     with ``snapshot=on``); ``args`` replaces the machine's devices, ``argv``
     the whole command line (a field reproducer's, see
-    :func:`harness.check.field.replay_argv`).  QEMU's ``-qtest stdio`` is on
+    :func:`harness.replay.field.replay_argv`).  QEMU's ``-qtest stdio`` is on
     pipes (:mod:`harness.qemu.stdio`: no line length limit).  When QEMU
     survives the trace, PCI bus 0 is scanned after it for sdhci-pci (the
     trace's own answers are complete by then), so that the model knows
