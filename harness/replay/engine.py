@@ -124,6 +124,25 @@ class ReplayResult:
         return f"no crash: {self.answered} of {self.lines} commands answered"
 
 
+#: The verdicts of a replay with the model's say (:func:`verdict`).
+VERDICTS = ("clean", "crash", "hang", "sanitizer report", "model disagrees", "refused",
+            "exited")
+
+
+def verdict(res: ReplayResult) -> str:
+    """One word for a replay: QEMU's outcome, and when QEMU served the whole
+    trace, whether the model (if :func:`replay_model` ran) disagreed."""
+    if res.verdict == SANITIZER:
+        return "sanitizer report"
+    if res.verdict == CRASHED:
+        return "crash"
+    if res.verdict == HUNG:
+        return "hang"
+    if res.verdict in (REFUSED, EXITED):
+        return res.verdict
+    return "model disagrees" if res.model_diffs or res.model_error else "clean"
+
+
 def read_trace(path: Path) -> list[str]:
     """Command lines of a trace; blank lines and ``#`` comments dropped.  A
     bug report's shell form (``cat << EOF | qemu-system-x86_64 ...``) gives
