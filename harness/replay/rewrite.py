@@ -138,6 +138,8 @@ class _Line:
     arm: bool
     #: drive ids some ``-device ...,drive=ID`` uses
     used: set[str] = field(default_factory=set)
+    #: every ``-drive``'s id
+    ids: set[str] = field(default_factory=set)
     accel: bool = False  #: it names an accelerator
     stdio_serial: bool = True  #: -nographic would put a serial port on stdio
 
@@ -150,6 +152,8 @@ class _Line:
                 drive = _keys(v).get("drive")
                 if drive:
                     line.used.add(drive)
+            elif o.name == "-drive" and "id" in _drive_keys(v):
+                line.ids.add(_drive_keys(v)["id"])
             elif o.name in ("-accel", "-enable-kvm") or (
                     o.name in ("-machine", "-M") and "accel" in _drive_keys(v)):
                 line.accel = True
@@ -172,7 +176,7 @@ def normalise(argv: list[str], binary: str, *, machines: Collection[str] | None 
         notes.append(f"{name} replaced by {Path(binary).name} (it has the same machines)")
     out = [binary]
     accel = line.accel
-    given: set[str] = set()
+    given = set(line.ids)  # ids taken: a new one is none of them
     for o in line.options:
         n, v = o.name, o.value or ""
         if n in ("-qtest", "-qtest-log", "-display"):
@@ -227,8 +231,8 @@ def _machine(val: str, machines: Collection[str] | None, kvm: bool,
 
 def _sd_drive(val: str, used: set[str], given: set[str], notes: list[str]) -> list[str]:
     """An ``if=sd`` drive on a PC machine: ``if=none``, and a card for it
-    unless a device already uses it (a drive without an id gets a new one,
-    added to ``given``)."""
+    unless a device already uses it (a drive without an id gets one no drive
+    has, ``given`` holding the ids taken)."""
     ps = ["if=none" if p == "if=sd" else p for p in parts(val)]
     did = _drive_keys(val).get("id")
     if not did:

@@ -104,3 +104,46 @@ def test_plan_says_every_rewrite_and_as_is_none(tmp_path: Path) -> None:
     empty.write_text("# nothing\n")
     with pytest.raises(replay.ReplayError, match="no qtest commands"):
         replay.plan(empty, Path("q"))
+
+
+def test_the_whole_line_decides_each_if_sd_drive() -> None:
+    """A drive some -device uses gets no second card; each unused one gets
+    exactly one, under an id no other drive has; an ARM board keeps its
+    if=sd; --as-is changes none."""
+    argv = ["qemu-system-x86_64", "-nodefaults", "-device", "sdhci-pci",
+            "-device", "sd-card,drive=mine", "-drive", "if=sd,file=null-co://,id=mine",
+            "-drive", "if=sd,index=1,file=null-co://", "-drive", "if=sd,file=null-co://",
+            "-drive", "if=none,id=sd0,file=null-co://", "-machine", "accel=qtest"]
+    n = rewrite.normalise(argv, "qemu-system-x86_64", kvm=False)
+    assert _arg(n.argv, "-drive") == ["if=none,file=null-co://,id=mine",
+                                      "if=none,index=1,file=null-co://,id=sd1",
+                                      "if=none,file=null-co://,id=sd2",
+                                      "if=none,id=sd0,file=null-co://"]
+    assert _arg(n.argv, "-device") == ["sdhci-pci", "sd-card,drive=mine",
+                                       "sd-card,drive=sd1", "sd-card,drive=sd2"]
+    assert len(n.notes) == 3 and "the -device that names drive=mine is its card" in n.notes[0]
+    arm = ["qemu-system-aarch64", "-M", "raspi3b", "-drive", "if=sd,file=null-co://"]
+    assert _arg(rewrite.normalise(arm, "q", kvm=False).argv, "-drive") == [
+        "if=sd,file=null-co://"]
+    assert rewrite.normalise(argv, "q", as_is=True, kvm=False).notes == []
+    assert _arg(rewrite.normalise(argv, "q", as_is=True).argv, "-drive")[0] == (
+        "if=sd,file=null-co://,id=mine")
+
+
+def test_a_prompt_and_a_commit_messages_commands_apart() -> None:
+    """A command line after a prompt (``$``, ``➜ dir git:(master) ✗``), and a
+    commit message's commands given before it, prose around them."""
+    apart = field.parse("With this fix, the reproducer:\n\noutl 0xcf8 0x80001010\n"
+                        "readl 0xe0000000\n\ncannot be reproduced with:\n\n"
+                        "$ qemu-system-x86_64 -M pc \\\n    -device sdhci-pci -qtest stdio\n")
+    assert apart.form == "shell-apart" and apart.lines == ["outl 0xcf8 0x80001010",
+                                                           "readl 0xe0000000"]
+    assert apart.argv == ["qemu-system-x86_64", "-M", "pc", "-device", "sdhci-pci",
+                          "-qtest", "stdio"]
+    log = field.parse("➜  build git:(master) ✗ ./qemu-system-x86_64 -trace 'sdhci*' "
+                      "-qtest stdio\n[I 1.0] OPENED\nqemu-system-x86_64: warning: x\n"
+                      "[R +0.1] outl 0xcf8 0x80001010\n[S +0.1] OK\nOK\nsdhci_access wr8\n"
+                      "==1==ERROR: AddressSanitizer: heap-buffer-overflow\n")
+    assert log.form == "log" and log.lines == ["outl 0xcf8 0x80001010"]
+    assert log.argv == ["./qemu-system-x86_64", "-trace", "sdhci*", "-qtest", "stdio"]
+    assert field.parse("I ran qemu-system-x86_64 with it\nreadl 0\n").argv is None
