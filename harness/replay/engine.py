@@ -342,6 +342,14 @@ def replay_qemu(binary: Path, trace: list[str], machine: Machine,
         status = ch.close()
         res.stderr = ch.stderr()
         stopped = ch.stopped_by_us
+    _judge(res, status, gone=gone, stopped=stopped)
+    return res
+
+
+def _judge(res: ReplayResult, status: int | None, *, gone: bool, stopped: bool) -> None:
+    """``res``'s verdict from QEMU's exit ``status`` (negative: a signal), its
+    stderr, whether it went before the trace's end (``gone``) and whether
+    the replay had to stop it (:func:`replay_qemu`)."""
     res.output_tail = res.stderr[-2000:]
     res.exit_status = None if status is None or status < 0 else status
     res.signal = -status if status is not None and status < 0 else None
@@ -357,14 +365,13 @@ def replay_qemu(binary: Path, trace: list[str], machine: Machine,
         res.verdict = CRASHED
     elif gone and res.answered == 0:
         res.verdict = REFUSED
-        res.refusal = refusal_message(res.stderr, str(binary)) or (
+        res.refusal = refusal_message(res.stderr) or (
             f"QEMU exited with status {res.exit_status} before its first qtest command")
     elif gone and res.exit_status not in (0, None):
         res.verdict = CRASHED
     elif gone:
         res.verdict = EXITED
     res.crashed = res.verdict in (CRASHED, SANITIZER)
-    return res
 
 
 #: QEMU's messages start with its program's name (the basename of its
@@ -417,7 +424,7 @@ def refusal(stderr: str) -> Refusal | None:
     return Refusal(*found[0])
 
 
-def refusal_message(stderr: str, binary: str = "") -> str:
+def refusal_message(stderr: str) -> str:
     """QEMU's complaint about its command line, on one line (:func:`refusal`),
     or "" when it printed none."""
     r = refusal(stderr)

@@ -337,16 +337,19 @@ def machine_from_argv(argv: list[str]) -> tuple[Machine, list[str]]:
             extra += [a, val]
     if sdhci is None:
         raise ValueError("the command line has no -device sdhci-pci")
-    image: CardImage | None = None
-    if card is not None and card_drive:
-        d = drives.get(card_drive)
-        if d is None:
-            raise ValueError(f"sd-card drive {card_drive!r} is not defined")
-        f = d.get("file", "")
-        ro = d.get("readonly", "off") in ("on", "true", "yes")
-        if f.startswith("null-co://") or d.get("driver") == "null-co":
-            image = CardImage(size=_size(d["size"]) if "size" in d else NULL_CO_SIZE,
-                              readonly=ro)
-        elif f:
-            image = CardImage(Path(f), format=d.get("format", "raw"), readonly=ro)
+    image = _card_image(drives, card_drive) if card is not None and card_drive else None
     return Machine(type=mtype, ram=ram, sdhci=sdhci, card=card, image=image), extra
+
+
+def _card_image(drives: dict[str, dict[str, str]], card_drive: str) -> CardImage | None:
+    """The image of the drive ``card_drive`` (a null-co drive: its size)."""
+    d = drives.get(card_drive)
+    if d is None:
+        raise ValueError(f"sd-card drive {card_drive!r} is not defined")
+    f = d.get("file", "")
+    ro = d.get("readonly", "off") in ("on", "true", "yes")
+    if f.startswith("null-co://") or d.get("driver") == "null-co":
+        return CardImage(size=_size(d["size"]) if "size" in d else NULL_CO_SIZE, readonly=ro)
+    if f:
+        return CardImage(Path(f), format=d.get("format", "raw"), readonly=ro)
+    return None
