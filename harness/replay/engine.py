@@ -458,8 +458,15 @@ class _PciShadow:
 
     devfn: int | None
     ram: int
+    #: Where RAM below 4 GiB ends (QEMU's PC machines move the rest above
+    #: 4 GiB: :func:`harness.model.memory.ram_ranges`); default ``ram``.
+    low_ram: int = -1
     cf8: int = 0
     config: bytearray = _field(default_factory=lambda: bytearray(64))
+
+    def __post_init__(self) -> None:
+        if self.low_ram < 0:
+            self.low_ram = self.ram
 
     def access(self, port: int, size: int) -> int | None:
         """Config offset of a data-port access to sdhci-pci, or None."""
@@ -483,7 +490,7 @@ class _PciShadow:
         if not command & COMMAND_MEMORY:
             return None
         addr = int.from_bytes(self.config[0x10:0x14], "little") & SDHCI_PCI.bar0_mask
-        if addr == 0 or addr + REGISTER_WINDOW - 1 >= 0xFFFF_FFFF or addr < self.ram:
+        if addr == 0 or addr + REGISTER_WINDOW - 1 >= 0xFFFF_FFFF or addr < self.low_ram:
             return None  # unmapped, or under RAM (RAM wins)
         return addr
 
@@ -534,7 +541,10 @@ class _ModelReplay:
 
     def __init__(self, res: ReplayResult, machine: Machine, model: Any) -> None:
         self.res, self.machine, self.model = res, machine, model
-        self.pci = _PciShadow(res.sdhci_devfn, machine.ram)
+        from harness.model.memory import ram_ranges
+
+        self.ranges = ram_ranges(machine.ram, machine.type)
+        self.pci = _PciShadow(res.sdhci_devfn, machine.ram, self.ranges[0][1])
         self.ever_mapped = False
         #: accesses outside RAM and the BAR: not compared
         self.outside = 0
@@ -611,7 +621,7 @@ class _ModelReplay:
         if off is not None:  # MMIO through the memory commands
             _mmio_bytes(model, split_access, off, op, words, answer, line, res)
             return
-        if addr + length > self.machine.ram:
+        if not any(lo <= addr and addr + length <= hi for lo, hi in self.ranges):
             self.outside += 1
             return
         if op == "write":

@@ -157,3 +157,15 @@ def test_model_replay_compares_registers_at_the_trace_bar() -> None:
     assert res.model_checked and res.model_reads == 3
     assert len(res.model_diffs) == 1 and res.model_diffs[0].startswith(f"readw {bar + 0xFE:#x}")
     assert "1 accesses outside" in res.model_reason
+
+
+def test_a_bar_above_low_ram_of_a_4g_pc_is_mapped() -> None:
+    """-m 4G on pc: RAM below 4 GiB ends at 3 GiB (the rest is above 4 GiB),
+    so a BAR at 0xd7055d00 is the device's, not RAM (LP#1909418's run)."""
+    p = _PciShadow(devfn=0x10, ram=4 << 30, low_ram=0xC000_0000)
+    p.cf8 = 0x80001010
+    p.write(0xCFC, 4, 0xD7055D00)
+    p.cf8 = 0x80001004
+    p.write(0xCFC, 2, 0x0002)
+    assert p.bar == 0xD7055D00
+    assert _PciShadow(devfn=0x10, ram=4 << 30, cf8=0x80001010, config=p.config).bar is None
