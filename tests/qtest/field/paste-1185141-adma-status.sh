@@ -1,4 +1,7 @@
-# qemu-system-x86_64 -M pc -m 512M -nodefaults -device sdhci-pci,sd-spec-version=3 -device sd-card,drive=d0 -drive if=none,id=d0,file=null-co://,format=raw -qtest stdio
+cat << EOF | ./qemu-system-i386 -nographic -machine accel=qtest -m 512M \
+-nodefaults -device sdhci-pci,sd-spec-version=3 -drive \
+if=sd,index=0,file=null-co://,format=raw,id=mydrive -device \
+sd-card,drive=mydrive -qtest stdio
 outl 0xcf8 0x80001013
 outl 0xcfc 0x91
 outl 0xcf8 0x80001001
@@ -156,3 +159,4 @@ write 0x9100000a 0x2 0x00
 write 0x9100000c 0x6 0x010000
 write 0x91000005 0x1 0x00
 write 0x9100000c 0x1 0x00
+EOF
