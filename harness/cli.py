@@ -869,6 +869,7 @@ def _add_replay_parser(sub: Any) -> None:
                    "(default: from the trace's header, else sdhci-pci + sd-card)")
     r.add_argument("--timeout", type=float, default=10.0, help="seconds per command")
     r.add_argument("--no-model", action="store_true", help="do not run the model")
+    r.add_argument("--table", action="store_true", help="end with each trace's verdict per build")
     r.set_defaults(func=cmd_replay)
 
 

@@ -8,12 +8,14 @@ that are ARM, else every installed ARM build), any other on the x86 ones.
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from harness.errors import UsageError
 from harness.qemu.builds import QemuBuild
 from harness.qemu.selection import select_board_builds, select_builds
 from harness.replay import engine, field, rewrite
+from harness.table import print_table
 
 
 def is_arm_report(path: Path) -> bool:
@@ -52,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"trace {path} does not exist")
     extra = args.qemu_args.split() if args.qemu_args else None
     worst: set[str] = set()
+    table: dict[str, dict[str, str]] = {}
     for path in paths:
         if len(paths) > 1:
             print(f"{path}:")
@@ -60,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"  skipped: an {'ARM' if is_arm_report(path) else 'x86'} report, "
                   "and no --qemu build of that kind")
         for b in chosen:
-            worst.add(_replay_one(path, b, args, extra))
+            outcome, word = _replay_one(path, b, args, extra)
+            worst.add(outcome)
+            table.setdefault(path.stem, {})[b.name] = word
+    if getattr(args, "table", False):
+        print_verdicts(table)
     if "finding" in worst:
         return 3
     if "diff" in worst:
@@ -68,8 +75,26 @@ def run(args: argparse.Namespace) -> int:
     return 4 if "refused" in worst else 0
 
 
+def print_verdicts(table: dict[str, dict[str, str]]) -> None:
+    """Each trace's verdict (:func:`harness.replay.engine.verdict`) on each
+    build, one row a trace, one column a build."""
+    names = sorted({n for row in table.values() for n in row},
+                   key=lambda n: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", n)])
+    print()
+    print_table(["report", *names], [[stem, *(row.get(n, "-") for n in names)]
+                                     for stem, row in table.items()])
+
+
 def _replay_one(path: Path, b: QemuBuild, args: argparse.Namespace,
-                extra: list[str] | None) -> str:
+                extra: list[str] | None) -> tuple[str, str]:
+    """``path`` on ``b``, said; its worst outcome (finding, diff, refused or
+    ok) and its verdict word (:func:`harness.replay.engine.verdict`)."""
+    res, outcome = _say_one(path, b, args, extra)
+    return outcome, engine.verdict(res)
+
+
+def _say_one(path: Path, b: QemuBuild, args: argparse.Namespace,
+             extra: list[str] | None) -> tuple[engine.ReplayResult, str]:
     """``path`` on ``b``, said; its worst outcome: finding, diff, refused or ok."""
     try:
         pl = engine.plan(path, b.binary, {*b.profile.machine_types, *b.aliases},
@@ -82,18 +107,18 @@ def _replay_one(path: Path, b: QemuBuild, args: argparse.Namespace,
                              timeout=args.timeout, argv=pl.argv)
     print(f"{b.name}: {res.summary()}")
     if res.verdict == engine.REFUSED:
-        return "refused"
+        return res, "refused"
     if res.finding:
         tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-8:]
         if tail:
             print("  QEMU's stderr, last lines:\n    " + "\n    ".join(tail))
-        return "finding"
+        return res, "finding"
     if args.no_model:
-        return "ok"
+        return res, "ok"
     if pl.model_reason:
         print(f"  model not run: {pl.model_reason}")
-        return "ok"
-    return _model(res, b, pl)
+        return res, "ok"
+    return res, _model(res, b, pl)
 
 
 def _model(res: engine.ReplayResult, b: QemuBuild, pl: engine.Plan) -> str:
