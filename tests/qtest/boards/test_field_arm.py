@@ -17,7 +17,7 @@ from harness.replay import run
 pytestmark = pytest.mark.qemu
 
 FORM = Path(__file__).resolve().parents[1] / "crosscheck" / "field_inputs" / \
-    "form-arm-raspi3b-if-sd.sh"
+    "board-raspi3b-if-sd.sh"
 
 
 def test_an_arm_report_keeps_the_boards_if_sd_and_replays_clean(arm_build: QemuBuild) -> None:
