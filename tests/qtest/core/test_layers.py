@@ -67,9 +67,10 @@ MODULES: dict[str, str] = {
     "harness.bisect": "bisect",
     "harness.bugs": "bugs",
     "harness.review": "review",
-    "harness.cli": "cli",
-    "harness.pytest_plugin": "cli",
     "harness.__main__": "cli",
+    "harness.cli": "cli",
+    "harness.commands": "cli",
+    "harness.pytest_plugin": "cli",
 }
 
 def render() -> str:

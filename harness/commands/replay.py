@@ -1,0 +1,36 @@
+"""``sdqtest replay``: qtest traces (ours, QEMU's, a bug report's) on QEMU and the model."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from harness.commands.common import qemu_option
+
+
+def register(sub: Any) -> None:
+    """``sdqtest replay``."""
+    r = sub.add_parser("replay", help="replay a qtest trace on QEMU (and the model)")
+    r.add_argument("trace", nargs="*", help="qtest commands, one per line (-qtest stdio "
+                   "format), or a bug report's shell form; several may be given")
+    r.add_argument("--field", action="store_true",
+                   help="also every reproducer of the field corpus (tests/qtest/field/)")
+    r.add_argument("--as-is", action="store_true",
+                   help="run a field command line as written: no -drive if=sd, accelerator "
+                   "or machine type rewrites")
+    qemu_option(r)
+    r.add_argument("--machine", help="machine type (default: the one recorded in the "
+                   "trace's header, else q35)")
+    r.add_argument("--qemu-args", help="devices and options instead of the trace's "
+                   "(default: from the trace's header, else sdhci-pci + sd-card)")
+    r.add_argument("--timeout", type=float, default=10.0, help="seconds per command")
+    r.add_argument("--no-model", action="store_true", help="do not run the model")
+    r.add_argument("--table", action="store_true", help="end with each trace's verdict per build")
+    r.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``sdqtest replay`` (:func:`harness.replay.run.run`)."""
+    from harness.replay import run as replay_run
+
+    return replay_run.run(args)
