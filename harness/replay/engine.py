@@ -286,6 +286,8 @@ def plan(path: Path, binary: Path, machines: Collection[str] | None = None, *,
     argv = None
     notes = list(fi.notes)
     if qemu_args is None and machine_of(path) is None and fi.argv is not None:
+        if kvm is None:
+            kvm = rewrite.kvm_usable() and rewrite.build_has_kvm(str(binary))
         n = rewrite.normalise(fi.argv, str(binary), machines=machines, as_is=as_is, kvm=kvm)
         argv, notes = n.argv, notes + n.notes
         if field_machine(fi.argv, machines) is None:

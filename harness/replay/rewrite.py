@@ -10,8 +10,8 @@ change decided, and each is said in one line (:attr:`Normalised.notes`):
   the drive, that is all; when no device uses it, one ``-device
   sd-card,drive=ID`` is added (one controller: QEMU plugs the card into its
   bus).  An ARM board's ``if=sd`` is the board's own card: kept.
-* ``-enable-kvm``, ``-accel kvm`` and ``accel=kvm`` go only when this host
-  has no usable ``/dev/kvm``.
+* ``-enable-kvm``, ``-accel kvm`` and ``accel=kvm`` go only when KVM is
+  not usable: no usable ``/dev/kvm`` on this host, or a build without KVM.
 * A machine type the build lacks becomes the nearest it has.
 * A command line that names no accelerator gets ``-accel qtest`` (QEMU
   would otherwise pick TCG, run the firmware, and refuse ``clock_step``).
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,9 @@ def _drive_keys(value: str) -> dict[str, str]:
     return {k: v for k, _, v in (p.partition("=") for p in parts(value) if p)}
 
 
+_NO_KVM = "KVM is not usable here (no usable /dev/kvm, or a build without KVM)"
+
+
 @dataclass
 class Normalised:
     """A field command line as the replay runs it, and what was changed."""
@@ -101,6 +105,23 @@ class Normalised:
 def kvm_usable() -> bool:
     """Whether this host lets QEMU use KVM (``/dev/kvm`` readable and writable)."""
     return os.access("/dev/kvm", os.R_OK | os.W_OK)
+
+
+_HAS_KVM: dict[str, bool] = {}
+
+
+def build_has_kvm(binary: str) -> bool:
+    """Whether the QEMU ``binary`` was built with KVM (``-accel help`` lists
+    it; a build configured without it refuses ``-enable-kvm``: "invalid
+    accelerator kvm")."""
+    if binary not in _HAS_KVM:
+        try:
+            out = subprocess.run([binary, "-accel", "help"], capture_output=True, text=True,
+                                 timeout=20).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+        _HAS_KVM[binary] = "kvm" in out.split()
+    return _HAS_KVM[binary]
 
 
 def is_arm(argv: list[str]) -> bool:
@@ -187,7 +208,7 @@ def normalise(argv: list[str], binary: str, *, machines: Collection[str] | None 
             notes.append("-nographic dropped: without -nodefaults or -serial it puts a serial "
                          "port on stdio, where the replay's qtest is")
         elif (n == "-enable-kvm" or (n == "-accel" and v.split(",")[0] == "kvm")) and not kvm:
-            notes.append(f"{' '.join(o.words())} dropped: this host has no usable /dev/kvm")
+            notes.append(f"{' '.join(o.words())} dropped: {_NO_KVM}")
             accel = False
         elif n in ("-machine", "-M"):
             val, dropped = _machine(v, machines, kvm, notes)
@@ -214,7 +235,7 @@ def _machine(val: str, machines: Collection[str] | None, kvm: bool,
     ps = parts(val)
     dropped = False
     if not kvm and any(p.startswith("accel=kvm") for p in ps):
-        notes.append(f"-machine {val}: accel=kvm dropped: this host has no usable /dev/kvm")
+        notes.append(f"-machine {val}: accel=kvm dropped: {_NO_KVM}")
         ps = [p for p in ps if not p.startswith("accel=")]
         dropped = True
     key = 0 if ps and "=" not in ps[0] else next(
