@@ -27,7 +27,7 @@ own layer and of the layers after its arrow, so dependencies point one way
     explore    explore.*
                -> check, scenarios, driver, qemu, provision, model, target, base,
                   errors
-    check      check.*
+    check      check.*, replay.*
                -> scenarios, driver, qemu, provision, model, target, base, errors
     scenarios  scenarios.*
                -> driver, target, base, errors

@@ -12,7 +12,7 @@ tree and the code in step.
     +-- UsageError                   bad input from the user; the CLI prints
     |   |                            it as one line, exit status 2
     |   +-- InputError               [check.inputs] bad --image/--machine/build
-    |   +-- ReplayError (ValueError) [check.replay] a trace header it cannot use
+    |   +-- ReplayError (ValueError) [replay.engine] a trace header it cannot use
     +-- TargetError                  a request a Target refuses; every Target
     |   |                            raises the same type for the same misuse
     |   +-- AccessSizeError (ValueError)  register access size not 1, 2, 4, 8

@@ -16,7 +16,6 @@ from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, Sto
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, QuirkSet, bound_to_scenario
 from harness.check.recording import Recording
-from harness.check.replay import reproducer_header
 from harness.check.step import Step
 from harness.check.testbench import QemuSide as QemuSide
 from harness.check.testbench import RunSpec, Testbench
@@ -33,6 +32,7 @@ from harness.qemu.argv import shell_line
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
+from harness.replay.engine import reproducer_header
 from harness.scenarios import Context, Miss, Scenario
 
 #: Most card bytes compared at the end of a scenario.  Only a huge

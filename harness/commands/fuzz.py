@@ -102,8 +102,8 @@ def _fuzz_inputs(args: argparse.Namespace, store: Any, builds: list[Any]) -> Non
     """Each ``--input`` trace, as operations, into the corpus."""
     from pathlib import Path
 
-    from harness.check.replay import ReplayError
     from harness.fuzz.inputs import trace_ops
+    from harness.replay.engine import ReplayError
 
     for path in args.input or []:
         said: list[str] = []

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.check.replay import reproducer_header
 from harness.fuzz.ops import Op, describe
 from harness.fuzz.run import CRASH, DIVERGE, HANG, Outcome
 from harness.fuzz.signature import slug
 from harness.qemu.argv import shell_line
+from harness.replay.engine import reproducer_header
 
 _C_CALL = {"out": "qtest_out", "in": "qtest_in", "write": "qtest_write", "read": "qtest_read"}
 _REG_LINE = re.compile(r"^(out|in|write|read)([bwlq]) (\S+)(?: (\S+))?$")

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.check import replay
 from harness.fuzz.ops import DMA_BASE, Op
 from harness.profile import BuildProfile
+from harness.replay import engine as replay
 
 
 class _Recorder:

@@ -114,6 +114,24 @@ def _ubsan_kind(message: str) -> str:
     return re.sub(r"\s+", " ", m).strip(" :,")
 
 
+_INSTRUMENTED: dict[tuple[str, int, float], bool] = {}
+
+
+def instrumented(binary: str | os.PathLike[str]) -> bool:
+    """Whether ``binary`` was built with AddressSanitizer or UBSan: it calls
+    the runtimes' entry points (``__asan_init``, ``__ubsan_handle_*``)."""
+    st = os.stat(binary)
+    key = (os.fspath(binary), st.st_size, st.st_mtime)
+    if key not in _INSTRUMENTED:
+        found, tail = False, b""
+        with open(binary, "rb") as f:
+            while not found and (chunk := f.read(1 << 22)):
+                found = b"__asan_init" in tail + chunk or b"__ubsan_handle_" in tail + chunk
+                tail = chunk[-32:]
+        _INSTRUMENTED[key] = found
+    return _INSTRUMENTED[key]
+
+
 def parse(stderr: str) -> list[Report]:
     """Every sanitizer report in ``stderr``, in order."""
     out: list[Report] = []

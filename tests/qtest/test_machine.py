@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import replay
 from harness.machine import CardImage, Machine, Props, PropValue
 from harness.model.target import ModelTarget, model_params
 from harness.profile import BuildProfile
 from harness.qemu import builds
 from harness.qemu.argv import qemu_argv, shell_line
+from harness.replay import engine as replay
 
 
 def _full(tmp_path: Path) -> Machine:

@@ -64,6 +64,7 @@ MODULES: dict[str, str] = {
     "harness.driver": "driver",
     "harness.scenarios": "scenarios",
     "harness.check": "check",
+    "harness.replay": "check",
     "harness.explore": "explore",
     "harness.fuzz": "fuzz",
     "harness.bench": "bench",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import replay
+from harness.replay import engine as replay
 
 _ASAN = """\
 ==42==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6190 at pc 0x55 bp 0x7f sp 0x7f
@@ -55,8 +55,30 @@ def test_exit_before_the_first_answer_is_a_refusal(tmp_path: Path) -> None:
                       "sys.exit(1)\n")
     res = _run([sys.executable, str(script)])
     assert res.verdict == replay.REFUSED and not res.crashed and not res.finding
-    assert res.summary() == ("refused: -drive if=sd,index=0: machine type does not "
-                             "support if=sd,bus=0,unit=0")
+    assert res.summary() == ("refused: machine type does not support if=sd,bus=0,unit=0 "
+                             "(QEMU names -drive if=sd,index=0)")
+
+
+def test_a_refusal_says_qemus_error_line_not_its_trace_output(tmp_path: Path) -> None:
+    """With ``-trace`` (log backend) QEMU prints trace lines before its error,
+    and qtest's log and a warning may be there too: the refusal is the error
+    line, and the argument it names."""
+    stderr = ("sdhci_capareg async interrupt: 0\nsdhci_capareg ADMA2: 1\n"
+              "[I 1609122395.789698] OPENED\n"
+              "qemu-system-x86_64: -drive if=sd,id=d: warning: bogus if=sd is deprecated\n"
+              "qemu-system-x86_64: -device sd-card,drive=d: Drive 'd' is already in use by "
+              "another device\n1234@1609.1:sd_reset\n")
+    script = tmp_path / "refuse.py"
+    script.write_text(f"import sys\nsys.stderr.write({stderr!r})\nsys.exit(1)\n")
+    res = _run([sys.executable, str(script)])
+    assert res.verdict == replay.REFUSED
+    assert res.refusal == ("Drive 'd' is already in use by another device "
+                           "(QEMU names -device sd-card,drive=d)")
+    r = replay.refusal("qemu-system-x86_64: unsupported machine type: \"pc-q35-5.0\"\n"
+                       "Use -machine help to list supported machines\n")
+    assert r == replay.Refusal('unsupported machine type: "pc-q35-5.0" (Use -machine help '
+                               "to list supported machines)")
+    assert replay.refusal("sdhci_capareg ADMA2: 1\n") is None
 
 
 def test_a_signal_after_the_trace_started_is_a_crash_at_its_line(tmp_path: Path) -> None:

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import field, replay
 from harness.fuzz import campaign as C
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.run import ERROR, OK, Outcome, execute
 from harness.model.sdcard import SDCard
 from harness.qemu.builds import QemuBuild
+from harness.replay import engine as replay
+from harness.replay import rewrite
 
 pytestmark = pytest.mark.qemu
 
@@ -71,7 +72,7 @@ def test_field_reproducer_runs_on_the_model(qemu_build: QemuBuild, name: str) ->
     assert argv is not None
     machine = replay.replay_machine(path)
     res = replay.replay_qemu(qemu_build.binary, replay.read_trace(path), machine,
-                             argv=field.replay_argv(argv, str(qemu_build.binary)))
+                             argv=rewrite.replay_argv(argv, str(qemu_build.binary)))
     assert not res.crashed and res.answered == res.lines
     assert res.sdhci_devfn is not None
     replay.replay_model(res, qemu_build.profile, machine)

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.check import replay
 from harness.fuzz import campaign as C
 from harness.fuzz import emit
 from harness.fuzz.corpus import Corpus
@@ -24,6 +23,7 @@ from harness.model.sdcard import SDCard
 from harness.qemu.argv import qemu_argv
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
+from harness.replay import engine as replay
 
 pytestmark = pytest.mark.qemu
 

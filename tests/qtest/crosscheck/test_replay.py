@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import replay
 from harness.qemu.builds import QemuBuild
+from harness.replay import engine as replay
 
 pytestmark = pytest.mark.qemu
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.check import replay
 from harness.qemu.builds import QemuBuild
+from harness.replay import engine as replay
 
 pytestmark = pytest.mark.qemu
 
@@ -50,7 +50,7 @@ def test_if_sd_as_is_is_refused_not_crashed(qemu_build: QemuBuild,
     rc = cli.main(["replay", path, "--qemu", str(qemu_build.binary), "--no-model"])
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert "rewrite: -drive if=sd rewritten" in out and "16 of 16" in out
+    assert "if=sd becomes if=none, plus -device sd-card,drive=sd0" in out and "16 of 16" in out
 
 
 def test_unknown_device_is_refused_with_qemus_message(qemu_build: QemuBuild) -> None:
@@ -95,6 +95,6 @@ def test_fuzz_input_takes_each_form_and_says_its_rewrites(qemu_build: QemuBuild)
     ops = trace_ops(FIELD / "form-drive-if-sd.sh", qemu_build.binary, qemu_build.profile,
                     notes=notes)
     assert {"op": "write", "off": 0x29, "size": 1, "value": 0x0F} in ops
-    assert any(n.startswith("-drive if=sd rewritten") for n in notes)
+    assert any("if=sd becomes if=none, plus -device sd-card" in n for n in notes)
     with pytest.raises(replay.ReplayError, match="refused: .*no-such-device"):
         trace_ops(FIELD / "refused-unknown-device.sh", qemu_build.binary, qemu_build.profile)

@@ -62,7 +62,7 @@ def test_reproducer_replays_on_its_machine_type(
     assert rc == 0, out
     assert "model agrees on every register and memory read" in out, out
 
-    from harness.check import replay
+    from harness.replay import engine as replay
 
     m = replay.replay_machine(trace)
     assert m.type == machine

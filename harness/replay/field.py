@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,22 +69,39 @@ _RECEIVED = re.compile(r"\[R \+?\d+(?:\.\d+)?\]\s*(.*?)(?=\s*\[[SRI] \+?\d|$)")
 def _commands(lines: list[str]) -> list[str]:
     """The qtest commands of ``lines``: comments and blank lines dropped;
     a ``-qtest-log`` transcript reduced to the commands QEMU received
-    (answers, information lines and QEMU's own messages dropped)."""
+    (answers, information lines, QEMU's and a sanitizer's messages, the
+    trace and log lines around them dropped)."""
     logged = any(_LOGGED.match(ln.strip()) for ln in lines)
     out = []
     for raw in lines:
         ln = raw.strip()
         if not ln or ln.startswith("#"):
             continue
-        if logged:
-            received = _RECEIVED.findall(ln)
-            if received:  # one per line, or several in a log pasted flat
-                out += [r.strip() for r in received if r.strip()]
-                continue
-            if _LOGGED.match(ln) or ln.split()[0] in _ANSWER_WORDS \
-                    or _is_qemu(ln.split()[0].rstrip(":")) or ln.startswith("=="):
-                continue  # sent, information, an answer, QEMU's or a sanitizer's message
+        if logged:  # one per line, or several in a log pasted flat
+            out += [r.strip() for r in _RECEIVED.findall(ln) if r.strip()]
+            continue
         out.append(ln)
+    return out
+
+
+#: The first words of qtest commands (QEMU's ``system/qtest.c`` protocol).
+QTEST_VERBS = frozenset({
+    "outb", "outw", "outl", "inb", "inw", "inl", "readb", "readw", "readl", "readq",
+    "writeb", "writew", "writel", "writeq", "read", "write", "b64read", "b64write",
+    "memset", "clock_step", "clock_set", "irq_intercept_in", "irq_intercept_out",
+    "set_irq_in", "endianness", "module_load", "rtas"})
+
+
+def _loose_commands(raw: list[str], skip: set[int]) -> list[str]:
+    """The qtest commands of a report that gives them apart from its QEMU
+    command line (a commit message: the commands, then ``$ qemu ...
+    -qtest stdio``): the lines, other than ``skip``, that start with a
+    qtest verb."""
+    out = []
+    for k, ln in enumerate(raw):
+        words = ln.split()
+        if k not in skip and words and words[0] in QTEST_VERBS:
+            out.append(" ".join(words))
     return out
 
 
@@ -128,6 +144,25 @@ def _qemu_words(cmd: str) -> list[str] | None:
     return out
 
 
+def _heredoc(raw: list[str], i: int, m: re.Match[str],
+             files: dict[str, list[str]]) -> tuple[FieldInput | None, int]:
+    """The here-document starting on line ``i``: the reproducer when QEMU
+    reads it (``cat << EOF | qemu ...``, ``qemu ... << EOF``), else None,
+    its body kept in ``files`` when written to one (``cat << EOF > FILE``);
+    and the line after it."""
+    cmd, j = _joined(raw, i)
+    body, k = _heredoc_body(raw, j, m.group(2))
+    redirect = re.search(r">\s*(\S+)", cmd[m.end():])
+    words = None
+    if "|" in cmd[m.end():]:
+        words = _qemu_words(cmd.split("|", 1)[1])
+    elif _is_qemu_line(cmd[:m.start()]):
+        words = _qemu_words(cmd[:m.start()] + cmd[m.end():])
+    elif redirect:
+        files[redirect.group(1)] = body
+    return (FieldInput(_commands(body), words, "shell") if words else None), k + 1
+
+
 def _heredoc_body(raw: list[str], after: int, end: str) -> tuple[list[str], int]:
     body: list[str] = []
     k = after + 1
@@ -146,6 +181,8 @@ def parse(text: str) -> FieldInput:
     the command line; a ``-qtest-log`` transcript (``[R +0.01] ...``)."""
     raw = text.splitlines()
     files: dict[str, list[str]] = {}
+    #: the first QEMU command line that reads no here-document, and its lines
+    bare: tuple[list[str] | None, set[int]] | None = None
     i = 0
     while i < len(raw):
         line = raw[i]
@@ -154,23 +191,14 @@ def parse(text: str) -> FieldInput:
             continue
         m = _HEREDOC.search(line)
         if m:
-            cmd, j = _joined(raw, i)
-            body, k = _heredoc_body(raw, j, m.group(2))
-            redirect = re.search(r">\s*(\S+)", cmd[m.end():])
-            if "|" in cmd[m.end():]:
-                words = _qemu_words(cmd.split("|", 1)[1])
-                if words:
-                    return FieldInput(_commands(body), words, "shell")
-            elif _is_qemu_line(cmd[:m.start()]):
-                words = _qemu_words(cmd[:m.start()] + cmd[m.end():])
-                if words:
-                    return FieldInput(_commands(body), words, "shell")
-            elif redirect:
-                files[redirect.group(1)] = body
-            i = k + 1
+            found, i = _heredoc(raw, i, m, files)
+            if found is not None:
+                return found
             continue
         if _is_qemu_line(line):
             cmd, j = _joined(raw, i)
+            if bare is None:
+                bare = (_qemu_words(cmd), set(range(i, j + 1)))
             src = re.search(r"(?<![<\d])<\s*(\S+)", cmd)
             if src:
                 name = src.group(1)
@@ -185,32 +213,44 @@ def parse(text: str) -> FieldInput:
             i = j + 1
             continue
         i += 1
-    argv: list[str] | None = None
+    argv = _header_argv(raw)
+    logged = any(_LOGGED.match(ln.strip()) for ln in raw)
+    if argv is None and bare is not None and bare[0]:
+        if logged:  # the command line at a prompt, then its -qtest-log output
+            return FieldInput(_commands(raw), bare[0], "log")
+        return FieldInput(_loose_commands(raw, bare[1]), bare[0], "shell-apart",
+                          ["qtest commands given apart from the QEMU command line"])
+    form = "log" if logged else "header" if argv else "trace"
+    return FieldInput(_commands(raw), argv, form)
+
+
+def _header_argv(raw: list[str]) -> list[str] | None:
+    """The QEMU command line of a trace's leading ``#`` comment header."""
     for line in raw:
         s = line.strip()
         if not s.startswith("#"):
             if s and not _LOGGED.match(s):
-                break
+                return None
             continue
         try:
             split = shlex.split(s.lstrip("#").strip())
         except ValueError:
             continue
         at = next((k for k, w in enumerate(split) if _is_qemu(w)), None)
-        if at is not None and argv is None:
-            argv = split[at:]
-    form = "header" if argv else "trace"
-    if any(_LOGGED.match(ln.strip()) for ln in raw):
-        form = "log"
-    return FieldInput(_commands(raw), argv, form)
+        if at is not None:
+            return split[at:]
+    return None
 
 
 def _is_qemu_line(cmd: str) -> bool:
+    """A shell line that runs QEMU: a QEMU binary's name followed by an
+    option (after a prompt such as ``$`` or ``➜ dir git:(master) ✗``)."""
     try:
         words = shlex.split(cmd, comments=True)
     except ValueError:
         words = cmd.split()
-    return any(_is_qemu(w) for w in words[:4])
+    return any(_is_qemu(w) and (k + 1 == len(words) or words[k + 1].startswith("-"))
+               for k, w in enumerate(words))
 
 
 def _size(text: str) -> int:
@@ -297,151 +337,19 @@ def machine_from_argv(argv: list[str]) -> tuple[Machine, list[str]]:
             extra += [a, val]
     if sdhci is None:
         raise ValueError("the command line has no -device sdhci-pci")
-    image: CardImage | None = None
-    if card is not None and card_drive:
-        d = drives.get(card_drive)
-        if d is None:
-            raise ValueError(f"sd-card drive {card_drive!r} is not defined")
-        f = d.get("file", "")
-        ro = d.get("readonly", "off") in ("on", "true", "yes")
-        if f.startswith("null-co://") or d.get("driver") == "null-co":
-            image = CardImage(size=_size(d["size"]) if "size" in d else NULL_CO_SIZE,
-                              readonly=ro)
-        elif f:
-            image = CardImage(Path(f), format=d.get("format", "raw"), readonly=ro)
+    image = _card_image(drives, card_drive) if card is not None and card_drive else None
     return Machine(type=mtype, ram=ram, sdhci=sdhci, card=card, image=image), extra
 
 
-@dataclass
-class Normalised:
-    """A field command line as the replay runs it, and what was changed."""
-
-    argv: list[str]
-    notes: list[str] = field(default_factory=list)
-
-
-def _nearest_machine(want: str, machines: Collection[str]) -> str | None:
-    """The build's machine type closest to ``want``: same family
-    (``pc-q35-*``, ``pc-i440fx-*``), the oldest version not older than the
-    one asked, else the newest; else the family's alias (q35, pc)."""
-    m = re.fullmatch(r"(pc-q35-|pc-i440fx-|pc-)(\d+)\.(\d+)", want)
-    if not want.startswith("pc") and want != "q35":
-        return None  # not a PC machine: nothing near it
-    family = "q35" if "q35" in want else "pc"
-    if m:
-        prefix = "pc-i440fx-" if m.group(1) == "pc-" else m.group(1)
-        v = (int(m.group(2)), int(m.group(3)))
-        have = sorted((tuple(int(x) for x in t[len(prefix):].split(".")), t) for t in machines
-                      if re.fullmatch(re.escape(prefix) + r"\d+\.\d+", t))
-        newer = [t for ver, t in have if ver >= v]
-        if newer:
-            return newer[0]
-        if have:
-            return have[-1][1]
-    return family if family in machines else None
-
-
-def normalise(argv: list[str], binary: str, *, machines: Collection[str] | None = None,
-              as_is: bool = False) -> Normalised:
-    """``argv`` as the replay runs it, each change said in ``notes``.
-
-    Always: ``binary`` instead of the reporter's (``qemu-system-i386`` too:
-    x86_64 has its machines), qtest on stdio, drives backed by a user's file
-    opened with ``snapshot=on`` (never written).  Unless ``as_is``:
-
-    * ``-drive if=sd,...`` becomes ``-drive if=none,id=sdN,...`` and
-      ``-device sd-card,drive=sdN`` (QEMU 6.0 and later refuse ``if=sd``
-      on PC machines: no SD bus of the board's own);
-    * ``-enable-kvm``, ``-accel X``, ``accel=X`` in ``-machine`` go: the
-      replay runs ``-accel qtest``;
-    * a machine type the build lacks (``machines``) becomes the nearest it
-      has (:func:`_nearest_machine`)."""
-    notes: list[str] = []
-    name = Path(argv[0]).name
-    if "i386" in name and not as_is:
-        notes.append(f"{name} replaced by {Path(binary).name} (same PC machines)")
-    out = [binary]
-    it = iter(argv[1:])
-    sd = 0
-    accel_said = False
-    for a in it:
-        opt = a if not a.startswith("--") else a[1:]
-        if opt in ("-qtest", "-qtest-log", "-display"):
-            next(it, None)
-        elif opt == "-nographic":
-            pass
-        elif opt == "-accel" and not as_is:
-            val = next(it, "")
-            if val.split(",")[0] != "qtest":
-                notes.append(f"-accel {val} dropped: the replay runs -accel qtest")
-        elif opt == "-enable-kvm" and not as_is:
-            notes.append("-enable-kvm dropped: the replay runs -accel qtest")
-        elif opt in ("-machine", "-M"):
-            val = next(it, "")
-            parts, said = _machine_option(val, machines, as_is, notes, accel_said)
-            accel_said |= said
-            if parts:
-                out += [a, ",".join(parts)]
-        elif opt == "-drive":
-            words, sd = _drive_option(a, next(it, ""), sd, as_is, notes)
-            out += words
-        else:
-            out.append(a)
-    tail = ["-display", "none", "-qtest", "stdio", "-qtest-log", "none"]
-    if not as_is:
-        tail = ["-accel", "qtest", *tail]
-    return Normalised(out + tail, notes)
-
-
-def _machine_option(val: str, machines: Collection[str] | None, as_is: bool,
-                    notes: list[str], accel_said: bool) -> tuple[list[str], bool]:
-    """``-machine VAL``'s parts as the replay runs them: no ``accel=`` (said
-    once), a machine type the build lacks replaced by the nearest it has;
-    and whether the accelerator was dropped here."""
-    parts = [p for p in re.split(r"(?<!,),(?!,)", val) if p]
-    if as_is:
-        return parts, False
-    accels = [p for p in parts if p.startswith("accel=")]
-    said = False
-    if accels and not accel_said:
-        notes.append(f"-machine {val}: {', '.join(accels)} dropped: the "
-                     "replay runs -accel qtest")
-        said = True
-    parts = [p for p in parts if not p.startswith("accel=")]
-    if machines is not None and parts:
-        key = 0 if "=" not in parts[0] else next(
-            (k for k, p in enumerate(parts) if p.startswith("type=")), -1)
-        if key >= 0:
-            mtype = parts[key].removeprefix("type=")
-            if mtype not in machines:
-                near = _nearest_machine(mtype, machines)
-                if near is not None:
-                    notes.append(f"machine type {mtype} is not in this build: "
-                                 f"{near} instead")
-                    parts[key] = near if key == 0 else f"type={near}"
-    return parts, said
-
-
-def _drive_option(a: str, val: str, sd: int, as_is: bool,
-                  notes: list[str]) -> tuple[list[str], int]:
-    """``-drive VAL`` as the replay runs it (``if=sd`` rewritten to a drive
-    and an sd-card device, a file opened with ``snapshot=on``), and the
-    number of SD drives so far."""
-    _, opts = _options("," + val)
-    if opts.get("if") == "sd" and not as_is:
-        did = opts.get("id") or f"sd{sd}"
-        kept = [p for p in re.split(r"(?<!,),(?!,)", val)
-                if p and not p.startswith(("if=", "id=", "index=", "bus=", "unit="))]
-        val = ",".join(["if=none", f"id={did}", *kept])
-        notes.append(f"-drive if=sd rewritten to -drive {val} -device sd-card,"
-                     f"drive={did} (QEMU 6.0+ has no if=sd on PC machines)")
-        return [a, val, "-device", f"sd-card,drive={did}"], sd + 1
-    if opts.get("file") and not opts["file"].startswith("null-co") \
-            and opts.get("snapshot", "off") not in ("on", "true"):
-        val += ",snapshot=on"
-    return [a, val], sd
-
-
-def replay_argv(argv: list[str], binary: str) -> list[str]:
-    """``argv`` as the replay runs it (:func:`normalise`, its notes left out)."""
-    return normalise(argv, binary).argv
+def _card_image(drives: dict[str, dict[str, str]], card_drive: str) -> CardImage | None:
+    """The image of the drive ``card_drive`` (a null-co drive: its size)."""
+    d = drives.get(card_drive)
+    if d is None:
+        raise ValueError(f"sd-card drive {card_drive!r} is not defined")
+    f = d.get("file", "")
+    ro = d.get("readonly", "off") in ("on", "true", "yes")
+    if f.startswith("null-co://") or d.get("driver") == "null-co":
+        return CardImage(size=_size(d["size"]) if "size" in d else NULL_CO_SIZE, readonly=ro)
+    if f:
+        return CardImage(Path(f), format=d.get("format", "raw"), readonly=ro)
+    return None

@@ -29,7 +29,6 @@ from dataclasses import field as _field
 from pathlib import Path
 from typing import Any
 
-from harness.check import field as field
 from harness.errors import QemuError, UsageError
 from harness.hwdefs.pci import COMMAND_MEMORY, SDHCI_PCI
 from harness.hwdefs.sdhci import REGISTER_WINDOW
@@ -39,6 +38,7 @@ from harness.qemu import sanitizer
 from harness.qemu.argv import qemu_argv
 from harness.qemu.session import find_assertion
 from harness.qemu.stdio import StdioQtest, StdioTimeout
+from harness.replay import field, rewrite
 
 #: The machine of a trace without a header: q35, the controller and a card
 #: on QEMU's null block driver (no image needed).
@@ -89,7 +89,7 @@ class ReplayResult:
     reports: list[sanitizer.Report] = _field(default_factory=list)
     stderr: str = ""
     timeout: float = 0.0
-    #: What the trace normalisation changed (:mod:`harness.check.field`).
+    #: What the trace normalisation changed (:mod:`harness.replay.field`).
     rewrites: list[str] = _field(default_factory=list)
 
     @property
@@ -124,20 +124,53 @@ class ReplayResult:
         return f"no crash: {self.answered} of {self.lines} commands answered"
 
 
+#: The verdicts of a replay with the model's say (:func:`verdict`).
+VERDICTS = ("clean", "crash", "hang", "sanitizer report", "model disagrees", "refused",
+            "exited")
+
+
+def verdict(res: ReplayResult) -> str:
+    """One word for a replay: QEMU's outcome, and when QEMU served the whole
+    trace, whether the model (if :func:`replay_model` ran) disagreed."""
+    if res.verdict == SANITIZER:
+        return "sanitizer report"
+    if res.verdict == CRASHED:
+        return "crash"
+    if res.verdict == HUNG:
+        return "hang"
+    if res.verdict in (REFUSED, EXITED):
+        return res.verdict
+    return "model disagrees" if res.model_diffs or res.model_error else "clean"
+
+
 def read_trace(path: Path) -> list[str]:
     """Command lines of a trace; blank lines and ``#`` comments dropped.  A
     bug report's shell form (``cat << EOF | qemu-system-x86_64 ...``) gives
-    the lines of its here-document (:mod:`harness.check.field`)."""
+    the lines of its here-document (:mod:`harness.replay.field`)."""
     return field.parse(path.read_text()).lines
 
 
-#: The field corpus: public bug reports' reproducers, normalised, one file each.
+#: The field corpus: public bug reports' reproducers as their reporters
+#: wrote them, one file each, its source in a ``.note`` file beside it.
 FIELD_DIR = Path(__file__).resolve().parents[2] / "tests" / "qtest" / "field"
+NOTE_SUFFIX = ".note"
 
 
 def field_corpus(directory: Path = FIELD_DIR) -> list[Path]:
-    """The reproducers of the field corpus, by name."""
-    return sorted(p for p in directory.glob("*.qtest") if p.is_file())
+    """The reproducers of the field corpus, by name (their notes left out)."""
+    return sorted(p for p in directory.iterdir()
+                  if p.is_file() and p.suffix in (".qtest", ".sh", ".txt"))
+
+
+def field_note(path: Path) -> dict[str, str]:
+    """The ``key: value`` lines of the note beside a field reproducer."""
+    note = path.with_suffix(NOTE_SUFFIX)
+    out: dict[str, str] = {}
+    for line in note.read_text().splitlines() if note.is_file() else []:
+        key, sep, value = line.partition(": ")
+        if sep and re.fullmatch(r"[a-z-]+", key):
+            out[key] = value
+    return out
 
 
 def field_argv(path: Path) -> list[str] | None:
@@ -181,7 +214,8 @@ def replay_machine(trace_path: Path, machine_type: str | None = None, *,
     that is gone raises :class:`ReplayError`, unless QEMU gets the user's
     own devices (``own_devices``): the model then gets the default card.
     ``machines`` are the build's machine types, for a field command line's
-    nearest one (:func:`harness.check.field.normalise`)."""
+    nearest one (:func:`harness.replay.rewrite.normalise`).  A field command
+    line the model cannot mirror (:func:`field_machine`) gives the default."""
     m = machine_of(trace_path)
     if m is None:
         try:
@@ -189,11 +223,7 @@ def replay_machine(trace_path: Path, machine_type: str | None = None, *,
         except ValueError as e:
             raise ReplayError(f"{trace_path}: {e}") from e
         if argv is not None:
-            try:
-                m, _ = field.machine_from_argv(
-                    field.normalise(argv, "qemu", machines=machines).argv)
-            except ValueError as e:
-                raise ReplayError(f"{trace_path}: {e}") from e
+            m = field_machine(argv, machines)
     m = m or DEFAULT_MACHINE
     if machine_type is not None:
         m = m.replace(type=machine_type)
@@ -202,6 +232,19 @@ def replay_machine(trace_path: Path, machine_type: str | None = None, *,
             raise ReplayError(f"the card image {m.image.path} recorded in {trace_path} does "
                               "not exist; pass --qemu-args to replay on other devices")
         m = m.replace(image=DEFAULT_MACHINE.image)
+    return m
+
+
+def field_machine(argv: list[str], machines: Collection[str] | None = None) -> Machine | None:
+    """The machine a field command line builds, as the model mirrors it, or
+    None when it cannot (no sdhci-pci: an ARM board's, another device's)."""
+    if rewrite.is_arm(argv):
+        return None
+    try:
+        m, _ = field.machine_from_argv(
+            rewrite.normalise(argv, "qemu", machines=machines, kvm=False).argv)
+    except ValueError:
+        return None
     return m
 
 
@@ -218,16 +261,18 @@ class Plan:
     #: The reproducer's form and every rewrite made to it, one line each.
     notes: list[str] = _field(default_factory=list)
     form: str = "trace"
+    #: Why the model cannot replay it ("": it can).
+    model_reason: str = ""
 
 
 def plan(path: Path, binary: Path, machines: Collection[str] | None = None, *,
          machine_type: str | None = None, qemu_args: list[str] | None = None,
-         as_is: bool = False) -> Plan:
+         as_is: bool = False, kvm: bool | None = None) -> Plan:
     """The trace at ``path`` made ready for ``binary`` (whose machine types
     are ``machines``): its commands, the model's machine, QEMU's command
-    line and the rewrites said (:func:`harness.check.field.normalise`;
-    ``as_is`` makes none).  Raises :class:`ReplayError` for a trace that
-    cannot be replayed."""
+    line and the rewrites said (:func:`harness.replay.rewrite.normalise`;
+    ``as_is`` makes none; ``kvm``: whether KVM is usable, default probed).
+    Raises :class:`ReplayError` for a trace that cannot be replayed."""
     if not path.is_file():
         raise ReplayError(f"trace {path} does not exist")
     try:
@@ -241,8 +286,15 @@ def plan(path: Path, binary: Path, machines: Collection[str] | None = None, *,
     argv = None
     notes = list(fi.notes)
     if qemu_args is None and machine_of(path) is None and fi.argv is not None:
-        n = field.normalise(fi.argv, str(binary), machines=machines, as_is=as_is)
+        if kvm is None:
+            kvm = rewrite.kvm_usable() and rewrite.build_has_kvm(str(binary))
+        n = rewrite.normalise(fi.argv, str(binary), machines=machines, as_is=as_is, kvm=kvm)
         argv, notes = n.argv, notes + n.notes
+        if field_machine(fi.argv, machines) is None:
+            why = ("an ARM board's command line" if rewrite.is_arm(fi.argv)
+                   else "no sdhci-pci the model can mirror")
+            return Plan(fi.lines, machine, argv, None, notes, fi.form,
+                        f"the model cannot mirror this machine: {why}")
     return Plan(fi.lines, machine, argv, qemu_args, notes, fi.form)
 
 
@@ -252,7 +304,7 @@ def replay_qemu(binary: Path, trace: list[str], machine: Machine,
     """Feed ``trace`` to QEMU building ``machine`` (the card image opened
     with ``snapshot=on``); ``args`` replaces the machine's devices, ``argv``
     the whole command line (a field reproducer's, see
-    :func:`harness.check.field.replay_argv`).  QEMU's ``-qtest stdio`` is on
+    :func:`harness.replay.rewrite.replay_argv`).  QEMU's ``-qtest stdio`` is on
     pipes (:mod:`harness.qemu.stdio`: no line length limit).  When QEMU
     survives the trace, PCI bus 0 is scanned after it for sdhci-pci (the
     trace's own answers are complete by then), so that the model knows
@@ -292,6 +344,14 @@ def replay_qemu(binary: Path, trace: list[str], machine: Machine,
         status = ch.close()
         res.stderr = ch.stderr()
         stopped = ch.stopped_by_us
+    _judge(res, status, gone=gone, stopped=stopped)
+    return res
+
+
+def _judge(res: ReplayResult, status: int | None, *, gone: bool, stopped: bool) -> None:
+    """``res``'s verdict from QEMU's exit ``status`` (negative: a signal), its
+    stderr, whether it went before the trace's end (``gone``) and whether
+    the replay had to stop it (:func:`replay_qemu`)."""
     res.output_tail = res.stderr[-2000:]
     res.exit_status = None if status is None or status < 0 else status
     res.signal = -status if status is not None and status < 0 else None
@@ -307,25 +367,70 @@ def replay_qemu(binary: Path, trace: list[str], machine: Machine,
         res.verdict = CRASHED
     elif gone and res.answered == 0:
         res.verdict = REFUSED
-        res.refusal = refusal_message(res.stderr, str(binary)) or (
+        res.refusal = refusal_message(res.stderr) or (
             f"QEMU exited with status {res.exit_status} before its first qtest command")
     elif gone and res.exit_status not in (0, None):
         res.verdict = CRASHED
     elif gone:
         res.verdict = EXITED
     res.crashed = res.verdict in (CRASHED, SANITIZER)
-    return res
 
 
-def refusal_message(stderr: str, binary: str = "") -> str:
-    """QEMU's complaint about its command line, on one line: its first
-    stderr lines without the ``qemu-system-x86_64:`` prefix."""
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    out = []
-    for ln in lines[:3]:
-        head, sep, rest = ln.partition(": ")
-        out.append(rest if sep and ("qemu" in head or head == binary) else ln)
-    return " ".join(out)
+#: QEMU's messages start with its program's name (the basename of its
+#: ``argv[0]``: QEMU's ``error_init``).
+_PROGRAM = re.compile(r"^(qemu-[\w-]+): (.*)$")
+_ARGUMENT = re.compile(r"^(-{1,2}[a-z][\w-]*(?: \S.*?)?): (.*)$")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """QEMU's own words on a command line it refused: the error line it
+    printed (``qemu-system-x86_64: -device sd-card,drive=d: Drive 'd' is
+    already in use by another device``), without the program's name, and
+    the argument it names (QEMU's ``error_report`` prefixes the option in
+    force, see its ``loc_push_*``)."""
+
+    message: str
+    argument: str = ""
+
+    def __str__(self) -> str:
+        return self.message + (f" (QEMU names {self.argument})" if self.argument else "")
+
+
+def refusal(stderr: str) -> Refusal | None:
+    """QEMU's error line among its stderr, which also holds ``-trace`` output,
+    ``-d`` logs without ``-D``, qtest's log and warnings: only lines that
+    start with the program's name count, warnings last; an unprefixed line
+    right after an error (QEMU's hint, ``Use -machine help ...``) is kept."""
+    errors: list[tuple[str, str]] = []
+    warnings: list[tuple[str, str]] = []
+    lines = [ln.rstrip() for ln in stderr.splitlines() if ln.strip()]
+    for k, ln in enumerate(lines):
+        m = _PROGRAM.match(ln)
+        if m is None:
+            continue
+        rest, arg = m.group(2), ""
+        a = _ARGUMENT.match(rest)
+        if a is not None:
+            arg, rest = a.group(1), a.group(2)
+        if rest.startswith("warning: "):
+            warnings.append((rest, arg))
+            continue
+        nxt = lines[k + 1] if k + 1 < len(lines) else ""
+        if nxt and _PROGRAM.match(nxt) is None and re.match(r"^[A-Z][a-z]+ ", nxt):
+            rest += f" ({nxt.strip()})"
+        errors.append((rest, arg))
+    found = errors or warnings
+    if not found:
+        return None
+    return Refusal(*found[0])
+
+
+def refusal_message(stderr: str) -> str:
+    """QEMU's complaint about its command line, on one line (:func:`refusal`),
+    or "" when it printed none."""
+    r = refusal(stderr)
+    return "" if r is None else str(r)
 
 
 def _probe_sdhci(ch: StdioQtest, timeout: float) -> int | None:
@@ -355,8 +460,15 @@ class _PciShadow:
 
     devfn: int | None
     ram: int
+    #: Where RAM below 4 GiB ends (QEMU's PC machines move the rest above
+    #: 4 GiB: :func:`harness.model.memory.ram_ranges`); default ``ram``.
+    low_ram: int = -1
     cf8: int = 0
     config: bytearray = _field(default_factory=lambda: bytearray(64))
+
+    def __post_init__(self) -> None:
+        if self.low_ram < 0:
+            self.low_ram = self.ram
 
     def access(self, port: int, size: int) -> int | None:
         """Config offset of a data-port access to sdhci-pci, or None."""
@@ -380,7 +492,7 @@ class _PciShadow:
         if not command & COMMAND_MEMORY:
             return None
         addr = int.from_bytes(self.config[0x10:0x14], "little") & SDHCI_PCI.bar0_mask
-        if addr == 0 or addr + REGISTER_WINDOW - 1 >= 0xFFFF_FFFF or addr < self.ram:
+        if addr == 0 or addr + REGISTER_WINDOW - 1 >= 0xFFFF_FFFF or addr < self.low_ram:
             return None  # unmapped, or under RAM (RAM wins)
         return addr
 
@@ -431,7 +543,10 @@ class _ModelReplay:
 
     def __init__(self, res: ReplayResult, machine: Machine, model: Any) -> None:
         self.res, self.machine, self.model = res, machine, model
-        self.pci = _PciShadow(res.sdhci_devfn, machine.ram)
+        from harness.model.memory import ram_ranges
+
+        self.ranges = ram_ranges(machine.ram, machine.type)
+        self.pci = _PciShadow(res.sdhci_devfn, machine.ram, self.ranges[0][1])
         self.ever_mapped = False
         #: accesses outside RAM and the BAR: not compared
         self.outside = 0
@@ -508,7 +623,7 @@ class _ModelReplay:
         if off is not None:  # MMIO through the memory commands
             _mmio_bytes(model, split_access, off, op, words, answer, line, res)
             return
-        if addr + length > self.machine.ram:
+        if not any(lo <= addr and addr + length <= hi for lo, hi in self.ranges):
             self.outside += 1
             return
         if op == "write":

@@ -1,15 +1,7 @@
-# field: paste-1185141-adma-status
-# title: ADMA transfer started without the controller status saying so (fuzz-sdhci.c fixed_crash)
-# source: https://paste.debian.net/plain/1185141, quoted by Bin Meng, '[PATCH] hw/sd: sdhci: Correctly
-#   set the controller status for ADMA' (qemu-devel 2021-02) and by Alexander Bulekov's fuzz-
-#   sdhci.c example (2021-02-18)
-# reported: 2021-02-16
-# affected: QEMU up to 5.2 (CVE-2020-17380, CVE-2020-25085, CVE-2021-3409)
-# fix: 'hw/sd: sdhci: Correctly set the controller status for ADMA', QEMU 6.0
-# report-outcome: ASan heap-buffer-overflow in the ADMA path (sdhci_do_adma)
-# (commands restated in sdqtest's normalised form: x86_64 binary, the card on
-#  -drive if=none + -device sd-card, accel/display options left to the replay)
-# qemu-system-x86_64 -M pc -m 512M -nodefaults -device sdhci-pci,sd-spec-version=3 -device sd-card,drive=d0 -drive if=none,id=d0,file=null-co://,format=raw -qtest stdio
+cat << EOF | ./qemu-system-i386 -nographic -machine accel=qtest -m 512M \
+-nodefaults -device sdhci-pci,sd-spec-version=3 -drive \
+if=sd,index=0,file=null-co://,format=raw,id=mydrive -device \
+sd-card,drive=mydrive -qtest stdio
 outl 0xcf8 0x80001013
 outl 0xcfc 0x91
 outl 0xcf8 0x80001001
@@ -167,3 +159,4 @@ write 0x9100000a 0x2 0x00
 write 0x9100000c 0x6 0x010000
 write 0x91000005 0x1 0x00
 write 0x9100000c 0x1 0x00
+EOF
