@@ -234,13 +234,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         report,
         shard,
         verdict,
+        wall,
     )
 
     if args.list:
         for sc in scenarios.all_scenarios().values():
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
+    clock = wall.start("selecting and probing builds")
     selected, builds = _check_selection(args)
+    clock.mark("selecting the runs")
     report_dir = Path(args.report_dir)
     user_image = (inputs.user_image(args.image, builds + args.boards.builds)
                   if args.image else None)
@@ -257,12 +260,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     # run beside the scenario runs, in a process of their own.
     side = (parallel.Beside(_side_phases, builds, jobs, want_matrix, want_realize)
             if runs and (want_matrix or want_realize) else None)
+    clock.mark("the scenario runs", beside_jobs=parallel.launch_jobs(jobs))
     try:
         results, stats, elapsed = _scenario_runs(args, runs, jobs, report_dir, user_image)
     except BaseException:
         if side is not None:
             side.cancel()
         raise
+    clock.mark("compat matrix and realize cases, after the runs")
     if side is not None:
         _progress("compat matrix and realize cases, beside the runs: finishing")
         got, cells = side.result()
@@ -270,6 +275,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         got, cells = _side_phases(builds, parallel.launch_jobs(jobs), want_matrix,
                                   want_realize, _progress)
     _progress("")
+    clock.mark("report and files")
     results += got
     every = builds + args.boards.builds
     notes = compat_matrix.unverified_notes(every)  # every run, whatever is selected
@@ -292,6 +298,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     v = verdict.judge(results, allow_skips=args.allow_skips)
     for line in v.why:
         print(f"sdqtest: {line}", file=sys.stderr)
+    wall.print_profile(args.profile, clock, every)
     return v.status
 
 
@@ -866,6 +873,7 @@ def _add_check_parser(sub: Any) -> None:
                    help="run only shard K of N (K from 1): a split of the scenario runs by "
                    "a hash of scenario@machine, the same on every machine and build")
     c.add_argument("-v", "--verbose", action="store_true")
+    c.add_argument("--profile", action="store_true", help="where the wall time went")
     c.set_defaults(func=cmd_check)
 
 

@@ -14,11 +14,12 @@ value agrees, that is a note, not a divergence.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from harness.check import parallel
+from harness.check import parallel, wall
 from harness.check.runner import AGREE, DIVERGE, Result
 from harness.hwdefs import sdhci as H
 from harness.machine import CARD_ID, SDHCI_ID, Machine
@@ -146,11 +147,13 @@ def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
                    ) -> tuple[list[Result], list[Cell]]:
     """Every machine type of every build on ``jobs`` workers: each cell's
     verdict, and the cells (for the default notes)."""
+    t0 = time.monotonic()
     pairs = [(b, m) for b in builds for m in machines_of(b)]
     cells = [c for cs in parallel.map_ordered(
         check_machine, pairs, jobs,
         progress=(lambda done, bm: progress(f"compat [{done}/{len(pairs)}] {bm[0].name} "
                                             f"{bm[1]}")) if progress else None) for c in cs]
+    wall.CLOCK.side("compat matrix", time.monotonic() - t0, len(pairs), jobs)
     return [verdict(c) for c in cells], cells
 
 

@@ -28,11 +28,12 @@ and QEMU goes on answering and quits normally.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.check import parallel
+from harness.check import parallel, wall
 from harness.check.runner import AGREE, DIVERGE, ERROR, SKIP, Result
 from harness.driver.ops import Op, apply
 from harness.hwdefs import emmc as E
@@ -260,9 +261,13 @@ def run_case(build: QemuBuild, case: Case) -> Result:
 def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
                    progress: Callable[[str], None] | None = None) -> list[Result]:
     """Every case on every build, on ``jobs`` workers."""
+    t0 = time.monotonic()
     every: list[Case | Unplug] = [*cases(), *UNPLUGS]
     pairs = [(b, c) for b in builds for c in every]
-    return parallel.map_ordered(
+    got = parallel.map_ordered(
         _run, pairs, jobs,
         progress=(lambda done, bc: progress(f"realize [{done}/{len(pairs)}] {bc[0].name} "
                                             f"{bc[1].name}")) if progress else None)
+    wall.CLOCK.side("realize cases", time.monotonic() - t0,
+                    sum(r.status != SKIP for r in got), jobs)
+    return got
