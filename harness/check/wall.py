@@ -126,7 +126,7 @@ class Wall:
         out += self._worker_lines()
         for name, (secs, launches) in self.beside.items():
             out.append(f"  beside the runs ({self.beside_jobs} workers of its own): {name} "
-                       f"{secs:.1f} s, {launches} QEMU launches")
+                       f"{secs:.1f} s for {launches} items (a QEMU each, unless kept)")
         w = self.workers
         if per_command and w.commands:
             wire = w.commands * per_command
