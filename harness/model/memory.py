@@ -112,7 +112,7 @@ class GuestMemory:
                 addr += n
         return bytes(out), ok
 
-    def write(self, addr: int, data: bytes) -> bool:
+    def write(self, addr: int, data: bytes | bytearray | memoryview) -> bool:
         """Write ``data`` (any bytes-like object); returns False when any byte
         fell outside RAM (those bytes are dropped).  A write inside one page
         of RAM, or wholly outside RAM, is done at once; :meth:`write_spans`
@@ -135,7 +135,7 @@ class GuestMemory:
                 return True
         return self.write_spans(addr, data)
 
-    def write_spans(self, addr: int, data: bytes) -> bool:
+    def write_spans(self, addr: int, data: bytes | bytearray | memoryview) -> bool:
         """:meth:`write` span by span and page by page (any range)."""
         addr &= _ADDR_MASK
         ok = True
