@@ -143,7 +143,12 @@ def _probe_cached(path: Path) -> QemuBuild:
     modules (:mod:`harness.qemu.answers`: a changed qtest accelerator
     module is probed again)."""
     from harness.qemu import answers
+    from harness.qemu.session import socket_dir
 
+    try:  # as a live probe would: a session's sockets must have somewhere to go
+        socket_dir().rmdir()
+    except QemuError as e:
+        raise BuildError(f"cannot probe {path}: {e}") from e
     got = answers.cached(path, "probe", str(CACHE_FORMAT),
                          lambda: to_json(_probe_live(path, str(path))))
     try:
