@@ -14,15 +14,17 @@ value agrees, that is a note, not a divergence.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from harness.check import parallel
+from harness.check import parallel, wall
 from harness.check.runner import AGREE, DIVERGE, Result
 from harness.hwdefs import sdhci as H
 from harness.machine import CARD_ID, SDHCI_ID, Machine
 from harness.model import compat, defaults, emmc_defaults
+from harness.qemu import answers
 from harness.qemu.builds import QemuBuild
 from harness.qemu.session import QemuError, QemuSession
 from harness.table import print_table
@@ -116,20 +118,35 @@ def check_machine(build: QemuBuild, machine: str) -> list[Cell]:
     """Start ``machine`` on ``build`` and compare each realised property."""
     p = build.profile
     cells = []
-    with QemuSession(build.binary, Machine(type=machine), accel="auto") as s:
-        for dev, prop in properties_of(build):
-            expected = compat.defaults_for(machine, p, dev)
-            table = compat.defaults_for(None, p, dev)
-            entries = tuple(f"{e.prop}={e.value} from {e.source}"
-                            for e in compat.entries_for(machine, p, dev) if e.prop == prop)
-            have = p.properties(dev)
-            try:
-                actual: Any = s.qmp_cmd("qom-get", path=PATHS[dev], property=prop)
-            except QemuError as e:
-                actual = f"error: {e}"
-            cells.append(Cell(build.name, machine, dev, prop, expected.get(prop), actual,
-                              table.get(prop), have.get(prop), entries))
+    got = realised(build, machine)
+    for (dev, prop), actual in zip(properties_of(build), got, strict=True):
+        expected = compat.defaults_for(machine, p, dev)
+        table = compat.defaults_for(None, p, dev)
+        entries = tuple(f"{e.prop}={e.value} from {e.source}"
+                        for e in compat.entries_for(machine, p, dev) if e.prop == prop)
+        cells.append(Cell(build.name, machine, dev, prop, expected.get(prop), actual,
+                          table.get(prop), p.properties(dev).get(prop), entries))
     return cells
+
+
+def realised(build: QemuBuild, machine: str) -> list[Any]:
+    """QMP ``qom-get`` of each of :func:`properties_of` on a QEMU of
+    ``machine`` (one session), kept by the binary's contents
+    (:mod:`harness.qemu.answers`) unless a read failed."""
+    props = properties_of(build)
+
+    def ask() -> list[Any]:
+        out: list[Any] = []
+        with QemuSession(build.binary, Machine(type=machine), accel="auto") as s:
+            for dev, prop in props:
+                try:
+                    out.append(s.qmp_cmd("qom-get", path=PATHS[dev], property=prop))
+                except QemuError as e:
+                    out.append(f"error: {e}")
+        return out
+
+    return answers.cached(build.binary, "compat", f"{machine} {props}", ask,
+                          keep=lambda got: not any(str(v).startswith("error: ") for v in got))
 
 
 def verdict(c: Cell) -> Result:
@@ -146,11 +163,13 @@ def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
                    ) -> tuple[list[Result], list[Cell]]:
     """Every machine type of every build on ``jobs`` workers: each cell's
     verdict, and the cells (for the default notes)."""
+    t0 = time.monotonic()
     pairs = [(b, m) for b in builds for m in machines_of(b)]
     cells = [c for cs in parallel.map_ordered(
         check_machine, pairs, jobs,
         progress=(lambda done, bm: progress(f"compat [{done}/{len(pairs)}] {bm[0].name} "
                                             f"{bm[1]}")) if progress else None) for c in cs]
+    wall.CLOCK.side("compat matrix", time.monotonic() - t0, len(pairs), jobs)
     return [verdict(c) for c in cells], cells
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -23,10 +24,11 @@ from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.check import fixed, runner, schedule
+from harness.check import fixed, runner, schedule, wall
 from harness.check.testbench import RunSpec
 from harness.model.deviations import Strictness
 from harness.qemu.pool import PoolStats, QemuPool
+from harness.qemu.qtest import QtestClient
 
 #: One scenario on one build and machine type: the run spec, which carries
 #: the scenario object (a forked worker inherits the runs it is given).
@@ -76,7 +78,7 @@ class Beside:
     def result(self) -> Any:
         """``fn``'s answer, or its exception raised here."""
         try:
-            ok, value = self._recv.recv()
+            beside, ok, value = self._recv.recv()
         except EOFError:
             self._proc.join()
             raise RuntimeError(f"the process beside the check ended with exit code "
@@ -84,6 +86,8 @@ class Beside:
         finally:
             self._recv.close()
         self._proc.join()
+        for name, (secs, launches) in beside.items():
+            wall.CLOCK.side(name, secs, launches, wall.CLOCK.beside_jobs)
         if not ok:
             raise value
         return value
@@ -108,10 +112,10 @@ def _beside(send: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     # (ignored in some job runners, a handler of the test runner's).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
-        answer: tuple[bool, Any] = (True, fn(*args))
+        answer: tuple[Any, ...] = (True, fn(*args))
     except Exception as e:  # noqa: BLE001 - re-raised in the check
         answer = (False, e)
-    _send_answer(send, answer)
+    _send_answer(send, (wall.CLOCK.beside, *answer))
     send.close()
 
 
@@ -150,10 +154,11 @@ def _init(opts: Options, runs: Sequence[RunSpec] = ()) -> None:
     worker_pool(opts.reuse)
 
 
-def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats]:
+def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats, int]:
+    """``r``'s result, what the pool did for it and the qtest commands it sent."""
     pool, opts = _worker["pool"], _worker["opts"]
     assert isinstance(pool, QemuPool) and isinstance(opts, Options)
-    before = PoolStats(pool.stats.launched, pool.stats.reused, list(pool.stats.fallbacks))
+    before, sent = pool.stats.copy(), QtestClient.commands_sent
     sc = r.scenario
     if sc.group == "migration":  # the build migrated to itself: its own processes
         from harness.check import migration
@@ -166,9 +171,7 @@ def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats]:
             res = fixed.run(r.build, sc, r.machine, how)
         else:
             res = runner.run(r.build, sc, r.machine, how)
-    s = pool.stats
-    return res, PoolStats(s.launched - before.launched, s.reused - before.reused,
-                          s.fallbacks[len(before.fallbacks):])
+    return res, pool.stats.since(before), QtestClient.commands_sent - sent
 
 
 def run_all(runs: Sequence[RunSpec], opts: Options, jobs: int = 1,
@@ -186,18 +189,19 @@ def run_all(runs: Sequence[RunSpec], opts: Options, jobs: int = 1,
     stats = PoolStats()
     out: list[runner.Result | None] = [None] * len(runs)
     done = 0
+    t0 = time.monotonic()
+    prof = wall.Workers(jobs=1 if jobs <= 1 or len(runs) <= 1 else min(jobs, len(runs)))
 
-    def finished(i: int, res: runner.Result, s: PoolStats) -> None:
+    def finished(i: int, res: runner.Result, s: PoolStats, commands: int) -> None:
         nonlocal done
         out[i] = res
-        stats.launched += s.launched
-        stats.reused += s.reused
-        stats.fallbacks += s.fallbacks
+        stats.add(s)
+        prof.add_run(runs[i].scenario.group, runs[i].machine, res.seconds, s, commands)
         done += 1
         if progress:
             progress(done, runs[i])
 
-    if jobs <= 1 or len(runs) <= 1:
+    if prof.jobs == 1:
         _init(opts)
         try:
             for i in (i for chain in order for i in chain):
@@ -205,7 +209,11 @@ def run_all(runs: Sequence[RunSpec], opts: Options, jobs: int = 1,
         finally:
             close_worker_pool()
     else:
-        _serve_all(runs, opts, schedule.Schedule(order, cost, min(jobs, len(runs))), finished)
+        last = _serve_all(runs, opts, schedule.Schedule(order, cost, prof.jobs), finished)
+        end = time.monotonic()
+        prof.idle_end = sum(end - t for t in last)
+    prof.elapsed = time.monotonic() - t0
+    wall.CLOCK.workers = prof
     return [r for r in out if r is not None], stats
 
 
@@ -215,12 +223,14 @@ AHEAD = 2
 
 
 def _serve_all(runs: Sequence[RunSpec], opts: Options, plan: schedule.Schedule,
-               finished: Callable[[int, runner.Result, PoolStats], None]) -> None:
+               finished: Callable[[int, runner.Result, PoolStats, int], None]) -> list[float]:
     """The runs on forked workers (one per :attr:`Schedule.own` queue), each
-    fed the next run of its own chain as it finishes one."""
+    fed the next run of its own chain as it finishes one; when each worker
+    finished its last run."""
     ctx = multiprocessing.get_context("fork")
     conns: list[Any] = []
     procs: list[Any] = []
+    last = [time.monotonic()] * len(plan.own)
     try:
         for w in range(len(plan.own)):
             here, there = ctx.Pipe()
@@ -241,11 +251,13 @@ def _serve_all(runs: Sequence[RunSpec], opts: Options, plan: schedule.Schedule,
                 if not ok:
                     raise got
                 busy[w] += _feed(conns[w], procs[w], plan, w, 1) - 1
+                last[w] = time.monotonic()
                 finished(i, *got)
         for c in conns:
             c.send(None)
         for p in procs:
             p.join()
+        return last
     finally:
         for p in procs:
             if p.is_alive():

@@ -28,11 +28,12 @@ and QEMU goes on answering and quits normally.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.check import parallel
+from harness.check import parallel, wall
 from harness.check.runner import AGREE, DIVERGE, ERROR, SKIP, Result
 from harness.driver.ops import Op, apply
 from harness.hwdefs import emmc as E
@@ -42,8 +43,9 @@ from harness.machine import CARD_ID, SDHCI_ID, CardImage, Machine
 from harness.model import emmc as emmc_model
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
+from harness.qemu import answers
 from harness.qemu.builds import QemuBuild
-from harness.qemu.session import QemuError, QemuSession
+from harness.qemu.session import QemuError, QemuLaunchError, QemuSession
 
 GROUP = "realize"
 _KIB, _MIB = 1 << 10, 1 << 20
@@ -223,12 +225,21 @@ def model_verdict(case: Case, profile: BuildProfile) -> str | None:
 
 
 def qemu_verdict(build: QemuBuild, case: Case) -> str | None:
-    """QEMU's refusal (its message), or None when it started."""
-    try:
-        with QemuSession(build.binary, case.machine(), accel="auto"):
-            return None
-    except QemuError as e:
-        return str(e)
+    """QEMU's refusal (its message), or None when it started; kept by the
+    binary's contents (:mod:`harness.qemu.answers`) when QEMU started or
+    refused its command line, never when it hung or died otherwise."""
+    def ask() -> list[Any]:
+        try:
+            with QemuSession(build.binary, case.machine(), accel="auto"):
+                return [None, True]
+        except QemuLaunchError as e:
+            return [str(e), "did not answer" not in str(e)]
+        except QemuError as e:
+            return [str(e), False]
+
+    got = answers.cached(build.binary, "realize", repr(case.machine()), ask,
+                         keep=lambda a: bool(a[1]))
+    return None if got[0] is None else str(got[0])
 
 
 #: How QEMU names a refused ``-drive`` option (the block layer's, not a
@@ -260,9 +271,13 @@ def run_case(build: QemuBuild, case: Case) -> Result:
 def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
                    progress: Callable[[str], None] | None = None) -> list[Result]:
     """Every case on every build, on ``jobs`` workers."""
+    t0 = time.monotonic()
     every: list[Case | Unplug] = [*cases(), *UNPLUGS]
     pairs = [(b, c) for b in builds for c in every]
-    return parallel.map_ordered(
+    got = parallel.map_ordered(
         _run, pairs, jobs,
         progress=(lambda done, bc: progress(f"realize [{done}/{len(pairs)}] {bc[0].name} "
                                             f"{bc[1].name}")) if progress else None)
+    wall.CLOCK.side("realize cases", time.monotonic() - t0,
+                    sum(r.status != SKIP for r in got), jobs)
+    return got

@@ -30,6 +30,7 @@ from harness.check import (
     schedule,
     shard,
     verdict,
+    wall,
 )
 from harness.check import (
     plan as machine_plan,
@@ -227,6 +228,7 @@ def plan(request: CheckRequest) -> CheckPlan:
     for b in builds + bd.builds:
         for m in rq.machines or ():
             inputs.check_machine(b, m)
+    wall.CLOCK.mark("selecting the runs")
     image = inputs.user_image(rq.image, builds + bd.builds) if rq.image else None
     runs, total = _run_specs(rq, builds, selected, bd)
     k, n = rq.shard
@@ -278,12 +280,14 @@ def run(request: CheckRequest | CheckPlan, progress: Progress = _quiet) -> Check
     matrix, realize_cases = p.want_matrix, p.want_realize
     side = (parallel.Beside(side_phases, p.builds, p.jobs, matrix, realize_cases)
             if p.runs and (matrix or realize_cases) else None)
+    wall.CLOCK.mark("the scenario runs", beside_jobs=parallel.launch_jobs(p.jobs))
     try:
         results, stats, elapsed = _scenario_runs(p, progress)
     except BaseException:
         if side is not None:
             side.cancel()
         raise
+    wall.CLOCK.mark("compat matrix and realize cases, after the runs")
     if side is not None:
         progress("compat matrix and realize cases, beside the runs: finishing")
         got, cells = side.result()

@@ -49,6 +49,7 @@ def register(sub: Any) -> None:
                    help="run only shard K of N (K from 1): a split of the scenario runs by "
                    "a hash of scenario@machine, the same on every machine and build")
     c.add_argument("-v", "--verbose", action="store_true")
+    c.add_argument("--profile", action="store_true", help="where the wall time went")
     c.set_defaults(func=run)
 
 
@@ -69,7 +70,7 @@ def request(args: argparse.Namespace) -> session.CheckRequest:
 
 def run(args: argparse.Namespace) -> int:
     """The main job: scenario library and compat matrix, model vs QEMU."""
-    from harness.check import report
+    from harness.check import report, wall
 
     if args.list:
         import harness.scenarios as scenarios
@@ -77,11 +78,13 @@ def run(args: argparse.Namespace) -> int:
         for sc in scenarios.all_scenarios().values():
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
+    clock = wall.start("selecting and probing builds")
     p = session.plan(request(args))
     if args.strict:
         return _check_strict(p.builds or p.boards.builds, p.scenarios,
                              (args.machine or ["q35"])[0], p.request.report_dir, p.jobs)
     out = session.run(p, show_progress)
+    clock.mark("report and files")
     results = out.results
     report.print_report(results, sys.stdout, verbose=args.verbose)
     if out.notes:
@@ -93,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     _check_files(args, results, p.every_build, out.notes)
     for line in out.verdict.why:
         print(f"sdqtest: {line}", file=sys.stderr)
+    wall.print_profile(args.profile, clock, p.every_build)
     return out.verdict.status
 
 

@@ -18,15 +18,31 @@ from __future__ import annotations
 import os
 import random
 import time
+from typing import Any
 
 from harness.driver.ops import generate
 from harness.explore import search, tracer
 from harness.explore.search import MAX_OPS, ModelRunner
 
 
+class _NoFiles(tracer.CTracerArcs):
+    """coverage.py's C tracer installed but tracing no file: what merely
+    having a trace function costs on Python 3.11 (every frame's call and
+    line events reach C, the interpreter leaves its specialised fast path),
+    before any arc is recorded: the floor of a ``sys.settrace`` tracer."""
+
+    @staticmethod
+    def _should_trace(filename: str, frame: Any) -> Any:
+        d = tracer.CTracerArcs._should_trace(filename, frame)
+        d.trace = False
+        return d
+
+
 def _runner(trace: bool, snapshots: bool, kind: str = "c") -> ModelRunner:
     r = ModelRunner(trace=trace, snapshots=2048 if snapshots else 0)
-    if kind == "coverage":
+    if kind == "nofiles":
+        r.tracer = _NoFiles()
+    elif kind == "coverage":
         r.tracer = tracer.CoverageTracer()
     elif kind == "python":
         r.tracer = tracer.ArcTracer()
@@ -39,6 +55,7 @@ def bench(n: int = 40, seed: int = 1) -> list[str]:
               ("untraced, prefix snapshots", _runner(False, True)),
               ("C tracer, fresh models", _runner(True, False)),
               ("C tracer, prefix snapshots (search)", _runner(True, True)),
+              ("C tracer on no file, fresh (floor)", _runner(True, False, "nofiles")),
               ("coverage.Coverage, fresh (before)", _runner(True, False, "coverage")),
               ("pure-Python tracer, fresh", _runner(True, False, "python"))]
     rates: dict[str, list[float]] = {name: [] for name, _ in passes}

@@ -64,9 +64,35 @@ class GuestMemory:
                 nxt = s
         return nxt, False
 
+    def _place(self, addr: int, end: int) -> bool | None:
+        """``[addr, end)`` (not empty) is all RAM (True), all outside RAM
+        (False), or both (None)."""
+        inside = False
+        for s, e in self.ranges:
+            if s <= addr and end <= e:
+                return True
+            inside = inside or (addr < e and s < end)
+        return None if inside else False
+
     def read(self, addr: int, length: int) -> tuple[bytes, bool]:
         """Read ``length`` bytes; returns ``(data, ok)`` where ``ok`` is False
-        when any byte fell outside RAM (those bytes read as 0)."""
+        when any byte fell outside RAM (those bytes read as 0).  A read
+        inside one page of RAM, or wholly outside RAM (a DMA descriptor, a
+        block), is answered at once; :meth:`read_spans` does the rest."""
+        addr &= _ADDR_MASK
+        if length > 0:
+            end = addr + length
+            where = self._place(addr, end)
+            if where is False:
+                return bytes(length), False
+            off = addr & (PAGE_SIZE - 1)
+            if where and off + length <= PAGE_SIZE:
+                page = self._pages.get(addr >> PAGE_SHIFT)
+                return (bytes(length) if page is None else bytes(page[off:off + length])), True
+        return self.read_spans(addr, length)
+
+    def read_spans(self, addr: int, length: int) -> tuple[bytes, bool]:
+        """:meth:`read` span by span and page by page (any range)."""
         addr &= _ADDR_MASK
         out = bytearray()
         ok = True
@@ -86,9 +112,31 @@ class GuestMemory:
                 addr += n
         return bytes(out), ok
 
-    def write(self, addr: int, data: bytes) -> bool:
-        """Write ``data``; returns False when any byte fell outside RAM (those
-        bytes are dropped)."""
+    def write(self, addr: int, data: bytes | bytearray | memoryview) -> bool:
+        """Write ``data`` (any bytes-like object); returns False when any byte
+        fell outside RAM (those bytes are dropped).  A write inside one page
+        of RAM, or wholly outside RAM, is done at once; :meth:`write_spans`
+        does the rest."""
+        addr &= _ADDR_MASK
+        n = len(data)
+        if n > 0:
+            where = self._place(addr, addr + n)
+            if where is False:
+                return False
+            off = addr & (PAGE_SIZE - 1)
+            if where and off + n <= PAGE_SIZE:
+                pno = addr >> PAGE_SHIFT
+                page = self._pages.get(pno)
+                if page is None:
+                    if not any(data):
+                        return True
+                    page = self._pages[pno] = bytearray(PAGE_SIZE)
+                page[off:off + n] = data
+                return True
+        return self.write_spans(addr, data)
+
+    def write_spans(self, addr: int, data: bytes | bytearray | memoryview) -> bool:
+        """:meth:`write` span by span and page by page (any range)."""
         addr &= _ADDR_MASK
         ok = True
         pos = 0

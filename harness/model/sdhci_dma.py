@@ -192,7 +192,7 @@ class SdhciDma(SdhciState):
                 self.data_count = bs
                 length -= bs - begin
             if reading:
-                ok = self.memory.write(addr, bytes(self.fifo[begin:self.data_count]))
+                ok = self.memory.write(addr, memoryview(self.fifo)[begin:self.data_count])
             else:
                 data, ok = self.memory.read(addr, self.data_count - begin)
                 self.fifo[begin:self.data_count] = data

@@ -5,7 +5,8 @@ see :mod:`harness.provision.install`) or by a path.  ``QTEST_QEMU_BINARY``, as i
 QEMU's own qtests, names the build to use when none is given.  Capabilities
 come from QMP (``query-version``, ``query-machines``,
 ``device-list-properties``) and from an accelerator probe, never from the
-version number; they are cached per binary (path, size, mtime).
+version number; they are kept per binary's contents and modules
+(:mod:`harness.qemu.answers`).
 """
 
 from __future__ import annotations
@@ -101,10 +102,10 @@ _memo: dict[tuple[str, int, int], QemuBuild] = {}
 
 
 def probe(binary: str | Path, name: str | None = None) -> QemuBuild:
-    """Detect what ``binary`` offers, by running it (about 0.1 s).
-
-    Not cached on disk: whether the qtest accelerator loads depends on
-    module files beside the binary, which can change without it.
+    """Detect what ``binary`` offers, by running it (about 0.1 s), or from
+    the answer kept for the same contents and module files
+    (:mod:`harness.qemu.answers`: whether the qtest accelerator loads
+    depends on the modules beside the binary, so they are in the key).
     """
     path = Path(binary).expanduser()
     if not path.is_file() or not os.access(path, os.X_OK):
@@ -116,7 +117,7 @@ def probe(binary: str | Path, name: str | None = None) -> QemuBuild:
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime_ns)
     if key not in _memo:
-        _memo[key] = _probe_live(path, str(path))
+        _memo[key] = _probe_cached(path)
     b = _memo[key]
     return b if name is None else _renamed(b, name)
 
@@ -135,6 +136,26 @@ def _probe_quietly(binary: str | Path) -> None:
     """Fill the memo for ``binary``; an error is raised again by :func:`probe`."""
     with contextlib.suppress(BuildError):
         probe(binary)
+
+
+def _probe_cached(path: Path) -> QemuBuild:
+    """:func:`_probe_live`'s answer, kept by the binary's contents and its
+    modules (:mod:`harness.qemu.answers`: a changed qtest accelerator
+    module is probed again)."""
+    from harness.qemu import answers
+    from harness.qemu.session import socket_dir
+
+    try:  # as a live probe would: a session's sockets must have somewhere to go
+        socket_dir().rmdir()
+    except QemuError as e:
+        raise BuildError(f"cannot probe {path}: {e}") from e
+    got = answers.cached(path, "probe", str(CACHE_FORMAT),
+                         lambda: to_json(_probe_live(path, str(path))))
+    try:
+        b = from_json(got)
+    except (ValueError, KeyError, TypeError):
+        b = _probe_live(path, str(path))
+    return replace(b, name=str(path), binary=path)
 
 
 def _probe_live(path: Path, name: str) -> QemuBuild:

@@ -80,12 +80,26 @@ class Migration:
     image: Path | None = None
 
 
+class _Backoff:
+    """Pauses between two status polls: 1 ms, doubling up to 20 ms (a
+    small machine's save or load is done in a few milliseconds; a fixed
+    10-20 ms pause was most of a migration's wait)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.001
+
+    def sleep(self) -> None:
+        time.sleep(self.seconds)
+        self.seconds = min(2 * self.seconds, 0.02)
+
+
 def save(session: QemuSession, stream: Path, *, timeout: float = MIGRATE_TIMEOUT) -> None:
     """Write ``session``'s state to ``stream``; the machine stops when the
     save completes (it was running: the destination then starts running
     as soon as it has loaded the state)."""
     session.qmp_cmd("migrate", uri=f"exec:cat > {shlex.quote(str(stream))}")
     deadline = time.monotonic() + timeout
+    pause = _Backoff()
     while True:
         info = session.qmp_cmd("query-migrate")
         status = info.get("status")
@@ -96,7 +110,7 @@ def save(session: QemuSession, stream: Path, *, timeout: float = MIGRATE_TIMEOUT
         if time.monotonic() > deadline:
             raise MigrationRefused("save", f"not completed within {timeout:g} s "
                                    f"(status {status})")
-        time.sleep(0.01)
+        pause.sleep()
 
 
 def start_destination(session: QemuSession) -> None:
@@ -116,6 +130,7 @@ def load(session: QemuSession, *, timeout: float = MIGRATE_TIMEOUT) -> None:
     """Wait until ``session`` (started with ``incoming``) has loaded its
     state; a refused stream (QEMU exits) raises :class:`MigrationRefused`."""
     deadline = time.monotonic() + timeout
+    pause = _Backoff()
     while True:
         try:
             status = session.qmp_cmd("query-status")["status"]
@@ -127,7 +142,7 @@ def load(session: QemuSession, *, timeout: float = MIGRATE_TIMEOUT) -> None:
             break
         if time.monotonic() > deadline:
             raise MigrationRefused("load", f"not loaded within {timeout:g} s")
-        time.sleep(0.02)
+        pause.sleep()
     info = session.qmp_cmd("query-migrate")
     if info.get("status") == "failed":
         raise MigrationRefused("load", str(info.get("error-desc", "failed")))

@@ -19,6 +19,7 @@ Not thread safe: one pool per worker process.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,32 @@ class PoolStats:
     launched: int = 0
     reused: int = 0
     fallbacks: list[str] = field(default_factory=list)
+    #: Seconds spent launching, resetting (:meth:`QemuTarget.reuse`) and
+    #: closing processes: ``check --profile`` (:mod:`harness.check.wall`).
+    launch_seconds: float = 0.0
+    reset_seconds: float = 0.0
+    close_seconds: float = 0.0
+
+    def since(self, before: PoolStats) -> PoolStats:
+        """What the pool did after ``before`` (a copy taken earlier)."""
+        return PoolStats(self.launched - before.launched, self.reused - before.reused,
+                         self.fallbacks[len(before.fallbacks):],
+                         self.launch_seconds - before.launch_seconds,
+                         self.reset_seconds - before.reset_seconds,
+                         self.close_seconds - before.close_seconds)
+
+    def add(self, other: PoolStats) -> None:
+        """Count ``other``'s figures in these."""
+        self.launched += other.launched
+        self.reused += other.reused
+        self.fallbacks += other.fallbacks
+        self.launch_seconds += other.launch_seconds
+        self.reset_seconds += other.reset_seconds
+        self.close_seconds += other.close_seconds
+
+    def copy(self) -> PoolStats:
+        return PoolStats(self.launched, self.reused, list(self.fallbacks),
+                         self.launch_seconds, self.reset_seconds, self.close_seconds)
 
 
 class QemuPool:
@@ -87,6 +114,7 @@ class QemuPool:
         """A target for ``machine``, as a fresh launch would give it."""
         key = reuse_key(binary, machine, accel, timeout) if self.enabled else None
         t = self._idle.pop(key, None) if key is not None else None
+        t0 = time.monotonic()
         if t is not None:
             try:
                 t.reuse(machine)
@@ -96,10 +124,23 @@ class QemuPool:
             except QemuError as e:
                 self.stats.fallbacks.append(f"{Path(binary).name} {machine.type}: {e}")
                 t.close()
-        t = QemuTarget(binary, machine, accel=accel, timeout=timeout, name=name,
-                       reusable=key is not None)
+            finally:
+                self.stats.reset_seconds += time.monotonic() - t0
+        t0 = time.monotonic()
+        try:
+            t = QemuTarget(binary, machine, accel=accel, timeout=timeout, name=name,
+                           reusable=key is not None)
+        finally:
+            self.stats.launch_seconds += time.monotonic() - t0
         self.stats.launched += 1
         return t
+
+    def _close(self, target: QemuTarget) -> None:
+        t0 = time.monotonic()
+        try:
+            target.close()
+        finally:
+            self.stats.close_seconds += time.monotonic() - t0
 
     def release(self, target: QemuTarget, *, healthy: bool = True) -> None:
         """Hand ``target`` back: kept for reuse if ``healthy`` and its QEMU
@@ -109,15 +150,15 @@ class QemuPool:
         alive = target.session.proc is not None and target.session.proc.poll() is None
         if key is None or not healthy or not alive or target.qtest.closed \
                 or not target.session.can_scrub:
-            target.close()
+            self._close(target)
             return
         old = self._idle.pop(key, None)
         if old is not None:
-            old.close()
+            self._close(old)
         self._idle[key] = target
         while len(self._idle) > self.idle:
             _, lru = self._idle.popitem(last=False)
-            lru.close()
+            self._close(lru)
 
     def close(self) -> None:
         """Close every idle process."""

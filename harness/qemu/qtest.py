@@ -105,7 +105,12 @@ class QtestClient:
 
     # -- wire level ---------------------------------------------------------
 
+    #: Commands (lines) every client of this process has sent: ``check
+    #: --profile`` sets the check's wire time against its wall time.
+    commands_sent = 0
+
     def _sendall(self, data: bytes) -> None:
+        QtestClient.commands_sent += data.count(b"\n")
         if self.closed:
             raise QtestClosed("qtest stream is closed")
         try:

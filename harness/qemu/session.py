@@ -194,6 +194,27 @@ def install_signal_handlers() -> None:
 _BARE_Q35 = Machine.bare("q35")
 
 
+def socket_dir() -> Path:
+    """A new private directory for a session's sockets, under ``$TMPDIR``
+    (honoured as given: Python would fall back to /tmp silently); one that
+    cannot be made, or whose socket paths would be too long, raises
+    :class:`QemuLaunchError` saying what to set."""
+    base = os.environ.get("TMPDIR") or tempfile.gettempdir()
+    try:
+        d = Path(tempfile.mkdtemp(prefix="sdqtest-", dir=base))
+    except OSError as e:
+        raise QemuLaunchError(
+            f"cannot create a private socket directory under {base}: "
+            f"{e.strerror}; set TMPDIR to a writable directory"
+        ) from e
+    if len(str(d)) > 90:  # sun_path holds 108 bytes
+        d.rmdir()
+        raise QemuLaunchError(
+            f"socket directory {d} is too long for a unix socket path; "
+            "set TMPDIR to a shorter directory")
+    return d
+
+
 class QemuSession:
     """A QEMU process with a qtest client and a QMP monitor, building ``machine``
     (default: a bare q35, no devices).
@@ -275,19 +296,7 @@ class QemuSession:
                     raise
 
     def _launch(self, accel: str) -> None:
-        # TMPDIR is honoured as given: Python would fall back to /tmp silently.
-        base = os.environ.get("TMPDIR") or tempfile.gettempdir()
-        try:
-            self.dir = Path(tempfile.mkdtemp(prefix="sdqtest-", dir=base))
-        except OSError as e:
-            raise QemuLaunchError(
-                f"cannot create a private socket directory under {base}: "
-                f"{e.strerror}; set TMPDIR to a writable directory"
-            ) from e
-        if len(str(self.dir)) > 90:  # sun_path holds 108 bytes
-            raise QemuLaunchError(
-                f"socket directory {self.dir} is too long for a unix socket path; "
-                "set TMPDIR to a shorter directory")
+        self.dir = socket_dir()
         qtest_path = self.dir / "qtest.sock"
         qmp_path = self.dir / "qmp.sock"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
