@@ -524,6 +524,10 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
     dma = op["mode"] != "pio"
     if op["mode"] == "sdma":
         t.write(H.SDMASYSAD.offset, 4, base + 0x10000)
+    elif dma and op.get("descs") and op["mode"] in ("adma2", "adma64"):
+        t.mem_write(base, descriptor_table(op["mode"], op["descs"], base))
+        t.write(H.ADMASYSADDR.offset, 4, base)
+        t.write(H.ADMASYSADDR.offset + 4, 4, 0)
     elif dma:
         t.mem_write(base, adma_table(op["mode"], op["bs"] * op["count"], base,
                                      link=bool(op.get("link"))))
@@ -542,6 +546,14 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
     t.write(H.TRNMOD.offset, 2, trnmod)
     t.write(H.CMDREG.offset, 2, H.cmdreg(op["index"], H.RSP_48, crc=True, idx=True,
                                          data=True))
+
+
+def descriptor_table(mode: str, descs: list[list[int]], base: int = DMA_BASE) -> bytes:
+    """An ADMA2 table of a ``start`` with ``descs`` (``[offset from base,
+    length, attribute]`` each, SDHC 1.13.4), 32- or 64-bit (``mode``)."""
+    pack = H.adma2_desc64 if mode == "adma64" else H.adma2_desc32
+    return b"".join(pack((base + a) & 0xFFFFFFFF, n & 0xFFFF, attr & 0xFF)
+                    for a, n, attr in descs)
 
 
 def adma_table(mode: str, length: int, base: int = DMA_BASE, *, link: bool = False) -> bytes:

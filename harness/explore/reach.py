@@ -1,0 +1,367 @@
+"""Reach (issue #34): state classes the explorer's goal names, and inputs for them.
+
+Two kinds so far, each a set of *classes* (features ``("reach", kind,
+...)``, beside the model's arcs and the abstract states of :mod:`.state`)
+and table inputs that reach them:
+
+``lock``
+    CMD42 against every password (PLS 4.3.7): a password of each length
+    0..16 stored (0: none) and the card locked and unlocked with it; a
+    request whose *old* password differs from the stored one in exactly one
+    byte, at each position (must be refused); a change whose *new*
+    password differs from the old in exactly one byte, at each position
+    (must be stored as sent: the next request proves it); a wrong password
+    for each request kind in each lock state (none, set, locked); the
+    forced erase (PLS 4.3.7.3) from each lock state, as the flags byte
+    alone and inside a longer structure.
+``stop``
+    The data port after every way a transfer stops (SDHC 2.2.14 Stop At
+    Block Gap, CMD12 mid-block, Auto CMD12 (2.2.5), DAT line and full
+    software reset (2.2.17), a data error (an ADMA error after the first block,
+    SDHC 2.2.25: the only data error QEMU's controller raises itself), the card removed): each stop, then data port
+    reads and writes of 1, 2 and 4 bytes and the narrow accesses at the
+    port's other byte lanes (+1, +2, +3: QEMU takes them as sequential
+    accesses of the buffer), then the next transfer, a write and a read
+    back through the data port, compared byte for byte by the lockstep.
+
+The classes are computed by the search's runner (:func:`before` then
+:func:`after` around each operation, with a :class:`Tracker` of the run);
+:func:`render` says which the committed corpus reaches, for ``explore
+--report``.  Not yet here, and why: :data:`NOT_YET`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from harness.driver.ops import Op
+from harness.hwdefs import sd as S
+from harness.hwdefs import sdhci as H
+
+Feature = tuple[Any, ...]
+
+_SETUP: Op = {"op": "setup", "freq": 400_000}
+_INIT: Op = {"op": "init", "bus_width": 4, "hcs": True, "block_len": 512}
+
+#: Longest password (PLS 4.3.7.1: PWD_LEN up to 16 bytes).
+MAX_PWD = 16
+_BDATA = H.BDATA.offset
+_DATA_ERRORS = H.EIS_DATTOUT | H.EIS_DATCRC | H.EIS_DATEND | H.EIS_ADMAERR
+
+#: The operations each kind adds or drives (for ``explore --report``).
+OPERATIONS: dict[str, str] = {
+    "lock": "lock (CMD16 + CMD42 + CMD16: flags, PWD_LEN, PWD; pad: a 512-byte block; "
+            "bare: the flags byte alone) with passwords of every length and one byte off",
+    "stop": "start + pio (a transfer left running, part moved), then blkgap / write CMDREG "
+            "(CMD12, Command Type Abort) / reset DAT or ALL / medium eject / ADMA error / start with auto12; then pio 1/2/4 and read/write at BDATA+1..+3; then rw",
+}
+#: Classes no qtest input reaches yet, and why (issue #34's other kinds).
+NOT_YET: dict[str, str] = {
+    "dma": "DMA pointing into MMIO, unassigned space, ROM, past RAM: the model's guest "
+           "memory has no MMIO or ROM map yet (a discarded access must be modelled as each "
+           "build's memory core does it); not started this round",
+    "migrate": "migration as an operation at any step: each insertion point needs a second "
+               "QEMU and a vmstate comparison the lockstep target cannot make alone; the "
+               "migration group keeps its fixed points; not started this round",
+}
+
+
+def password(n: int, salt: int = 0) -> bytes:
+    """A password of ``n`` bytes (PLS 4.3.7.1), its bytes distinct from
+    those of another ``salt``'s (so that old and new never agree by chance)."""
+    return bytes((0x41 + 17 * salt + 5 * i) & 0xFF for i in range(n))
+
+
+def _flip(pwd: bytes, i: int) -> bytes:
+    return pwd[:i] + bytes([pwd[i] ^ 0x5A]) + pwd[i + 1:]
+
+
+def lock_op(flags: int, pwd: bytes = b"", *, pad: bool = True, bare: bool = False) -> Op:
+    """A ``lock`` operation (see :func:`harness.driver.ops.lock`)."""
+    return {"op": "lock", "flags": flags, "pwd": pwd.hex(), "pwd_len": None, "pad": pad,
+            "bare": bare}
+
+
+_SET, _LOCK = S.LOCK_SET_PWD, S.LOCK_SET_PWD | S.LOCK_LOCK
+
+
+def lock_inputs() -> list[list[Op]]:
+    """Every password length, one byte off at each position, wrong in each
+    state and the forced erase in each (the module doc).  A password is set
+    and changed as QEMU takes it (the old one followed by the new one, with
+    SET_PWD; locking and unlocking too: ledger ``sd.lock-pwd-len``)."""
+    lengths: list[Op] = [_SETUP, _INIT, lock_op(_SET, b"")]
+    cur = b""
+    for n in range(1, MAX_PWD + 1):
+        new = password(n, n)
+        lengths += [lock_op(_SET, cur + new), lock_op(_LOCK, new + new),
+                    lock_op(_SET, new + new)]
+        cur = new
+    lengths.append(lock_op(_SET, cur + password(MAX_PWD + 1, 3)))   # 17 bytes: refused
+    off: list[Op] = [_SETUP, _INIT, lock_op(_SET, password(MAX_PWD))]
+    cur = password(MAX_PWD)
+    for i in range(MAX_PWD):
+        off.append(lock_op(_SET, _flip(cur, i) + b"x"))           # old one byte off
+        off.append(lock_op(_SET, cur + _flip(cur, i)))            # new one byte off
+        cur = _flip(cur, i)
+    locked_off: list[Op] = [_SETUP, _INIT, lock_op(_SET, password(5)),
+                            lock_op(_LOCK, password(5) + password(5))]
+    for i in range(5):
+        locked_off.append(lock_op(_SET, _flip(password(5), i) + b"x"))  # unlock, one off
+    locked_off.append(lock_op(_SET, password(5) + b"x"))
+    erase = [lock_op(S.LOCK_ERASE, pad=pad, bare=True) for pad in (True, False)]
+    erases = [[_SETUP, _INIT, *erase],
+              [_SETUP, _INIT, lock_op(_SET, password(4)), *erase],
+              [_SETUP, _INIT, lock_op(_SET, password(4)), lock_op(_LOCK, password(4) * 2),
+               lock_op(S.LOCK_ERASE, b"\x01"), *erase, lock_op(_SET, password(3))]]
+    return [lengths, off, locked_off, *erases]
+
+
+#: How a transfer stops (the ``stop`` kind's first field).
+STOPS = ("gap", "cmd12", "auto12", "dat-reset", "sw-reset", "error", "removed")
+#: Data port accesses after a stop: (write, size, byte lane).
+PORT = tuple((w, size, 0) for w in (False, True) for size in (1, 2, 4)) + tuple(
+    (w, size, lane) for w in (False, True) for size, lane in ((1, 1), (2, 2), (1, 3)))
+
+
+def _start(index: int, *, count: int = 3, block: int = 4, auto12: bool = False) -> Op:
+    return {"op": "start", "index": index, "bs": 512, "count": count, "offset": 0,
+            "block": block, "mode": "pio", "auto12": auto12, "blkcnt_en": True,
+            "boundary": 0}
+
+
+def _pio(write: bool, n: int, size: int = 4) -> Op:
+    return {"op": "pio", "write": write, "n": n, "size": size}
+
+
+def _port_ops() -> list[Op]:
+    out: list[Op] = []
+    for write, size, lane in PORT:
+        if not lane:
+            out.append(_pio(write, 1, size))
+        elif write:
+            out.append({"op": "write", "off": _BDATA + lane, "size": size, "value": 0xA5C3})
+        else:
+            out.append({"op": "read", "off": _BDATA + lane, "size": size})
+    return out
+
+
+def _next_transfer() -> list[Op]:
+    """A write of two blocks, then their read back through the data port."""
+    rw: Op = {"op": "rw", "read": False, "block": 8, "count": 2, "bs": 512, "mode": "pio",
+              "stop": "auto", "pio_access": 4, "skew": 0, "boundary": 4096,
+              "max_segment": 65536}
+    return [rw, dict(rw, read=True)]
+
+
+def _stopping(how: str, write: bool) -> list[Op]:
+    """A transfer started, part of it moved, then stopped ``how``."""
+    index = (25 if write else 18)
+    half = _pio(write, 64)
+    cmd12 = {"op": "write", "off": H.CMDREG.offset, "size": 2,
+             "value": H.cmdreg(12, H.RSP_48_BUSY, crc=True, idx=True,
+                               cmd_type=H.CMD_TYPE_ABORT)}
+    tick = {"op": "clock", "ns": 1_000_000}
+    tran = H.ADMA_VALID | H.ADMA_ACT_TRAN
+    return {
+        "gap": [_start(index), half, {"op": "blkgap", "value": H.BLKGAP_STOP}, half, tick],
+        "cmd12": [_start(index), half, cmd12, tick],
+        "auto12": [_start(index, count=2, auto12=True), _pio(write, 256), tick],
+        "dat-reset": [_start(index), half, {"op": "reset", "what": H.SWRST_DAT}],
+        "sw-reset": [_start(index), half, {"op": "reset", "what": H.SWRST_ALL}, _SETUP],
+        # the second descriptor not valid: ADMA error after a block (SDHC 2.2.25)
+        "error": [dict(_start(index, count=2), mode="adma2",
+                       descs=[[0x10000, 512, tran], [0x10200, 512, tran & ~H.ADMA_VALID]]),
+                  tick],
+        "removed": [_start(index), half, {"op": "medium", "inserted": False}],
+    }[how]
+
+
+def stop_inputs() -> list[list[Op]]:
+    """Each stop of a multiple-block read and write, then every port access,
+    then the next transfer (the module doc); the removed card comes back
+    (inserted, Card Removal acknowledged, initialised) before it."""
+    back = [{"op": "write", "off": H.NORINTSTS.offset, "size": 2, "value": H.NIS_CARDREM},
+            {"op": "medium", "inserted": True}, {"op": "clock", "ns": 1_100_000_000}, _INIT]
+    out = []
+    for how in STOPS:
+        for write in (False, True):
+            again = back if how == "removed" else []
+            out.append([_SETUP, _INIT, *_stopping(how, write), *_port_ops(), *again,
+                        *_next_transfer()])
+    return out
+
+
+def table_inputs() -> list[list[Op]]:
+    return lock_inputs() + stop_inputs()
+
+
+def goal() -> dict[str, list[Feature]]:
+    """Every class of each kind: the coverage goal ``explore --report`` measures."""
+    lock: list[Feature] = [("reach", "lock", "pwd-len", n) for n in range(MAX_PWD + 1)]
+    lock += [("reach", "lock", what, n) for what in ("locked-len", "unlocked-len")
+             for n in range(1, MAX_PWD + 1)]
+    lock += [("reach", "lock", what, i) for what in ("old-off", "new-off")
+             for i in range(MAX_PWD)]
+    # with no password set, only a request without SET_PWD can be wrong
+    lock += [("reach", "lock", "wrong", st, req) for st in _LOCK_STATES for req in _REQUESTS
+             if (st, req) != ("none", "set")]
+    lock += [("reach", "lock", "erase", st, bare) for st in _LOCK_STATES for bare in (1, 0)]
+    stop: list[Feature] = []
+    for how in STOPS:
+        stop.append(("reach", "stop", how))
+        stop += [("reach", "stop", how, "port", "w" if w else "r", _lane(size, lane))
+                 for w, size, lane in PORT]
+        stop.append(("reach", "stop", how, "next"))
+    return {"lock": lock, "stop": stop}
+
+
+_LOCK_STATES = ("none", "set", "locked")
+_REQUESTS = ("set", "clear", "lock", "unlock")
+
+
+def _lane(size: int, lane: int) -> str:
+    return f"{size}" if not lane else f"{size}@+{lane}"
+
+
+@dataclass
+class Tracker:
+    """What a run did so far that a class needs: the last stop, if the
+    data port has not started a new transfer since."""
+
+    stopped: str | None = None
+
+
+def _lock_state(card: Any) -> str:
+    return "locked" if getattr(card, "locked", False) else "set" if card.pwd else "none"
+
+
+def _request(flags: int) -> str:
+    """The request kind of a lock structure's flags (PLS 4.3.7, Table 4-9)."""
+    if flags & S.LOCK_CLR_PWD:
+        return "clear"
+    if flags & S.LOCK_LOCK:
+        return "lock"
+    return "set" if flags & S.LOCK_SET_PWD else "unlock"
+
+
+def _one_off(a: bytes, b: bytes) -> int | None:
+    """The position where ``a`` and ``b`` (of one length) differ, if one only."""
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    return diff[0] if len(diff) == 1 else None
+
+
+def _lock_before(card: Any, op: Op) -> list[Feature]:
+    """The request's classes from the card's password before it (PLS 4.3.7.1)."""
+    if not hasattr(card, "pwd"):
+        return []
+    state = _lock_state(card)
+    if op.get("bare") or op["flags"] & S.LOCK_ERASE:
+        return [("reach", "lock", "erase", state, int(bool(op.get("bare"))))]
+    if op.get("pwd_len") is not None:
+        return []
+    sent, cur = bytes.fromhex(op["pwd"]), bytes(card.pwd)
+    out: list[Feature] = []
+    old = sent[:len(cur)]
+    if (not cur and not op["flags"] & S.LOCK_SET_PWD) or (cur and old != cur):
+        out.append(("reach", "lock", "wrong", state, _request(op["flags"])))
+    if cur and len(sent) > len(cur):
+        at = _one_off(old, cur)
+        if at is not None:
+            out.append(("reach", "lock", "old-off", at))
+        new = sent[len(cur):]
+        at = _one_off(new, cur) if old == cur and len(new) == len(cur) else None
+        if at is not None:
+            out.append(("reach", "lock", "new-off", at))
+    return out
+
+
+def _stop_how(model: Any, op: Op) -> str | None:
+    """How ``op`` stops a transfer in progress, as far as it does by itself."""
+    kind = op["op"]
+    if kind == "blkgap" and op["value"] & H.BLKGAP_STOP:
+        return "gap"
+    if kind == "write" and op["off"] == H.CMDREG.offset and op["size"] >= 2:
+        return "cmd12" if (op["value"] >> 8) & 0x3F == 12 else None
+    if kind == "cmd" and op["index"] == 12 and not op["app"]:
+        return "cmd12"
+    if kind == "reset":
+        return ("sw-reset" if op["what"] & H.SWRST_ALL else
+                "dat-reset" if op["what"] & H.SWRST_DAT else None)
+    if kind == "medium" and not op["inserted"]:
+        return "removed"
+    return None
+
+
+def before(model: Any, op: Op) -> tuple[Any, ...]:
+    """What :func:`after` needs of the state before ``op``."""
+    s = model.sdhci
+    active = bool(s.prnsts & H.PRNSTS_DATINHIBIT)
+    lock = _lock_before(model.card, op) if op["op"] == "lock" else []
+    return active, s.errintsts & _DATA_ERRORS, s.trnmod, lock
+
+
+def after(pre: tuple[Any, ...], model: Any, op: Op, tracker: Tracker) -> set[Feature]:
+    """The classes ``op`` reached (``pre`` from :func:`before`)."""
+    active, errors, trnmod, out = pre
+    feats: set[Feature] = set(out)
+    card = model.card
+    if hasattr(card, "pwd"):
+        feats.add(("reach", "lock", "pwd-len", len(card.pwd)))
+        if op["op"] == "lock" and card.pwd:
+            feats.add(("reach", "lock", "locked-len" if card.locked else "unlocked-len",
+                       len(card.pwd)))
+    kind = op["op"]
+    if tracker.stopped and kind in ("rw", "start", "adma"):
+        feats.add(("reach", "stop", tracker.stopped, "next"))
+        tracker.stopped = None
+    elif tracker.stopped:
+        feats |= _port(tracker.stopped, op)
+    s = model.sdhci
+    how = _stop_how(model, op) if active else None
+    if how is None and s.errintsts & _DATA_ERRORS & ~errors:
+        how = "error"   # a data error stops the transfer it starts, too (ADMA)
+    elif (how is None and active and not s.prnsts & H.PRNSTS_DATINHIBIT
+          and trnmod & H.TRNMOD_ACMD12):
+        how = "auto12"
+    if how is not None:
+            feats.add(("reach", "stop", how))
+            tracker.stopped = how
+    return feats
+
+
+def _port(how: str, op: Op) -> set[Feature]:
+    kind = op["op"]
+    if kind == "pio":
+        return {("reach", "stop", how, "port", "w" if op["write"] else "r",
+                 _lane(op["size"], 0))} if op["n"] else set()
+    if kind in ("read", "write") and _BDATA <= op["off"] < _BDATA + 4:
+        lane = op["off"] - _BDATA
+        return {("reach", "stop", how, "port", "w" if kind == "write" else "r",
+                 _lane(op["size"], lane))}
+    return set()
+
+
+def is_reach(f: object) -> bool:
+    return isinstance(f, tuple) and bool(f) and f[0] == "reach"
+
+
+def render(reached: Iterable[Any]) -> str:
+    """Per kind: its operations, the classes reached of the goal, those not."""
+    got = {f for f in reached if is_reach(f)}
+    lines = ["reach (issue #34): operations and state classes"]
+    for kind, classes in goal().items():
+        hit = [c for c in classes if c in got]
+        lines.append(f"  {kind}: {len(hit)} of {len(classes)} classes "
+                     f"({100 * len(hit) / len(classes):.1f}%)")
+        lines.append(f"    operations: {OPERATIONS[kind]}")
+        missing = [c for c in classes if c not in got]
+        if missing:
+            shown = ", ".join(" ".join(map(str, c[2:])) for c in missing[:12])
+            more = f" (+{len(missing) - 12} more)" if len(missing) > 12 else ""
+            lines.append(f"    not reached: {shown}{more}")
+    for kind, why in NOT_YET.items():
+        lines.append(f"  {kind}: not an operation yet: {why}")
+    return "\n".join(lines)
