@@ -17,12 +17,13 @@ and table inputs that reach them:
 ``stop``
     The data port after every way a transfer stops (SDHC 2.2.14 Stop At
     Block Gap, CMD12 mid-block, Auto CMD12 (2.2.5), DAT line and full
-    software reset (2.2.17), a data error (an ADMA error after the first block,
-    SDHC 2.2.25: the only data error QEMU's controller raises itself), the card removed): each stop, then data port
-    reads and writes of 1, 2 and 4 bytes and the narrow accesses at the
-    port's other byte lanes (+1, +2, +3: QEMU takes them as sequential
-    accesses of the buffer), then the next transfer, a write and a read
-    back through the data port, compared byte for byte by the lockstep.
+    software reset (2.2.17), a data error (an ADMA error after the first
+    block, SDHC 2.2.25: the only data error QEMU's controller raises
+    itself), the card removed: each stop, then data port reads and writes
+    of 1, 2 and 4 bytes and the narrow accesses at the port's other byte
+    lanes (+1, +2, +3: QEMU takes them as sequential accesses of the
+    buffer), then the next transfer, a write and a read back through the
+    data port, compared byte for byte by the lockstep.
 
 The classes are computed by the search's runner (:func:`before` then
 :func:`after` around each operation, with a :class:`Tracker` of the run);
@@ -55,7 +56,8 @@ OPERATIONS: dict[str, str] = {
     "lock": "lock (CMD16 + CMD42 + CMD16: flags, PWD_LEN, PWD; pad: a 512-byte block; "
             "bare: the flags byte alone) with passwords of every length and one byte off",
     "stop": "start + pio (a transfer left running, part moved), then blkgap / write CMDREG "
-            "(CMD12, Command Type Abort) / reset DAT or ALL / medium eject / ADMA error / start with auto12; then pio 1/2/4 and read/write at BDATA+1..+3; then rw",
+            "(CMD12, Command Type Abort) / reset DAT or ALL / medium eject / ADMA error / start "
+            "with auto12; then pio 1/2/4 and read/write at BDATA+1..+3; then rw",
 }
 #: Classes no qtest input reaches yet, and why (issue #34's other kinds).
 NOT_YET: dict[str, str] = {
