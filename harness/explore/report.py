@@ -575,3 +575,21 @@ def measure_fresh(specs: list[str]) -> dict[str, Any]:
                        check=True)
         data: dict[str, Any] = json.loads(out.read_text())
     return data
+
+
+def corpus_reach() -> dict[str, set[Any]]:
+    """The reach classes (:mod:`harness.explore.reach`) each committed corpus
+    input reaches on the model alone (no QEMU), by input name."""
+    from harness.explore import reach
+    from harness.explore.search import ModelRunner, bare, variant_machine
+    from harness.scenarios import explore as group
+
+    runners: dict[str, ModelRunner] = {}
+    out: dict[str, set[Any]] = {}
+    for e in group.load()["inputs"]:
+        v = e.get("variant", "default")
+        if v not in runners:
+            runners[v] = ModelRunner(trace=False, snapshots=0, machine=variant_machine(v))
+        run = runners[v].run(bare(e["ops"]))
+        out[e["name"]] = {f for f in run.features if reach.is_reach(f)}
+    return out
