@@ -519,13 +519,22 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
     block size with the SDMA boundary, block count, argument, transfer
     mode, command) and return at once; SDMA uses the fuzzer's data area
     (at ``base``: the driver's, in the board's RAM), ADMA a descriptor table
-    for it at the area's start (:func:`adma_table`)."""
+    for it at the area's start (:func:`adma_table`, or ``descs``' own,
+    :func:`descriptor_table`, their addresses absolute with ``abs``).  DMA
+    that points anywhere (issue #34): ``sdma_addr`` is the SDMA System
+    Address itself, ``table_addr`` the ADMA System Address itself (no table
+    written: the engine reads whatever is there)."""
     _index, read, multi = next(c for c in START_COMMANDS if c[0] == op["index"])
     dma = op["mode"] != "pio"
     if op["mode"] == "sdma":
-        t.write(H.SDMASYSAD.offset, 4, base + 0x10000)
+        addr = op.get("sdma_addr")
+        t.write(H.SDMASYSAD.offset, 4, base + 0x10000 if addr is None else addr & 0xFFFFFFFF)
+    elif dma and op.get("table_addr") is not None:
+        t.write(H.ADMASYSADDR.offset, 4, op["table_addr"] & 0xFFFFFFFF)
+        t.write(H.ADMASYSADDR.offset + 4, 4, 0)
     elif dma and op.get("descs") and op["mode"] in ("adma2", "adma64"):
-        t.mem_write(base, descriptor_table(op["mode"], op["descs"], base))
+        t.mem_write(base, descriptor_table(op["mode"], op["descs"], 0 if op.get("abs")
+                                           else base))
         t.write(H.ADMASYSADDR.offset, 4, base)
         t.write(H.ADMASYSADDR.offset + 4, 4, 0)
     elif dma:

@@ -1,6 +1,6 @@
 """Reach (issue #34): state classes the explorer's goal names, and inputs for them.
 
-Two kinds so far, each a set of *classes* (features ``("reach", kind,
+Three kinds so far, each a set of *classes* (features ``("reach", kind,
 ...)``, beside the model's arcs and the abstract states of :mod:`.state`)
 and table inputs that reach them:
 
@@ -25,6 +25,15 @@ and table inputs that reach them:
     buffer), then the next transfer, a write and a read back through the
     data port, compared byte for byte by the lockstep.
 
+``dma``
+    DMA that points anywhere (SDHC 2.2.1 SDMA System Address, 2.2.26 ADMA
+    System Address, 1.13.4 descriptor addresses): the end of RAM (a range
+    across it), the first byte past it, unassigned space, the BIOS ROM
+    (as a destination), the controller's own BAR, a range across a 4 KiB
+    page; for SDMA, the ADMA table and ADMA data, to and from memory.  The
+    model's memory reads a hole as zeros, drops a write and reports a
+    decode error (ADMA: ADMA Error, ERRINTSTS), :mod:`harness.model.memory`.
+
 The classes are computed by the search's runner (:func:`before` then
 :func:`after` around each operation, with a :class:`Tracker` of the run);
 :func:`render` says which the committed corpus reaches, for ``explore
@@ -37,7 +46,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.driver.ops import Op
+from harness.driver.ops import START_COMMANDS, Op
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 
@@ -58,12 +67,16 @@ OPERATIONS: dict[str, str] = {
     "stop": "start + pio (a transfer left running, part moved), then blkgap / write CMDREG "
             "(CMD12, Command Type Abort) / reset DAT or ALL / medium eject / ADMA error / start "
             "with auto12; then pio 1/2/4 and read/write at BDATA+1..+3; then rw",
+    "dma": "start with sdma_addr (the SDMA System Address itself), table_addr (the ADMA "
+           "System Address itself) or abs descs (ADMA2 data addresses) at the end of RAM, "
+           "past it, unassigned space, the BIOS ROM, the controller's own BAR, across a page",
 }
 #: Classes no qtest input reaches yet, and why (issue #34's other kinds).
 NOT_YET: dict[str, str] = {
-    "dma": "DMA pointing into MMIO, unassigned space, ROM, past RAM: the model's guest "
-           "memory has no MMIO or ROM map yet (a discarded access must be modelled as each "
-           "build's memory core does it); not started this round",
+    "dma": "DMA read from the BIOS ROM (as SDMA/ADMA source or descriptor table): the "
+           "model cannot know a build's firmware bytes without reading them from the build; "
+           "other devices' MMIO (PCIe ECAM at 0xb0000000, IOAPIC, the LAPIC/MSI window): a "
+           "DMA write there is a config cycle or an interrupt, outside the model",
     "migrate": "migration as an operation at any step: each insertion point needs a second "
                "QEMU and a vmstate comparison the lockstep target cannot make alone; the "
                "migration group keeps its fixed points; not started this round",
@@ -196,8 +209,114 @@ def stop_inputs() -> list[list[Op]]:
     return out
 
 
+#: Where DMA points (the ``dma`` kind's region field), on the explore
+#: machine (q35, 128 MiB of RAM, sdhci-pci's BAR0 at its default): the last
+#: bytes of RAM and past them, the first byte past RAM, unassigned space
+#: below the PCI hole, the BIOS ROM below 4 GiB (written only: the model
+#: cannot know a build's firmware bytes without reading them from it), the
+#: controller's own BAR (registers and the rest of the BAR), a range across
+#: a 4 KiB page inside RAM.
+DMA_REGIONS = ("ram-top", "past-ram", "unassigned", "rom", "own-bar", "page-cross")
+#: The DMA engines: SDMA's System Address, ADMA2's table address, an ADMA2
+#: descriptor's data address (SDHC 2.2.1, 2.2.26, 1.13.4).
+DMA_ENGINES = ("sdma", "adma-table", "adma-data")
+_RAM_END = 128 << 20
+_ROM = 0xFFFF_0000
+#: sdhci-pci's BAR0 on the PC (:data:`harness.machine.DEFAULT_BAR0`).
+_BAR0 = 0xE000_0000
+_REGION_ADDR = {"ram-top": _RAM_END - 256, "past-ram": _RAM_END, "unassigned": 0x1000_0000,
+                "rom": _ROM, "own-bar": _BAR0, "page-cross": 0x0101_0F00}
+
+
+def region(addr: int, length: int, model: Any) -> str | None:
+    """The :data:`DMA_REGIONS` class of ``[addr, addr + length)`` on ``model``'s
+    memory (None: inside one page of RAM, the ordinary case)."""
+    bar0 = getattr(getattr(model, "machine", None), "bar0", _BAR0)
+    mem = model.memory
+    end = addr + max(length, 1)
+    if bar0 <= addr < bar0 + 0x1000:
+        return "own-bar"
+    if addr >= _ROM and addr < 1 << 32:
+        return "rom"
+    if mem.is_ram(addr) and not mem.is_ram(end - 1):
+        return "ram-top"
+    if not mem.is_ram(addr):
+        return "past-ram" if mem.is_ram(addr - 1) else "unassigned"
+    return "page-cross" if addr >> 12 != (end - 1) >> 12 else None
+
+
+def _dma_classes(model: Any, op: Op) -> list[Feature]:
+    """The ``dma`` classes of a ``start`` (before it runs)."""
+    read = next(c[1] for c in START_COMMANDS if c[0] == op["index"])
+    way = "to-mem" if read else "from-mem"
+    n = op["bs"] * max(op["count"], 1)
+    out: list[Feature] = []
+    if op["mode"] == "sdma" and op.get("sdma_addr") is not None:
+        where = region(op["sdma_addr"], n, model)
+        out += [("reach", "dma", "sdma", where, way)] if where else []
+    if op.get("table_addr") is not None:
+        where = region(op["table_addr"], 8, model)
+        out += [("reach", "dma", "adma-table", where, "read")] if where else []
+    if op.get("abs"):
+        for addr, length, _attr in op.get("descs", ()):
+            where = region(addr, length or 65536, model)
+            out += [("reach", "dma", "adma-data", where, way)] if where else []
+    return out
+
+
+def dma_goal() -> list[Feature]:
+    out: list[Feature] = []
+    for engine in DMA_ENGINES:
+        for where in DMA_REGIONS:
+            if engine == "adma-table":
+                if where not in ("rom", "page-cross"):   # the ROM's bytes: the build's
+                    out.append(("reach", "dma", engine, where, "read"))
+                continue
+            for way in ("to-mem", "from-mem"):
+                if where == "rom" and way == "from-mem":
+                    continue
+                out.append(("reach", "dma", engine, where, way))
+    return out
+
+
+def dma_inputs() -> list[list[Op]]:
+    """For each engine and direction, a transfer pointed at each region in
+    turn (each followed by a clock step, a CMD + DAT line reset, SDHC
+    2.2.17, and CMD12), then an ordinary transfer read back byte for byte; the own BAR
+    and the table addresses in inputs of their own."""
+    tick = {"op": "clock", "ns": 1_000_000}
+    # the lines reset, then CMD12 takes the card back to the transfer state
+    # (PLS 4.3.4: the reset leaves it sending or receiving)
+    clear: list[Op] = [{"op": "reset", "what": H.SWRST_CMD | H.SWRST_DAT},
+                       {"op": "cmd", "index": 12, "arg": 0, "app": False}]
+    tran = H.ADMA_VALID | H.ADMA_ACT_TRAN | H.ADMA_END
+    out = []
+    for index in (18, 25):
+        sdma: list[Op] = []
+        adma: list[Op] = []
+        for where, addr in _REGION_ADDR.items():
+            if where == "rom" and index == 25:
+                continue
+            go = dict(_start(index, count=2), mode="sdma", sdma_addr=addr)
+            data = dict(_start(index, count=2), mode="adma2", abs=True,
+                        descs=[[addr, 1024, tran]])
+            (sdma if where != "own-bar" else adma).append(go)
+            adma.append(data)
+            if where != "own-bar":
+                sdma += [tick, *clear]
+            adma += [tick, *clear]
+        out.append([_SETUP, _INIT, *sdma, *_next_transfer()])
+        out.append([_SETUP, _INIT, *adma, *_next_transfer()])
+    table: list[Op] = []
+    for where in ("ram-top", "past-ram", "unassigned", "own-bar"):
+        addr = _REGION_ADDR[where] + (252 if where == "ram-top" else 0)
+        table += [dict(_start(17, count=1), mode="adma2", table_addr=addr), tick, *clear]
+    out.append([_SETUP, _INIT, *table, *_next_transfer()])
+    return out
+
+
 def table_inputs() -> list[list[Op]]:
-    return lock_inputs() + stop_inputs()
+    return lock_inputs() + stop_inputs() + dma_inputs()
 
 
 def goal() -> dict[str, list[Feature]]:
@@ -217,7 +336,7 @@ def goal() -> dict[str, list[Feature]]:
         stop += [("reach", "stop", how, "port", "w" if w else "r", _lane(size, lane))
                  for w, size, lane in PORT]
         stop.append(("reach", "stop", how, "next"))
-    return {"lock": lock, "stop": stop}
+    return {"lock": lock, "stop": stop, "dma": dma_goal()}
 
 
 _LOCK_STATES = ("none", "set", "locked")
@@ -301,7 +420,8 @@ def before(model: Any, op: Op) -> tuple[Any, ...]:
     """What :func:`after` needs of the state before ``op``."""
     s = model.sdhci
     active = bool(s.prnsts & H.PRNSTS_DATINHIBIT)
-    lock = _lock_before(model.card, op) if op["op"] == "lock" else []
+    lock = (_lock_before(model.card, op) if op["op"] == "lock" else
+            _dma_classes(model, op) if op["op"] == "start" else [])
     return active, s.errintsts & _DATA_ERRORS, s.trnmod, lock
 
 

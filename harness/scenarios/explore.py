@@ -49,12 +49,16 @@ def replay(ops: list[Op], target: Target) -> None:
 
 def absolute_dma(ops: list[Op]) -> bool:
     """``ops`` write an address of their own into SDMA System Address or ADMA
-    System Address (a raw register write): an address near the PC's DMA
-    area, not the driver's, which on a board lies in its RAM."""
+    System Address (a raw register write, or a ``start`` with an absolute
+    address): an address of the PC's layout, not the driver's, which on a
+    board lies in its RAM."""
     regs = ((H.SDMASYSAD.offset, H.SDMASYSAD.offset + H.SDMASYSAD.width),
             (H.ADMASYSADDR.offset, H.ADMASYSADDR.offset + H.ADMASYSADDR.width))
     return any(o["op"] == "write" and any(o["off"] < hi and o["off"] + o["size"] > lo
-                                          for lo, hi in regs) for o in ops)
+                                          for lo, hi in regs)
+               or o["op"] == "start" and any(o.get(k) for k in ("sdma_addr", "table_addr",
+                                                                "abs"))
+               for o in ops)
 
 
 def _scenario(name: str, ops: list[Op], doc: str, sdhci: dict[str, Any] | None = None,

@@ -153,3 +153,37 @@ def test_render_lists_operations_classes_and_what_is_not_an_operation_yet() -> N
     text = reach.render({("reach", "lock", "pwd-len", 0)})
     assert "lock: 1 of" in text and "stop: 0 of" in text
     assert "dma: not an operation yet" in text and "migrate" in text
+
+
+def test_regions_of_the_pc_layout() -> None:
+    model: Any = ModelRunner(trace=False)._fresh().target
+    ram_end = 128 << 20
+    assert reach.region(0x0101_0000, 512, model) is None
+    assert reach.region(0x0101_0F00, 512, model) == "page-cross"
+    assert reach.region(ram_end - 256, 512, model) == "ram-top"
+    assert reach.region(ram_end, 512, model) == "past-ram"
+    assert reach.region(0x1000_0000, 512, model) == "unassigned"
+    assert reach.region(0xFFFF_0000, 512, model) == "rom"
+    assert reach.region(model.machine.bar0 + 0x10, 4, model) == "own-bar"
+
+
+def test_adma_data_into_a_hole_is_an_adma_error_and_memory_is_untouched() -> None:
+    """SDHC 1.13.5 / 2.2.25: a system bus error during ADMA stops it with
+    ADMA Error; past RAM nothing is written, so the arena keeps its bytes."""
+    d = _driver()
+    model: Any = d.target
+    before = model.memory.read(0x0101_0000, 64)[0]
+    go = [op for op in reach.dma_inputs()[1] if op["op"] == "start"][2]  # unassigned
+    assert go["descs"][0][0] == 0x1000_0000
+    apply(d, model, go)
+    assert model.sdhci.errintsts & H.EIS_ADMAERR
+    assert model.memory.read(0x0101_0000, 64)[0] == before
+    assert model.memory.read(0x1000_0000, 8) == (bytes(8), False)
+
+
+def test_dma_classes_come_from_the_start_operations_address() -> None:
+    model: Any = ModelRunner(trace=False)._fresh().target
+    op = dict(reach._start(25), mode="sdma", sdma_addr=(128 << 20))
+    assert reach.before(model, op)[3] == [("reach", "dma", "sdma", "past-ram", "from-mem")]
+    assert group.absolute_dma([op])
+    assert not group.absolute_dma([reach._start(25)])
