@@ -504,6 +504,11 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         start(t, op, d.dma_base)
     elif kind == "csd":
         program_csd(d, op)
+    elif kind == "migrate":
+        # A migration point (issue #34): the explore group's replay moves
+        # QEMU to a new process here in a migration run (ctx.migrate_point);
+        # everywhere else, the model included, the run goes on unmigrated.
+        pass
     elif kind == "pio":
         for i in range(op["n"]):
             if op["write"]:

@@ -1,6 +1,6 @@
 """Reach (issue #34): state classes the explorer's goal names, and inputs for them.
 
-Three kinds so far, each a set of *classes* (features ``("reach", kind,
+Four kinds so far, each a set of *classes* (features ``("reach", kind,
 ...)``, beside the model's arcs and the abstract states of :mod:`.state`)
 and table inputs that reach them:
 
@@ -33,6 +33,13 @@ and table inputs that reach them:
     page; for SDMA, the ADMA table and ADMA data, to and from memory.  The
     model's memory reads a hole as zeros, drops a write and reports a
     decode error (ADMA: ADMA Error, ERRINTSTS), :mod:`harness.model.memory`.
+
+``migrate``
+    A migration point as an operation (``migrate``): the corpus input
+    that has one also runs in the check's migration group, QEMU moved to a
+    new process of the same build at each, while the model goes on
+    without migrating: what the guest reads after it is compared with
+    what it would have read (:data:`MIGRATE_POINTS`).
 
 The classes are computed by the search's runner (:func:`before` then
 :func:`after` around each operation, with a :class:`Tracker` of the run);
@@ -70,16 +77,18 @@ OPERATIONS: dict[str, str] = {
     "dma": "start with sdma_addr (the SDMA System Address itself), table_addr (the ADMA "
            "System Address itself) or abs descs (ADMA2 data addresses) at the end of RAM, "
            "past it, unassigned space, the BIOS ROM, the controller's own BAR, across a page",
+    "migrate": "migrate (a migration point at any step: in the check's migration group, "
+               "QEMU moves to a new process of the same build; the model goes on unmigrated)",
 }
-#: Classes no qtest input reaches yet, and why (issue #34's other kinds).
+#: What each kind does not reach yet through qtest, and why.
 NOT_YET: dict[str, str] = {
     "dma": "DMA read from the BIOS ROM (as SDMA/ADMA source or descriptor table): the "
            "model cannot know a build's firmware bytes without reading them from the build; "
            "other devices' MMIO (PCIe ECAM at 0xb0000000, IOAPIC, the LAPIC/MSI window): a "
            "DMA write there is a config cycle or an interrupt, outside the model",
-    "migrate": "migration as an operation at any step: each insertion point needs a second "
-               "QEMU and a vmstate comparison the lockstep target cannot make alone; the "
-               "migration group keeps its fixed points; not started this round",
+    "migrate": "SPI mode (ssi-sd): its machines are boards the migration check does not "
+               "run (it migrates PC machine types); the vmstate of both sides, field by field: "
+               "not compared yet (the model's state after the point is)",
 }
 
 
@@ -315,8 +324,53 @@ def dma_inputs() -> list[list[Op]]:
     return out
 
 
+#: Where a ``migrate`` operation meets the run (the ``migrate`` kind): a
+#: multiple-block transfer between two blocks (read, write), mid-block of a
+#: write, a read stopped at a block gap (SDHC 2.2.14), after a transfer
+#: aborted by CMD12, a locked card.  Idle and mid-block of a read are the
+#: migration group's own fixed points (``idle``, ``mid-pio-read``).
+MIGRATE_POINTS: tuple[tuple[str, ...], ...] = (
+    ("between-blocks", "r"), ("between-blocks", "w"), ("mid-block", "w"),
+    ("gap-stopped", "r"), ("after-cmd12",), ("locked",))
+_MIGRATE: Op = {"op": "migrate"}
+
+
+def migrate_inputs() -> list[list[Op]]:
+    """The migration points of :data:`MIGRATE_POINTS` in three inputs (each
+    migration is a QEMU process of its own in the check); after each, the
+    transfer goes on and the next one is read back byte for byte."""
+    gap, cont = ({"op": "blkgap", "value": v} for v in (H.BLKGAP_STOP, H.BLKGAP_CONTINUE))
+    read = [_SETUP, _INIT, _start(18, count=4), _pio(False, 128), _MIGRATE, _pio(False, 64),
+            gap, _pio(False, 64), {"op": "clock", "ns": 1_000_000}, _MIGRATE, cont,
+            _pio(False, 256), *_next_transfer()]
+    write = [_SETUP, _INIT, _start(25, count=3), _pio(True, 64), _MIGRATE, _pio(True, 64),
+             _MIGRATE, _pio(True, 64), *_stopping("cmd12", True)[2:], _MIGRATE, *_port_ops(),
+             *_next_transfer()]
+    pwd = password(6)
+    locked = [_SETUP, _INIT, lock_op(_SET, pwd), lock_op(_LOCK, pwd + pwd), _MIGRATE,
+              lock_op(_SET, _flip(pwd, 5) + pwd), lock_op(_SET, pwd + pwd), *_next_transfer()]
+    return [read, write, locked]
+
+
+def _migrate_class(model: Any, tracker: Tracker) -> Feature:
+    """Where a ``migrate`` operation is (:data:`MIGRATE_POINTS`)."""
+    s, card = model.sdhci, model.card
+    if getattr(card, "locked", False):
+        return ("reach", "migrate", "locked")
+    way = "r" if s.trnmod & H.TRNMOD_READ else "w"
+    if getattr(s, "stopped_state", 0):
+        return ("reach", "migrate", "gap-stopped", way)
+    if tracker.stopped:
+        return ("reach", "migrate", f"after-{tracker.stopped}")
+    if s.prnsts & H.PRNSTS_DATINHIBIT:
+        size = s.blksize & 0xFFF
+        inside = s.data_count % size if size else 0
+        return ("reach", "migrate", "mid-block" if inside else "between-blocks", way)
+    return ("reach", "migrate", "idle")
+
+
 def table_inputs() -> list[list[Op]]:
-    return lock_inputs() + stop_inputs() + dma_inputs()
+    return lock_inputs() + stop_inputs() + dma_inputs() + migrate_inputs()
 
 
 def goal() -> dict[str, list[Feature]]:
@@ -336,7 +390,8 @@ def goal() -> dict[str, list[Feature]]:
         stop += [("reach", "stop", how, "port", "w" if w else "r", _lane(size, lane))
                  for w, size, lane in PORT]
         stop.append(("reach", "stop", how, "next"))
-    return {"lock": lock, "stop": stop, "dma": dma_goal()}
+    return {"lock": lock, "stop": stop, "dma": dma_goal(),
+            "migrate": [("reach", "migrate", *p) for p in MIGRATE_POINTS]}
 
 
 _LOCK_STATES = ("none", "set", "locked")
@@ -436,6 +491,8 @@ def after(pre: tuple[Any, ...], model: Any, op: Op, tracker: Tracker) -> set[Fea
             feats.add(("reach", "lock", "locked-len" if card.locked else "unlocked-len",
                        len(card.pwd)))
     kind = op["op"]
+    if kind == "migrate":
+        feats.add(_migrate_class(model, tracker))
     if tracker.stopped and kind in ("rw", "start", "adma"):
         feats.add(("reach", "stop", tracker.stopped, "next"))
         tracker.stopped = None
@@ -485,5 +542,5 @@ def render(reached: Iterable[Any]) -> str:
             more = f" (+{len(missing) - 12} more)" if len(missing) > 12 else ""
             lines.append(f"    not reached: {shown}{more}")
     for kind, why in NOT_YET.items():
-        lines.append(f"  {kind}: not an operation yet: {why}")
+        lines.append(f"  {kind}: not reached, and why: {why}")
     return "\n".join(lines)

@@ -152,7 +152,7 @@ def test_the_committed_corpus_reaches_every_reach_class() -> None:
 def test_render_lists_operations_classes_and_what_is_not_an_operation_yet() -> None:
     text = reach.render({("reach", "lock", "pwd-len", 0)})
     assert "lock: 1 of" in text and "stop: 0 of" in text
-    assert "dma: not an operation yet" in text and "migrate" in text
+    assert "dma: not reached, and why" in text and "migrate: not reached" in text
 
 
 def test_regions_of_the_pc_layout() -> None:
@@ -187,3 +187,38 @@ def test_dma_classes_come_from_the_start_operations_address() -> None:
     assert reach.before(model, op)[3] == [("reach", "dma", "sdma", "past-ram", "from-mem")]
     assert group.absolute_dma([op])
     assert not group.absolute_dma([reach._start(25)])
+
+
+def test_migrate_is_a_no_op_on_the_model_and_a_point_in_the_replay() -> None:
+    ops = reach.migrate_inputs()[0]
+    r = ModelRunner(trace=False)
+    with_m, without = r.run(ops), r.run([o for o in ops if o["op"] != "migrate"])
+    states = {f for f in with_m.features if f[0] == "state" and f[1] != "migrate"}
+    assert states <= without.features  # the model goes on as if nothing happened
+    labels: list[str] = []
+    model: Any = ModelRunner(trace=False)._fresh().target
+    group.replay(ops, model, labels.append)
+    assert len(labels) == sum(1 for o in ops if o["op"] == "migrate") == 2
+    got = {f for f in with_m.features if reach.is_reach(f) and f[1] == "migrate"}
+    assert got == {("reach", "migrate", "between-blocks", "r"),
+                   ("reach", "migrate", "gap-stopped", "r")}
+
+
+def test_an_input_with_migrate_ops_also_runs_in_the_migration_group(tmp_path: Any) -> None:
+    import json
+
+    from harness.scenarios import REGISTRY
+
+    corpus = tmp_path / "c.json"
+    ops = reach.migrate_inputs()[2]
+    corpus.write_text(json.dumps({"seed": 1, "inputs": [
+        {"name": "explore-t01", "index": 0, "new": 1, "ops": ops},
+        {"name": "explore-t02", "index": 1, "new": 1, "ops": [SETUP]}]}))
+    try:
+        assert group.register(corpus) == 2
+        assert REGISTRY["migrate-explore-t01"].group == "migration"
+        assert REGISTRY["migrate-explore-t01"].params["point"] == "migrate-explore-t01"
+        assert "migrate-explore-t02" not in REGISTRY
+    finally:
+        for name in ("explore-t01", "explore-t02", "migrate-explore-t01"):
+            REGISTRY.pop(name, None)
