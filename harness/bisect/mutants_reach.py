@@ -1,0 +1,40 @@
+"""Regressions of issue #34's kinds: one per kind the explorer now reaches.
+
+Each is a small ``hw/sd`` change where the explorer's operations could not
+go before (:mod:`harness.explore.reach`): a password compared one byte
+short (lock), the DAT line reset leaving the buffer position (stop), an
+ADMA data transfer into a hole no longer an ADMA error (dma), the block
+gap's stopped state not migrated (migrate).  Same form as
+:data:`harness.bisect.mutants.MUTANTS` (anchor + replacement, never the
+tree's own text beyond the anchor); checked with the group that replays
+the explorer's corpus.
+"""
+
+from __future__ import annotations
+
+from harness.bisect.mutants import Mutant
+
+_WHY = "a state class the explorer could not reach before (#34 kind {})"
+
+REACH: tuple[Mutant, ...] = (
+    Mutant("lock-compares-password-one-byte-short",
+           _WHY.format("lock"), "hw/sd/sd.c",
+           "memcmp(sd->pwd, sd->data + 2, sd->pwd_len)",
+           "memcmp(sd->pwd, sd->data + 2, sd->pwd_len - 1)",
+           ("--group", "explore"), "LOCK_UNLOCK_FAILED"),
+    Mutant("dat-reset-keeps-buffer-position",
+           _WHY.format("stop"), "hw/sd/sdhci.c",
+           "    case SDHC_RESET_DATA:\n        s->data_count = 0;\n",
+           "    case SDHC_RESET_DATA:\n",
+           ("--group", "explore"), "BDATA"),
+    Mutant("adma-data-bus-error-ignored",
+           _WHY.format("dma"), "hw/sd/sdhci.c",
+           "            if (res != MEMTX_OK) {\n                s->data_count = 0;\n",
+           "            if (0) {\n                s->data_count = 0;\n",
+           ("--group", "explore"), "ERRINTSTS"),
+    Mutant("stopped-state-not-migrated",
+           _WHY.format("migrate"), "hw/sd/sdhci.c",
+           "        VMSTATE_UINT8(stopped_state, SDHCIState),\n",
+           "        VMSTATE_UNUSED(1),\n",
+           ("--group", "migration"), "BDATA"),
+)
