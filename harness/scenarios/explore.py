@@ -30,6 +30,8 @@ CORPUS = Path(__file__).with_name("explore_corpus.json")
 GROUP = "explore"
 #: The group whose scenarios the check runs migrating (harness.scenarios.migration).
 MIGRATION_GROUP = "migration"
+#: The parameter that marks a corpus input registered in another group.
+FROM_CORPUS = "explore_corpus"
 #: Polls the driver makes before it gives up a wait: the search's value,
 #: so that a replay waits exactly as the input did when it was kept.
 DRIVER_POLLS = 16
@@ -79,8 +81,8 @@ def _scenario(name: str, ops: list[Op], doc: str, sdhci: dict[str, Any] | None =
         replay(ops, target, ctx.migrate_point if group != GROUP else None)
 
     params: dict[str, Any] = {"absolute_dma": absolute_dma(ops)}
-    if group != GROUP:
-        params["point"] = name
+    if group != GROUP:  # a corpus input in the migration group: still the corpus's
+        params["point"], params[FROM_CORPUS] = name, True
     return Scenario(name, group, fn, doc, sdhci=sdhci or {}, sd_card=sd_card or {},
                     params=params)
 

@@ -218,6 +218,8 @@ def test_an_input_with_migrate_ops_also_runs_in_the_migration_group(tmp_path: An
         assert group.register(corpus) == 2
         assert REGISTRY["migrate-explore-t01"].group == "migration"
         assert REGISTRY["migrate-explore-t01"].params["point"] == "migrate-explore-t01"
+        # still the corpus's: not library arcs the next search's cover leaves out
+        assert REGISTRY["migrate-explore-t01"].params[group.FROM_CORPUS]
         assert "migrate-explore-t02" not in REGISTRY
     finally:
         for name in ("explore-t01", "explore-t02", "migrate-explore-t01"):
