@@ -135,7 +135,7 @@ def load(session: QemuSession, *, timeout: float = MIGRATE_TIMEOUT) -> None:
             break
         if time.monotonic() > deadline:
             raise MigrationRefused("load", f"not loaded within {timeout:g} s")
-        time.sleep(0.02)
+        time.sleep(0.005)
     info = session.qmp_cmd("query-migrate")
     if info.get("status") == "failed":
         raise MigrationRefused("load", str(info.get("error-desc", "failed")))

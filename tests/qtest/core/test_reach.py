@@ -210,7 +210,7 @@ def test_an_input_with_migrate_ops_also_runs_in_the_migration_group(tmp_path: An
     from harness.scenarios import REGISTRY
 
     corpus = tmp_path / "c.json"
-    ops = reach.migrate_inputs()[2]
+    ops = reach.migrate_inputs()[1]
     corpus.write_text(json.dumps({"seed": 1, "inputs": [
         {"name": "explore-t01", "index": 0, "new": 1, "ops": ops},
         {"name": "explore-t02", "index": 1, "new": 1, "ops": [SETUP]}]}))
