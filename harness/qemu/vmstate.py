@@ -19,13 +19,15 @@ import json
 import struct
 from typing import Any
 
+from harness.errors import QemuError
+
 #: Section types (QEMU's savevm stream, version 3).
 _FULL, _DESCRIPTION, _FOOTER = 0x04, 0x06, 0x7E
 #: The vmsd names of the devices compared.
 DEVICES = ("sdhci", "sd-card")
 
 
-class StreamError(ValueError):
+class StreamError(QemuError, ValueError):
     """The stream is not one this module can split (no description, no section)."""
 
 
