@@ -4,7 +4,7 @@ Layers, highest first: each layer's modules import only modules of their
 own layer and of the layers after its arrow, so dependencies point one way
 (``tests/qtest/core/test_layers.py`` holds the code to this table)::
 
-    cli        cli, pytest_plugin
+    cli        __main__, cli, commands.*, pytest_plugin
                -> review, bugs, bisect, bench, fuzz, guest, explore, check, scenarios,
                   driver, qemu, model, target, base, errors
     review     review.*

@@ -8,7 +8,7 @@
   subprocess, mapped to ``git bisect run``'s exit codes.
 * :mod:`harness.bisect.step`: one step (build, then check) with its log.
 * :mod:`harness.bisect.driver`: the ``git bisect`` loop, which always resets.
-* :mod:`harness.bisect.cli`: ``sdqtest bisect`` and ``sdqtest bisect-run``.
+* :mod:`harness.commands.bisect`: ``sdqtest bisect`` and ``sdqtest bisect-run``.
 """
 
 from __future__ import annotations

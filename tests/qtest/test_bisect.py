@@ -35,10 +35,10 @@ from harness.bisect.checks import (
     divergence_lines,
     first_divergence,
 )
-from harness.bisect.cli import main as bisect_main
 from harness.bisect.driver import BisectError, _parse, bisect
 from harness.bisect.progress import Progress
 from harness.bisect.synthetic import Commit, make_repo
+from harness.cli import main as bisect_main
 from tests.qtest.signals import inherit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -366,7 +366,7 @@ def test_interrupted_bisect_resets_tree(tmp_path: Path, sig: signal.Signals, cod
     build = f"echo $$ > {pidfile}; exec sleep 60"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.Popen(
-        [sys.executable, "-m", "harness.bisect", "bisect", "--qemu-src", str(repo),
+        [sys.executable, "-m", "harness", "bisect", "--qemu-src", str(repo),
          "--good", shas[0], "--bad", shas[-1], "--pytest", "x.py", "--build-cmd", build],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         preexec_fn=inherit(inherited))
@@ -443,7 +443,7 @@ def test_git_bisect_run_drives_bisect_run(tmp_path: Path) -> None:
 
     assert git("bisect", "start", shas[-1], shas[0]).returncode == 0
     try:
-        r = git("bisect", "run", sys.executable, "-m", "harness.bisect", "bisect-run",
+        r = git("bisect", "run", sys.executable, "-m", "harness", "bisect-run",
                 "--pytest", str(node), "--pytest-args", FAST_PYTEST)
     finally:
         git("bisect", "reset")

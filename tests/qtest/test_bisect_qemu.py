@@ -22,10 +22,10 @@ import pytest
 from harness.bisect import BAD, GOOD
 from harness.bisect.build import make_builder
 from harness.bisect.checks import BenchCheck, PytestCheck, ScenarioCheck
-from harness.bisect.cli import main as bisect_main
 from harness.bisect.driver import bisect
 from harness.bisect.progress import Progress
 from harness.bisect.synthetic import Commit, make_repo
+from harness.cli import main as bisect_main
 from harness.qemu import builds
 
 pytestmark = [pytest.mark.qemu, pytest.mark.slow]

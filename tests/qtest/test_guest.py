@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench import cli as bench_cli
 from harness.bench import guest as guest_bench
+from harness.commands import bench as bench_cli
 from harness.errors import GuestError
 from harness.guest import assemble, card, cpio, elf, protocol, runner
 from harness.guest.protocol import ProtocolError

@@ -164,15 +164,15 @@ def test_the_default_check_runs_the_modelled_boards(
     """With no build named (as ``./sdqtest check`` runs), the check also
     runs the boards the model mirrors on the installed ARM builds; naming a
     build, a machine type, strict mode or ``--no-boards`` leaves them out."""
-    from harness import cli
+    from harness.commands import check
 
     monkeypatch.delenv("QTEST_QEMU_BINARY", raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    monkeypatch.setattr(cli, "select_board_builds", lambda specs: ["7.2-arm", "11.1-arm"])
+    monkeypatch.setattr(check, "select_board_builds", lambda specs: ["7.2-arm", "11.1-arm"])
     args = _check_args(*argv)
     selected = list(all_scenarios().values())
-    picked = cli._board_selection(args, selected)  # type: ignore[arg-type]
+    picked = check.board_selection(args, selected)  # type: ignore[arg-type]
     assert bool(picked.builds) is runs_boards
     if runs_boards:
         assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb"] \
@@ -197,13 +197,13 @@ def test_the_default_check_without_arm_builds_runs_the_pc_check(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """ARM builds that cannot be installed leave the boards out with a note;
     the x86 check is not lost for them."""
-    from harness import cli
+    from harness.commands import check
     from harness.errors import SdqtestError
 
     def fail(specs: object) -> list[object]:
         raise SdqtestError("apt-get failed")
 
     monkeypatch.delenv("QTEST_QEMU_BINARY", raising=False)
-    monkeypatch.setattr(cli, "select_board_builds", fail)
-    picked = cli._board_selection(_check_args(), list(all_scenarios().values()))  # type: ignore[arg-type]
+    monkeypatch.setattr(check, "select_board_builds", fail)
+    picked = check.board_selection(_check_args(), list(all_scenarios().values()))  # type: ignore[arg-type]
     assert not picked.builds and "apt-get failed" in picked.note

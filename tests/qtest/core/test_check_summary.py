@@ -10,6 +10,7 @@ import pytest
 from harness import cli
 from harness.check import inputs, report, runner
 from harness.check.runner import Result
+from harness.commands import check as check_command
 from harness.profile import NEWEST
 
 NO_CLOCK = "needs virtual time (qtest accelerator), which this build lacks"
@@ -72,8 +73,8 @@ def test_check_exits_non_zero_on_mostly_skipped_unless_allowed(
         def offers(self, machine: str) -> bool:
             return True
 
-    monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
-    monkeypatch.setattr(cli, "select_board_builds", lambda specs: [])  # no boards
+    monkeypatch.setattr(check_command, "select_builds", lambda specs: [FakeBuild()])
+    monkeypatch.setattr(check_command, "select_board_builds", lambda specs: [])  # no boards
     monkeypatch.setattr(inputs, "check_build", lambda b: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: next(results))
     argv = ["check", "-j", "1", "--scenario", "cmd-all-in-stby", "--scenario", "card-registers",

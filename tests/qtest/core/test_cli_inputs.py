@@ -105,12 +105,13 @@ def test_any_harness_error_is_one_line(monkeypatch: pytest.MonkeyPatch,
     """An error of the tree outside usage and QEMU (an install step, an image
     recipe) ends the command with one line and status 2, not a traceback."""
     from harness import cli
+    from harness.commands import qemu
     from harness.images import ImageError
 
     def fails(args: object) -> int:
         raise ImageError("recipe sdsc-16m: mkfs.vfat not found")
 
-    monkeypatch.setattr(cli, "cmd_qemu_list", fails)
+    monkeypatch.setattr(qemu, "run_list", fails)
     assert cli.main(["qemu", "list"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["sdqtest: error: recipe sdsc-16m: mkfs.vfat not found"]

@@ -16,6 +16,7 @@ import pytest
 
 from harness import cli
 from harness.check import compat_matrix, inputs, runner
+from harness.commands import check as check_command
 from harness.hwdefs import sdhci as H
 from harness.model import emmc_defaults
 from harness.profile import BuildProfile
@@ -143,8 +144,8 @@ def test_every_check_run_says_unverified(monkeypatch: pytest.MonkeyPatch, tmp_pa
     """Even a check of one scenario, with no compat matrix, says so in its
     output and its JSON."""
     b = _build((12, 0, 0), "12.0")
-    monkeypatch.setattr(cli, "select_builds", lambda specs: [b])
-    monkeypatch.setattr(cli, "select_board_builds", lambda specs: [])  # no boards
+    monkeypatch.setattr(check_command, "select_builds", lambda specs: [b])
+    monkeypatch.setattr(check_command, "select_board_builds", lambda specs: [])  # no boards
     monkeypatch.setattr(inputs, "check_build", lambda build: None)
 
     def agree(build: QemuBuild, sc: Scenario, machine: str, **kw: Any) -> runner.Result:

@@ -66,7 +66,9 @@ MODULES: dict[str, str] = {
     "harness.bisect": "bisect",
     "harness.bugs": "bugs",
     "harness.review": "review",
+    "harness.__main__": "cli",
     "harness.cli": "cli",
+    "harness.commands": "cli",
     "harness.pytest_plugin": "cli",
 }
 

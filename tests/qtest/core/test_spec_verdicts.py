@@ -15,6 +15,7 @@ import pytest
 from harness import cli
 from harness.check import inputs, report, runner, testbench
 from harness.check.lockstep import LockstepTarget
+from harness.commands import check as check_command
 from harness.model.target import ModelTarget
 from harness.profile import NEWEST
 from harness.qemu.builds import QemuBuild
@@ -135,8 +136,8 @@ def test_check_exits_1_on_a_spec_miss(monkeypatch: pytest.MonkeyPatch) -> None:
         def offers(self, machine: str) -> bool:
             return True
 
-    monkeypatch.setattr(cli, "select_builds", lambda specs: [FakeBuild()])
-    monkeypatch.setattr(cli, "select_board_builds", lambda specs: [])  # no boards
+    monkeypatch.setattr(check_command, "select_builds", lambda specs: [FakeBuild()])
+    monkeypatch.setattr(check_command, "select_board_builds", lambda specs: [])  # no boards
     monkeypatch.setattr(inputs, "check_build", lambda b: None)
     monkeypatch.setattr(runner, "run", lambda *a, **k: next(results))
     argv = ["check", "-j", "1", "--scenario", "sdma-boundaries",

@@ -9,7 +9,8 @@ from typing import Any
 from harness.table import print_table
 
 
-def add_parsers(sub: Any) -> None:
+def register(sub: Any) -> None:
+    """``sdqtest bugs``."""
     p = sub.add_parser(
         "bugs", help="the QEMU bugs found: list them, show them on builds, verify the C tests "
         "and fixes in a QEMU source tree",
@@ -38,10 +39,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--no-check", action="store_true",
                    help="with --verify: skip the default check on the fixed build")
     p.add_argument("--build-timeout", type=float, default=7200.0, metavar="S")
-    p.set_defaults(func=cmd_bugs)
+    p.set_defaults(func=run)
 
 
-def cmd_bugs(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from harness.bugs import catalog
     from harness.errors import UsageError
 

@@ -16,7 +16,8 @@ EPILOG = ("exit: 0 nothing is a problem; 1 the report names a problem (changed b
           "not apply, a build that fails or has no qtest accelerator (one line each)")
 
 
-def add_parsers(sub: Any) -> None:
+def register(sub: Any) -> None:
+    """``sdqtest review``."""
     rv = sub.add_parser(
         "review", help="what a hw/sd patch or series changes: base and patched side by side",
         description="Runs the scenario library on base and patched QEMU: QEMU against QEMU "
@@ -56,7 +57,7 @@ def add_parsers(sub: Any) -> None:
     rv.add_argument("--report-dir", default="review-report", metavar="D",
                     help="report.txt/.md/.json and the reproducers (default review-report)")
     rv.add_argument("--markdown", action="store_true", help="print the Markdown report")
-    rv.set_defaults(func=cmd_review)
+    rv.set_defaults(func=run)
 
 
 def _binary(spec: str) -> Path:
@@ -79,7 +80,7 @@ def _diff_text(scratch: Any, commits: list[str]) -> str:
     return str(scratch.git("diff", f"{commits[0]}^", commits[-1]).stdout)
 
 
-def cmd_review(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     import harness.scenarios as scenarios
     from harness.check import parallel
     from harness.review import report, run, series

@@ -18,7 +18,8 @@ PLATEAU = 150
 LIMIT = 80
 
 
-def add_parsers(sub: Any) -> None:
+def register(sub: Any) -> None:
+    """``sdqtest explore``."""
     ex = sub.add_parser(
         "explore", help="the model drives the search: grow a covering corpus on the model "
         "alone, or print the model's branch coverage",
@@ -51,10 +52,10 @@ def add_parsers(sub: Any) -> None:
     ex.add_argument("--bench", type=int, nargs="?", const=40, metavar="N",
                     help="model-only speed: N inputs untraced and traced, side by side")
     ex.add_argument("-v", "--verbose", action="store_true")
-    ex.set_defaults(func=cmd_explore)
+    ex.set_defaults(func=run)
 
 
-def cmd_explore(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from harness.explore import search
     from harness.scenarios import explore as group
 

@@ -1,4 +1,4 @@
-"""``sdqtest bench data|erase|harness|all|compare|guest``: parsers and commands.
+"""``sdqtest bench qtest|check|data|erase|harness|all|compare|guest``: parsers and commands.
 
 Every part measures each selected build in the same run, prints its tables,
 writes a JSON file with every sample and each build's identity, and one PNG
@@ -8,6 +8,7 @@ plot per table beside it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from collections.abc import Callable
@@ -15,10 +16,84 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench.output import Run
+from harness.commands import check as check_command
+from harness.commands.common import board_options, qemu_option, show_progress
 from harness.qemu.selection import select_builds
 
 PARTS = ("data", "erase", "harness")
 DEFAULT_OUT = "bench-results"
+
+
+def register(sub: Any) -> None:
+    """``sdqtest bench``: ``qtest`` and ``check`` here, the parts of :mod:`harness.bench`
+    (:func:`add_parsers`)."""
+    b = sub.add_parser("bench", help="benchmarks (figures, never pass/fail)")
+    bsub = b.add_subparsers(dest="bench_command", required=True)
+    bq = bsub.add_parser("qtest", help="qtest round trips: naive vs sync vs pipelined")
+    qemu_option(bq)
+    bq.add_argument("--ops", type=int, default=3000)
+    bq.add_argument("--repeats", type=int, default=5)
+    bq.set_defaults(func=run_qtest)
+    bc = bsub.add_parser("check", help="scenarios/s through check: step by step vs "
+                         "optimistic lockstep (and QEMU launched afresh), side by side")
+    qemu_option(bc)
+    bc.add_argument("--group", action="append",
+                    help="scenario group (repeatable, or comma-separated; default: all)")
+    bc.add_argument("--scenario", action="append", metavar="NAME",
+                    help="one scenario by name (repeatable)")
+    board_options(bc)
+    bc.add_argument("-j", "--jobs", metavar="N[,N...]",
+                    help="worker counts to measure (default: one per core)")
+    bc.add_argument("--equivalence", action="store_true",
+                    help="instead: run each scenario fresh and on a reused QEMU step by step "
+                    "and optimistically, and name those whose steps, qtest trace or report "
+                    "differ (exit 1 if any)")
+    bc.add_argument("--fresh", action="store_true",
+                    help="also time each QEMU launched afresh (step by step)")
+    bc.add_argument("--profile", action="store_true",
+                    help="instead: the time split by concern (model, driver, comparison, "
+                    "qtest wire, launch/reset, image compare) under cProfile, on one worker")
+    bc.set_defaults(func=run_check)
+    add_parsers(bsub)
+
+
+def run_qtest(args: argparse.Namespace) -> int:
+    from harness.bench import qtest_bench
+
+    for b in select_builds(args.qemu):
+        for line in qtest_bench.run(b.name, b.binary, ops=args.ops, repeats=args.repeats).lines():
+            print(line)
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """``check``'s own runs (the same selection: builds, boards, groups),
+    each way side by side."""
+    from harness.bench import check_bench
+    from harness.check import parallel
+
+    args.machine = args.image = args.shard = None
+    args.strict = False
+    selected, builds = check_command.selection(args)
+    runs, _total = check_command.shard_runs(args, builds, selected, 1, 1)
+    if args.equivalence:
+        lines = check_bench.equivalence(runs, progress=show_progress)
+        show_progress("")
+        print("\n".join(lines))
+        return 1 if len(lines) > 1 else 0
+    ways = ("fresh", "step", "optimistic") if args.fresh else ("step", "optimistic")
+    if args.profile:
+        lines = check_bench.profile(runs, ways, progress=show_progress)
+        show_progress("")
+        print("\n".join(lines))
+        return 0
+    jobs = [int(j) for j in args.jobs.split(",")] if args.jobs else [parallel.default_jobs()]
+    before = os.getloadavg()
+    ms = check_bench.measure(runs, jobs, progress=show_progress, ways=ways)
+    show_progress("")
+    for line in check_bench.report(ms, runs, before, os.getloadavg()):
+        print(line)
+    return 0
 
 
 def _run_part(part: str, args: argparse.Namespace, builds: list[Any], workdir: Path) -> Run:
@@ -91,7 +166,7 @@ def _emit(res: Run, args: argparse.Namespace, json_path: Path | None) -> None:
                 print(f"plot: {p}")
 
 
-def cmd_part(args: argparse.Namespace) -> int:
+def run_part(args: argparse.Namespace) -> int:
     """One part: ``bench data``, ``bench erase`` or ``bench harness``."""
     from harness.qemu.session import install_signal_handlers
 
@@ -103,7 +178,7 @@ def cmd_part(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_all(args: argparse.Namespace) -> int:
+def run_all(args: argparse.Namespace) -> int:
     """Every part in turn, one JSON file (and plots) per part in ``--out``."""
     from harness.qemu.session import install_signal_handlers
 
@@ -117,7 +192,7 @@ def cmd_all(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
+def run_compare(args: argparse.Namespace) -> int:
     """Ratios between two runs (B over A), or two builds of one run."""
     from harness.bench import output
 
@@ -181,14 +256,14 @@ def add_parsers(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[
         p = bench_sub.add_parser(name, help=text, description=text)
         common(p)
         opts(p)
-        p.set_defaults(func=cmd_part, part=name)
+        p.set_defaults(func=run_part, part=name)
     p = bench_sub.add_parser("all", help="data, erase and harness in one run",
                              description="data, erase and harness in turn; one JSON file "
                              "and plots per part in --out")
     common(p, json=False)
     for _, opts in parts.values():
         opts(p)
-    p.set_defaults(func=cmd_all)
+    p.set_defaults(func=run_all)
     c = bench_sub.add_parser("compare", help="ratios between two result files or two builds",
                              description="B/A ratios of matching figures of two JSON results, "
                              "or of two builds (--build A --build B) in one")
@@ -196,14 +271,14 @@ def add_parsers(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[
     c.add_argument("b", metavar="B.json", nargs="?")
     c.add_argument("--build", action="append", metavar="NAME",
                    help="restrict to this build; with one file give two")
-    c.set_defaults(func=cmd_compare)
+    c.set_defaults(func=run_compare)
     add_guest_parser(bench_sub)
 
 
 # -- sdqtest bench guest (a real Linux guest; harness/bench/guest.py) ----------------------
 
 
-def cmd_guest(args: argparse.Namespace) -> int:
+def run_guest(args: argparse.Namespace) -> int:
     """``bench guest``: fio, erase and integrity inside a Linux guest, per build."""
     from harness.bench import guest
     from harness.errors import GuestError
@@ -301,4 +376,4 @@ def add_guest_parser(bench_sub: argparse._SubParsersAction) -> None:  # type: ig
                    help=f"where JSON, plots and console logs go (default ./{DEFAULT_OUT})")
     p.add_argument("--json", metavar="FILE", help="JSON result file (default DIR/guest-TIME.json)")
     p.add_argument("--no-plot", action="store_true", help="write no PNG plots")
-    p.set_defaults(func=cmd_guest)
+    p.set_defaults(func=run_guest)

@@ -1,0 +1,80 @@
+"""What the commands share: the ``--qemu`` and board options, the progress
+line, and the exit status each error of the tree maps to."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from harness.errors import QemuError, SdqtestError, UsageError
+
+
+def qemu_option(sp: argparse.ArgumentParser) -> None:
+    """``--qemu NAME|PATH``, repeatable."""
+    sp.add_argument(
+        "--qemu", action="append", metavar="NAME|PATH",
+        help="QEMU build: an installed name (7.2, 10.0, 11.1) or a binary path; "
+        "repeatable (default: $QTEST_QEMU_BINARY, else every installed build)",
+    )
+
+
+def board_options(p: Any) -> None:
+    """``--board`` and ``--no-boards``, as ``check`` and ``bench check`` take them."""
+    from harness.check.boards import DEFAULT_BOARDS
+    from harness.hwdefs.boards import BOARDS
+
+    p.add_argument("--board", action="append", metavar="NAME", nargs="?", const="all",
+                   help="run on ARM boards' SD controllers instead ("
+                   + ", ".join(b.name for b in BOARDS) + ", or all: the default with no NAME; "
+                   "comma-separated), on the ARM builds (7.2-arm, 10.0-arm, 11.1-arm) "
+                   "or --qemu")
+    p.add_argument("--no-boards", action="store_true",
+                   help="leave out the boards the default check runs ("
+                   + ", ".join(DEFAULT_BOARDS) + " on the installed ARM builds; see "
+                   "README 'Boards')")
+
+
+_last_plain = [0.0]
+
+
+def show_progress(text: str) -> None:
+    """One self-erasing status line on a terminal; elsewhere (CI logs) a
+    plain line at most every 30 seconds."""
+    import time
+
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K" + text[:100])
+        sys.stderr.flush()
+    elif text and time.monotonic() - _last_plain[0] >= 30:
+        _last_plain[0] = time.monotonic()
+        print(f"sdqtest: {text}", file=sys.stderr, flush=True)
+
+
+def call(args: argparse.Namespace) -> int:
+    """Run the command ``args.func`` names; each error of the tree is one
+    line on stderr and its exit status (2 bad input, 3 QEMU, 130 interrupted)."""
+    try:
+        rc: int = args.func(args)
+        return rc
+    except UsageError as e:
+        print(f"sdqtest: error: {e}", file=sys.stderr)
+        return 2
+    except QemuError as e:
+        print(f"sdqtest: QEMU error: {e}", file=sys.stderr)
+        return 3
+    except SdqtestError as e:  # cannot start: a build, an image, an install step
+        print(f"sdqtest: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("sdqtest: interrupted", file=sys.stderr)
+        return 130
+
+
+def parse_one(register: Callable[[Any], None], argv: list[str]) -> argparse.Namespace:
+    """``argv`` (a command and its arguments) parsed as ``sdqtest`` parses it,
+    by a parser that holds only the command ``register`` adds."""
+    p = argparse.ArgumentParser(prog="sdqtest")
+    register(p.add_subparsers(dest="command", required=True))
+    return p.parse_args(argv)

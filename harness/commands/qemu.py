@@ -1,0 +1,129 @@
+"""``sdqtest qemu install|list|build``: Debian's builds side by side, and
+QEMU source trees built out of tree."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from harness.commands.common import qemu_option
+from harness.errors import UsageError
+from harness.qemu.selection import select_builds
+from harness.table import print_table
+
+
+def register(sub: Any) -> None:
+    """``sdqtest qemu install|list|build``."""
+    q = sub.add_parser("qemu", help="install and list QEMU builds")
+    qsub = q.add_subparsers(dest="qemu_command", required=True)
+    qi = qsub.add_parser("install", help="install Debian's QEMU builds side by side")
+    qi.add_argument("names", nargs="*", metavar="7.2|10.0|11.1|all")
+    qi.add_argument("--quiet", action="store_true")
+    qi.set_defaults(func=run_install)
+    ql = qsub.add_parser("list", help="list builds and what each offers")
+    qemu_option(ql)
+    ql.set_defaults(func=run_list)
+    qb = qsub.add_parser("build", help="build a QEMU source tree (x86_64 system emulator) "
+                         "out of tree, optionally for coverage")
+    qb.add_argument("src", help="QEMU source tree (upstream git, or 'apt-get source qemu')")
+    qb.add_argument("--coverage", action="store_true",
+                    help="configure with --enable-gcov (for 'sdqtest coverage')")
+    qb.add_argument("--arm", action="store_true",
+                    help="also build qemu-system-aarch64 from the same tree (every ARM "
+                    "board; with --coverage, 'sdqtest coverage' then runs the boards too)")
+    qb.add_argument("--sanitize", metavar="LIST",
+                    help="address,undefined: configure with --enable-asan/--enable-ubsan "
+                    "(replay, check and fuzz then report sanitizer findings)")
+    qb.add_argument("--build-dir", metavar="DIR",
+                    help="default: a folder per tree under the sdqtest cache")
+    qb.add_argument("--timeout", type=float, default=3600.0, help="seconds (default 3600)")
+    qb.set_defaults(func=run_build)
+
+
+def run_install(args: argparse.Namespace) -> int:
+    from harness.qemu import install, install_arm
+
+    log: Callable[[str], None] = (lambda m: None) if args.quiet else print
+    try:
+        install_arm.install_all(args.names or ["all"], log=log)
+    except install.InstallError as e:
+        raise UsageError(str(e)) from e
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    rows = []
+    for b in select_builds(args.qemu, install_missing=False):
+        q35 = b.versioned_machines("q35")
+        pc = b.versioned_machines("pc")
+        rows.append(
+            [
+                b.name,
+                b.version + (f" ({b.profile.package})" if b.profile.package else ""),
+                "yes" if b.profile.has_qtest_accel else "NO",
+                f"{q35[0][7:]}..{q35[-1][7:]}" if q35 else "-",
+                f"{pc[0][10:]}..{pc[-1][10:]}" if pc else "-",
+                "yes" if b.has_sdhci_pci else "NO",
+                "yes" if b.has_erase_blocks_as_zero else "no",
+                str(b.binary),
+            ]
+        )
+    head = ["build", "query-version", "qtest", "pc-q35", "pc-i440fx", "sdhci-pci",
+            "erase-blocks-as-zero", "binary"]
+    print_table(head, rows)
+    if not args.qemu:
+        _list_arm_builds()
+    return 0
+
+
+def _list_arm_builds() -> None:
+    """The installed ARM builds (``check --board``): version, qtest, the boards."""
+    from harness.hwdefs.boards import BOARDS
+    from harness.qemu import builds
+
+    rows = []
+    for b in builds.selected_arm():
+        offered = [x.name for x in BOARDS if b.offers(x.machine)]
+        rows.append([b.name, b.version + (f" ({b.profile.package})" if b.profile.package
+                                          else ""),
+                     "yes" if b.profile.has_qtest_accel else "NO",
+                     ", ".join(offered) or "-", str(b.binary)])
+    if rows:
+        print()
+        print_table(["ARM build", "query-version", "qtest", "boards", "binary"], rows)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    """Build a QEMU source tree (Debian's or upstream) out of tree, optionally for gcov."""
+    from pathlib import Path
+
+    from harness.bisect import build
+
+    src = Path(args.src).resolve()
+    sanitize = tuple(n.strip() for n in (args.sanitize or "").split(",") if n.strip())
+    bad = [n for n in sanitize if n not in build.SANITIZERS]
+    if bad:
+        raise UsageError(f"unknown sanitizer {', '.join(bad)} (address, undefined)")
+    suffix = ("-coverage" if args.coverage else "") + ("-arm" if args.arm else "")
+    suffix += ("-" + "-".join(build.SANITIZERS[n] for n in sanitize)) if sanitize else ""
+    out = Path(args.build_dir).resolve() if args.build_dir else (
+        build.bisect_root().parent / "builds" / (build.tree_dir(src).name + suffix))
+    builder = build.QemuTreeBuilder(build_dir=out, coverage=args.coverage, sanitize=sanitize,
+                                    arm=args.arm)
+    missing = builder.prerequisites(src)
+    if missing:
+        raise UsageError(build.format_missing(missing))
+    log_path = out.parent / f"{out.name}.log"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    print(f"building {src} in {out} (log: {log_path})")
+    with log_path.open("w") as log:
+        res = builder.build(src, "HEAD", log, args.timeout)
+    if not res.ok or res.binary is None:
+        raise UsageError(f"build failed: {res.message} (log: {log_path})")
+    print(f"built {res.binary}" + (f" and {out / build.ARM_BINARY}" if args.arm else ""))
+    print(f"use it with: sdqtest check --qemu {res.binary}"
+          + (f"; sdqtest check --board --qemu {out / build.ARM_BINARY}" if args.arm else ""))
+    if args.coverage:
+        print(f"measure with: sdqtest coverage {out}")
+    return 0
