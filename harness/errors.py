@@ -31,6 +31,7 @@ tree and the code in step.
     |   +-- StdioTimeout             [qemu.stdio] no answer on -qtest stdio in time
     |   +-- MigrationRefused         [qemu.migrate] QEMU could not save or load
     |   |                            a migration stream (QEMU's reason)
+    |   +-- StreamError (ValueError) [qemu.vmstate] a stream it cannot split
     |   +-- QemuGone                 QEMU stopped serving the session: a crash
     |       +-- QemuDied             [qemu.session] exited or was killed
     |       +-- QtestClosed          [qemu.qtest] the qtest stream ended

@@ -203,10 +203,19 @@ def _run(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None,
 
 
 def _judge(res: Result, mig: Migrator, pci_lost: list[str]) -> None:
-    """The migration's part of the verdict: refused, never reached, the PCI
-    function's config space lost (ledger ``sdhci-pci.pci-config-not-migrated``)."""
+    """The migration's part of the verdict: refused, a vmstate field that did
+    not survive a migration to the same build (issue #34), never reached,
+    the PCI function's config space lost (ledger
+    ``sdhci-pci.pci-config-not-migrated``)."""
+    lost = [f"{r.label}: {x}" for r in mig.records for x in r.vmstate_lost]
     if mig.refused is not None:
         res.status, res.reason = REFUSED, mig.refused.reason
+    elif lost and res.status in (runner.AGREE, runner.QUIRK):
+        res.status = runner.DIVERGE
+        res.reason = ("vmstate fields the destination (the same build) did not write back as "
+                      "the source: " + "; ".join(lost[:4]))
+    elif lost:
+        res.notes.append("vmstate fields not written back: " + "; ".join(lost[:4]))
     elif res.status in (runner.AGREE, runner.QUIRK) and not mig.records:
         res.status = runner.ERROR
         res.reason = "the run never reached its migration point"

@@ -122,6 +122,9 @@ def _report(brief: bool, specs: list[str] | None = None) -> int:
     data = report.measure_fresh(specs or [])
     regions = report.combine(data["scenarios"], data["explore"])
     print(report.render(regions, detail=not brief))
+    from harness.explore import reach
+
+    print("\n" + reach.render(set().union(*report.corpus_reach().values())))
     print(f"\n{data['library']} scenarios and {data['corpus']} explored inputs on the model "
           f"alone, build profile(s) {', '.join(data['profiles'])} (default: the default "
           f"check's builds), in {time.monotonic() - t0:.1f} s")

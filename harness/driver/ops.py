@@ -504,6 +504,11 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         start(t, op, d.dma_base)
     elif kind == "csd":
         program_csd(d, op)
+    elif kind == "migrate":
+        # A migration point (issue #34): the explore group's replay moves
+        # QEMU to a new process here in a migration run (ctx.migrate_point);
+        # everywhere else, the model included, the run goes on unmigrated.
+        pass
     elif kind == "pio":
         for i in range(op["n"]):
             if op["write"]:
@@ -519,11 +524,24 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
     block size with the SDMA boundary, block count, argument, transfer
     mode, command) and return at once; SDMA uses the fuzzer's data area
     (at ``base``: the driver's, in the board's RAM), ADMA a descriptor table
-    for it at the area's start (:func:`adma_table`)."""
+    for it at the area's start (:func:`adma_table`, or ``descs``' own,
+    :func:`descriptor_table`, their addresses absolute with ``abs``).  DMA
+    that points anywhere (issue #34): ``sdma_addr`` is the SDMA System
+    Address itself, ``table_addr`` the ADMA System Address itself (no table
+    written: the engine reads whatever is there)."""
     _index, read, multi = next(c for c in START_COMMANDS if c[0] == op["index"])
     dma = op["mode"] != "pio"
     if op["mode"] == "sdma":
-        t.write(H.SDMASYSAD.offset, 4, base + 0x10000)
+        addr = op.get("sdma_addr")
+        t.write(H.SDMASYSAD.offset, 4, base + 0x10000 if addr is None else addr & 0xFFFFFFFF)
+    elif dma and op.get("table_addr") is not None:
+        t.write(H.ADMASYSADDR.offset, 4, op["table_addr"] & 0xFFFFFFFF)
+        t.write(H.ADMASYSADDR.offset + 4, 4, 0)
+    elif dma and op.get("descs") and op["mode"] in ("adma2", "adma64"):
+        t.mem_write(base, descriptor_table(op["mode"], op["descs"], 0 if op.get("abs")
+                                           else base))
+        t.write(H.ADMASYSADDR.offset, 4, base)
+        t.write(H.ADMASYSADDR.offset + 4, 4, 0)
     elif dma:
         t.mem_write(base, adma_table(op["mode"], op["bs"] * op["count"], base,
                                      link=bool(op.get("link"))))
@@ -542,6 +560,14 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
     t.write(H.TRNMOD.offset, 2, trnmod)
     t.write(H.CMDREG.offset, 2, H.cmdreg(op["index"], H.RSP_48, crc=True, idx=True,
                                          data=True))
+
+
+def descriptor_table(mode: str, descs: list[list[int]], base: int = DMA_BASE) -> bytes:
+    """An ADMA2 table of a ``start`` with ``descs`` (``[offset from base,
+    length, attribute]`` each, SDHC 1.13.4), 32- or 64-bit (``mode``)."""
+    pack = H.adma2_desc64 if mode == "adma64" else H.adma2_desc32
+    return b"".join(pack((base + a) & 0xFFFFFFFF, n & 0xFFFF, attr & 0xFF)
+                    for a, n, attr in descs)
 
 
 def adma_table(mode: str, length: int, base: int = DMA_BASE, *, link: bool = False) -> bytes:

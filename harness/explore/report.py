@@ -67,13 +67,15 @@ def run_on_model(scs: Iterable[Scenario], profile: BuildProfile = NEWEST) -> dic
 def library_arcs(profile: BuildProfile = NEWEST) -> set[Any]:
     """The model arcs the scenario library takes on the PC's model (the
     explore group left out), as :class:`~harness.explore.tracer.CTracerArcs`
-    keys, the search's features: the default check runs the library anyway,
+    keys, the search's features (the corpus's own inputs in the migration
+    group left out too): the default check runs the library anyway,
     so the corpus's set cover spends its limit on what it does not take."""
     import harness.scenarios as scenarios
     from harness.explore.tracer import CTracerArcs
     from harness.scenarios import explore as group
 
-    library = [s for s in scenarios.all_scenarios().values() if s.group != group.GROUP]
+    library = [s for s in scenarios.all_scenarios().values()
+               if s.group != group.GROUP and not s.params.get(group.FROM_CORPUS)]
     tracer = CTracerArcs()
     with tracer:
         run_on_model(library, profile)
@@ -515,9 +517,10 @@ def child(cov: Any, out: str, specs: list[str]) -> None:
     from harness.scenarios import explore as group
 
     profiles = _profiles(specs)
-    every = scenarios.all_scenarios().values()
-    library = [s for s in every if s.group != group.GROUP]
-    corpus = [s for s in every if s.group == group.GROUP]
+    every = list(scenarios.all_scenarios().values())
+    mine = [s.group == group.GROUP or bool(s.params.get(group.FROM_CORPUS)) for s in every]
+    library = [s for s, m in zip(every, mine, strict=True) if not m]
+    corpus = [s for s, m in zip(every, mine, strict=True) if m and s.group == group.GROUP]
     errors: dict[str, str] = {}
     for p in profiles:
         errors.update(run_on_model(library, p))
@@ -575,3 +578,21 @@ def measure_fresh(specs: list[str]) -> dict[str, Any]:
                        check=True)
         data: dict[str, Any] = json.loads(out.read_text())
     return data
+
+
+def corpus_reach() -> dict[str, set[Any]]:
+    """The reach classes (:mod:`harness.explore.reach`) each committed corpus
+    input reaches on the model alone (no QEMU), by input name."""
+    from harness.explore import reach
+    from harness.explore.search import ModelRunner, bare, variant_machine
+    from harness.scenarios import explore as group
+
+    runners: dict[str, ModelRunner] = {}
+    out: dict[str, set[Any]] = {}
+    for e in group.load()["inputs"]:
+        v = e.get("variant", "default")
+        if v not in runners:
+            runners[v] = ModelRunner(trace=False, snapshots=0, machine=variant_machine(v))
+        run = runners[v].run(bare(e["ops"]))
+        out[e["name"]] = {f for f in run.features if reach.is_reach(f)}
+    return out

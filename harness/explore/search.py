@@ -41,7 +41,7 @@ from harness import images
 from harness.driver.host import HostDriver
 from harness.driver.ops import Op, apply, generate, mutate
 from harness.errors import SdqtestError
-from harness.explore import tables
+from harness.explore import reach, tables
 from harness.explore.state import abstract
 from harness.explore.tracer import MODEL_DIR, arc_tracer
 from harness.hwdefs import sd as S
@@ -102,6 +102,7 @@ def model_digest() -> str:
     here = Path(MODEL_DIR)
     files = sorted(here.glob("*.py")) + [here.parent / "driver" / "ops.py",
                                          Path(__file__).parent / "state.py",
+                                         Path(__file__).parent / "reach.py",
                                          Path(__file__).parent / "tables.py",
                                          Path(__file__)]
     for f in files:
@@ -168,10 +169,10 @@ class ModelRunner:
         return 0, self._fresh(), None
 
     def _save(self, key: tuple[str, ...], d: HostDriver, ran: list[Op],
-              states: set[Feature]) -> None:
+              states: set[Feature], track: reach.Tracker) -> None:
         arcs = self.tracer.checkpoint() if self.trace else None
         self._snaps[key] = _Snap(key, pickle.dumps(d, pickle.HIGHEST_PROTOCOL), list(ran),
-                                 set(states), arcs)
+                                 set(states), arcs, reach.Tracker(track.stopped))
         if len(self._snaps) > self.snapshots:
             self._snaps.popitem(last=False)
 
@@ -184,6 +185,7 @@ class ModelRunner:
         model: Any = d.target
         ran: list[Op] = list(snap.ran) if snap else []
         states: set[Feature] = set(snap.states) if snap else set()
+        track = reach.Tracker(snap.track.stopped) if snap else reach.Tracker()
         tracer = self.tracer
         tracer.resume = snap.arcs if snap else None
         ok, why = True, ""
@@ -197,12 +199,14 @@ class ModelRunner:
                 for i in range(done, len(todo)):
                     op = todo[i]
                     count = _written(model)
+                    pre = reach.before(model, op)
                     apply(d, model, op)
                     ran.append(op)
                     if model.hung:
                         ok, why = False, f"model stopped: {model.hung}"
                         break
                     states.add(("state", op["op"], abstract(model)))
+                    states |= reach.after(pre, model, op, track)
                     if probes:
                         p: Op = {"op": "probe", "status": self._status_ok(model)}
                         if _written(model) != count and self._written_ok(model):
@@ -215,7 +219,7 @@ class ModelRunner:
                         if self.snapshots and (keep or i < SNAP_FIRST) and i + 1 < len(todo):
                             key = tuple(keys[:i + 1])
                             if key not in self._snaps:
-                                self._save(key, d, ran, states)
+                                self._save(key, d, ran, states, track)
         except Exception as e:  # noqa: BLE001 - a model exception: not kept, counted
             ok, why = False, f"{type(e).__name__}: {e}"
         finally:
@@ -268,6 +272,7 @@ class _Snap:
     ran: list[Op]
     states: set[Feature]
     arcs: Any
+    track: reach.Tracker = field(default_factory=reach.Tracker)
 
 
 def _copy_store(state: dict[str, Any]) -> BlockStore:
@@ -353,13 +358,14 @@ def cover(entries: list[Entry], limit: int | None = None,
     """A smaller corpus reaching every feature ``entries`` reach: greedy set
     cover (most uncovered features first, the earlier input on a tie), in
     the order the search found them.  Model arcs are covered first, then
+    the reach classes of :mod:`.reach` (issue #34's goal), then the other
     abstract states (the arcs are the goal's measure; a state is a hint).
     Fewer inputs to replay on QEMU; ``limit`` keeps only the first
     ``limit`` picks (those that bring the most), for the check's budget.
     ``known``: features taken anyway (the scenario library's arcs,
     :func:`harness.explore.report.library_arcs`), not chased."""
     chosen: list[Entry] = []
-    for wanted in (is_arc, lambda f: not is_arc(f)):
+    for wanted in (is_arc, reach.is_reach, lambda f: not is_arc(f) and not reach.is_reach(f)):
         left = {f for e in entries for f in e.features if wanted(f)} - known
         for e in chosen:
             left -= e.features
@@ -409,10 +415,15 @@ def variant_machine(name: str) -> Machine:
     return Machine(type="q35", sdhci=sdhci, card=card, image=CardImage(images.ensure(IMAGE)))
 
 
+def _default_tables() -> list[list[Op]]:
+    """The tables' inputs and the reach kinds' (:mod:`.reach`), default machine."""
+    return tables.table_inputs() + reach.table_inputs()
+
+
 def _table_plan(with_tables: bool) -> list[tuple[str, list[Op]]]:
     if not with_tables:
         return []
-    plan: list[tuple[str, list[Op]]] = [("default", t) for t in tables.table_inputs()]
+    plan: list[tuple[str, list[Op]]] = [("default", t) for t in _default_tables()]
     parts = {"commands": tables.command_states, "registers": tables.register_fields,
              "dma": tables.dma_selects}
     for name, (_, _, which) in VARIANTS.items():
@@ -438,7 +449,7 @@ def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
     t0 = time.monotonic()
     quiet = 0
     table = _table_plan(with_tables) if len(names) > 1 else [
-        ("default", t) for t in (tables.table_inputs() if with_tables else [])]
+        ("default", t) for t in (_default_tables() if with_tables else [])]
     for i in range(len(table) + count):
         rng = random.Random(f"{seed}:{i}")
         if i < len(table):

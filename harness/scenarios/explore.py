@@ -16,6 +16,7 @@ seed and the model's code (its ``model_digest`` records which);
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,10 @@ from harness.target import Target
 
 CORPUS = Path(__file__).with_name("explore_corpus.json")
 GROUP = "explore"
+#: The group whose scenarios the check runs migrating (harness.scenarios.migration).
+MIGRATION_GROUP = "migration"
+#: The parameter that marks a corpus input registered in another group.
+FROM_CORPUS = "explore_corpus"
 #: Polls the driver makes before it gives up a wait: the search's value,
 #: so that a replay waits exactly as the input did when it was kept.
 DRIVER_POLLS = 16
@@ -40,30 +45,46 @@ def load(path: Path = CORPUS) -> dict[str, Any]:
     return data
 
 
-def replay(ops: list[Op], target: Target) -> None:
-    """Run one corpus input on ``target`` (model, QEMU or the lockstep)."""
+def replay(ops: list[Op], target: Target,
+           migrate: Callable[[str], None] | None = None) -> None:
+    """Run one corpus input on ``target`` (model, QEMU or the lockstep);
+    at a ``migrate`` operation, ``migrate(label)`` (a migration run's point)."""
     d = HostDriver(target, timeout_steps=DRIVER_POLLS)
-    for op in ops:
-        apply(d, target, op)
+    for i, op in enumerate(ops):
+        if op["op"] == "migrate" and migrate is not None:
+            migrate(f"step-{i}")
+        else:
+            apply(d, target, op)
+
+
+def migrates(ops: list[Op]) -> bool:
+    return any(o["op"] == "migrate" for o in ops)
 
 
 def absolute_dma(ops: list[Op]) -> bool:
     """``ops`` write an address of their own into SDMA System Address or ADMA
-    System Address (a raw register write): an address near the PC's DMA
-    area, not the driver's, which on a board lies in its RAM."""
+    System Address (a raw register write, or a ``start`` with an absolute
+    address): an address of the PC's layout, not the driver's, which on a
+    board lies in its RAM."""
     regs = ((H.SDMASYSAD.offset, H.SDMASYSAD.offset + H.SDMASYSAD.width),
             (H.ADMASYSADDR.offset, H.ADMASYSADDR.offset + H.ADMASYSADDR.width))
     return any(o["op"] == "write" and any(o["off"] < hi and o["off"] + o["size"] > lo
-                                          for lo, hi in regs) for o in ops)
+                                          for lo, hi in regs)
+               or o["op"] == "start" and any(o.get(k) for k in ("sdma_addr", "table_addr",
+                                                                "abs"))
+               for o in ops)
 
 
 def _scenario(name: str, ops: list[Op], doc: str, sdhci: dict[str, Any] | None = None,
-              sd_card: dict[str, Any] | None = None) -> Scenario:
+              sd_card: dict[str, Any] | None = None, group: str = GROUP) -> Scenario:
     def fn(target: Target, ctx: Context) -> None:
-        replay(ops, target)
+        replay(ops, target, ctx.migrate_point if group != GROUP else None)
 
-    return Scenario(name, GROUP, fn, doc, sdhci=sdhci or {}, sd_card=sd_card or {},
-                    params={"absolute_dma": absolute_dma(ops)})
+    params: dict[str, Any] = {"absolute_dma": absolute_dma(ops)}
+    if group != GROUP:  # a corpus input in the migration group: still the corpus's
+        params["point"], params[FROM_CORPUS] = name, True
+    return Scenario(name, group, fn, doc, sdhci=sdhci or {}, sd_card=sd_card or {},
+                    params=params)
 
 
 def register(path: Path = CORPUS) -> int:
@@ -73,10 +94,14 @@ def register(path: Path = CORPUS) -> int:
         n = sum(1 for o in entry["ops"] if o["op"] != "probe")
         on = f" on {entry['variant']} {entry.get('sdhci')} {entry.get('sd_card')}" \
             if "variant" in entry else ""
-        add(_scenario(entry["name"], entry["ops"],
-                      f"explored input {entry['index']} (seed {data.get('seed')}): {n} "
-                      f"operations{on}, {entry['new']} model branches/states first reached",
-                      entry.get("sdhci"), entry.get("sd_card")))
+        doc = (f"explored input {entry['index']} (seed {data.get('seed')}): {n} "
+               f"operations{on}, {entry['new']} model branches/states first reached")
+        add(_scenario(entry["name"], entry["ops"], doc, entry.get("sdhci"),
+                      entry.get("sd_card")))
+        if migrates(entry["ops"]):  # its migration points, run where the check migrates
+            add(_scenario(f"migrate-{entry['name']}", entry["ops"],
+                          doc + "; migrated to the same build at each migrate operation",
+                          entry.get("sdhci"), entry.get("sd_card"), MIGRATION_GROUP))
     return len(data["inputs"])
 
 

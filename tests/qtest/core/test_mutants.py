@@ -74,3 +74,15 @@ def test_failing_groups_read_the_summary_table() -> None:
            "data            34 agree\nexplore         79 agree, 1 CRASH\n")
     assert mutants.failing_groups(out) == "commands: 1 DIVERGE; explore: 1 CRASH"
     assert mutants.baseline_args(mutants.MUTANTS)[0] == "--group"
+
+
+def test_reach_mutants_name_their_kind_and_the_group_that_replays_it() -> None:
+    from harness.bisect.mutants_reach import REACH
+    from harness.explore import reach
+
+    assert len({m.name for m in REACH}) == len(REACH)
+    kinds = {m.stands_for.split("kind ")[1].rstrip(")") for m in REACH}
+    assert kinds == set(reach.goal())  # one regression per kind
+    for m in REACH:
+        assert m.path.startswith("hw/sd/") and m.anchor != m.replacement
+        assert m.check_args in (("--group", "explore"), ("--group", "migration"))
