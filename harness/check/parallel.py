@@ -260,11 +260,22 @@ def _serve_all(runs: Sequence[RunSpec], opts: Options, plan: schedule.Schedule,
         return last
     finally:
         for p in procs:
-            if p.is_alive():
-                p.terminate()
-            p.join()
+            _stop(p)
         for c in conns:
             c.close()
+
+
+def _stop(proc: Any, grace: float = 5.0) -> None:
+    """End worker ``proc``: SIGTERM (its QEMUs closed as it exits), then
+    SIGKILL after ``grace`` seconds, for a worker whose SIGTERM handler was
+    replaced or ignored by the program that forked it (a pytest process
+    that ran the CLI in-process); its QEMUs die with it (pdeathsig)."""
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(grace)
+        if proc.is_alive():
+            proc.kill()
+    proc.join()
 
 
 def _gone(proc: Any, w: int) -> RuntimeError:

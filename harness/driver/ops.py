@@ -442,20 +442,7 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         d.init_card(bus_width=op["bus_width"], hcs=op["hcs"], block_len=op["block_len"],
                     acmd41_tries=50)
     elif kind == "cmd":
-        data = op.get("data")
-        tr = None if data is None else _transfer(data["read"], data["bs"], data["count"],
-                                                 data["mode"])
-        table = S.SD_APP_COMMANDS if op["app"] else S.SD_COMMANDS
-        spec = table.get(op["index"])
-        resp = S.Resp(op["resp"]) if "resp" in op else (spec.resp if spec else S.Resp.R1)
-        arg = op["arg"]
-        if op.get("rca"):  # addressed by the card's RCA (PLS 4.7.4: arg bits 31:16),
-            # or (``rca_xor``) by an RCA that differs from it in those bits
-            arg = (((d.card.rca ^ op.get("rca_xor", 0)) & 0xFFFF) << 16) | (arg & 0xFFFF)
-        if op["app"]:
-            d.acmd(op["index"], arg, resp, tr)
-        else:
-            d.cmd(op["index"], arg, resp, tr)
+        _cmd(d, op)
     elif kind in ("rw", "adma"):
         _rw(d, op)
     elif kind == "erase":
@@ -510,13 +497,36 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
         # everywhere else, the model included, the run goes on unmigrated.
         pass
     elif kind == "pio":
-        for i in range(op["n"]):
-            if op["write"]:
-                t.write(H.BDATA.offset, op["size"], (0x5A + 7 * i) & ((1 << 8 * op["size"]) - 1))
-            else:
-                t.read(H.BDATA.offset, op["size"])
+        _pio(t, op)
     else:
         raise ValueError(f"unknown fuzz operation {kind!r}")
+
+
+def _cmd(d: HostDriver, op: Op) -> None:
+    """``op``'s SD command (or ACMD), with its data transfer if it has one."""
+    data = op.get("data")
+    tr = None if data is None else _transfer(data["read"], data["bs"], data["count"],
+                                             data["mode"])
+    table = S.SD_APP_COMMANDS if op["app"] else S.SD_COMMANDS
+    spec = table.get(op["index"])
+    resp = S.Resp(op["resp"]) if "resp" in op else (spec.resp if spec else S.Resp.R1)
+    arg = op["arg"]
+    if op.get("rca"):  # addressed by the card's RCA (PLS 4.7.4: arg bits 31:16),
+        # or (``rca_xor``) by an RCA that differs from it in those bits
+        arg = (((d.card.rca ^ op.get("rca_xor", 0)) & 0xFFFF) << 16) | (arg & 0xFFFF)
+    if op["app"]:
+        d.acmd(op["index"], arg, resp, tr)
+    else:
+        d.cmd(op["index"], arg, resp, tr)
+
+
+def _pio(t: Target, op: Op) -> None:
+    """``op["n"]`` Buffer Data Port accesses of ``op["size"]`` bytes."""
+    for i in range(op["n"]):
+        if op["write"]:
+            t.write(H.BDATA.offset, op["size"], (0x5A + 7 * i) & ((1 << 8 * op["size"]) - 1))
+        else:
+            t.read(H.BDATA.offset, op["size"])
 
 
 def start(t: Target, op: Op, base: int = DMA_BASE) -> None:

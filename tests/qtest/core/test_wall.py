@@ -40,7 +40,7 @@ def test_the_workers_split_adds_up_to_their_wall_time(qemu_build: QemuBuild,
     part is what is left, not clamped), every qtest command counted."""
     names = ["access-sizes", "reset-values-v2", "w1c-interrupt-status", "register-masks-v2",
              "cmd0-reset"]
-    runs = [parallel.Run(qemu_build, all_scenarios()[n], "q35") for n in names
+    runs = [parallel.RunSpec(qemu_build, all_scenarios()[n], "q35") for n in names
             if n in all_scenarios()]
     wall.start()
     results, stats = parallel.run_all(runs, parallel.Options(), jobs)
