@@ -74,27 +74,32 @@ def run(args: argparse.Namespace) -> int:
                 if tail:
                     print("  QEMU's stderr, last lines:\n    " + "\n    ".join(tail))
                 continue
-            if args.no_model:
-                continue
-            replay.replay_model(res, b.profile, pl.machine)
-            if res.model_error:
-                worst["diff"] = True
-                print(f"  model error: {res.model_error}")
-                continue
-            if res.model_diffs:
-                worst["diff"] = True
-                print(f"  model disagrees on {len(res.model_diffs)} reads:")
-                for line in res.model_diffs[:20]:
-                    print(f"    {line}")
-            elif res.model_checked:
-                print("  model agrees on every register and memory read"
-                      + (f" ({res.model_reason})" if res.model_reason else ""))
-            else:
-                print(f"  model not run: {res.model_reason}")
-            for line in res.model_adopted[:5]:
-                print(f"  adopted (a value QEMU leaves undefined or draws at random): {line}")
+            if not args.no_model:
+                worst["diff"] |= _model_side(res, b, pl.machine)
     if worst["finding"]:
         return 3
     if worst["diff"]:
         return 1
     return 4 if worst["refused"] else 0
+
+
+def _model_side(res: Any, b: Any, machine: Any) -> bool:
+    """The model replays what QEMU answered; whether it disagreed (or failed)."""
+    from harness.check import replay
+
+    replay.replay_model(res, b.profile, machine)
+    if res.model_error:
+        print(f"  model error: {res.model_error}")
+        return True
+    if res.model_diffs:
+        print(f"  model disagrees on {len(res.model_diffs)} reads:")
+        for line in res.model_diffs[:20]:
+            print(f"    {line}")
+    elif res.model_checked:
+        print("  model agrees on every register and memory read"
+              + (f" ({res.model_reason})" if res.model_reason else ""))
+    else:
+        print(f"  model not run: {res.model_reason}")
+    for line in res.model_adopted[:5]:
+        print(f"  adopted (a value QEMU leaves undefined or draws at random): {line}")
+    return bool(res.model_diffs)
