@@ -155,7 +155,7 @@ def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats]:
     assert isinstance(pool, QemuPool) and isinstance(opts, Options)
     before = PoolStats(pool.stats.launched, pool.stats.reused, list(pool.stats.fallbacks))
     sc = r.scenario
-    if sc.group == "migration":  # the build migrated to itself: its own processes
+    if sc.migrates:  # the build migrated to itself: its own processes
         from harness.check import migration
 
         res = migration.run_check(r.build, sc, r.machine, opts.report_dir)
