@@ -160,7 +160,7 @@ def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats, int]:
     assert isinstance(pool, QemuPool) and isinstance(opts, Options)
     before, sent = pool.stats.copy(), QtestClient.commands_sent
     sc = r.scenario
-    if sc.group == "migration":  # the build migrated to itself: its own processes
+    if sc.migrates:  # the build migrated to itself: its own processes
         from harness.check import migration
 
         res = migration.run_check(r.build, sc, r.machine, opts.report_dir)

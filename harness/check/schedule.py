@@ -106,7 +106,7 @@ def group_key(r: RunSpec) -> Hashable | None:
     None: a run that launches its own (a migration, an eMMC, an SPI
     board), or none (a skip)."""
     sc = r.scenario
-    if sc.group == "migration" or r.skip_reason():
+    if sc.migrates or r.skip_reason():
         return None
     return _reuse_key(str(r.build.binary), r.machine, sc.image, _frozen(sc.sdhci),
                       _frozen(sc.sd_card), sc.card)

@@ -212,56 +212,63 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0 if n else 1
 
 
+def _common(p: argparse.ArgumentParser, *, json: bool = True) -> None:
+    """The options every bench part takes."""
+    p.add_argument("--qemu", action="append", metavar="NAME|PATH",
+                   help="QEMU build: installed name or binary path; repeatable "
+                   "(default: $QTEST_QEMU_BINARY, else every installed build)")
+    p.add_argument("--repeats", type=int, metavar="N",
+                   help="samples per figure (default 3; 1 with --quick)")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer sizes, smaller ranges, one repeat (tests, CI)")
+    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                   help=f"where JSON and plots go (default ./{DEFAULT_OUT})")
+    if json:
+        p.add_argument("--json", metavar="FILE",
+                       help="JSON result file (default DIR/PART-TIMESTAMP.json)")
+    p.add_argument("--no-plot", action="store_true", help="write no PNG plots")
+
+
+
+def _data_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sizes", metavar="KIB,...",
+                   help="block sizes in KiB (default 4,8,12,16,64,128,512,1024)")
+    p.add_argument("--modes", default="pio,sdma,adma2", help="default pio,sdma,adma2")
+    p.add_argument("--directions", default="read,write,mixed",
+                   help="default read,write,mixed")
+    p.add_argument("--pio-max", type=int, default=128, metavar="KIB",
+                   help="largest PIO request in KiB (default 128)")
+
+
+
+def _erase_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--limit", type=float, default=60.0, metavar="SECONDS",
+                   help="stop an erase past this and report it over budget (default 60)")
+    p.add_argument("--formats", default="raw,qcow2", help="default raw,qcow2")
+
+
+
+def _harness_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--groups", default="registers,card",
+                   help="scenario groups for scenarios/s (default registers,card)")
+
+
 def add_parsers(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``data``, ``erase``, ``harness``, ``all`` and ``compare`` to ``bench``."""
-
-    def common(p: argparse.ArgumentParser, *, json: bool = True) -> None:
-        p.add_argument("--qemu", action="append", metavar="NAME|PATH",
-                       help="QEMU build: installed name or binary path; repeatable "
-                       "(default: $QTEST_QEMU_BINARY, else every installed build)")
-        p.add_argument("--repeats", type=int, metavar="N",
-                       help="samples per figure (default 3; 1 with --quick)")
-        p.add_argument("--quick", action="store_true",
-                       help="fewer sizes, smaller ranges, one repeat (tests, CI)")
-        p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
-                       help=f"where JSON and plots go (default ./{DEFAULT_OUT})")
-        if json:
-            p.add_argument("--json", metavar="FILE",
-                           help="JSON result file (default DIR/PART-TIMESTAMP.json)")
-        p.add_argument("--no-plot", action="store_true", help="write no PNG plots")
-
-    def data_opts(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--sizes", metavar="KIB,...",
-                       help="block sizes in KiB (default 4,8,12,16,64,128,512,1024)")
-        p.add_argument("--modes", default="pio,sdma,adma2", help="default pio,sdma,adma2")
-        p.add_argument("--directions", default="read,write,mixed",
-                       help="default read,write,mixed")
-        p.add_argument("--pio-max", type=int, default=128, metavar="KIB",
-                       help="largest PIO request in KiB (default 128)")
-
-    def erase_opts(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--limit", type=float, default=60.0, metavar="SECONDS",
-                       help="stop an erase past this and report it over budget (default 60)")
-        p.add_argument("--formats", default="raw,qcow2", help="default raw,qcow2")
-
-    def harness_opts(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--groups", default="registers,card",
-                       help="scenario groups for scenarios/s (default registers,card)")
-
     parts: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
-        "data": ("MiB/s through PIO, SDMA and ADMA2 by block size", data_opts),
-        "erase": ("erase 2 GiB and a 64 GiB card; allocated size before/after", erase_opts),
-        "harness": ("qtest clients, model vs QEMU, model erase, scenarios/s", harness_opts),
+        "data": ("MiB/s through PIO, SDMA and ADMA2 by block size", _data_opts),
+        "erase": ("erase 2 GiB and a 64 GiB card; allocated size before/after", _erase_opts),
+        "harness": ("qtest clients, model vs QEMU, model erase, scenarios/s", _harness_opts),
     }
     for name, (text, opts) in parts.items():
         p = bench_sub.add_parser(name, help=text, description=text)
-        common(p)
+        _common(p)
         opts(p)
         p.set_defaults(func=run_part, part=name)
     p = bench_sub.add_parser("all", help="data, erase and harness in one run",
                              description="data, erase and harness in turn; one JSON file "
                              "and plots per part in --out")
-    common(p, json=False)
+    _common(p, json=False)
     for _, opts in parts.values():
         opts(p)
     p.set_defaults(func=run_all)

@@ -105,7 +105,8 @@ def _reg(op: str, offset: int) -> Trigger:
 def _point(name: str, **kw: Any) -> Callable[[Callable[[Target, Context], None]],
                                              Callable[[Target, Context], None]]:
     POINTS.append(name)
-    return scenario(f"migrate-{name}", GROUP, needs_clock=True, params={"point": name}, **kw)
+    return scenario(f"migrate-{name}", GROUP, needs_clock=True, params={"point": name},
+                    migrates=True, **kw)
 
 
 @_point("idle")

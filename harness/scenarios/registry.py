@@ -89,6 +89,9 @@ class Scenario:
     #: The card's QEMU device type (``sd-card`` or ``emmc``); ``sd_card``
     #: holds that device's properties.
     card: str = "sd-card"
+    #: the run migrates the build to itself mid-scenario (its own QEMU
+    #: processes: :mod:`harness.check.migration`), not one lockstep run
+    migrates: bool = False
 
     def skip_reason(self, profile: BuildProfile, has_clock: bool) -> str | None:
         if self.needs_clock and not has_clock:
@@ -114,13 +117,14 @@ def scenario(
     sdhci: Mapping[str, Any] | None = None,
     params: Mapping[str, Any] | None = None,
     card: str = "sd-card",
+    migrates: bool = False,
 ) -> Callable[[Callable[[Target, Context], None]], Callable[[Target, Context], None]]:
     """Register ``fn`` as scenario ``name`` in ``group``."""
 
     def deco(fn: Callable[[Target, Context], None]) -> Callable[[Target, Context], None]:
         add(Scenario(name, group, fn, (fn.__doc__ or "").strip().split("\n")[0], image,
                      needs_clock, requires, dict(sd_card or {}), dict(sdhci or {}),
-                     dict(params or {}), card))
+                     dict(params or {}), card, migrates))
         return fn
 
     return deco
