@@ -74,11 +74,18 @@ def _digest_of(path: str, size: int, mtime_ns: int, ino: int) -> str:
     return digest
 
 
+def file_digest(path: str | Path) -> str:
+    """SHA-256 (hex) of the file's contents, hashed once per path, size,
+    mtime and inode (:func:`_digest_of`)."""
+    p = Path(path).absolute()
+    st = p.stat()
+    return _digest_of(str(p), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
 def build_id(binary: str | Path) -> str:
     """The key of ``binary``'s answers: its contents and its modules' stat."""
     p = Path(binary).absolute()
-    st = p.stat()
-    h = hashlib.sha256(_digest_of(str(p), st.st_size, st.st_mtime_ns, st.st_ino).encode())
+    h = hashlib.sha256(file_digest(p).encode())
     for m in _module_files(p):
         with contextlib.suppress(OSError):
             ms = m.stat()

@@ -12,7 +12,6 @@ version number; they are kept per binary's contents and modules
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -64,11 +63,10 @@ class QemuBuild:
         return sorted(found, key=lambda m: tuple(int(x) for x in m[len(prefix):].split(".")))
 
     def digest(self) -> str:
-        h = hashlib.sha256()
-        with open(self.binary, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
+        """SHA-256 of the binary's contents (kept by its stat: :mod:`harness.qemu.answers`)."""
+        from harness.qemu import answers
+
+        return answers.file_digest(self.binary)
 
 
 def _props(session: QemuSession, typename: str) -> dict[str, str | None] | None:
