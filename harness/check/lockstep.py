@@ -7,11 +7,13 @@ targets report them (:class:`harness.target.IrqEvents`), the interrupt
 line's raise/lower events during the operation are compared; guest memory
 is compared where the driver reads it back and, range by range, where it
 asks (:meth:`LockstepTarget.compare_memory`: the DMA arena).  A difference
-that no quirk explains stops the scenario with a :class:`Divergence` naming
-the first differing step, the SD command in progress and, inside a PIO
-transfer, the block and byte the differing word belongs to.  When they
-agree, or a quirk explains the difference, the scenario goes on with QEMU's
-answer.
+that no quirk explains is a :class:`Divergence` naming the differing step,
+the SD command in progress and, inside a PIO transfer, the block and byte
+the differing word belongs to; it goes to the run's
+:class:`~harness.check.scoreboard.Scoreboard`, which either stops the
+scenario there (first-only) or records it, has the model take QEMU's value
+for what differed, and lets the run go on.  When they agree, or a quirk
+explains the difference, the scenario goes on with QEMU's answer.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from harness.check.quirks import QuirkSet
 from harness.check.recording import Departed
+from harness.check.scoreboard import Scoreboard
 from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
 from harness.check.step import irq_events_text
@@ -216,7 +219,8 @@ class LockstepTarget:
 
     ``stop_after`` ends the run (:class:`StopRun`) before the step after that
     index: a strict retry needs no more than the steps up to the divergence
-    it is trying to explain."""
+    it is trying to explain.  ``scoreboard`` takes the differences no quirk
+    explains (default: the first one ends the run)."""
 
     def __init__(
         self,
@@ -227,8 +231,10 @@ class LockstepTarget:
         history: int | None = 400,
         recipe: Recipe | None = None,
         stop_after: int | None = None,
+        scoreboard: Scoreboard | None = None,
     ) -> None:
         self.name = f"lockstep({model.name}, {qemu.name})"
+        self.scoreboard = scoreboard or Scoreboard(1)
         self.stop_after = stop_after
         self.model = model
         self.qemu = qemu
@@ -307,9 +313,9 @@ class LockstepTarget:
         if quirk is not None:
             self.applied.append((quirk, step))
             return
-        raise Divergence(step, "memory", list(self._history)[:-1],
-                         memory_difference(addr, step.model, step.qemu, zone_of),
-                         context=self.tracker.context(step))
+        self._diverged(Divergence(step, "memory", list(self._history)[:-1],
+                                  memory_difference(addr, step.model, step.qemu, zone_of),
+                                  context=self.tracker.context(step)))
 
     def compare_watched(self) -> None:
         """Compare every range :meth:`compare_memory` has seen, again."""
@@ -329,8 +335,18 @@ class LockstepTarget:
         if quirk is not None:
             self.applied.append((quirk, step))
             return
-        raise Divergence(step, kind, list(self._history), decode_difference(step),
-                         context=self.tracker.context(step))
+        self._diverged(Divergence(step, kind, list(self._history), decode_difference(step),
+                                  context=self.tracker.context(step)))
+
+    def _diverged(self, d: Divergence) -> None:
+        """A difference nothing explains: the scoreboard's (first-only: raised)."""
+        if self.scoreboard.first_only:
+            raise d
+        command = getattr(self.tracker, "command", None)
+        state = getattr(getattr(self.model, "card", None), "state", None)
+        self.scoreboard.record(d, command.name if command is not None else "",
+                               state.name.lower() if state is not None else "",
+                               len(getattr(self.qemu, "trace", ())))
 
     # -- Target ------------------------------------------------------------------
 

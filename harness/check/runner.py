@@ -16,6 +16,7 @@ from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, Sto
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, QuirkSet, bound_to_scenario
 from harness.check.recording import Recording
+from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES, Difference, Stopped
 from harness.check.step import Step
 from harness.check.testbench import QemuSide as QemuSide
 from harness.check.testbench import RunSpec, Testbench
@@ -89,6 +90,12 @@ class Result:
     #: (the reuse equivalence test compares them); not in the JSON.
     history: list[Step] | None = None
     trace: list[str] | None = None
+    #: Every distinct difference of the run, the first one first (that one
+    #: is :attr:`divergence`); empty when it agreed.  A run that went on
+    #: past its first difference (``max_differences`` above 1) has the rest.
+    differences: list[Difference] = field(default_factory=list)
+    #: Why the run stopped recording differences early, if it did.
+    stopped: str = ""
 
     @property
     def ok(self) -> bool:
@@ -111,6 +118,8 @@ class Result:
             "status": self.status,
             "reason": self.reason,
             "divergence": self.divergence.to_json() if self.divergence else None,
+            "differences": [d.to_json() for d in self.differences],
+            "stopped": self.stopped,
             "quirks": [q.key for q in self.quirks],
             "stale_quirks": [q.key for q in self.stale],
             "steps": self.steps,
@@ -231,14 +240,17 @@ def compare_images(t: LockstepTarget, spans: list[tuple[int, int]],
             f"{len(left)} extents not compared, the first at {left[0][0]:#x}")
 
 
-def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str) -> Path:
-    """``STEM.qtest`` (the machine in its header, then the commands) and
+def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str,
+                     upto: int | None = None) -> Path:
+    """``STEM.qtest`` (the machine in its header, then the commands; the
+    first ``upto`` of them, for a difference a run went on past) and
     ``STEM.sh`` (QEMU replaying them, for people without sdqtest)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     trace = out_dir / f"{stem}.qtest"
     header = reproducer_header(qemu.machine, f"sdqtest scenario {d.scenario}; divergence at "
                                f"step {d.step.index}:\n  {d.step.describe()}")
-    trace.write_text(header + "\n".join(qemu.trace) + "\n")
+    lines = qemu.trace if upto is None else qemu.trace[:upto]
+    trace.write_text(header + "\n".join(lines) + "\n")
     script = out_dir / f"{stem}.sh"
     script.write_text(
         "#!/bin/sh\n"
@@ -273,7 +285,10 @@ class RunOptions:
     ``lockstep``: ``optimistic`` runs ahead of QEMU on the model's answers
     where the run allows it (a live QEMU, no recording, replay, migration or
     ``stop_after``) and, at any difference, runs the scenario again step by
-    step; ``step`` always goes one round trip per operation."""
+    step; ``step`` always goes one round trip per operation.
+    ``max_differences``: distinct differences a run records, the model
+    taking QEMU's value at each, before it stops (1: the first one ends
+    the run, ``--first-only``; :mod:`harness.check.scoreboard`)."""
 
     strict: Strictness = False
     report_dir: Path | None = None
@@ -286,6 +301,7 @@ class RunOptions:
     pool: QemuPool | None = None
     keep: bool = False
     lockstep: str = OPTIMISTIC
+    max_differences: int = DEFAULT_MAX_DIFFERENCES
 
 
 def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
@@ -320,12 +336,13 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
     qset = QuirkSet(opts.quirks, build.profile, sc.name)
     bench = Testbench(spec, strict=opts.strict, image=opts.image, record=opts.record,
                       replay=opts.replay, pool=opts.pool, quirks=qset, keep=opts.keep,
-                      stop_after=opts.stop_after)
+                      stop_after=opts.stop_after, max_differences=opts.max_differences)
     try:
         _drive(bench, res, optimistic, opts.migrator)
     except Exception as e:
         _failed(bench, res, e, opts.report_dir, optimistic)
     finally:
+        _settle(bench, res, opts.report_dir)
         _collect(bench, res)
     if res.lockstep == FALLBACK:
         res.seconds = time.monotonic() - t0
@@ -352,7 +369,7 @@ def _drive(bench: Testbench, res: Result, optimistic: bool,
                             bench.model_image, qemu)
     res.not_compared = compare_images(lock, spans)
     restore = getattr(qemu, "restore_image", None)  # a live QEMU's own copy
-    if restore is not None and not res.not_compared \
+    if restore is not None and not res.not_compared and not lock.scoreboard.differences \
             and not any(st.op == "image_read" for _, st in lock.applied):
         # QEMU's copy is the model's card: put the source back where the
         # model wrote, and a reuse with this image keeps the copy.
@@ -374,6 +391,8 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
         res.reason = (f"compared up to step {step}, where the model stopped a transfer QEMU "
                       f"keeps running: {why}")
         bench.context.misses.clear()  # the scenario did not finish
+    elif isinstance(e, Stopped):
+        res.stopped = str(e)
     elif isinstance(e, StopRun):
         res.reason = f"stopped before step {e.args[0]}, as asked"
         bench.context.misses.clear()  # the scenario did not finish: its verdicts are not final
@@ -406,6 +425,33 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
         res.status = ERROR
         res.reason = f"{type(e).__name__}: {e}"
         res.notes.append(traceback.format_exc())
+
+
+def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
+    """A run that went on past differences: its first is the run's
+    divergence, as a first-only run would report it; each distinct one gets
+    a reproducer, QEMU's trace up to its step."""
+    lock = bench.lock
+    if lock is None or not lock.scoreboard.differences or res.status in (CRASH, ERROR):
+        return
+    diffs = res.differences = list(lock.scoreboard.differences)
+    res.stopped = res.stopped or lock.scoreboard.stopped
+    spec, first = bench.spec, diffs[0].divergence
+    assert isinstance(first, Divergence)
+    res.status, res.divergence = DIVERGE, first
+    for d in diffs:
+        assert isinstance(d.divergence, Divergence)
+        d.divergence.scenario = spec.scenario.name
+    res.reason = first.summary() + (f" (+{len(diffs) - 1} more distinct differences)"
+                                    if len(diffs) > 1 else "")
+    if bench.qemu is None or report_dir is None:
+        return
+    stem = f"{spec.build.name}-{spec.machine}-{spec.scenario.name}".replace("/", "_")
+    for i, d in enumerate(diffs):
+        assert isinstance(d.divergence, Divergence)
+        d.divergence.trace_file = str(write_reproducer(
+            d.divergence, bench.qemu, report_dir, stem if i == 0 else f"{stem}-d{i + 1}",
+            upto=d.trace_len))
 
 
 def _collect(bench: Testbench, res: Result) -> None:

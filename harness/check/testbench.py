@@ -21,6 +21,7 @@ from harness.check.lockstep import LockstepTarget
 from harness.check.optimistic import OptimisticLockstep
 from harness.check.quirks import QuirkSet
 from harness.check.recording import Recording, RecordingTarget, ReplayTarget
+from harness.check.scoreboard import Scoreboard
 from harness.hwdefs.boards import board_for
 from harness.machine import CardImage, Machine
 from harness.model.deviations import Strictness
@@ -87,8 +88,9 @@ class Testbench:
                  image: UserImage | None = None, record: Recording | None = None,
                  replay: Recording | None = None, pool: QemuPool | None = None,
                  quirks: QuirkSet | None = None, keep: bool = False,
-                 stop_after: int | None = None) -> None:
+                 stop_after: int | None = None, max_differences: int = 1) -> None:
         self.spec, self.strict, self.record, self.replay = spec, strict, record, replay
+        self.max_differences = max_differences
         self.quirks, self.keep, self.stop_after = quirks, keep, stop_after
         sc = spec.scenario
         if image is None:
@@ -119,9 +121,11 @@ class Testbench:
         kw: dict[str, Any] = dict(quirks=self.quirks, history=None if self.keep else 400,
                                   recipe=self.recipe, stop_after=self.stop_after)
         if optimistic and isinstance(self.qemu, QemuTarget):
+            # any difference ends an optimistic attempt: step by step goes on
             self.lock = OptimisticLockstep(self.model, self.qemu, **kw)
         else:
-            self.lock = LockstepTarget(self.model, self.qemu, **kw)
+            scores = Scoreboard(self.max_differences, self.model.adopt)
+            self.lock = LockstepTarget(self.model, self.qemu, scoreboard=scores, **kw)
         return self.lock
 
     def _qemu_side(self, described: Machine) -> QemuSide:

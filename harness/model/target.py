@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.boards import Board
+from harness.hwdefs.fields import Register
 from harness.hwdefs.sdhci import REGISTER_WINDOW
 from harness.ledger import entry
 from harness.machine import Machine, Props, PropValue
@@ -362,6 +363,58 @@ class ModelTarget:
         self.sdhci.rspreg[0] = (rca << 16) | (self.sdhci.rspreg[0] & 0xFFFF)
         return True
 
+    def adopt(self, kind: str, step: Any) -> list[str]:
+        """Take QEMU's side of a difference nothing explains, for exactly
+        what differed, so that a run can go on past it (the scoreboard,
+        :mod:`harness.check.scoreboard`): the register fields a read
+        returned, where the register is plain state (not PRNSTS or the data
+        port, which are computed); the bytes of guest memory or of the card
+        image; the interrupt line's level, where the model drives it as
+        QEMU does.  ``step``: the lockstep step (``op``, ``args``, ``qemu``,
+        ``irq_qemu``).  Returns what was taken, for the report."""
+        op, args, value = step.op, step.args, step.qemu
+        if kind == "irq":
+            s = self.sdhci
+            if not s.irq_follows_qemu:
+                return []
+            s.irq = self._irq_reported = bool(step.irq_qemu)
+            s.irq_changes.clear()
+            return [f"interrupt line {int(step.irq_qemu)}"]
+        if op == "read" and isinstance(value, int) and isinstance(step.model, int):
+            return self._adopt_registers(int(args[0]), int(args[1]), step.model, value)
+        if op == "mem_read" and isinstance(value, bytes):
+            self.memory.write(int(args[0]), value)
+            return [f"guest memory {int(args[0]):#x}+{len(value):#x}"]
+        store = getattr(self.card, "store", None)
+        if op == "image_read" and isinstance(value, bytes) and isinstance(store, BlockStore):
+            store.write(int(args[0]), value)
+            return [f"card image {int(args[0]):#x}+{len(value):#x}"]
+        return []
+
+    def _adopt_registers(self, offset: int, size: int, model: int, qemu: int) -> list[str]:
+        out = []
+        for reg in H.registers_in(offset, size):
+            where = _ADOPTABLE.get(reg)
+            if where is None:
+                continue
+            shift = 8 * (reg.offset - offset)
+            mask = (1 << (8 * reg.width)) - 1
+            m = (model >> shift if shift >= 0 else model << -shift) & mask
+            q = (qemu >> shift if shift >= 0 else qemu << -shift) & mask
+            if m == q:
+                continue
+            name, index = where
+            # only the bytes the access read: the rest of the register stays
+            lo, hi = max(offset, reg.offset), min(offset + size, reg.offset + reg.width)
+            keep = mask & ~sum(0xFF << (8 * (a - reg.offset)) for a in range(lo, hi))
+            if index is None:
+                setattr(self.sdhci, name, (getattr(self.sdhci, name) & keep) | (q & ~keep))
+            else:
+                values = getattr(self.sdhci, name)
+                values[index] = (values[index] & keep) | (q & ~keep)
+            out.append(f"{reg.name} {q & ~keep:#x}")
+        return out
+
     def may_adopt(self, op: str, args: tuple[Any, ...]) -> bool:
         """Whether :meth:`reconcile` might adopt QEMU's answer to ``op(*args)``
         about to run: a read of the RCA bytes of RSPREG0 after CMD3 (an SD
@@ -439,6 +492,27 @@ class ModelTarget:
 #: :meth:`~ModelTarget.read_run`, :meth:`~ModelTarget.irq_state`) are taken
 #: only while they are still these (not overridden by a subclass, not
 #: replaced).
+#: Registers a guest reads straight from one piece of the controller's state
+#: (the attribute, and the index in a list attribute): the ones whose value
+#: :meth:`ModelTarget.adopt` can take from QEMU.  The others are computed
+#: (PRNSTS's line levels, the data port, SLOT_INT_STATUS).
+_ADOPTABLE: dict[Register, tuple[str, int | None]] = {
+    H.SDMASYSAD: ("sdmasysad", None), H.BLKSIZE: ("blksize", None),
+    H.BLKCNT: ("blkcnt", None), H.ARGUMENT: ("argument", None), H.TRNMOD: ("trnmod", None),
+    H.CMDREG: ("cmdreg", None),
+    H.RSPREG0: ("rspreg", 0), H.RSPREG1: ("rspreg", 1), H.RSPREG2: ("rspreg", 2),
+    H.RSPREG3: ("rspreg", 3),
+    H.HOSTCTL: ("hostctl1", None), H.PWRCON: ("pwrcon", None), H.BLKGAP: ("blkgap", None),
+    H.WAKCON: ("wakcon", None), H.CLKCON: ("clkcon", None),
+    H.TIMEOUTCON: ("timeoutcon", None),
+    H.NORINTSTS: ("norintsts", None), H.ERRINTSTS: ("errintsts", None),
+    H.NORINTSTSEN: ("norintstsen", None), H.ERRINTSTSEN: ("errintstsen", None),
+    H.NORINTSIGEN: ("norintsigen", None), H.ERRINTSIGEN: ("errintsigen", None),
+    H.ACMD12ERRSTS: ("acmd12errsts", None), H.HOSTCTL2: ("hostctl2", None),
+    H.CAPAB: ("capareg", None), H.MAXCURR: ("maxcurr", None), H.ADMAERR: ("admaerr", None),
+    H.ADMASYSADDR: ("admasysaddr", None), H.HCVER: ("hcver", None),
+}
+
 _OWN_READ = ModelTarget.read
 _OWN_IRQ_LEVEL = ModelTarget.irq_level
 _OWN_IRQ_EVENTS = ModelTarget.irq_events

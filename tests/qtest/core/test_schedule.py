@@ -30,7 +30,7 @@ def test_chains_group_runs_by_reuse_key_and_image(qemu_build: QemuBuild) -> None
 def test_a_run_that_launches_its_own_qemu_is_a_chain_of_its_own(
         qemu_build: QemuBuild) -> None:
     """A migration run builds its own processes: it shares with nothing."""
-    mig = [n for n, s in all_scenarios().items() if s.group == "migration"][:2]
+    mig = [n for n, s in all_scenarios().items() if s.migrates][:2]
     got = schedule.chains(_runs(qemu_build, mig), [1.0, 2.0])
     assert got == [[1], [0]]
 
