@@ -44,6 +44,8 @@ class Options:
     reuse: bool = True
     #: ``optimistic`` or ``step`` (:func:`harness.check.runner.run`).
     lockstep: str = runner.OPTIMISTIC
+    #: distinct differences a run records (:class:`harness.check.runner.RunOptions`)
+    max_differences: int = runner.DEFAULT_MAX_DIFFERENCES
 
 
 def default_jobs() -> int:
@@ -166,7 +168,8 @@ def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats, int]:
         res = migration.run_check(r.build, sc, r.machine, opts.report_dir)
     else:
         how = runner.RunOptions(strict=opts.strict, report_dir=opts.report_dir,
-                                image=opts.image, pool=pool, lockstep=opts.lockstep)
+                                image=opts.image, pool=pool, lockstep=opts.lockstep,
+                                max_differences=opts.max_differences)
         if opts.strict is False:  # a build with a fix: its qemu-bug entries are stale
             res = fixed.run(r.build, sc, r.machine, how)
         else:

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from harness.check import runner
 from harness.check.quirks import to_json
 from harness.check.runner import Result
+from harness.check.scoreboard import Finding, findings
 from harness.ledger import KnownDifference, Scope, entry
 from harness.table import print_table
 
@@ -47,7 +48,9 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
     head, rows = table(results)
     print_table(head, rows, out)
     bad = [r for r in results if not r.ok]
-    _print_bad(bad, out, verbose)
+    found = run_findings(results)
+    _print_findings(found, out, verbose)
+    _print_bad([r for r in bad if not r.differences], out, verbose)
     _print_quirks(results, out)
     _print_known(results, out)
     _print_qemu_bugs(results, out)
@@ -73,13 +76,65 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
             print(f"  [{r.build} {r.machine}] {r.scenario} step {step}: {what} {value:#06x}",
                   file=out)
     n_bad = len(bad)
+    distinct = (f" ({len(found)} distinct divergence{'s' if len(found) != 1 else ''})"
+                if found else "")
     print(
-        f"\n{len(results) - n_bad - len(skipped)} agreed, {n_bad} unexplained, "
+        f"\n{len(results) - n_bad - len(skipped)} agreed, {n_bad} unexplained{distinct}, "
         f"{len(skipped)} skipped" + (" (reasons above; --verbose lists each)" if skipped else "")
         + f", {len(adopted)} values adopted from QEMU"
         + (" (--verbose lists them)" if adopted and not verbose else ""),
         file=out,
     )
+
+
+def run_name(r: Result) -> str:
+    """``[11.1 q35] pio-read-7``: one run, as the report names it."""
+    return f"[{r.build} {r.machine}] {r.scenario}"
+
+
+def run_findings(results: Iterable[Result]) -> list[Finding]:
+    """The distinct divergences of ``results``, most harmful first."""
+    return findings((run_name(r), r.differences) for r in results if r.differences)
+
+
+def _print_findings(found: list[Finding], out: TextIO, verbose: bool) -> None:
+    """Each distinct divergence once: the runs behind it, its shortest
+    example decoded, a reproducer per build."""
+    if not found:
+        return
+    runs = len({n for f in found for n, _ in f.runs})
+    print(f"\ndistinct divergences: {len(found)} (in {runs} runs)", file=out)
+    for i, f in enumerate(found, 1):
+        name, ex = f.example()
+        later = len(f.runs) - f.first_in
+        print(f"\n[{i}] {f.harm}: {f.signature}", file=out)
+        print(f"  in {len(f.runs)} run{'s' if len(f.runs) != 1 else ''}: the first "
+              f"difference in {f.first_in}, after earlier ones in {later}", file=out)
+        how = "" if ex.first else " (earlier differences adopted by the model)"
+        print(f"  shortest: {name} at step {ex.divergence.step.index}{how}", file=out)
+        for line in ex.divergence.render().splitlines():
+            print(f"    {line}", file=out)
+        if ex.repeats:
+            print(f"    (repeated {ex.repeats} times later in that run)", file=out)
+        for build, (n, d) in sorted(_per_build(f).items()):
+            if d.divergence.trace_file and n != name:
+                print(f"  reproducer on {build}: {d.divergence.trace_file}", file=out)
+        if verbose:
+            for n, d in f.runs:
+                print(f"    {n} step {d.divergence.step.index}", file=out)
+        elif len(f.runs) > 1:
+            others = sorted({n for n, _ in f.runs} - {name})
+            print(f"  also in: {', '.join(others[:4])}"
+                  + (f" and {len(others) - 4} more (--verbose)" if len(others) > 4 else ""),
+                  file=out)
+
+
+def _per_build(f: Finding) -> dict[str, tuple[str, Any]]:
+    """The shortest run showing ``f`` on each build (by the run's name)."""
+    out: dict[str, tuple[str, Any]] = {}
+    for n, d in sorted(f.runs, key=lambda nd: (not nd[1].first, nd[1].divergence.step.index)):
+        out.setdefault(n[1:].split(" ", 1)[0], (n, d))
+    return out
 
 
 def _print_bad(bad: list[Result], out: TextIO, verbose: bool) -> None:
@@ -191,5 +246,6 @@ def write_json(results: list[Result], path: Path, builds: list[dict[str, Any]]) 
         "results": [r.to_json() for r in results],
         "quirks_applied": [to_json(q) for q in _unique(q for r in results for q in r.quirks)],
         "quirks_stale": [to_json(q) for q in _unique(q for r in results for q in r.stale)],
+        "findings": [f.to_json() for f in run_findings(results)],
     }
     path.write_text(json.dumps(data, indent=1))

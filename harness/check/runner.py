@@ -16,7 +16,8 @@ from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, Sto
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, QuirkSet, bound_to_scenario
 from harness.check.recording import Recording
-from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES, Difference, Stopped
+from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES as DEFAULT_MAX_DIFFERENCES
+from harness.check.scoreboard import Difference, Stopped
 from harness.check.step import Step
 from harness.check.testbench import QemuSide as QemuSide
 from harness.check.testbench import RunSpec, Testbench
@@ -442,6 +443,7 @@ def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
     for d in diffs:
         assert isinstance(d.divergence, Divergence)
         d.divergence.scenario = spec.scenario.name
+        d.run_steps = lock.count
     res.reason = first.summary() + (f" (+{len(diffs) - 1} more distinct differences)"
                                     if len(diffs) > 1 else "")
     if bench.qemu is None or report_dir is None:

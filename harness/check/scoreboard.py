@@ -44,6 +44,8 @@ class Divergence(Protocol):
 
     def to_json(self) -> dict[str, Any]: ...
 
+    def render(self) -> str: ...
+
 #: Distinct differences a run records before it stops (``--max-differences``).
 DEFAULT_MAX_DIFFERENCES = 16
 #: Differences of any kind (repeats too) after which a run stops: a broken
@@ -133,10 +135,12 @@ class Difference:
     adopted: list[str] = field(default_factory=list)
     #: QEMU's qtest trace length at this step (the reproducer's prefix).
     trace_len: int = 0
+    #: Steps the whole run took (set when it ends: the shortest example).
+    run_steps: int = 0
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Difference, (self.divergence, self.signature, self.first, self.repeats,
-                             self.adopted, self.trace_len))
+                             self.adopted, self.trace_len, self.run_steps))
 
     def to_json(self) -> dict[str, Any]:
         return {"signature": self.signature, "first": self.first, "repeats": self.repeats,
@@ -223,10 +227,10 @@ class Finding:
 
     def example(self) -> tuple[str, Difference]:
         """The shortest run where it is the first difference, else the
-        earliest step where it comes after others (earlier ones adopted)."""
+        shortest where it comes after others (earlier ones adopted)."""
         firsts = [(n, d) for n, d in self.runs if d.first]
         pool = firsts or self.runs
-        return min(pool, key=lambda nd: (nd[1].divergence.step.index, nd[0]))
+        return min(pool, key=lambda nd: (nd[1].run_steps, nd[1].divergence.step.index, nd[0]))
 
     def to_json(self) -> dict[str, Any]:
         name, ex = self.example()

@@ -36,6 +36,7 @@ from harness.check import (
     plan as machine_plan,
 )
 from harness.check.runner import OPTIMISTIC, Result, UserImage
+from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES
 from harness.check.testbench import RunSpec
 from harness.errors import SdqtestError, UsageError
 from harness.qemu.builds import QemuBuild
@@ -82,6 +83,8 @@ class CheckRequest:
     lockstep: str = OPTIMISTIC
     report_dir: Path = Path("reports")
     allow_skips: bool = False
+    #: distinct differences a run records before it stops (1: first only)
+    max_differences: int = DEFAULT_MAX_DIFFERENCES
 
 
 @dataclass
@@ -246,7 +249,7 @@ def _scenario_runs(p: CheckPlan, progress: Progress
     known = schedule.load_costs()
     results, stats = parallel.run_all(
         runs, parallel.Options(report_dir=rq.report_dir, image=p.image, reuse=rq.reuse,
-                               lockstep=rq.lockstep),
+                               lockstep=rq.lockstep, max_differences=rq.max_differences),
         p.jobs, progress=lambda done, r: progress(
             f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"),
         cost=[schedule.estimate(r, known) for r in runs])

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.check import session
-from harness.commands.common import board_options, qemu_option, show_progress
+from harness.commands.common import (
+    add_difference_options,
+    board_options,
+    max_differences,
+    qemu_option,
+    show_progress,
+)
 
 
 def register(sub: Any) -> None:
@@ -45,6 +51,7 @@ def register(sub: Any) -> None:
                    help="optimistic (default): run ahead on the model's answers, QEMU "
                    "answering in pipelined batches, any difference run again step by step; "
                    "step: one round trip per operation")
+    add_difference_options(c)
     c.add_argument("--shard", metavar="K/N",
                    help="run only shard K of N (K from 1): a split of the scenario runs by "
                    "a hash of scenario@machine, the same on every machine and build")
@@ -65,7 +72,7 @@ def request(args: argparse.Namespace) -> session.CheckRequest:
         no_boards=args.no_boards, image=args.image, strict=args.strict,
         shard=shard.parse_shard(args.shard) if args.shard else (1, 1), jobs=args.jobs,
         reuse=not args.no_reuse, lockstep=args.lockstep, report_dir=Path(args.report_dir),
-        allow_skips=args.allow_skips)
+        allow_skips=args.allow_skips, max_differences=max_differences(args))
 
 
 def run(args: argparse.Namespace) -> int:

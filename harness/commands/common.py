@@ -78,3 +78,26 @@ def parse_one(register: Callable[[Any], None], argv: list[str]) -> argparse.Name
     p = argparse.ArgumentParser(prog="sdqtest")
     register(p.add_subparsers(dest="command", required=True))
     return p.parse_args(argv)
+
+
+def add_difference_options(p: Any) -> None:
+    """``--max-differences N`` and ``--first-only`` (:mod:`harness.check.scoreboard`)."""
+    from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES
+
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--max-differences", type=int, default=DEFAULT_MAX_DIFFERENCES, metavar="N",
+                   help="a run goes on past a difference (the reference takes the other "
+                   "side's value for what differed) until N distinct differences "
+                   f"(default {DEFAULT_MAX_DIFFERENCES}); a QEMU crash or hang still ends it")
+    g.add_argument("--first-only", action="store_true",
+                   help="stop each run at its first difference (the old behaviour)")
+
+
+def max_differences(args: argparse.Namespace) -> int:
+    """The limit ``args`` ask for (1 with ``--first-only``)."""
+    if getattr(args, "first_only", False):
+        return 1
+    n = int(getattr(args, "max_differences", 1))
+    if n < 1:
+        raise UsageError(f"--max-differences {n}: at least 1")
+    return n
