@@ -119,6 +119,59 @@ class ScenarioCheck:
                            f"QEMU crashed or failed to start: {why}", detail=detail)
 
 
+@dataclass
+class FindingCheck:
+    """One finding, by its signature (:mod:`harness.check.scoreboard`): bad
+    when any run of the check shows it, first or after other differences
+    (each run goes on past them), good when none does; a QEMU crash as in
+    :class:`ScenarioCheck`.  ``signature``: the whole signature, or its
+    leading parts (``result:RSPREG1.RSP``)."""
+
+    signature: str
+    scenarios: tuple[str, ...] = ()
+    machine: str | None = None
+    crash_is_skip: bool = False
+    check: Callable[[session.CheckRequest], session.CheckOutcome] = session.run
+
+    def describe(self) -> str:
+        where = f" in {', '.join(self.scenarios)}" if self.scenarios else ""
+        return f"finding {self.signature!r}{where}"
+
+    def matches(self, sig: str) -> bool:
+        want = self.signature.strip()
+        return sig == want or sig.startswith(want + " |")
+
+    def run(self, binary: Path, log: IO[str], timeout: float) -> CheckResult:
+        with tempfile.TemporaryDirectory(prefix="sdqtest-bisect-") as tmp:
+            rq = session.CheckRequest(
+                qemu=(str(binary),), scenarios=self.scenarios or None, no_boards=True,
+                machines=(self.machine,) if self.machine else None, jobs=1,
+                report_dir=_reports_dir(log, tmp))
+            try:
+                out = self.check(rq)
+            except QemuError as e:
+                return ScenarioCheck("", crash_is_skip=self.crash_is_skip)._crashed(str(e), [])
+            except SdqtestError as e:
+                return CheckResult(ABORT, f"the check could not run: {e}")
+        text = io.StringIO()
+        report.print_report(out.results, text)
+        log.write(text.getvalue())
+        hits = [(r, d) for r in out.results for d in r.differences if self.matches(d.signature)]
+        if hits:
+            r, d = hits[0]
+            where = "the first difference" if d.first else "after earlier differences"
+            return CheckResult(BAD, f"[{r.build} {r.machine}] {r.scenario}: {d.signature} "
+                               f"at step {d.divergence.step.index} ({where})",
+                               detail=[f"{len(hits)} runs show it"]
+                               + ([f"reproducer: {d.divergence.trace_file}"]
+                                  if d.divergence.trace_file else []))
+        crashed = [r for r in out.results if r.status == runner.CRASH]
+        if crashed:
+            return ScenarioCheck("", crash_is_skip=self.crash_is_skip)._crashed(
+                _one_line(crashed[0]), divergence_lines(crashed))
+        return CheckResult(GOOD, f"no run shows {self.signature!r}")
+
+
 def _reports_dir(log: IO[str], fallback: str) -> Path:
     """Reproducers go beside the step's log (``step-03-...-reports/``)."""
     name = getattr(log, "name", None)

@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.check.quirks import QuirkSet
 from harness.check.recording import Departed
-from harness.check.scoreboard import Scoreboard
+from harness.check.scoreboard import Scoreboard, signature
 from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
 from harness.check.step import irq_events_text
@@ -53,6 +53,9 @@ class Divergence(Exception):
     trace_file: str = ""
     #: Where the step is in the SD protocol (command, transfer position).
     context: list[str] = field(default_factory=list)
+    #: What differed, the command in progress, the card state
+    #: (:func:`harness.check.scoreboard.signature`).
+    signature: str = ""
 
     def __post_init__(self) -> None:
         super().__init__(self.summary())
@@ -61,7 +64,7 @@ class Divergence(Exception):
         # An exception pickles its args (the summary): rebuild from fields,
         # so a divergence crosses from a ``check -j`` worker.
         return (Divergence, (self.step, self.kind, self.history, self.fields, self.scenario,
-                             self.trace_file, self.context))
+                             self.trace_file, self.context, self.signature))
 
     def summary(self) -> str:
         where = f" in {self.scenario}" if self.scenario else ""
@@ -99,6 +102,7 @@ class Divergence(Exception):
             "irq_events": {"model": list(self.step.irq_events_model),
                            "qemu": list(self.step.irq_events_qemu)},
             "context": self.context,
+            "signature": self.signature,
             "fields": self.fields,
             "history": collapse(self.history),
             "trace": self.trace_file,
@@ -340,13 +344,13 @@ class LockstepTarget:
 
     def _diverged(self, d: Divergence) -> None:
         """A difference nothing explains: the scoreboard's (first-only: raised)."""
-        if self.scoreboard.first_only:
-            raise d
         command = getattr(self.tracker, "command", None)
         state = getattr(getattr(self.model, "card", None), "state", None)
-        self.scoreboard.record(d, command.name if command is not None else "",
-                               state.name.lower() if state is not None else "",
-                               len(getattr(self.qemu, "trace", ())))
+        d.signature = signature(d, command.name if command is not None else "",
+                                state.name.lower() if state is not None else "")
+        if self.scoreboard.first_only:
+            raise d
+        self.scoreboard.record(d, len(getattr(self.qemu, "trace", ())))
 
     # -- Target ------------------------------------------------------------------
 

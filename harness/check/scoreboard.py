@@ -41,6 +41,7 @@ class Divergence(Protocol):
     kind: str
     fields: list[str]
     trace_file: str
+    signature: str
 
     def to_json(self) -> dict[str, Any]: ...
 
@@ -176,12 +177,12 @@ class Scoreboard:
     def first_only(self) -> bool:
         return self.limit == 1
 
-    def record(self, d: Divergence, command: str, card_state: str, trace_len: int) -> None:
-        """Take one difference (the caller raises it instead when
-        :attr:`first_only`): resynchronise and return, the run going on, or
-        raise :class:`Stopped` at the limit."""
+    def record(self, d: Divergence, trace_len: int) -> None:
+        """Take one difference, its :attr:`Divergence.signature` set (the
+        caller raises it instead when :attr:`first_only`): resynchronise
+        and return, the run going on, or raise :class:`Stopped` at the limit."""
         self._count += 1
-        sig = signature(d, command, card_state)
+        sig = d.signature
         what = sig.split(" | ", 1)[0]
         vkey = (what, _value_text(d.step.model), _value_text(d.step.qemu))
         earlier = self._seen.get(sig) or self._values.get(vkey)

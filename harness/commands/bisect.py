@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.bisect import ABORT, SKIP
-from harness.bisect.checks import PROJECT_ROOT, BenchCheck, Check, PytestCheck, ScenarioCheck
+from harness.bisect.checks import (
+    PROJECT_ROOT,
+    BenchCheck,
+    Check,
+    FindingCheck,
+    PytestCheck,
+    ScenarioCheck,
+)
 from harness.bisect.driver import (
     EXIT_USAGE,
     BisectError,
@@ -31,6 +38,11 @@ def _check_options(p: argparse.ArgumentParser) -> None:
     x = g.add_mutually_exclusive_group(required=True)
     x.add_argument("--scenario", metavar="NAME",
                    help="an sdqtest check scenario: bad when QEMU diverges from the model")
+    x.add_argument("--finding", metavar="SIG",
+                   help="a finding's signature as check or review prints it ('result:"
+                   "RSPREG1.RSP | CMD2 ALL_SEND_CID | ident', or its first part): bad when "
+                   "a run shows it, whatever differs before it (--scenario-of narrows the "
+                   "runs; default: the x86 check)")
     x.add_argument("--pytest", metavar="NODEID",
                    help="a pytest node id run with QTEST_QEMU_BINARY set: bad when it fails")
     x.add_argument("--bench", metavar="METRIC",
@@ -45,8 +57,10 @@ def _check_options(p: argparse.ArgumentParser) -> None:
                    help="--bench: good when the figure is >= X (default: the metric's own)")
     d.add_argument("--lower-is-better", dest="higher", action="store_false",
                    help="--bench: good when the figure is <= X")
+    g.add_argument("--scenario-of", metavar="NAME", action="append",
+                   help="--finding: the scenario(s) to run (repeatable, comma lists)")
     g.add_argument("--machine", metavar="TYPE",
-                   help="--scenario, --pytest: machine type (e.g. q35, pc)")
+                   help="--scenario, --finding, --pytest: machine type (e.g. q35, pc)")
     g.add_argument("--crash-is-skip", action="store_true",
                    help="--scenario: a QEMU crash skips the commit instead of marking it bad")
     b = p.add_argument_group("building")
@@ -72,6 +86,11 @@ def make_check(args: argparse.Namespace) -> Check:
             raise BisectError(f"unknown scenario {args.scenario!r} "
                               "('sdqtest check --list' lists them)")
         return ScenarioCheck(args.scenario, args.machine, args.crash_is_skip)
+    if getattr(args, "finding", None):
+        scenarios = tuple(n for v in args.scenario_of or () for n in v.split(",") if n)
+        return FindingCheck(args.finding, scenarios, args.machine, args.crash_is_skip)
+    if getattr(args, "scenario_of", None):
+        raise BisectError("--scenario-of goes with --finding")
     if args.pytest:
         return PytestCheck(absolute_nodeid(args.pytest), args.machine,
                            shlex.split(args.pytest_args or ""))

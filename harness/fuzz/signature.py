@@ -1,9 +1,10 @@
 """What makes two findings the same: a short, stable signature.
 
-* a divergence: its kind and, for a register read, the registers and the
-  decoded fields that differ (``diverge:result:PRNSTS.DATINHIBIT``); for
-  guest memory the kind of zone of the first differing byte; for the
-  interrupt line the two event sequences;
+* a divergence: the check's own signature (the same findings as check and
+  review): what differed (for a register read the registers and decoded
+  fields, ``diverge:result:PRNSTS.DATINHIBIT``; for guest memory the kind
+  of zone of the first differing byte; for the interrupt line the two event
+  sequences), then the SD command in progress and the card state;
 * a crash: QEMU's assertion line with numbers masked, else the signal;
 * a hang: the register last written before QEMU stopped answering;
 * a harness or model exception: its type and innermost harness frame;
@@ -19,6 +20,7 @@ import hashlib
 import re
 
 from harness.check.lockstep import Divergence
+from harness.check.scoreboard import what_differs
 from harness.fuzz.run import CRASH, DIVERGE, ERROR, HANG, Outcome
 from harness.hwdefs import sdhci
 
@@ -27,28 +29,9 @@ _MMIO_WRITE = re.compile(r"^write([bwlq]) (0x[0-9a-f]+) ")
 
 
 def _divergence(d: Divergence) -> str:
-    s = d.step
-    if d.kind == "result" and s.op == "read" and isinstance(s.model, int) \
-            and isinstance(s.qemu, int):
-        offset, size = int(s.args[0]), int(s.args[1])
-        parts = []
-        for reg in sdhci.registers_in(offset, size):
-            shift = 8 * (reg.offset - offset)
-            mask = (1 << (8 * reg.width)) - 1
-            m = (s.model >> shift if shift >= 0 else s.model << -shift) & mask
-            q = (s.qemu >> shift if shift >= 0 else s.qemu << -shift) & mask
-            if m != q:
-                names = [n for n, _, _ in reg.diff(m, q)] or ["?"]
-                parts.append(f"{reg.name}.{'+'.join(sorted(names))}")
-        return f"diverge:result:{','.join(parts) or 'outside-registers'}"
-    if d.kind == "memory":
-        zone = next((f.split(" in ", 1)[1] for f in d.fields if f.startswith("  in ")), "?")
-        return f"diverge:memory:{_NUMBER.sub('N', zone).strip()}"
-    if d.kind == "irq":
-        return (f"diverge:irq:model={''.join('RL'[not e] for e in s.irq_events_model)}"
-                f"/{int(s.irq_model)},qemu={''.join('RL'[not e] for e in s.irq_events_qemu)}"
-                f"/{int(s.irq_qemu)}")
-    return f"diverge:{d.kind}:{s.op}"
+    """The check's signature of the divergence (:mod:`harness.check.scoreboard`):
+    what differed, the command in progress, the card state."""
+    return f"diverge:{d.signature or what_differs(d)}"
 
 
 def _last_register_write(trace: list[str]) -> str:

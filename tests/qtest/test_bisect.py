@@ -24,6 +24,7 @@ import pytest
 from harness.bisect import BAD, GOOD, SKIP
 from harness.bisect.checks import (
     CheckResult,
+    FindingCheck,
     ScenarioCheck,
     divergence_lines,
 )
@@ -32,6 +33,7 @@ from harness.bisect.progress import Progress
 from harness.bisect.synthetic import Commit, make_repo
 from harness.check import runner
 from harness.check.lockstep import Divergence
+from harness.check.scoreboard import Difference
 from harness.check.session import CheckRequest
 from harness.check.step import Step
 from harness.check.verdict import CLEAN, CRASHED, FAILED, SKIPPED, Verdict
@@ -272,6 +274,37 @@ def test_scenario_check_maps_verdicts(tmp_path: Path) -> None:
     with open(tmp_path / "log", "w") as log:
         res = ScenarioCheck("card-registers", check=gone).run(binary, log, timeout=30)
     assert res.code == BAD and "exited at start" in res.summary
+
+
+def test_finding_check_is_bad_only_where_a_run_shows_that_signature(tmp_path: Path) -> None:
+    """``bisect --finding SIG``: a commit is bad when any run shows the
+    finding, even after another difference earlier in the same run; good
+    when the runs show only other differences."""
+    cid = "result:RSPREG1.RSP | CMD2 ALL_SEND_CID | ident"
+    erase = "image | CMD38 ERASE | tran"
+
+    def diverged(*sigs: str) -> runner.Result:
+        r = runner.Result("11.1", "erase-range", "erase", "q35", runner.DIVERGE)
+        for i, sig in enumerate(sigs):
+            d = Divergence(Step(10 * (i + 1), "read", (0x14, 4), 1, 2, False, False), "result",
+                           [], signature=sig)
+            r.differences.append(Difference(d, sig, first=i == 0))
+        return r
+
+    asked: list[CheckRequest] = []
+    for results, code in [([diverged(cid, erase)], BAD), ([diverged(cid)], GOOD),
+                          ([], GOOD)]:
+        def fake(rq: CheckRequest, out: Any = _outcome(FAILED, results)) -> Any:
+            asked.append(rq)
+            return out
+
+        with open(tmp_path / "log", "w") as log:
+            res = FindingCheck(erase, ("erase-range",), check=fake).run(tmp_path / "q", log, 30)
+        assert res.code == code, res
+        if code == BAD:
+            assert "after earlier differences" in res.summary and "step 20" in res.summary
+    assert FindingCheck("image").matches(erase) and not FindingCheck("imag").matches(erase)
+    assert all(rq.scenarios == ("erase-range",) and rq.max_differences > 1 for rq in asked)
 
 
 def test_divergence_lines_name_the_first_ones_fields() -> None:
