@@ -294,7 +294,9 @@ def test_finding_check_is_bad_only_where_a_run_shows_that_signature(tmp_path: Pa
     asked: list[CheckRequest] = []
     for results, code in [([diverged(cid, erase)], BAD), ([diverged(cid)], GOOD),
                           ([], GOOD)]:
-        def fake(rq: CheckRequest, out: Any = _outcome(FAILED, results)) -> Any:
+        outcome = _outcome(FAILED, results)
+
+        def fake(rq: CheckRequest, out: Any = outcome) -> Any:
             asked.append(rq)
             return out
 
