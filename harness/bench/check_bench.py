@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from harness.check import parallel
+from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES
 from harness.check.testbench import RunSpec
 from harness.table import print_table
 
@@ -42,17 +43,21 @@ class Measure:
     #: ran (every process waited for by the end: ``getrusage``).
     cpu_harness: float = 0.0
     cpu_qemu: float = 0.0
+    #: Distinct divergences (signatures) the runs found.
+    findings: int = 0
 
     @property
     def rate(self) -> float:
         return self.runs / self.seconds if self.seconds > 0 else 0.0
 
 
-#: The ways :func:`measure` runs, by name: (label, reuse, lockstep mode).
-WAYS: dict[str, tuple[str, bool, str]] = {
-    "fresh": ("fresh launch, step", False, "step"),
-    "step": ("reused, step by step", True, "step"),
-    "optimistic": ("reused, optimistic", True, "optimistic"),
+#: The ways :func:`measure` runs, by name: (label, reuse, lockstep mode,
+#: distinct differences a run records: 1 is ``--first-only``).
+WAYS: dict[str, tuple[str, bool, str, int]] = {
+    "fresh": ("fresh launch, step", False, "step", DEFAULT_MAX_DIFFERENCES),
+    "step": ("reused, step by step", True, "step", DEFAULT_MAX_DIFFERENCES),
+    "optimistic": ("reused, optimistic", True, "optimistic", DEFAULT_MAX_DIFFERENCES),
+    "first-only": ("reused, optimistic, first only", True, "optimistic", 1),
 }
 
 
@@ -65,7 +70,7 @@ def measure(runs: Sequence[RunSpec], jobs: Sequence[int],
         parallel.run_all(runs[:1], parallel.Options(), 1)
     for j in jobs:
         for way in ways:
-            label, reuse, mode = WAYS[way]
+            label, reuse, mode, most = WAYS[way]
             head = f"{label} -j{j}"
 
             def tick(done: int, r: RunSpec, head: str = head) -> None:
@@ -73,7 +78,8 @@ def measure(runs: Sequence[RunSpec], jobs: Sequence[int],
 
             t0, c0 = time.monotonic(), _cpu()
             results, stats = parallel.run_all(
-                runs, parallel.Options(reuse=reuse, lockstep=mode), j, progress=tick)
+                runs, parallel.Options(reuse=reuse, lockstep=mode, max_differences=most), j,
+                progress=tick)
             c1 = _cpu()
             out.append(Measure(
                 label, j, len(runs), time.monotonic() - t0, stats.launched, stats.reused,
@@ -81,7 +87,8 @@ def measure(runs: Sequence[RunSpec], jobs: Sequence[int],
                 sum(r.lockstep in ("optimistic", "fallback") for r in results),
                 [f"{r.build} {r.machine} {r.scenario}: {r.fallback}"
                  for r in results if r.lockstep == "fallback"],
-                c1[0] - c0[0], c1[1] - c0[1]))
+                c1[0] - c0[0], c1[1] - c0[1],
+                len({d.signature for r in results for d in r.differences})))
     return out
 
 
@@ -113,9 +120,11 @@ def report(ms: list[Measure], runs: Sequence[RunSpec], load_before: tuple[float,
         rows.append([m.label, str(m.jobs), str(m.runs), f"{m.seconds:.1f}", f"{m.rate:.1f}",
                      f"{ratio:.2f}x", f"{cpu:.1f}", f"{m.cpu_qemu:.1f}" if m.jobs == 1 else "-",
                      f"{base_cpu / cpu:.2f}x" if cpu else "-", str(m.launched), str(m.reused),
-                     f"{len(m.fallbacks)}/{m.optimistic}" if m.optimistic else "-"])
+                     f"{len(m.fallbacks)}/{m.optimistic}" if m.optimistic else "-",
+                     str(m.findings)])
     print_table(["way", "workers", "runs", "seconds", "runs/s", "vs first", "CPU s",
-                 "of it QEMU", "CPU vs first", "launched", "reused", "fell back"], rows, buf)
+                 "of it QEMU", "CPU vs first", "launched", "reused", "fell back",
+                 "distinct"], rows, buf)
     lines = buf.getvalue().splitlines()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     lines.append(f"{cores} cores; load average before {load_before[0]:.2f}, after "
@@ -128,7 +137,9 @@ def report(ms: list[Measure], runs: Sequence[RunSpec], load_before: tuple[float,
                 lines.append(f"status differs: {r.build.name} {r.machine} {r.scenario.name}: "
                              f"{ms[0].label} {a}, {m.label} -j{m.jobs} {b}")
     for m in ms:
-        lines += [f"  {m.label} -j{m.jobs} fell back: {f}" for f in m.fallbacks]
+        lines += [f"  {m.label} -j{m.jobs} fell back: {f}" for f in m.fallbacks[:10]]
+        if len(m.fallbacks) > 10:
+            lines.append(f"  {m.label} -j{m.jobs}: {len(m.fallbacks) - 10} more fell back")
     return lines
 
 
@@ -142,8 +153,8 @@ def profile(runs: Sequence[RunSpec], ways: Sequence[str] = ("step", "optimistic"
     cols: list[tuple[str, float, float, float, dict[str, float]]] = []
     parallel.run_all(runs[:1], parallel.Options(), 1)  # imports, images: not in the figures
     for way in ways:
-        label, reuse, mode = WAYS[way]
-        opts = parallel.Options(reuse=reuse, lockstep=mode)
+        label, reuse, mode, most = WAYS[way]
+        opts = parallel.Options(reuse=reuse, lockstep=mode, max_differences=most)
         progress(f"profile {label}: without the profiler")
         t0, c0 = time.monotonic(), _cpu()
         parallel.run_all(runs, opts, 1)

@@ -403,6 +403,9 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
             e.fields.append(model.refused[-1])  # why QEMU's value was not adopted
         res.status, res.divergence = DIVERGE, e
         res.reason = e.summary()
+        if bench.lock is not None and not bench.lock.scoreboard.differences:
+            # first-only: the one difference, as a finding like any other
+            res.differences = [Difference(e, e.signature, True, run_steps=bench.lock.count)]
         if bench.qemu is not None and report_dir is not None:
             stem = f"{spec.build.name}-{spec.machine}-{spec.scenario.name}".replace("/", "_")
             e.trace_file = str(write_reproducer(e, bench.qemu, report_dir, stem))

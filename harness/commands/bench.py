@@ -50,6 +50,9 @@ def register(sub: Any) -> None:
                     "differ (exit 1 if any)")
     bc.add_argument("--fresh", action="store_true",
                     help="also time each QEMU launched afresh (step by step)")
+    bc.add_argument("--differences", action="store_true",
+                    help="instead of step by step: each run stopped at its first difference "
+                    "(--first-only) against going on past them (the default), side by side")
     bc.add_argument("--profile", action="store_true",
                     help="instead: the time split by concern (model, driver, comparison, "
                     "qtest wire, launch/reset, image compare) under cProfile, on one worker")
@@ -83,6 +86,8 @@ def run_check(args: argparse.Namespace) -> int:
         print("\n".join(lines))
         return 1 if len(lines) > 1 else 0
     ways = ("fresh", "step", "optimistic") if args.fresh else ("step", "optimistic")
+    if args.differences:
+        ways = ("first-only", "optimistic")
     if args.profile:
         lines = check_bench.profile(runs, ways, progress=show_progress)
         show_progress("")
