@@ -63,6 +63,11 @@ class _Command:
     step: int
     frames: int = 0
 
+    @property
+    def name(self) -> str:
+        """``CMD17 READ_SINGLE_BLOCK``, as the SPI command table names it."""
+        return _name(self.index, self.app)
+
 
 class SpiTracker:
     """Follows the SPI frames a scenario writes (see the module docstring)."""
