@@ -333,6 +333,30 @@ def wanted(rel: Release, *, coverage: bool = False, sanitize: tuple[str, ...] = 
     return Wanted(rel, "coverage" if coverage else "bugs" if bugs else "plain", arm)
 
 
+def install_prerequisites(missing: Sequence[build.Missing], log: Log) -> bool:
+    """As root, ``apt-get install`` the Debian packages that provide what a
+    build is missing (a fresh machine: seabios, device-tree-compiler, ...),
+    so that ``sdqtest qemu build`` sets itself up; False when nothing could
+    be installed (not root, no package named, apt-get failed: the caller
+    names what is missing and the command)."""
+    packages = sorted({m.apt for m in missing if m.apt})
+    if not packages or os.geteuid() != 0 or shutil.which("apt-get") is None:
+        return False
+    log(f"installing build prerequisites: apt-get install {' '.join(packages)}")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-q"],
+                ["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages]):
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        if done.returncode != 0 and cmd[1] == "install":
+            log(f"apt-get install failed: {done.stderr.strip().splitlines()[-1:]}")
+            return False
+    return True
+
+
 def build_one(w: Wanted, log: Log = print, timeout: float = BUILD_TIMEOUT) -> list[Path]:
     """Fetch and build ``w`` unless its binaries are there; returns them."""
     if w.present():
@@ -345,6 +369,8 @@ def build_one(w: Wanted, log: Log = print, timeout: float = BUILD_TIMEOUT) -> li
         builder = build.QemuTreeBuilder(build_dir=w.folder, coverage=w.variant == "coverage",
                                         sanitize=w.sanitize, arm=w.arm)
         missing = builder.prerequisites(src)
+        if missing and install_prerequisites(missing, log):
+            missing = builder.prerequisites(src)
         if missing:
             raise SourceError(build.format_missing(missing))
         log_path = w.folder.with_name(w.folder.name + ".log")
