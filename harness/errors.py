@@ -71,7 +71,8 @@ by the runner.  Nor is ``check.lockstep.ModelStopped``: it ends a run
 where the model stopped a transfer QEMU keeps running (the runner reports
 the run as skipped there).  Nor is ``check.optimistic.Fallback``: it ends
 an optimistic lockstep attempt, which the runner (or the fuzzer) then runs
-step by step.
+step by step.  Nor is ``check.scoreboard.Stopped``: it ends a run that
+reached its limit of distinct differences (``--max-differences``).
 """
 
 from __future__ import annotations

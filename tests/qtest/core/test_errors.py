@@ -18,7 +18,8 @@ from tests.qtest.core.test_layers import modules
 #: where the model stopped a transfer QEMU keeps running, Fallback ends an
 #: optimistic lockstep attempt that the runner then runs step by step.
 NOT_ERRORS = {"harness.check.lockstep.Divergence", "harness.check.lockstep.StopRun",
-              "harness.check.lockstep.ModelStopped", "harness.check.optimistic.Fallback"}
+              "harness.check.lockstep.ModelStopped", "harness.check.optimistic.Fallback",
+              "harness.check.scoreboard.Stopped"}
 
 _NODE = re.compile(r"^    (?P<indent>[| ]*)(?:\+-- )?(?P<name>[A-Z]\w+)"
                    r"(?: \((?P<extra>\w+)\))?\s*(?:\[(?P<module>[\w.]+)\])?")
