@@ -24,12 +24,11 @@ from harness.check.scoreboard import (
     harm,
 )
 from harness.driver import HostDriver, Mode
-from harness.driver.arena import pattern
 from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
+from tests.qtest.core.test_arena import Stray  # writes one wrong byte beside its buffer
 
 DMA = 0x0100_0000
-DATA_PRESENT = 1 << 5  # CMDREG Data Present Select (SDHC 2.2.7)
 
 
 @pytest.fixture
@@ -102,19 +101,6 @@ def test_status_field_difference_recorded_once_and_data_still_compared(image: Pa
     assert sigs and all("NORINTSTS" in s and "BLKGAP" in s for s in sigs), sigs
     assert all(harm(s) == STATUS for s in sigs)
     assert not board.stopped
-
-
-class Stray(ModelTarget):
-    """Writes one wrong byte right after its DMA buffer when a data command
-    issues (a DMA path that spills)."""
-
-    stray: int | None = None
-
-    def write(self, offset: int, size: int, value: int) -> None:
-        super().write(offset, size, value)
-        if offset == H.CMDREG.offset and value & DATA_PRESENT and self.stray is not None:
-            self.memory.write(self.stray, bytes([pattern(self.stray, 1)[0] ^ 0xFF]))
-            self.stray = None
 
 
 def test_memory_bytes_are_adopted_once(image: Path) -> None:
