@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.commands.common import add_difference_options, max_differences
 from harness.errors import SdqtestError
 
 EPILOG = ("exit: 0 nothing is a problem; 1 the report names a problem (changed behaviour, "
@@ -55,6 +56,7 @@ def register(sub: Any) -> None:
     rv.add_argument("--fresh-base-check", action="store_true",
                     help="run the base build's model check again even if an earlier review "
                     "of the same base binary kept it")
+    add_difference_options(rv)
     rv.add_argument("--report-dir", default="review-report", metavar="D",
                     help="report.txt/.md/.json and the reproducers (default review-report)")
     rv.add_argument("--markdown", action="store_true", help="print the Markdown report")
@@ -93,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyError as e:
         raise SdqtestError(str(e.args[0])) from e
     opts = run.Options(selected, args.jobs or parallel.default_jobs(), Path(args.report_dir),
-                       not args.no_bench, args.rounds, args.guest, not args.fresh_base_check)
+                       not args.no_bench, args.rounds, args.guest, not args.fresh_base_check,
+                       max_differences(args))
     t0 = time.monotonic()
     build_times: dict[str, float] = {}
     try:
@@ -142,10 +145,11 @@ def _review_series(args: argparse.Namespace, opts: Any, times: dict[str, float])
     if len(bins) > 1:
         run.attribute(rv, bins, opts, _progress)
     else:
-        for r in rv.rows:
-            r.patch = bins[0][0] if r.category in ("changed", "intended") else ""
         for c in rv.props:
             c.patch = bins[0][0]
+        for f in rv.findings:
+            f.patch = bins[0][0]
+        run.rows_patches(rv, [bins[0][0]])
     if args.coverage:
         t = time.monotonic()
         rv.untested, unmeasured = _untested(scratch, s, commits, opts)

@@ -37,10 +37,13 @@ OK = ("agree", "quirk")
 
 @dataclass(frozen=True)
 class Verdict:
-    """A model check result as classification needs it (status, reason)."""
+    """A model check result as classification needs it (status, reason),
+    and what differed from the model (``what | command`` of each distinct
+    difference's signature: which findings the model takes a side on)."""
 
     status: str
     reason: str = ""
+    whats: tuple[str, ...] = ()
 
 
 @dataclass

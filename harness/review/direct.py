@@ -4,15 +4,24 @@
 both are QEMUs (the base build as the reference side), so a change shows
 even where the model has no rule for it.  Both run with the same ``-seed``
 (:mod:`harness.review.wrap`), so the RCA QEMU draws at random is the same
-draw on both.  A scenario's first differing step is the finding: the
-operation, decoded register fields, and both builds' answers.  The
-migration group is left out (it needs a migrator per build, which the
-model check runs).
+draw on both.
+
+A run goes on past a difference (a :class:`Board`, the check's
+:class:`~harness.check.scoreboard.Scoreboard` with the review's
+``--max-differences``): base takes patched's guest memory where that
+differed (a QEMU's registers cannot be set: those are compared as they
+come, a value read again is a repeat), and each distinct difference is
+kept with its signature, step, decoded lines and a reproducer per build,
+that build's qtest trace up to the step.  ``--first-only`` stops at the
+first difference, as before.  A QEMU that dies or hangs ends the run with
+a ``crash`` difference.  The migration group is left out (it needs a
+migrator per build, which the model check runs).
 """
 
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,21 +29,71 @@ from typing import Any
 from harness import images
 from harness.check import parallel, runner, testbench
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
+from harness.check.scoreboard import DATA, DEFAULT_MAX_DIFFERENCES, Scoreboard, Stopped, harm
+from harness.check.step import Step
 from harness.errors import QemuError, QemuGone
+from harness.images import Recipe
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
-from harness.scenarios import Context, all_scenarios
+from harness.scenarios import Context, Scenario, all_scenarios
+from harness.target import Target
 
 SAME, DIFFERS, SKIP, ERROR = "same", "differs", "skipped", "error"
 #: Groups the direct comparison does not run (see the module doc).
 LEFT_OUT = ("migration",)
+#: History lines kept per difference (the first difference keeps all).
+HISTORY = 12
+
+
+def harm_of(signature: str) -> str:
+    """The harm class of a signature (:func:`harness.check.scoreboard.harm`);
+    guest memory or card bytes the driver read back and found different
+    (``result:mem_read``, ``result:image_read``) are data."""
+    if signature.startswith(("result:mem_read ", "result:image_read ")):
+        return DATA
+    return harm(signature)
+
+
+@dataclass
+class DirectDifference:
+    """One distinct difference of a run: its signature (what | command |
+    card state, the base side named ``model``, patched ``qemu``), whether
+    it was the run's first, the step, the decoded lines, and the
+    reproducers (``(base, patched)``, each build's trace up to the step)."""
+
+    signature: str
+    first: bool
+    step: int
+    kind: str
+    reason: str
+    lines: list[str] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)
+    repeats: int = 0
+    adopted: list[str] = field(default_factory=list)
+    #: steps the whole run took (the shortest example is the shortest run)
+    run_steps: int = 0
+    #: base's and patched's qtest trace lengths at the step
+    trace_lens: tuple[int, int] = (0, 0)
+    traces: tuple[str, str] = ("", "")
+
+    @property
+    def harm(self) -> str:
+        return harm_of(self.signature)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"signature": self.signature, "harm": self.harm, "first": self.first,
+                "step": self.step, "kind": self.kind, "reason": self.reason,
+                "lines": self.lines, "repeats": self.repeats, "adopted": self.adopted,
+                "run_steps": self.run_steps,
+                "reproducers": {"base": self.traces[0], "patched": self.traces[1]}}
 
 
 @dataclass
 class DirectResult:
     """One scenario on base and patched: ``same``, ``differs`` (the first
-    differing step), ``skipped`` or ``error``."""
+    differing step here, every distinct difference in :attr:`differences`),
+    ``skipped`` or ``error``."""
 
     scenario: str
     machine: str
@@ -47,36 +106,152 @@ class DirectResult:
     kind: str = ""
     #: ``(base, patched)`` trace files that replay the run on each build.
     traces: tuple[str, str] = ("", "")
+    differences: list[DirectDifference] = field(default_factory=list)
+    #: why the run stopped recording early (the limit), if it did
+    stopped: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "machine": self.machine, "status": self.status,
                 "reason": self.reason, "step": self.step, "kind": self.kind,
                 "lines": self.lines, "history": self.history[-12:],
-                "reproducers": {"base": self.traces[0], "patched": self.traces[1]}}
+                "reproducers": {"base": self.traces[0], "patched": self.traces[1]},
+                "differences": [d.to_json() for d in self.differences],
+                "stopped": self.stopped}
 
 
 def sides(text: str) -> str:
     """A lockstep line with its sides named for a review: base, patched."""
     return (text.replace("(model ", "(base ").replace("model ", "base ")
+            .replace("model=", "base=").replace("qemu=", "patched=")
             .replace("QEMU  ", "patched ").replace("QEMU ", "patched "))
 
 
-def _found(res: DirectResult, d: Divergence, base: QemuTarget, patched: QemuTarget,
-           report_dir: Path | None, stem: str) -> None:
-    res.status, res.step, res.kind = DIFFERS, d.step.index, d.kind
-    res.reason = sides(d.summary().replace("divergence", "first difference", 1))
-    res.lines = [sides(x) for x in d.context + d.fields]
-    res.history = [sides(h) for h in collapse(d.history)]
-    if report_dir is not None:
-        d.scenario = res.scenario
-        a = runner.write_reproducer(d, base, report_dir, f"{stem}-base")
-        b = runner.write_reproducer(d, patched, report_dir, f"{stem}-patched")
-        res.traces = (str(a), str(b))
+class Board(Scoreboard):
+    """A direct comparison's scoreboard: base (the reference) takes
+    patched's guest memory where it differed, and each new difference
+    notes base's trace length too (the lockstep gives patched's)."""
+
+    def __init__(self, limit: int, base: Target) -> None:
+        super().__init__(limit, self._adopt)
+        self.base = base
+        self.base_lens: list[int] = []
+
+    def _adopt(self, kind: str, step: Step) -> list[str]:
+        if step.op == "mem_read" and isinstance(step.qemu, bytes):
+            self.base.mem_write(int(step.args[0]), step.qemu)
+            return [f"guest memory {int(step.args[0]):#x}+{len(step.qemu):#x}"]
+        return []
+
+    def record(self, d: Any, trace_len: int) -> None:
+        n, at = len(self.differences), len(getattr(self.base, "trace", ()))
+        try:
+            super().record(d, trace_len)
+        finally:
+            if len(self.differences) > n:
+                self.base_lens.append(at)
+
+
+def _difference(d: Divergence, first: bool, lens: tuple[int, int], keep: int) -> DirectDifference:
+    reason = d.fields[0] if d.kind == "crash" else \
+        d.summary().replace("divergence", "difference", 1)
+    return DirectDifference(
+        d.signature, first, d.step.index, d.kind, sides(reason),
+        [sides(x) for x in d.context + d.fields],
+        [sides(h) for h in collapse(d.history)][-keep:] if keep else [], trace_lens=lens)
+
+
+def _gone(e: Exception, a: Target, b: Target) -> str:
+    """``crash:base``, ``crash:patched`` (its process ended) or ``hang``."""
+    for name, t in (("base", a), ("patched", b)):
+        proc = getattr(getattr(t, "session", None), "proc", None)
+        if proc is not None and proc.poll() is not None:
+            return f"crash:{name}"
+    return "hang" if "hung" in str(e) or "timeout" in type(e).__name__.lower() else "crash:?"
+
+
+def _ended(res: DirectResult, lock: LockstepTarget, e: Exception) -> Divergence:
+    """A run a QEMU or the harness ended: ``error``, with a difference
+    naming it (its reproducers the whole traces)."""
+    res.status, res.reason = ERROR, f"{type(e).__name__}: {e}"
+    what = _gone(e, lock.model, lock.qemu) if isinstance(e, QemuGone) else \
+        f"error:{type(e).__name__}"
+    hist = lock.history()
+    step = hist[-1] if hist else Step(lock.count, "launch", (), None, None, False, False)
+    command = getattr(getattr(lock.tracker, "command", None), "name", "") or "no command"
+    return Divergence(step, "crash", hist[:-1], [res.reason],
+                      signature=f"{what} | {command} | -")
+
+
+def _settle(res: DirectResult, lock: LockstepTarget, board: Board, raised: Divergence | None,
+            report_dir: Path | None, stem: str) -> None:
+    """Every difference of the run into ``res`` (the first one also in its
+    own fields, as a first-only run has it), with reproducers."""
+    a, b = lock.model, lock.qemu
+    found: list[tuple[Divergence, DirectDifference]] = []
+    for i, diff in enumerate(board.differences):
+        d = diff.divergence
+        assert isinstance(d, Divergence)
+        dd = _difference(d, i == 0, (board.base_lens[i], diff.trace_len), 0 if i else 400)
+        dd.repeats, dd.adopted = diff.repeats, diff.adopted
+        found.append((d, dd))
+    if raised is not None:
+        lens = (len(getattr(a, "trace", ())), len(getattr(b, "trace", ())))
+        found.append((raised, _difference(raised, not found, lens, 0 if found else 400)))
+    for i, (d, dd) in enumerate(found):
+        dd.run_steps = lock.count
+        if report_dir is not None and isinstance(a, QemuTarget) and isinstance(b, QemuTarget):
+            d.scenario = res.scenario
+            s = stem if i == 0 else f"{stem}-d{i + 1}"
+            dd.traces = (str(runner.write_reproducer(d, a, report_dir, f"{s}-base",
+                                                     upto=dd.trace_lens[0])),
+                         str(runner.write_reproducer(d, b, report_dir, f"{s}-patched",
+                                                     upto=dd.trace_lens[1])))
+    res.differences = [dd for _, dd in found]
+    if not found:
+        return
+    first = found[0][1]
+    if res.status != ERROR:
+        res.status = DIFFERS
+        res.reason = first.reason.replace("difference", "first difference", 1) + (
+            f" (+{len(found) - 1} more distinct differences)" if len(found) > 1 else "")
+    res.step, res.kind, res.lines, res.history = first.step, first.kind, first.lines, \
+        first.history
+    res.traces = first.traces
+
+
+def compare(res: DirectResult, a: Target, b: Target, sc: Scenario, ctx: Context,
+            limit: int = DEFAULT_MAX_DIFFERENCES, recipe: Recipe | None = None,
+            spans: Callable[[], list[tuple[int, int]]] = list,
+            report_dir: Path | None = None) -> bool:
+    """Scenario ``sc`` on ``a`` (base, the reference) and ``b`` (patched) in
+    lockstep, up to ``limit`` distinct differences, then the card images
+    over ``spans()``; the differences into ``res``.  Whether both sides are
+    fit for reuse."""
+    board = Board(limit, a)
+    lock = LockstepTarget(a, b, recipe=recipe, scoreboard=board)
+    raised: Divergence | None = None
+    healthy = True
+    try:
+        sc.fn(lock, ctx)
+        lock.compare_watched()
+        runner.compare_images(lock, spans())
+    except Divergence as d:
+        raised = d
+    except Stopped as e:
+        res.stopped = str(e)
+    except Exception as e:  # a QEMU gone or refusing, or a harness bug: say it, keep going
+        healthy = False
+        raised = _ended(res, lock, e)
+        if not isinstance(e, QemuError):
+            raised.fields += traceback.format_exc().splitlines()[-6:]
+    _settle(res, lock, board, raised, report_dir,
+            f"direct-{res.machine}-{res.scenario}".replace("/", "_"))
+    return healthy and not res.differences
 
 
 def run_one(base: QemuBuild, patched: QemuBuild, name: str, machine: str,
-            report_dir: Path | None = None, pools: tuple[QemuPool, QemuPool] | None = None
-            ) -> DirectResult:
+            report_dir: Path | None = None, pools: tuple[QemuPool, QemuPool] | None = None,
+            limit: int = DEFAULT_MAX_DIFFERENCES) -> DirectResult:
     """Scenario ``name`` on both builds at once (base the reference side)."""
     sc = all_scenarios()[name]
     res = DirectResult(name, machine, SAME)
@@ -94,28 +269,21 @@ def run_one(base: QemuBuild, patched: QemuBuild, name: str, machine: str,
     pa, pb = pools or (QemuPool(enabled=False), QemuPool(enabled=False))
     a: QemuTarget | None = None
     b: QemuTarget | None = None
-    healthy = True
+    healthy = False
     try:
         a = pa.acquire(base.binary, described, name="base")
         b = pb.acquire(patched.binary, described, name="patched")
-        lock = LockstepTarget(a, b, recipe=images.recipe(sc.image))
-        sc.fn(lock, Context(base.profile, machine, sc.image, sc.params))
-        lock.compare_watched()
-        runner.compare_images(lock, runner.image_spans(None, images.raw_twin(sc.image), a, b))
-    except Divergence as d:
-        assert a is not None and b is not None
-        _found(res, d, a, b, report_dir, f"direct-{machine}-{name}".replace("/", "_"))
-    except (QemuGone, QemuError) as e:
-        healthy = False
+        sa, sb = a, b
+        healthy = compare(res, a, b, sc, Context(base.profile, machine, sc.image, sc.params),
+                          limit, images.recipe(sc.image),
+                          lambda: runner.image_spans(None, images.raw_twin(sc.image), sa, sb),
+                          report_dir)
+    except (QemuGone, QemuError) as e:  # one of them would not start
         res.status, res.reason = ERROR, f"{type(e).__name__}: {e}"
-    except Exception as e:  # a harness bug: say it, keep going
-        healthy = False
-        res.status, res.reason = ERROR, f"{type(e).__name__}: {e}"
-        res.lines = traceback.format_exc().splitlines()[-6:]
     finally:
         for pool, side in ((pa, a), (pb, b)):
             if side is not None:
-                pool.release(side, healthy=healthy and res.status != DIFFERS)
+                pool.release(side, healthy=healthy)
     return res
 
 
@@ -123,14 +291,14 @@ _pools: dict[str, tuple[QemuPool, QemuPool]] = {}
 
 
 def _worker_run(base: QemuBuild, patched: QemuBuild, name: str, machine: str,
-                report_dir: Path | None) -> DirectResult:
+                report_dir: Path | None, limit: int) -> DirectResult:
     """:func:`run_one` in a worker, on that worker's two pools (one per side:
     both see the same sequence of scenarios, so both reuse alike)."""
     key = f"{base.binary}|{patched.binary}"
     if key not in _pools:
         _pools.clear()
         _pools[key] = (QemuPool(), QemuPool())
-    return run_one(base, patched, name, machine, report_dir, _pools[key])
+    return run_one(base, patched, name, machine, report_dir, _pools[key], limit)
 
 
 def close_pools() -> None:
@@ -141,23 +309,25 @@ def close_pools() -> None:
 
 
 def _run_closing(base: QemuBuild, patched: QemuBuild, names: list[tuple[str, str]],
-                 report_dir: Path | None) -> list[DirectResult]:
+                 report_dir: Path | None, limit: int) -> list[DirectResult]:
     """A chunk of scenarios in one worker, its pools closed at the end."""
     try:
-        return [_worker_run(base, patched, n, m, report_dir) for n, m in names]
+        return [_worker_run(base, patched, n, m, report_dir, limit) for n, m in names]
     finally:
         close_pools()
 
 
 def run_all(base: QemuBuild, patched: QemuBuild, runs: list[tuple[str, str]],
-            jobs: int = 1, report_dir: Path | None = None) -> list[DirectResult]:
+            jobs: int = 1, report_dir: Path | None = None,
+            limit: int = DEFAULT_MAX_DIFFERENCES) -> list[DirectResult]:
     """Every ``(scenario, machine)`` of ``runs``, in order, on ``jobs`` workers
-    (each a chunk of consecutive runs, reusing its QEMUs)."""
+    (each a chunk of consecutive runs, reusing its QEMUs), each run up to
+    ``limit`` distinct differences."""
     if not runs:
         return []
     jobs = max(1, min(jobs, len(runs)))
     size = -(-len(runs) // (jobs * 4))
     chunks = [runs[i:i + size] for i in range(0, len(runs), size)]
-    out = parallel.map_ordered(_run_closing, [(base, patched, c, report_dir) for c in chunks],
-                               jobs)
+    out = parallel.map_ordered(
+        _run_closing, [(base, patched, c, report_dir, limit) for c in chunks], jobs)
     return [r for chunk in out for r in chunk]

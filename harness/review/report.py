@@ -1,29 +1,34 @@
 """The review as text (terminal), Markdown (a reply on the list) and JSON.
 
-Most important first: the findings (problems, then intended changes), each
-one line, then the evidence: changed behaviour decoded with its
-reproducers, properties and compat, speed, untested hunks, the rest counted.
+Most important first: the findings, one line each: every distinct behaviour
+change (most harmful first: data, crashes, interrupts and status, identity;
+:mod:`harness.review.findings`), then the other problems, then intended
+changes; then the evidence: each behaviour change decoded (its shortest run,
+reproducers per build), the changed runs one line each, properties and
+compat, speed, untested hunks, the rest counted.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.review import classify, props, speed
+from harness.review import findings as findings_
 from harness.review.classify import Row
+from harness.review.direct import sides
+from harness.review.findings import Finding as Change
 from harness.review.run import Review
 from harness.scenarios import all_scenarios
 
 #: Scenarios named per finding before "and N more".
 NAMED = 4
-#: Decoded lines shown per changed scenario.
+#: Decoded lines shown per finding.
 DETAIL = 8
-#: Changed scenarios shown decoded; the rest one line each.
-DETAILED = 3
 
 
 @dataclass(frozen=True)
@@ -84,10 +89,45 @@ def _prop_finding(rv: Review, c: props.PropChange) -> Finding:
                    f" ({_span(kept)})")
 
 
+def _behaviour(fs: list[Change], number: dict[str, int]) -> Finding:
+    """One change (findings of one what, harm and patch) as a summary line."""
+    f = fs[0]
+    who = f" [{f.patch}]" if f.patch else ""
+    refs = " ".join(f"[{n}]" for n in sorted(number[g.signature] for g in fs))
+    if not f.runs:  # a benchmark's own check
+        repro = f"; reproducer: {f.reproducers[0]}" if f.reproducers else ""
+        return Finding(True, f"{f.harm}: {f.title()}{who}{repro}; decoded: {refs}")
+    keys = list(dict.fromkeys(k for g in fs for k, _ in g.runs))
+    firsts = len({k for g in fs for k, d in g.runs if d.first})
+    later = len(keys) - firsts
+    order = (f"the first difference in {firsts}" if firsts else "") + (
+        ", " if firsts and later else "") + (f"after earlier ones in {later}" if later else "")
+    title = f.title()
+    if len(fs) > 1:
+        commands = [g.signature.split(" | ")[1] for g in fs]
+        more = f" and {len(commands) - 3} more commands" if len(commands) > 3 else ""
+        title = f"{sides(findings_.what_of(f.signature))} in {', '.join(commands[:3])}{more}"
+    words = Counter(g.model for g in fs for _ in g.runs).most_common()
+    model = words[0][0] + ("" if len(words) == 1 else " (in most of its runs)")
+    return Finding(True, f"{f.harm}: {title}{who}: {len(keys)} run"
+                   f"{'s' if len(keys) != 1 else ''} ({_names_of(keys)}), {order}; {model}; "
+                   f"decoded: {refs}")
+
+
+def _names_of(keys: list[str]) -> str:
+    names = list(dict.fromkeys(k.split("@")[0] for k in keys))
+    more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
+    return ", ".join(f"`{n}`" for n in names[:NAMED]) + more
+
+
 def findings(rv: Review) -> list[Finding]:
-    """Problems first, then intended changes; one line each."""
-    out: list[Finding] = []
-    for patch, rows in _by_patch(r for r in rv.rows if r.category == classify.CHANGED).items():
+    """Problems first (each distinct behaviour change, most harmful first),
+    then intended changes; one line each."""
+    number = {f.signature: i for i, f in enumerate(rv.findings, 1)}
+    out = [_behaviour(fs, number) for fs in findings_.changes(rv.findings)]
+    covered = {k for f in rv.findings for k, _ in f.runs}
+    rest = (r for r in rv.rows if r.category == classify.CHANGED and r.key not in covered)
+    for patch, rows in _by_patch(rest).items():
         first = rows[0]
         why = first.direct.reason if first.direct is not None else (
             first.patched.reason if first.patched else "")
@@ -102,7 +142,7 @@ def findings(rv: Review) -> list[Finding]:
         if s.status_differs:  # a guest integrity check the builds answer differently
             out.append(Finding(True, f"guest benchmark: {s.describe()}"))
             continue
-        if s.error or s.note:  # the bench's own check failed: changed behaviour says why
+        if s.error or s.note:  # the bench's own check failed: a finding says why
             continue
         if sp is not None and not s.within_noise:
             few = "" if s.conclusive else (
@@ -117,21 +157,47 @@ def findings(rv: Review) -> list[Finding]:
     return out
 
 
-def _changed_detail(r: Row, md: bool) -> list[str]:
-    d = r.direct
-    lines = [f"- `{r.key}`" + (f" [{r.patch}]" if r.patch else "") + f": {r.note}"]
-    if d is not None:
-        lines.append(f"  {d.reason}")
-        body = d.lines[:DETAIL] + ["operations leading to it:"] + [
-            f"  {h}" for h in d.history[-4:]]
-        lines += (["  ```"] + [f"  {x}" for x in body] + ["  ```"]) if md else \
-            [f"    {x}" for x in body]
-        if d.traces[0]:
-            lines.append(f"  reproducers: base `{d.traces[0]}`, patched `{d.traces[1]}`"
-                         if md else f"  reproducers: {d.traces[0]} {d.traces[1]}")
-    elif r.patched is not None:
-        lines.append(f"  model check of patched: {r.patched.reason}")
+def _decoded(i: int, f: Change, md: bool) -> list[str]:
+    """Finding ``i``: the runs behind it, its shortest run decoded, the reproducers."""
+    lines = [f"[{i}] {f.harm}: {f.title()}" + (f" [{f.patch}]" if f.patch else "")]
+    ex = f.example()
+    if ex is None:
+        return lines + [f"  reproducer: {r}" for r in f.reproducers]
+    name, d = ex
+    later = len(f.runs) - f.first_in
+    lines.append(f"  in {len(f.runs)} run{'s' if len(f.runs) != 1 else ''}: the first "
+                 f"difference in {f.first_in}, after earlier ones in {later}; {f.model}")
+    how = "the run's first difference" if d.first else "after earlier differences of that run"
+    lines.append(f"  shortest: `{name}` ({d.run_steps} steps), {how}")
+    body = [d.reason, *d.lines[:DETAIL]]
+    if d.repeats:
+        body.append(f"(seen again {d.repeats} time{'s' if d.repeats != 1 else ''} later in "
+                    "that run: not a new finding)")
+    lines += (["  ```"] + [f"  {x}" for x in body] + ["  ```"]) if md else \
+        [f"    {x}" for x in body]
+    if d.traces[0]:
+        lines.append(f"  reproducers: base `{d.traces[0]}`, patched `{d.traces[1]}`" if md
+                     else f"  reproducers: base {d.traces[0]}, patched {d.traces[1]}")
+    others = [k for k in dict.fromkeys(k for k, _ in f.runs) if k != name]
+    if others:
+        lines.append(f"  also in: {', '.join(others[:NAMED])}"
+                     + (f" and {len(others) - NAMED} more" if len(others) > NAMED else ""))
     return lines
+
+
+def _changed_lines(rv: Review) -> list[str]:
+    """Each changed run, one line: its first difference and how many more."""
+    out = []
+    for r in rv.rows:
+        if r.category not in (classify.CHANGED, classify.UNSTABLE):
+            continue
+        d = r.direct
+        more = len(d.differences) - 1 if d is not None and d.differences else 0
+        text = d.reason if d is not None and r.category == classify.CHANGED else \
+            f"{r.note}: {r.patched.reason if r.patched else ''}"
+        out.append(f"- `{r.key}`" + (f" [{r.patch}]" if r.patch else "") + f": {text}"
+                   + (f"; {more} more distinct" if more and "more distinct" not in text else ""))
+    return out
 
 
 def render(rv: Review, md: bool = False) -> str:
@@ -146,20 +212,13 @@ def render(rv: Review, md: bool = False) -> str:
                  f"{len(fs) - len(bad)} other change{'s' if len(fs) - len(bad) != 1 else ''}"))
     out += [f"{i}. {'PROBLEM' if f.problem else 'change'}: {f.text}"
             for i, f in enumerate(fs, 1)] or ["nothing differs between base and patched"]
-    changed = [r for r in rv.rows if r.category in (classify.CHANGED, classify.UNSTABLE)]
+    if rv.findings:
+        out += ["", h("Findings decoded (each distinct difference, base against patched)")]
+        for i, f in enumerate(rv.findings, 1):
+            out += _decoded(i, f, md)
+    changed = _changed_lines(rv)
     if changed:
-        out += ["", h("Changed behaviour (base against patched, first difference)")]
-        shown: list[str] = []
-        for r in changed:
-            name = r.key.split("@")[0]
-            if name not in shown and len(shown) < DETAILED:
-                shown.append(name)
-                out += _changed_detail(r, md)
-            else:
-                d = r.direct
-                said = r.patched.reason if r.patched else ""
-                out.append(f"- `{r.key}`: " + (d.reason if d is not None else
-                                               f"{r.note}: {said}"))
+        out += ["", h("Changed scenario runs (first difference each)")] + changed
     intended = [r for r in rv.rows if r.category == classify.INTENDED]
     if intended:
         out += ["", h("Explained by a new default"), f"{_names(intended)}: "
@@ -199,6 +258,7 @@ def to_json(rv: Review) -> dict[str, Any]:
     return {"title": rv.title, "base": str(rv.base.binary), "patched": str(rv.patched.binary),
             "patches": rv.patches,
             "findings": [{"problem": f.problem, "text": f.text} for f in findings(rv)],
+            "behaviour_findings": [f.to_json() for f in rv.findings],
             "properties": [c.to_json() for c in rv.props],
             "scenarios": [r.to_json() for r in rv.rows],
             "counts": classify.counts(rv.rows),

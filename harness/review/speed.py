@@ -6,12 +6,19 @@ base, patched, base, patched...: a load change on the shared machine hits
 both alike.  Each round gives a ratio patched/base; the median ratio and the
 lowest and highest are reported, and a difference whose ratios straddle 1
 (or lie within :data:`NOISE` of it) is "within noise".
+
+A benchmark checks its own result (the data read back, the erased range);
+a check that fails on one side is kept in :attr:`Comparison.failed` and
+is a finding of the review (harm: data), with a reproducer: for the erase,
+a qtest trace of the erase and of the read that finds the old data
+(:func:`erase_reproducer`).
 """
 
 from __future__ import annotations
 
 import os
 import random
+import shlex
 import statistics
 import tempfile
 from collections.abc import Callable
@@ -21,7 +28,12 @@ from typing import Any
 
 from harness.bench import data, erase
 from harness.bench import guest as bench_guest
+from harness.driver.host import HostDriver
+from harness.machine import CardImage, Machine
+from harness.qemu.argv import shell_line
 from harness.qemu.builds import QemuBuild
+from harness.qemu.target import QemuTarget
+from harness.replay.engine import reproducer_header
 
 #: Ratios within this of 1.0 are not a difference on a loaded machine.
 NOISE = 0.10
@@ -50,6 +62,10 @@ class Comparison:
     #: each side's, per round
     base_status: list[str] = field(default_factory=list)
     patched_status: list[str] = field(default_factory=list)
+    #: the benchmark's own check of the result, failed: side -> what it found
+    failed: dict[str, str] = field(default_factory=dict)
+    #: what shows a failed check again (a script, a command line)
+    reproducers: list[str] = field(default_factory=list)
 
     @property
     def status_differs(self) -> bool:
@@ -108,7 +124,8 @@ class Comparison:
                 "patched": self.patched, "ratio": self.ratio, "speedup": self.speedup(),
                 "within_noise": self.within_noise, "error": self.error,
                 "note": self.note, "base_status": self.base_status,
-                "patched_status": self.patched_status}
+                "patched_status": self.patched_status, "failed": self.failed,
+                "reproducers": self.reproducers}
 
 
 def _order(rnd: int, base: QemuBuild, patched: QemuBuild) -> list[tuple[str, QemuBuild]]:
@@ -132,17 +149,25 @@ def _data(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
                     cell = cells[c]
                     comp = comps[c]
                     if cell.errors or cell.mismatches:
-                        comp.note = f"{side}: " + (
-                            cell.errors or [f"{cell.mismatches} data mismatches"])[0]
+                        what = (cell.errors or [f"{cell.mismatches} data mismatches"])[0]
+                        comp.note = f"{side}: {what}"
+                        comp.failed.setdefault(side, what)
+                        comp.reproducers = [f"sdqtest bench data --qemu {b.binary} --directions "
+                                            f"{c[0]} --modes {c[1]} --sizes {c[2]}"]
                     (comp.base if side == "base" else comp.patched).extend(cell.mibps)
     finally:
         image.unlink(missing_ok=True)
     return list(comps.values())
 
 
+def _mark() -> bytes:
+    """The data the erase benchmark writes around the range before erasing."""
+    return random.Random(3).randbytes(erase.MARK)
+
+
 def _erase(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
            progress: Callable[[str], None]) -> Comparison:
-    mark = random.Random(3).randbytes(erase.MARK)
+    mark = _mark()
     comp = Comparison(f"erase {ERASE_CASE.name}", "s", False)
     image = erase.make_image(workdir, ERASE_CASE, "raw", mark)
     try:
@@ -155,6 +180,8 @@ def _erase(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
                     return comp
                 if o.erased != "yes":
                     comp.note = f"{side}'s erase did not erase the range: {o.erased}"
+                    comp.failed.setdefault(side, f"the erase did not erase the range: "
+                                           f"{o.erased.removeprefix('NO: ')}")
                 (comp.base if side == "base" else comp.patched).append(o.seconds)
     finally:
         image.unlink(missing_ok=True)
@@ -162,13 +189,77 @@ def _erase(base: QemuBuild, patched: QemuBuild, rounds: int, workdir: Path,
 
 
 def compare(base: QemuBuild, patched: QemuBuild, rounds: int = 5,
-            progress: Callable[[str], None] = lambda s: None) -> list[Comparison]:
-    """Data transfers and an erase on both builds, ``rounds`` interleaved rounds."""
+            progress: Callable[[str], None] = lambda s: None,
+            repro_dir: Path | None = None) -> list[Comparison]:
+    """Data transfers and an erase on both builds, ``rounds`` interleaved
+    rounds; an erase check that fails on patched gets a reproducer in
+    ``repro_dir``."""
     with tempfile.TemporaryDirectory(prefix="sdqtest-review-bench-") as tmp:
         work = Path(tmp)
         out = _data(base, patched, rounds, work, progress)
         out.append(_erase(base, patched, rounds, work, progress))
+    comp = out[-1]
+    if "patched" in comp.failed and repro_dir is not None:
+        progress("bench erase: recording a reproducer")
+        script, found = erase_reproducer(patched, repro_dir)
+        comp.reproducers = [script] + ([] if found else [
+            "(the recorded run read the range erased: the failure is not every time)"])
     return out
+
+
+def erase_reproducer(build: QemuBuild, out_dir: Path) -> tuple[str, str]:
+    """The erase benchmark's case once more on ``build``, recorded: a card
+    image (sparse, kept in ``out_dir``), then ``.qtest`` and ``.sh`` files
+    that replay the erase and the read of the range's last block.  Returns
+    the script and what that read found ("" when it reads erased)."""
+    image = erase.make_image(out_dir, ERASE_CASE, "raw", _mark())
+    last = ERASE_CASE.length // erase.BLOCK - 1
+    with QemuTarget(build.binary, Machine(image=CardImage(image, format="raw")),
+                    name=build.name, timeout=60.0) as t:
+        d = HostDriver(t)
+        d.setup()
+        d.init_card()
+        d.erase(0, last)
+        r = d.read_blocks(last, 1)
+        found = "" if not r.error and r.data == b"\xff" * erase.BLOCK else \
+            f"block {last} reads {(r.data or b'')[:4]!r}"
+        stem = out_dir / f"erase-{ERASE_CASE.length >> 20}m-{build.name}"
+        what = (f"sdqtest review: the erase benchmark's case: CMD32/33/38 erase blocks 0..{last},"
+                f" then block {last} read back (PIO): {found or 'reads erased (0xff)'}")
+        trace = stem.with_suffix(".qtest")
+        trace.write_text(reproducer_header(t.machine, what) + "\n".join(t.trace) + "\n")
+        script = stem.with_suffix(".sh")
+        script.write_text(f"#!/bin/sh\n# {what}\n# the last answers are the block's data\n"
+                          f"grep -v '^#' {shlex.quote(str(trace))} | exec timeout -k 1 "
+                          f"\"${{REPLAY_SECONDS:-10}}\" {shell_line(t.replay_argv())}\n")
+        script.chmod(0o755)
+    return str(script), found
+
+
+def failure(build: QemuBuild, name: str) -> str:
+    """What the benchmark ``name`` (a :class:`Comparison`'s) finds on
+    ``build`` in one round, its own check failed; "" when it passes."""
+    if name == f"erase {ERASE_CASE.name}":
+        return erase_failure(build)
+    cell = next((c for c in DATA_CELLS if f"{c[0]} {c[1]} {c[2]} KiB" == name), None)
+    if cell is None:
+        return ""
+    with tempfile.TemporaryDirectory(prefix="sdqtest-review-bench-") as tmp:
+        image, content = data.make_image(Path(tmp))
+        got = data.bench_build(build, image, content, (cell,), 1, 256 * 1024)[cell]
+        image.unlink(missing_ok=True)
+    return (got.errors or [f"{got.mismatches} data mismatches"])[0] \
+        if got.errors or got.mismatches else ""
+
+
+def erase_failure(build: QemuBuild) -> str:
+    """What the erase benchmark's own check finds on ``build`` (one erase;
+    "" when the range reads erased or the erase did not finish)."""
+    with tempfile.TemporaryDirectory(prefix="sdqtest-review-erase-") as tmp:
+        image = erase.make_image(Path(tmp), ERASE_CASE, "raw", _mark())
+        o = erase.erase_once(build, image, "raw", ERASE_CASE, None, 60.0, _mark())
+    return "" if o.error or not o.finished or o.erased == "yes" else \
+        f"the erase did not erase the range: {o.erased.removeprefix('NO: ')}"
 
 
 

@@ -6,6 +6,13 @@ makes that generator deterministic.  A property the model does not know is
 set for every card with ``-global sd-card.PROP=VALUE``, which the model never
 sees.  A wrapper is an executable file, so every part of the harness that
 takes a binary (check, pools, reproducers) takes it unchanged.
+
+The wrapper names the wrapped binary's contents (its answers-cache build
+id, :func:`harness.qemu.answers.build_id`) in a comment: what a build
+answers about itself is kept by the contents of the file run, here the
+wrapper's, so a binary rebuilt in place gets a new wrapper text and is
+asked again (a wrapper that stayed the same text kept the old build's
+properties and machine types).
 """
 
 from __future__ import annotations
@@ -15,19 +22,22 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.qemu import answers
+
 #: The ``-seed`` both sides of a direct comparison run with.
 SEED = 1
 
 
 def wrapper(binary: Path, options: Sequence[str], directory: Path) -> Path:
     """An executable in ``directory`` that runs ``binary`` with ``options``
-    first; the same binary and options give the same file."""
+    first; the same binary (contents) and options give the same file."""
     if not options:
         return binary
     key = hashlib.sha256("\0".join([str(binary), *options]).encode()).hexdigest()[:12]
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"qemu-{key}"
     text = ("#!/bin/sh\n# sdqtest review: " + " ".join(shlex.quote(o) for o in options) + "\n"
+            f"# wrapped build: {answers.build_id(binary)}\n"
             f"exec {shlex.quote(str(binary))} "
             + " ".join(shlex.quote(o) for o in options) + ' "$@"\n')
     if not path.is_file() or path.read_text() != text:
