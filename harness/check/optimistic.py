@@ -75,7 +75,16 @@ _CMD_BYTE = sdhci.CMDREG.offset + 1
 
 
 class Fallback(Exception):
-    """The optimistic attempt was abandoned (why); run step by step."""
+    """The optimistic attempt was abandoned (why); run step by step, or
+    again optimistically with a sync point at step :attr:`at` (the step that
+    differed, when one did)."""
+
+    def __init__(self, why: str, at: int | None = None) -> None:
+        super().__init__(why)
+        self.at = at
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Fallback, (str(self), self.at))
 
 
 #: An operation the model has run and QEMU has yet to answer: its index,
@@ -147,7 +156,7 @@ class OptimisticLockstep(LockstepTarget):
     ``history=None`` (every step kept, for the equivalence test)."""
 
     def __init__(self, model: ModelTarget, qemu: QemuTarget, *, batch: int = BATCH,
-                 **kw: Any) -> None:
+                 sync_at: frozenset[int] = frozenset(), **kw: Any) -> None:
         self._new_batch()
         #: Batches sent and not yet answered, and their request bytes.
         self._inflight: list[_Batch] = []
@@ -172,7 +181,13 @@ class OptimisticLockstep(LockstepTarget):
         #: whether the command tracker follows it, by (offset, size).
         self._writes: dict[tuple[int, int], tuple[str, int, bool]] = {}
         self._last: tuple[bool, str, tuple[bool, ...]] = (False, "", ())
-        self._keep = self._history.maxlen is None
+        #: Steps that run one round trip whatever they are: where an earlier
+        #: attempt of the same run differed.  There the scoreboard records
+        #: the difference and the model takes QEMU's value (a run that goes on
+        #: past differences, :mod:`harness.check.scoreboard`); every step is
+        #: then kept in the (bounded) history, for those reports.
+        self.sync_at = sync_at
+        self._keep = self._history.maxlen is None or bool(sync_at)
         #: The model's interrupt events during the operation just run (none
         #: when they are not compared) and its level after it.
         self._irq_state = model.irq_state if self._events is not None else self._level_only
@@ -200,7 +215,7 @@ class OptimisticLockstep(LockstepTarget):
 
     def _sync(self, op: str, args: tuple[Any, ...]) -> bool:
         """Must ``op`` wait for QEMU (its answer is not the model's to give)?"""
-        if self.stop_after is not None:
+        if self.stop_after is not None or (self.sync_at and self.count in self.sync_at):
             return True
         if op == "read":
             return self.model_target.may_adopt(op, args)
@@ -216,7 +231,8 @@ class OptimisticLockstep(LockstepTarget):
         try:
             return super()._step(op, *args, compare=compare)
         except Divergence as d:
-            raise Fallback(f"step {d.step.index} differs: {d.step.describe()}") from None
+            raise Fallback(f"step {d.step.index} differs: {d.step.describe()}",
+                           d.step.index) from None
 
     def _step(self, op: str, *args: Any, compare: bool = True) -> Step:
         if self._sync(op, args):
@@ -237,6 +253,8 @@ class OptimisticLockstep(LockstepTarget):
         """:meth:`_ahead` for a register read, without the generic dispatch
         (the data port is read 128 times a block)."""
         args = (offset, size)
+        if self.sync_at and self.count in self.sync_at:
+            return int(self._synced("read", offset, size).qemu)
         if (self.stop_after is not None or _RSP[0] - size < offset < _RSP[1]) \
                 and args not in self._confirmed and self._sync("read", args):
             value = int(self._synced("read", offset, size).qemu)
@@ -259,7 +277,9 @@ class OptimisticLockstep(LockstepTarget):
         data port), each queued and counted as :meth:`read` would, in one
         loop: the same steps, qtest lines and predictions."""
         args = (offset, size)
-        if self.stop_after is not None or _RSP[0] - size < offset < _RSP[1]:
+        if self.stop_after is not None or _RSP[0] - size < offset < _RSP[1] or (
+                self.sync_at and any(self.count <= i < self.count + count
+                                     for i in self.sync_at)):
             return [self.read(offset, size) for _ in range(count)]
         return self._queue_read(args, self._line_of(args), count)
 
@@ -335,14 +355,15 @@ class OptimisticLockstep(LockstepTarget):
         m = self.model.image_read(offset, length)
         q = self._qemu.image_read(offset, length)
         if m != q:
-            raise Fallback(f"step {self.count} differs: the card images at {offset:#x}")
+            raise Fallback(f"step {self.count} differs: the card images at {offset:#x}",
+                           self.count)
         self.count += 1
         return bytes(q)
 
     def write(self, offset: int, size: int, value: int) -> None:
         """:meth:`_ahead` for a register write, its qtest line made from
         the one :meth:`QemuTarget.op_lines` gives for that register."""
-        if self.stop_after is not None:
+        if self.stop_after is not None or (self.sync_at and self.count in self.sync_at):
             self._synced("write", offset, size, value)
             return
         args = (offset, size, value)
@@ -420,12 +441,14 @@ class OptimisticLockstep(LockstepTarget):
         return m
 
     def irq_level(self) -> bool:
+        if self.sync_at and self.count in self.sync_at:
+            self.flush()
         if not self._queue and not self._inflight:
             try:
                 return super().irq_level()
             except Divergence as d:
                 raise Fallback(f"interrupt line polled at step {d.step.index}: "
-                               f"{d.step.describe()}") from None
+                               f"{d.step.describe()}", d.step.index) from None
         m = self.model.irq_level()
         self._queue.append((self.count, "irq_level", (), m, "", (), m, []))
         self._qlevels.add(m)
@@ -536,7 +559,7 @@ class OptimisticLockstep(LockstepTarget):
                 if m != level:
                     self.abandon()
                     raise Fallback(f"interrupt line polled before step {index}: model "
-                                   f"{int(m)}, QEMU {int(level)}")
+                                   f"{int(m)}, QEMU {int(level)}", index)
                 continue
             nl = len(lines)
             if nl == 1:  # a register access, a clock step, a small memory access
@@ -559,7 +582,7 @@ class OptimisticLockstep(LockstepTarget):
             if m != value or irq != level or em != eq:
                 step = Step(index, op, args, m, value, irq, level, note, em, eq)
                 self.abandon()
-                raise Fallback(f"step {index} differs: {step.describe()}")
+                raise Fallback(f"step {index} differs: {step.describe()}", index)
             if self._keep:
                 st = Step(index, op, args, m, value, irq, level, note, em, eq)
                 self._history.append(_slim(st) if op == "mem_read" else st)

@@ -48,7 +48,11 @@ AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR, SPEC_MISS = (
 #: Lockstep modes (:func:`run`'s ``lockstep``): step by step, or optimistic
 #: (:mod:`harness.check.optimistic`); a fallback is an optimistic run that
 #: was run again step by step.
-STEP, OPTIMISTIC, FALLBACK = "step", "optimistic", "fallback"
+STEP, OPTIMISTIC, FALLBACK, RESYNC = "step", "optimistic", "fallback", "resync"
+#: Optimistic attempts of one run that goes on past differences: each
+#: after the first syncs at one more step where the last one differed;
+#: past these, the run goes step by step.
+RESYNC_ATTEMPTS = 2
 LOCKSTEP_MODES = (OPTIMISTIC, STEP)
 
 
@@ -85,8 +89,12 @@ class Result:
     #: ``optimistic`` (:mod:`harness.check.optimistic`) or ``fallback``
     #: (optimistic, abandoned at a difference, then run step by step), and
     #: for a fallback why; not in the JSON (the verdict is the same).
+    #: ``resync``: optimistic again, one round trip at each step where an
+    #: earlier attempt differed (a run that went on past differences).
     lockstep: str = "step"
     fallback: str = ""
+    #: The step an abandoned optimistic attempt differed at, if one did.
+    fallback_at: int | None = None
     #: Every lockstep step and QEMU's qtest trace, when ``run(keep=True)``
     #: (the reuse equivalence test compares them); not in the JSON.
     history: list[Step] | None = None
@@ -317,15 +325,43 @@ def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
         first = _run_once(build, sc, machine, opts, True)
         if first.lockstep != FALLBACK:
             return first
+        spent = first.seconds
+        if opts.max_differences > 1:
+            done, spent = _resync(build, sc, machine, opts, first)
+            if done is not None:
+                return done
         again = _run_once(build, sc, machine, opts, False)
         again.lockstep, again.fallback = FALLBACK, first.fallback
-        again.seconds += first.seconds
+        again.seconds += spent
         return again
     return _run_once(build, sc, machine, opts, False)
 
 
+def _resync(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
+            first: Result) -> tuple[Result | None, float]:
+    """A run that goes on past differences, optimistic still: again with a
+    sync point at each step where the last attempt differed, where the
+    scoreboard records the difference and the model takes QEMU's value.
+    The result, or None (step by step must run it: an attempt that ended
+    for another reason, or too many), and the seconds spent."""
+    sync: set[int] = set()
+    last, spent = first, first.seconds
+    for _ in range(RESYNC_ATTEMPTS):
+        at = last.fallback_at
+        if at is None or at in sync:
+            break
+        sync.add(at)
+        last = _run_once(build, sc, machine, opts, True, frozenset(sync))
+        spent += last.seconds
+        if last.lockstep != FALLBACK:
+            last.lockstep, last.fallback = RESYNC, first.fallback
+            last.seconds = spent
+            return last, spent
+    return None, spent
+
+
 def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
-              optimistic: bool) -> Result:
+              optimistic: bool, sync_at: frozenset[int] = frozenset()) -> Result:
     """:func:`run`'s one run of the scenario, optimistic or step by step."""
     t0 = time.monotonic()
     spec = RunSpec(build, sc, machine)
@@ -339,7 +375,7 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
                       replay=opts.replay, pool=opts.pool, quirks=qset, keep=opts.keep,
                       stop_after=opts.stop_after, max_differences=opts.max_differences)
     try:
-        _drive(bench, res, optimistic, opts.migrator)
+        _drive(bench, res, optimistic, opts.migrator, sync_at)
     except Exception as e:
         _failed(bench, res, e, opts.report_dir, optimistic)
     finally:
@@ -354,9 +390,10 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
 
 
 def _drive(bench: Testbench, res: Result, optimistic: bool,
-           migrator: Callable[[Context, QemuSide, ModelTarget], None] | None) -> None:
+           migrator: Callable[[Context, QemuSide, ModelTarget], None] | None,
+           sync_at: frozenset[int] = frozenset()) -> None:
     """The scenario through the bench, then the final memory and image comparisons."""
-    lock = bench.start(optimistic)
+    lock = bench.start(optimistic, sync_at)
     if bench.optimistic:
         res.lockstep = OPTIMISTIC
     qemu, model = bench.qemu, bench.model
@@ -370,8 +407,9 @@ def _drive(bench: Testbench, res: Result, optimistic: bool,
                             bench.model_image, qemu)
     res.not_compared = compare_images(lock, spans)
     restore = getattr(qemu, "restore_image", None)  # a live QEMU's own copy
-    if restore is not None and not res.not_compared and not lock.scoreboard.differences \
-            and not any(st.op == "image_read" for _, st in lock.applied):
+    image_differs = any(st.op == "image_read" for _, st in lock.applied) or any(
+        d.divergence.step.op == "image_read" for d in lock.scoreboard.differences)
+    if restore is not None and not res.not_compared and not image_differs:
         # QEMU's copy is the model's card: put the source back where the
         # model wrote, and a reuse with this image keeps the copy.
         restore(model.image_touched())
@@ -385,7 +423,7 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
     which says whether it is)."""
     spec, model = bench.spec, bench.model
     if isinstance(e, Fallback):
-        res.lockstep, res.fallback = FALLBACK, str(e)
+        res.lockstep, res.fallback, res.fallback_at = FALLBACK, str(e), e.at
     elif isinstance(e, ModelStopped):
         step, why = e.args
         res.status = SKIP
@@ -436,7 +474,8 @@ def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
     divergence, as a first-only run would report it; each distinct one gets
     a reproducer, QEMU's trace up to its step."""
     lock = bench.lock
-    if lock is None or not lock.scoreboard.differences or res.status in (CRASH, ERROR):
+    if lock is None or not lock.scoreboard.differences or res.status in (CRASH, ERROR) \
+            or res.lockstep == FALLBACK:  # an abandoned attempt: the next one reports
         return
     diffs = res.differences = list(lock.scoreboard.differences)
     res.stopped = res.stopped or lock.scoreboard.stopped

@@ -309,10 +309,14 @@ def run(request: CheckRequest | CheckPlan, progress: Progress = _quiet) -> Check
 
 
 def lockstep_note(results: Sequence[Result]) -> str:
-    """``; optimistic lockstep N, fell back to step by step M`` (or "")."""
+    """``; optimistic lockstep N, fell back to step by step M`` (or ""), and
+    how many went on past differences optimistically (``resync``)."""
     n = sum(r.lockstep == "optimistic" for r in results)
     back = sum(r.lockstep == "fallback" for r in results)
-    return f"; optimistic lockstep {n}, fell back to step by step {back}" if n + back else ""
+    resync = sum(r.lockstep == "resync" for r in results)
+    return (f"; optimistic lockstep {n}"
+            + (f", resynchronised past differences {resync}" if resync else "")
+            + f", fell back to step by step {back}") if n + back + resync else ""
 
 
 def summary(outcome: CheckOutcome) -> str:

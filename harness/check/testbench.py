@@ -108,8 +108,10 @@ class Testbench:
         #: Where QEMU's sanitizer log stood when the run began.
         self.err_at = 0
 
-    def start(self, optimistic: bool) -> LockstepTarget:
-        """Both sides, and the scoreboard (optimistic only on a live QEMU)."""
+    def start(self, optimistic: bool, sync_at: frozenset[int] = frozenset()) -> LockstepTarget:
+        """Both sides, and the scoreboard (optimistic only on a live QEMU;
+        ``sync_at``: its steps that run one round trip, where an earlier
+        attempt differed, the scoreboard going on past them)."""
         b, described = self.spec.build, scenario_machine(
             self.spec.scenario, self.spec.machine, self.qemu_image, self.fmt)
         self.qemu = self._qemu_side(described)
@@ -121,8 +123,10 @@ class Testbench:
         kw: dict[str, Any] = dict(quirks=self.quirks, history=None if self.keep else 400,
                                   recipe=self.recipe, stop_after=self.stop_after)
         if optimistic and isinstance(self.qemu, QemuTarget):
-            # any difference ends an optimistic attempt: step by step goes on
-            self.lock = OptimisticLockstep(self.model, self.qemu, **kw)
+            # a difference ends an optimistic attempt, but where it is a sync point
+            if sync_at:
+                kw["scoreboard"] = Scoreboard(self.max_differences, self.model.adopt)
+            self.lock = OptimisticLockstep(self.model, self.qemu, sync_at=sync_at, **kw)
         else:
             scores = Scoreboard(self.max_differences, self.model.adopt)
             self.lock = LockstepTarget(self.model, self.qemu, scoreboard=scores, **kw)
