@@ -62,7 +62,10 @@ DATA, CRASH, STATUS, IDENTITY, OTHER = "data", "crash", "status", "identity", "o
 HARM_ORDER = (DATA, CRASH, STATUS, IDENTITY, OTHER)
 _IDENTITY_REGS = {"RSPREG0", "RSPREG1", "RSPREG2", "RSPREG3", "CAPAB", "MAXCURR", "HCVER",
                   "SLOT_INT_STATUS"}
-_IDENTITY_COMMANDS = ("CMD2 ", "CMD9 ", "CMD10 ", "ACMD51 ", "CMD8 ", "ACMD13 ", "CMD6 ")
+#: Commands whose response or data is the card's identity and capabilities
+#: (ACMD2: QEMU answers CMD2 after CMD55 as CMD2, with the CID).
+_IDENTITY_COMMANDS = ("CMD2 ", "ACMD2 ", "CMD9 ", "CMD10 ", "ACMD51 ", "CMD8 ", "ACMD13 ",
+                      "CMD6 ")
 
 
 def what_differs(d: Divergence) -> str:
@@ -107,8 +110,8 @@ def harm(sig: str) -> str:
     """The harm class of a finding signature (:data:`HARM_ORDER`)."""
     what, _, rest = sig.partition(" | ")
     command = rest.split(" | ", 1)[0]
-    if what == "image" or what.startswith("memory:") or what.startswith("result:BDATA") \
-            or what.startswith("crash") or what.startswith("hang"):
+    if what in ("image", "result:mem_read", "result:image_read") \
+            or what.startswith(("memory:", "result:BDATA", "crash", "hang")):
         return CRASH if what.startswith(("crash", "hang")) else DATA
     if what.startswith("result:"):
         regs = {p.split(".", 1)[0] for p in what[len("result:"):].split(",")}

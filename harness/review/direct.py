@@ -29,7 +29,7 @@ from typing import Any
 from harness import images
 from harness.check import parallel, runner, testbench
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
-from harness.check.scoreboard import DATA, DEFAULT_MAX_DIFFERENCES, Scoreboard, Stopped, harm
+from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES, Scoreboard, Stopped, harm
 from harness.check.step import Step
 from harness.errors import QemuError, QemuGone
 from harness.images import Recipe
@@ -44,15 +44,6 @@ SAME, DIFFERS, SKIP, ERROR = "same", "differs", "skipped", "error"
 LEFT_OUT = ("migration",)
 #: History lines kept per difference (the first difference keeps all).
 HISTORY = 12
-
-
-def harm_of(signature: str) -> str:
-    """The harm class of a signature (:func:`harness.check.scoreboard.harm`);
-    guest memory or card bytes the driver read back and found different
-    (``result:mem_read``, ``result:image_read``) are data."""
-    if signature.startswith(("result:mem_read ", "result:image_read ")):
-        return DATA
-    return harm(signature)
 
 
 @dataclass
@@ -79,7 +70,7 @@ class DirectDifference:
 
     @property
     def harm(self) -> str:
-        return harm_of(self.signature)
+        return harm(self.signature)
 
     def to_json(self) -> dict[str, Any]:
         return {"signature": self.signature, "harm": self.harm, "first": self.first,

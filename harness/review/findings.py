@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.check.scoreboard import DATA, HARM_ORDER
+from harness.check.scoreboard import DATA, HARM_ORDER, harm
 from harness.review.classify import CHANGED, Row, Verdict
-from harness.review.direct import DirectDifference, harm_of, sides
+from harness.review.direct import DirectDifference, sides
 from harness.review.speed import Comparison
 
 
@@ -57,7 +57,7 @@ class Finding:
 
     @property
     def harm(self) -> str:
-        return self.harm_class or harm_of(self.signature)
+        return self.harm_class or harm(self.signature)
 
     @property
     def first_in(self) -> int:

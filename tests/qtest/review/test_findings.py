@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness.check.scoreboard import DATA, IDENTITY, STATUS
+from harness.check.scoreboard import DATA, IDENTITY, STATUS, harm
 from harness.driver import HostDriver
 from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
@@ -303,8 +303,9 @@ def test_one_what_one_patch_under_several_commands_is_one_summary_line() -> None
 
 
 def test_guest_memory_read_back_different_is_data() -> None:
-    assert direct.harm_of("result:mem_read | CMD18 READ_MULTIPLE_BLOCK | -") == DATA
-    assert direct.harm_of(BLKGAP) == STATUS
+    assert harm("result:mem_read | CMD18 READ_MULTIPLE_BLOCK | -") == DATA
+    assert harm("result:RSPREG1.RSP | ACMD2 (undefined) | ident") == IDENTITY
+    assert harm(BLKGAP) == STATUS
 
 
 def test_a_run_only_the_model_check_compared_takes_the_patch_of_its_difference() -> None:
