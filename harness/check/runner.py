@@ -474,9 +474,11 @@ def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
     divergence, as a first-only run would report it; each distinct one gets
     a reproducer, QEMU's trace up to its step."""
     lock = bench.lock
-    if lock is None or not lock.scoreboard.differences or res.status in (CRASH, ERROR) \
+    if lock is None or not lock.scoreboard.differences or res.status == CRASH \
             or res.lockstep == FALLBACK:  # an abandoned attempt: the next one reports
         return
+    if res.status == ERROR:  # the model, having taken QEMU's values, could not go on
+        res.notes.append(f"after its differences the run stopped: {res.reason}")
     diffs = res.differences = list(lock.scoreboard.differences)
     res.stopped = res.stopped or lock.scoreboard.stopped
     spec, first = bench.spec, diffs[0].divergence
