@@ -103,7 +103,8 @@ def _print_findings(found: list[Finding], out: TextIO, verbose: bool) -> None:
     if not found:
         return
     runs = len({n for f in found for n, _ in f.runs})
-    print(f"\ndistinct divergences: {len(found)} (in {runs} runs)", file=out)
+    print(f"\ndistinct divergences: {len(found)} (in {runs} run{'s' if runs != 1 else ''})",
+          file=out)
     for i, f in enumerate(found, 1):
         name, ex = f.example()
         later = len(f.runs) - f.first_in
