@@ -234,6 +234,11 @@ LOCKSTEP_ONLY = frozenset({"ModelTarget.reconcile", "ModelTarget.may_adopt",
                            # the image compared after every run (check.runner)
                            "ModelTarget.image_touched", "BlockStore.touched"})
 _LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not counted)"
+#: The model taking QEMU's value after a difference, so that a run goes on
+#: past it (harness.check.scoreboard): only a run that differs calls it.
+RESYNC_ONLY = frozenset({"ModelTarget.adopt", "ModelTarget._adopt_registers"})
+_RESYNC = ("the scoreboard's resynchronisation after a difference: a check that agrees "
+           "never runs it (tests/qtest/core/test_scoreboard.py does; not counted)")
 
 
 #: Functions that build the model from a machine description (device
@@ -405,6 +410,8 @@ def classify(path: str, line: int, function: str = "", to: int = 0,
     strict model's (:func:`strict_sides`)."""
     if function in LOCKSTEP_ONLY:
         return _LOCKSTEP, True
+    if function in RESYNC_ONLY:
+        return _RESYNC, True
     if function in CONSTRUCTION:
         return _CONSTRUCTION, True
     sides = strict_sides(path) if executed else {}
