@@ -225,14 +225,20 @@ _REASONS = (
 )
 #: Functions of the model's Target only the lockstep calls (the adoption of
 #: QEMU's random RCA, the interrupt line's events, the extents of the image
-#: the model wrote, which the check compares after every run): every check runs them,
+#: the model wrote, which the check compares after every run, the optimistic
+#: lockstep's fast paths): every check runs them,
 #: the model alone does not, so they are not counted here.
 LOCKSTEP_ONLY = frozenset({"ModelTarget.reconcile", "ModelTarget.may_adopt",
                            "ModelTarget._adopt_rspreg3", "ModelTarget.irq_events",
                            # the SPI board's Target: what it accepts of QEMU's answer
                            "SpiModelTarget.reconcile",
                            # the image compared after every run (check.runner)
-                           "ModelTarget.image_touched", "BlockStore.touched"})
+                           "ModelTarget.image_touched", "BlockStore.touched",
+                           # the optimistic lockstep's fast paths (check.optimistic):
+                           # the model's reader of a register, a data port block's
+                           # reads at once, the interrupt state after each operation
+                           "ModelTarget.reader", "ModelTarget.read_run",
+                           "SDHCI.read_run", "ModelTarget.irq_state"})
 _LOCKSTEP = "lockstep glue: every check runs it, the model alone does not (not counted)"
 #: The model taking QEMU's value after a difference, so that a run goes on
 #: past it (harness.check.scoreboard): only a run that differs calls it.
