@@ -108,11 +108,14 @@ def changes(found: list[Finding]) -> list[list[Finding]]:
     """The findings by change: the same what (register fields, memory zone,
     card image, interrupt events) and patch, under whatever SD commands (a
     status bit a patch sets at the end of every DMA transfer is one
-    signature per command); the finding with the most runs first in each.
-    Ordered by that finding's harm, then by the runs the change has."""
+    signature per command); wrong data that one patch brings is one change,
+    however it shows (through the data port, in DMA memory, in a benchmark's
+    own check); the finding with the most runs first in each.  Ordered by
+    that finding's harm, then by the runs the change has."""
     by: dict[tuple[str, str], list[Finding]] = {}
     for f in found:
-        by.setdefault((f.bench or what_of(f.signature), f.patch), []).append(f)
+        what = DATA if f.patch and f.harm == DATA else f.bench or what_of(f.signature)
+        by.setdefault((what, f.patch), []).append(f)
     groups = [sorted(g, key=lambda f: (-len(f.runs), rank(f))) for g in by.values()]
     return sorted(groups, key=lambda g: (HARM_ORDER.index(g[0].harm),
                                          -len({k for f in g for k, _ in f.runs})))

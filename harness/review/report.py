@@ -90,28 +90,42 @@ def _prop_finding(rv: Review, c: props.PropChange) -> Finding:
 
 
 def _behaviour(fs: list[Change], number: dict[str, int]) -> Finding:
-    """One change (findings of one what, harm and patch) as a summary line."""
+    """One change (findings of one what, or wrong data, and one patch) as a
+    summary line."""
     f = fs[0]
     who = f" [{f.patch}]" if f.patch else ""
     refs = " ".join(f"[{n}]" for n in sorted(number[g.signature] for g in fs))
-    if not f.runs:  # a benchmark's own check
+    if not f.runs:  # benchmarks' own checks
+        title = f.title() if len(fs) == 1 else _title_of(fs)
         repro = f"; reproducer: {f.reproducers[0]}" if f.reproducers else ""
-        return Finding(True, f"{f.harm}: {f.title()}{who}{repro}; decoded: {refs}")
+        return Finding(True, f"{f.harm}: {title}{who}{repro}; decoded: {refs}")
     keys = list(dict.fromkeys(k for g in fs for k, _ in g.runs))
     firsts = len({k for g in fs for k, d in g.runs if d.first})
     later = len(keys) - firsts
     order = (f"the first difference in {firsts}" if firsts else "") + (
         ", " if firsts and later else "") + (f"after earlier ones in {later}" if later else "")
-    title = f.title()
-    if len(fs) > 1:
-        commands = [g.signature.split(" | ")[1] for g in fs]
-        more = f" and {len(commands) - 3} more commands" if len(commands) > 3 else ""
-        title = f"{sides(findings_.what_of(f.signature))} in {', '.join(commands[:3])}{more}"
+    title = f.title() if len(fs) == 1 else _title_of(fs)
     words = Counter(g.model for g in fs for _ in g.runs).most_common()
     model = words[0][0] + ("" if len(words) == 1 else " (in most of its runs)")
     return Finding(True, f"{f.harm}: {title}{who}: {len(keys)} run"
                    f"{'s' if len(keys) != 1 else ''} ({_names_of(keys)}), {order}; {model}; "
                    f"decoded: {refs}")
+
+
+def _title_of(fs: list[Change]) -> str:
+    """Several findings of one change: each what under its SD commands, then
+    the benchmarks whose own check failed."""
+    by: dict[str, list[str]] = {}
+    for g in fs:
+        if g.runs:
+            what, command = g.signature.split(" | ")[:2]
+            by.setdefault(what, []).append(command)
+    parts = []
+    for what, commands in by.items():
+        more = f" and {len(commands) - 3} more commands" if len(commands) > 3 else ""
+        parts.append(f"{sides(what)} in {', '.join(commands[:3])}{more}")
+    parts += [g.title() for g in fs if not g.runs]
+    return "; ".join(parts)
 
 
 def _names_of(keys: list[str]) -> str:

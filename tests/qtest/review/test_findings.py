@@ -356,3 +356,25 @@ def test_the_model_expects_the_series_cid_of_any_build_with_its_property(image: 
     a: Any = ModelTarget(image=image, profile=plain).card
     b: Any = ModelTarget(image=image, profile=series).card
     assert not a.series and b.series and bytes(a._cid) != bytes(b._cid)
+
+
+def test_wrong_data_one_patch_brings_is_one_summary_line() -> None:
+    """The data port, DMA memory and a benchmark's own check are three
+    views of one patch's data bug: one problem line (each decoded apart)."""
+    rv = _review()
+    memory = BDATA.replace("result:BDATA.BDATA", "result:mem_read")
+    rv.rows.append(_row("e@q35", [_diff(memory, False)]))
+    rv.findings = sorted(findings.group(rv.rows) + findings.from_bench(rv.speed),
+                         key=findings.rank)
+    for f in rv.findings:
+        f.patch = "[3/3]" if f.harm == DATA else "[1/3]"
+    lines = [f.text for f in report.findings(rv)]
+    data = [t for t in lines if t.startswith("data:")]
+    assert len(data) == 1, lines
+    assert data[0].startswith("data: result:BDATA.BDATA in CMD18 READ_MULTIPLE_BLOCK; "
+                              "result:mem_read in CMD18 READ_MULTIPLE_BLOCK; benchmark erase")
+    assert "[[3/3]]: 2 runs" in data[0] and "decoded: [1] [2] [3]" in data[0]
+    # without a patch named, each what stays its own line
+    for f in rv.findings:
+        f.patch = ""
+    assert len([f for f in report.findings(rv) if f.text.startswith("data:")]) == 3
