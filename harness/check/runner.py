@@ -379,8 +379,9 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
     except Exception as e:
         _failed(bench, res, e, opts.report_dir, optimistic)
     finally:
+        healthy = res.status not in (CRASH, ERROR)  # before _settle judges the run
         _settle(bench, res, opts.report_dir)
-        _collect(bench, res)
+        _collect(bench, res, healthy)
     if res.lockstep == FALLBACK:
         res.seconds = time.monotonic() - t0
         return res
@@ -474,11 +475,14 @@ def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
     divergence, as a first-only run would report it; each distinct one gets
     a reproducer, QEMU's trace up to its step."""
     lock = bench.lock
-    if lock is None or not lock.scoreboard.differences or res.status == CRASH \
+    if lock is None or not lock.scoreboard.differences \
             or res.lockstep == FALLBACK:  # an abandoned attempt: the next one reports
         return
-    if res.status == ERROR:  # the model, having taken QEMU's values, could not go on
+    if res.status in (CRASH, ERROR):  # QEMU died, or the model could not go on
+        # after its first difference: the run's verdict is that difference,
+        # as when it stopped there; what ended it is said
         res.notes.append(f"after its differences the run stopped: {res.reason}")
+        res.stopped = res.stopped or f"QEMU or the model stopped: {res.reason.splitlines()[0]}"
     diffs = res.differences = list(lock.scoreboard.differences)
     res.stopped = res.stopped or lock.scoreboard.stopped
     spec, first = bench.spec, diffs[0].divergence
@@ -500,11 +504,11 @@ def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
             upto=d.trace_len))
 
 
-def _collect(bench: Testbench, res: Result) -> None:
-    """What the run leaves in its result, whatever happened; the sides closed."""
+def _collect(bench: Testbench, res: Result, healthy: bool) -> None:
+    """What the run leaves in its result, whatever happened; the sides
+    closed (QEMU's process given back for reuse when ``healthy``)."""
     qemu, model, lock = bench.qemu, bench.model, bench.lock
-    report = (sanitizer.since(qemu, bench.err_at) if qemu is not None
-              and res.status not in (CRASH, ERROR) else None)
+    report = (sanitizer.since(qemu, bench.err_at) if qemu is not None and healthy else None)
     if report is not None:  # a sanitizer build that went on (halt_on_error=0, UBSan)
         res.status, res.reason = CRASH, f"{report.summary()} (QEMU went on)"
     if lock is not None:
@@ -515,7 +519,7 @@ def _collect(bench: Testbench, res: Result) -> None:
                              in zip(lock.reconciled, model.adoptions, strict=True)]
     if bench.keep and lock is not None and qemu is not None:
         res.history, res.trace = lock.history(), list(qemu.trace)
-    bench.close(healthy=res.status not in (CRASH, ERROR))
+    bench.close(healthy=healthy and res.status not in (CRASH, ERROR))
     if model is not None:
         res.consulted = model.deviations_consulted()
 
