@@ -105,6 +105,7 @@ def _print_findings(found: list[Finding], out: TextIO, verbose: bool) -> None:
     runs = len({n for f in found for n, _ in f.runs})
     print(f"\ndistinct divergences: {len(found)} (in {runs} run{'s' if runs != 1 else ''})",
           file=out)
+    _print_whats(found, out)
     for i, f in enumerate(found, 1):
         name, ex = f.example()
         later = len(f.runs) - f.first_in
@@ -128,6 +129,23 @@ def _print_findings(found: list[Finding], out: TextIO, verbose: bool) -> None:
             print(f"  also in: {', '.join(others[:4])}"
                   + (f" and {len(others) - 4} more (--verbose)" if len(others) > 4 else ""),
                   file=out)
+
+
+def _print_whats(found: list[Finding], out: TextIO) -> None:
+    """The findings by what differed, under whatever commands and card
+    states (one status bit at the end of every DMA transfer is one line
+    here, a signature per command below), when that says it shorter."""
+    by: dict[str, list[Finding]] = {}
+    for f in found:
+        by.setdefault(f.signature.split(" | ", 1)[0], []).append(f)
+    if len(by) == len(found):
+        return
+    width = max(len(w) for w in by)
+    for what, fs in by.items():
+        n = len({name for f in fs for name, _ in f.runs})
+        numbers = ", ".join(f"[{found.index(f) + 1}]" for f in fs)
+        print(f"  {fs[0].harm:<8}  {what:<{width}}  in {n} run{'s' if n != 1 else ''}: "
+              f"{numbers}", file=out)
 
 
 def _per_build(f: Finding) -> dict[str, tuple[str, Any]]:
