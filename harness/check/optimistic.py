@@ -77,14 +77,22 @@ _CMD_BYTE = sdhci.CMDREG.offset + 1
 class Fallback(Exception):
     """The optimistic attempt was abandoned (why); run step by step, or
     again optimistically with a sync point at step :attr:`at` (the step that
-    differed, when one did)."""
+    differed, when one did; :attr:`read`: the register read whose value
+    differed there, if it was one)."""
 
-    def __init__(self, why: str, at: int | None = None) -> None:
+    def __init__(self, why: str, at: int | None = None,
+                 read: tuple[int, int] | None = None) -> None:
         super().__init__(why)
         self.at = at
+        self.read = read
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Fallback, (str(self), self.at))
+        return (Fallback, (str(self), self.at, self.read))
+
+
+def _read_of(op: str, args: tuple[Any, ...], model: Any, qemu: Any) -> tuple[int, int] | None:
+    """``(offset, size)`` of a register read whose value differed."""
+    return (int(args[0]), int(args[1])) if op == "read" and model != qemu else None
 
 
 #: An operation the model has run and QEMU has yet to answer: its index,
@@ -156,7 +164,8 @@ class OptimisticLockstep(LockstepTarget):
     ``history=None`` (every step kept, for the equivalence test)."""
 
     def __init__(self, model: ModelTarget, qemu: QemuTarget, *, batch: int = BATCH,
-                 sync_at: frozenset[int] = frozenset(), **kw: Any) -> None:
+                 sync_at: frozenset[int] = frozenset(),
+                 sync_reads: frozenset[tuple[int, int]] = frozenset(), **kw: Any) -> None:
         self._new_batch()
         #: Batches sent and not yet answered, and their request bytes.
         self._inflight: list[_Batch] = []
@@ -187,7 +196,11 @@ class OptimisticLockstep(LockstepTarget):
         #: past differences, :mod:`harness.check.scoreboard`); every step is
         #: then kept in the (bounded) history, for those reports.
         self.sync_at = sync_at
-        self._keep = self._history.maxlen is None or bool(sync_at)
+        #: Register reads that run one round trip throughout: one whose
+        #: value differed in an earlier attempt (a status bit a build sets
+        #: after every transfer would otherwise cost an attempt each time).
+        self.sync_reads = sync_reads
+        self._keep = self._history.maxlen is None or bool(sync_at) or bool(sync_reads)
         #: The model's interrupt events during the operation just run (none
         #: when they are not compared) and its level after it.
         self._irq_state = model.irq_state if self._events is not None else self._level_only
@@ -218,7 +231,7 @@ class OptimisticLockstep(LockstepTarget):
         if self.stop_after is not None or (self.sync_at and self.count in self.sync_at):
             return True
         if op == "read":
-            return self.model_target.may_adopt(op, args)
+            return args[:2] in self.sync_reads or self.model_target.may_adopt(op, args)
         if op == "clock_step":
             return args[0] is None or not self.qemu_target.session.has_clock
         return op not in ("write", "mem_read", "mem_write")
@@ -231,8 +244,9 @@ class OptimisticLockstep(LockstepTarget):
         try:
             return super()._step(op, *args, compare=compare)
         except Divergence as d:
-            raise Fallback(f"step {d.step.index} differs: {d.step.describe()}",
-                           d.step.index) from None
+            s = d.step
+            raise Fallback(f"step {s.index} differs: {s.describe()}", s.index,
+                           _read_of(s.op, s.args, s.model, s.qemu)) from None
 
     def _step(self, op: str, *args: Any, compare: bool = True) -> Step:
         if self._sync(op, args):
@@ -253,7 +267,7 @@ class OptimisticLockstep(LockstepTarget):
         """:meth:`_ahead` for a register read, without the generic dispatch
         (the data port is read 128 times a block)."""
         args = (offset, size)
-        if self.sync_at and self.count in self.sync_at:
+        if (self.sync_at and self.count in self.sync_at) or args in self.sync_reads:
             return int(self._synced("read", offset, size).qemu)
         if (self.stop_after is not None or _RSP[0] - size < offset < _RSP[1]) \
                 and args not in self._confirmed and self._sync("read", args):
@@ -277,9 +291,9 @@ class OptimisticLockstep(LockstepTarget):
         data port), each queued and counted as :meth:`read` would, in one
         loop: the same steps, qtest lines and predictions."""
         args = (offset, size)
-        if self.stop_after is not None or _RSP[0] - size < offset < _RSP[1] or (
-                self.sync_at and any(self.count <= i < self.count + count
-                                     for i in self.sync_at)):
+        if self.stop_after is not None or _RSP[0] - size < offset < _RSP[1] \
+                or args in self.sync_reads or (self.sync_at and any(
+                    self.count <= i < self.count + count for i in self.sync_at)):
             return [self.read(offset, size) for _ in range(count)]
         return self._queue_read(args, self._line_of(args), count)
 
@@ -582,7 +596,8 @@ class OptimisticLockstep(LockstepTarget):
             if m != value or irq != level or em != eq:
                 step = Step(index, op, args, m, value, irq, level, note, em, eq)
                 self.abandon()
-                raise Fallback(f"step {index} differs: {step.describe()}", index)
+                raise Fallback(f"step {index} differs: {step.describe()}", index,
+                               _read_of(op, args, m, value))
             if self._keep:
                 st = Step(index, op, args, m, value, irq, level, note, em, eq)
                 self._history.append(_slim(st) if op == "mem_read" else st)

@@ -23,6 +23,7 @@ from harness.check.testbench import QemuSide as QemuSide
 from harness.check.testbench import RunSpec, Testbench
 from harness.check.testbench import UserImage as UserImage
 from harness.errors import QemuError, QemuGone
+from harness.hwdefs import sdhci
 from harness.images import merge_extents
 from harness.ledger import LEDGER, KnownDifference, adopting
 from harness.machine import Machine
@@ -52,7 +53,7 @@ STEP, OPTIMISTIC, FALLBACK, RESYNC = "step", "optimistic", "fallback", "resync"
 #: Optimistic attempts of one run that goes on past differences: each
 #: after the first syncs at one more step where the last one differed;
 #: past these, the run goes step by step.
-RESYNC_ATTEMPTS = 2
+RESYNC_ATTEMPTS = 3
 LOCKSTEP_MODES = (OPTIMISTIC, STEP)
 
 
@@ -93,8 +94,10 @@ class Result:
     #: earlier attempt differed (a run that went on past differences).
     lockstep: str = "step"
     fallback: str = ""
-    #: The step an abandoned optimistic attempt differed at, if one did.
+    #: The step an abandoned optimistic attempt differed at, if one did, and
+    #: the register read whose value differed there, if it was one.
     fallback_at: int | None = None
+    fallback_read: tuple[int, int] | None = None
     #: Every lockstep step and QEMU's qtest trace, when ``run(keep=True)``
     #: (the reuse equivalence test compares them); not in the JSON.
     history: list[Step] | None = None
@@ -322,12 +325,16 @@ def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
                          f"{', '.join(LOCKSTEP_MODES)}")
     if opts.lockstep == OPTIMISTIC and (opts.replay is None and opts.record is None
                                         and opts.migrator is None and opts.stop_after is None):
-        first = _run_once(build, sc, machine, opts, True)
+        learned = frozenset(_LEARNED.get(str(build.binary), ())) \
+            if opts.max_differences > 1 else frozenset()
+        first = _run_once(build, sc, machine, opts, True, sync_reads=learned)
         if first.lockstep != FALLBACK:
+            if first.differences:
+                first.lockstep = RESYNC
             return first
         spent = first.seconds
         if opts.max_differences > 1:
-            done, spent = _resync(build, sc, machine, opts, first)
+            done, spent = _resync(build, sc, machine, opts, first, learned)
             if done is not None:
                 return done
         again = _run_once(build, sc, machine, opts, False)
@@ -337,21 +344,35 @@ def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
     return _run_once(build, sc, machine, opts, False)
 
 
+#: Register reads whose value differed in an earlier run of a build (by its
+#: binary), in this process: a later run of the build syncs them from its
+#: first attempt (a status bit a build sets after every transfer differs in
+#: most runs).  The data port is left out: it is read hundreds of times a
+#: run, and a data difference is the run's own.
+_LEARNED: dict[str, set[tuple[int, int]]] = {}
+
+
 def _resync(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
-            first: Result) -> tuple[Result | None, float]:
+            first: Result, learned: frozenset[tuple[int, int]] = frozenset()
+            ) -> tuple[Result | None, float]:
     """A run that goes on past differences, optimistic still: again with a
     sync point at each step where the last attempt differed, where the
     scoreboard records the difference and the model takes QEMU's value.
     The result, or None (step by step must run it: an attempt that ended
     for another reason, or too many), and the seconds spent."""
     sync: set[int] = set()
+    reads: set[tuple[int, int]] = set(learned)
     last, spent = first, first.seconds
     for _ in range(RESYNC_ATTEMPTS):
         at = last.fallback_at
         if at is None or at in sync:
             break
         sync.add(at)
-        last = _run_once(build, sc, machine, opts, True, frozenset(sync))
+        if last.fallback_read is not None:
+            reads.add(last.fallback_read)
+            if last.fallback_read[0] & ~3 != sdhci.BDATA.offset:
+                _LEARNED.setdefault(str(build.binary), set()).add(last.fallback_read)
+        last = _run_once(build, sc, machine, opts, True, frozenset(sync), frozenset(reads))
         spent += last.seconds
         if last.lockstep != FALLBACK:
             last.lockstep, last.fallback = RESYNC, first.fallback
@@ -361,7 +382,8 @@ def _resync(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
 
 
 def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
-              optimistic: bool, sync_at: frozenset[int] = frozenset()) -> Result:
+              optimistic: bool, sync_at: frozenset[int] = frozenset(),
+              sync_reads: frozenset[tuple[int, int]] = frozenset()) -> Result:
     """:func:`run`'s one run of the scenario, optimistic or step by step."""
     t0 = time.monotonic()
     spec = RunSpec(build, sc, machine)
@@ -375,7 +397,7 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
                       replay=opts.replay, pool=opts.pool, quirks=qset, keep=opts.keep,
                       stop_after=opts.stop_after, max_differences=opts.max_differences)
     try:
-        _drive(bench, res, optimistic, opts.migrator, sync_at)
+        _drive(bench, res, optimistic, opts.migrator, sync_at, sync_reads)
     except Exception as e:
         _failed(bench, res, e, opts.report_dir, optimistic)
     finally:
@@ -392,9 +414,10 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
 
 def _drive(bench: Testbench, res: Result, optimistic: bool,
            migrator: Callable[[Context, QemuSide, ModelTarget], None] | None,
-           sync_at: frozenset[int] = frozenset()) -> None:
+           sync_at: frozenset[int] = frozenset(),
+           sync_reads: frozenset[tuple[int, int]] = frozenset()) -> None:
     """The scenario through the bench, then the final memory and image comparisons."""
-    lock = bench.start(optimistic, sync_at)
+    lock = bench.start(optimistic, sync_at, sync_reads)
     if bench.optimistic:
         res.lockstep = OPTIMISTIC
     qemu, model = bench.qemu, bench.model
@@ -425,6 +448,7 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
     spec, model = bench.spec, bench.model
     if isinstance(e, Fallback):
         res.lockstep, res.fallback, res.fallback_at = FALLBACK, str(e), e.at
+        res.fallback_read = e.read
     elif isinstance(e, ModelStopped):
         step, why = e.args
         res.status = SKIP

@@ -108,10 +108,12 @@ class Testbench:
         #: Where QEMU's sanitizer log stood when the run began.
         self.err_at = 0
 
-    def start(self, optimistic: bool, sync_at: frozenset[int] = frozenset()) -> LockstepTarget:
+    def start(self, optimistic: bool, sync_at: frozenset[int] = frozenset(),
+              sync_reads: frozenset[tuple[int, int]] = frozenset()) -> LockstepTarget:
         """Both sides, and the scoreboard (optimistic only on a live QEMU;
         ``sync_at``: its steps that run one round trip, where an earlier
-        attempt differed, the scoreboard going on past them)."""
+        attempt differed, the scoreboard going on past them; ``sync_reads``:
+        register reads that differed, one round trip each throughout)."""
         b, described = self.spec.build, scenario_machine(
             self.spec.scenario, self.spec.machine, self.qemu_image, self.fmt)
         self.qemu = self._qemu_side(described)
@@ -124,9 +126,10 @@ class Testbench:
                                   recipe=self.recipe, stop_after=self.stop_after)
         if optimistic and isinstance(self.qemu, QemuTarget):
             # a difference ends an optimistic attempt, but where it is a sync point
-            if sync_at:
+            if sync_at or sync_reads:
                 kw["scoreboard"] = Scoreboard(self.max_differences, self.model.adopt)
-            self.lock = OptimisticLockstep(self.model, self.qemu, sync_at=sync_at, **kw)
+            self.lock = OptimisticLockstep(self.model, self.qemu, sync_at=sync_at,
+                                           sync_reads=sync_reads, **kw)
         else:
             scores = Scoreboard(self.max_differences, self.model.adopt)
             self.lock = LockstepTarget(self.model, self.qemu, scoreboard=scores, **kw)
