@@ -162,7 +162,8 @@ class FindingCheck:
             where = "the first difference" if d.first else "after earlier differences"
             return CheckResult(BAD, f"[{r.build} {r.machine}] {r.scenario}: {d.signature} "
                                f"at step {d.divergence.step.index} ({where})",
-                               detail=[f"{len(hits)} run{'s show' if len(hits) != 1 else ' shows'} it"]
+                               detail=[f"{len(hits)} run"
+                                       f"{'s show' if len(hits) != 1 else ' shows'} it"]
                                + ([f"reproducer: {d.divergence.trace_file}"]
                                   if d.divergence.trace_file else []))
         crashed = [r for r in out.results if r.status == runner.CRASH]
