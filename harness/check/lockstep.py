@@ -136,12 +136,7 @@ def decode_difference(step: Step) -> list[str]:
     if step.op == "read" and isinstance(step.model, int) and isinstance(step.qemu, int):
         offset, size = step.args[0], step.args[1]
         for reg in sdhci.registers_in(offset, size):
-            shift = 8 * (reg.offset - offset)
-            width_mask = (1 << (8 * reg.width)) - 1
-            if shift >= 0:
-                m, q = (step.model >> shift) & width_mask, (step.qemu >> shift) & width_mask
-            else:  # access starts inside the register
-                m, q = (step.model << -shift) & width_mask, (step.qemu << -shift) & width_mask
+            m, q = reg.part(offset, step.model), reg.part(offset, step.qemu)
             if m == q:
                 continue
             out.append(f"{reg.name}: model {reg.describe(m)}")

@@ -30,7 +30,6 @@ from typing import Any, Protocol
 
 from harness.check.step import Step
 from harness.hwdefs import sdhci
-from harness.hwdefs.fields import Register
 
 
 class Divergence(Protocol):
@@ -78,7 +77,7 @@ def what_differs(d: Divergence) -> str:
         offset, size = int(s.args[0]), int(s.args[1])
         parts = []
         for reg in sdhci.registers_in(offset, size):
-            m, q = _part(reg, offset, s.model), _part(reg, offset, s.qemu)
+            m, q = reg.part(offset, s.model), reg.part(offset, s.qemu)
             if m != q:
                 names = [n for n, _, _ in reg.diff(m, q)] or ["?"]
                 parts.append(f"{reg.name}.{'+'.join(sorted(names))}")
@@ -93,12 +92,6 @@ def what_differs(d: Divergence) -> str:
     if d.kind == "result" and s.op == "image_read":
         return "image"
     return f"{d.kind}:{s.op}"
-
-
-def _part(reg: Register, offset: int, value: int) -> int:
-    shift = 8 * (reg.offset - offset)
-    mask = (1 << (8 * reg.width)) - 1
-    return int((value >> shift if shift >= 0 else value << -shift) & mask)
 
 
 def signature(d: Divergence, command: str, card_state: str) -> str:

@@ -87,6 +87,13 @@ class Register:
         given): reserved bits, which read 0 by the specification."""
         return ((1 << (self.width * 8)) - 1) & ~self.defined(version)
 
+    def part(self, offset: int, value: int) -> int:
+        """This register's bits of ``value``, read by an access at
+        ``offset`` (the access may start before or inside the register)."""
+        shift = 8 * (self.offset - offset)
+        moved = value >> shift if shift >= 0 else value << -shift
+        return int(moved & ((1 << (8 * self.width)) - 1))
+
     def decode(self, value: int) -> dict[str, int]:
         """Field name -> field value, for every named field."""
         return {f.name: f.get(value) for f in self.fields}

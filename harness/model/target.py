@@ -397,12 +397,10 @@ class ModelTarget:
             where = _ADOPTABLE.get(reg)
             if where is None:
                 continue
-            shift = 8 * (reg.offset - offset)
-            mask = (1 << (8 * reg.width)) - 1
-            m = (model >> shift if shift >= 0 else model << -shift) & mask
-            q = (qemu >> shift if shift >= 0 else qemu << -shift) & mask
+            m, q = reg.part(offset, model), reg.part(offset, qemu)
             if m == q:
                 continue
+            mask = (1 << (8 * reg.width)) - 1
             name, index = where
             # only the bytes the access read: the rest of the register stays
             lo, hi = max(offset, reg.offset), min(offset + size, reg.offset + reg.width)
