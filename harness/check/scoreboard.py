@@ -55,6 +55,12 @@ REPEAT_LIMIT = 4096
 
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\b\d+\b")
 
+
+def mask_numbers(text: str) -> str:
+    """``text`` with every number as ``N``: addresses, values and counts
+    stay out of a signature, so one bug reached many ways has one."""
+    return _NUMBER.sub("N", text)
+
 #: Harm classes, most harmful first (a review's order): data lost or wrong,
 #: the device stopping, then interrupts and status, then identity.
 DATA, CRASH, STATUS, IDENTITY, OTHER = "data", "crash", "status", "identity", "other"
@@ -84,7 +90,7 @@ def what_differs(d: Divergence) -> str:
         return f"result:{','.join(parts) or 'outside-registers'}"
     if d.kind == "memory":
         zone = next((f.split(" in ", 1)[1] for f in d.fields if f.startswith("  in ")), "?")
-        return f"memory:{_NUMBER.sub('N', zone).strip()}"
+        return f"memory:{mask_numbers(zone).strip()}"
     if d.kind == "irq":
         return (f"irq:model={''.join('RL'[not e] for e in s.irq_events_model)}"
                 f"/{int(s.irq_model)},qemu={''.join('RL'[not e] for e in s.irq_events_qemu)}"

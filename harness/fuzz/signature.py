@@ -20,11 +20,10 @@ import hashlib
 import re
 
 from harness.check.lockstep import Divergence
-from harness.check.scoreboard import what_differs
+from harness.check.scoreboard import mask_numbers, what_differs
 from harness.fuzz.run import CRASH, DIVERGE, ERROR, HANG, Outcome
 from harness.hwdefs import sdhci
 
-_NUMBER = re.compile(r"0x[0-9a-fA-F]+|\b\d+\b")
 _MMIO_WRITE = re.compile(r"^write([bwlq]) (0x[0-9a-f]+) ")
 
 
@@ -50,7 +49,7 @@ def signature(out: Outcome) -> str:
             return "diverge:model-predicts-crash"
         return _divergence(out.divergence)
     if out.status == CRASH:
-        return f"crash:{_NUMBER.sub('N', out.crash_site)}"
+        return f"crash:{mask_numbers(out.crash_site)}"
     if out.status == HANG:
         return f"hang:after-write-{_last_register_write(out.trace)}"
     if out.status == ERROR:
