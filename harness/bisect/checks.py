@@ -86,20 +86,11 @@ class ScenarioCheck:
         return f"scenario {self.scenario}" + (f" on {self.machine}" if self.machine else "")
 
     def run(self, binary: Path, log: IO[str], timeout: float) -> CheckResult:
-        with tempfile.TemporaryDirectory(prefix="sdqtest-bisect-") as tmp:
-            rq = session.CheckRequest(
-                qemu=(str(binary),), scenarios=(self.scenario,),
-                machines=(self.machine,) if self.machine else None, jobs=1,
-                report_dir=_reports_dir(log, tmp))
-            try:
-                out = self.check(rq)
-            except QemuError as e:
-                return self._crashed(str(e), [])
-            except SdqtestError as e:
-                return CheckResult(ABORT, f"the check could not run: {e}")
-        text = io.StringIO()
-        report.print_report(out.results, text)
-        log.write(text.getvalue())
+        out = _checked(self.check, log, self.crash_is_skip, qemu=(str(binary),),
+                       scenarios=(self.scenario,),
+                       machines=(self.machine,) if self.machine else None)
+        if isinstance(out, CheckResult):
+            return out
         bad = [r for r in out.results if r.status not in (runner.AGREE, runner.QUIRK,
                                                           runner.SKIP)]
         first = _one_line(bad[0]) if bad else ""
@@ -109,14 +100,34 @@ class ScenarioCheck:
         if status == verdict.FAILED:
             return CheckResult(BAD, first or "diverges", detail=divergence_lines(bad))
         if status == verdict.CRASHED:
-            return self._crashed(first, divergence_lines(bad))
+            return _crashed(self.crash_is_skip, first, divergence_lines(bad))
         skipped = [r for r in out.results if r.status == runner.SKIP]
         return CheckResult(SKIP, "scenario skipped on this build: "
                            + (_one_line(skipped[0]) if skipped else "missing capability"))
 
-    def _crashed(self, why: str, detail: list[str]) -> CheckResult:
-        return CheckResult(SKIP if self.crash_is_skip else BAD,
-                           f"QEMU crashed or failed to start: {why}", detail=detail)
+
+def _crashed(crash_is_skip: bool, why: str, detail: list[str]) -> CheckResult:
+    """QEMU crashed or could not start: bad, or skip (``--crash-is-skip``)."""
+    return CheckResult(SKIP if crash_is_skip else BAD,
+                       f"QEMU crashed or failed to start: {why}", detail=detail)
+
+
+def _checked(check: Callable[[session.CheckRequest], session.CheckOutcome], log: IO[str],
+             crash_is_skip: bool, **request: Any) -> session.CheckOutcome | CheckResult:
+    """The check session on one build, in-process, its report in ``log``
+    and its reproducers beside it; the step's result where it could not run."""
+    with tempfile.TemporaryDirectory(prefix="sdqtest-bisect-") as tmp:
+        rq = session.CheckRequest(jobs=1, report_dir=_reports_dir(log, tmp), **request)
+        try:
+            out = check(rq)
+        except QemuError as e:
+            return _crashed(crash_is_skip, str(e), [])
+        except SdqtestError as e:
+            return CheckResult(ABORT, f"the check could not run: {e}")
+    text = io.StringIO()
+    report.print_report(out.results, text)
+    log.write(text.getvalue())
+    return out
 
 
 @dataclass
@@ -142,20 +153,11 @@ class FindingCheck:
         return sig == want or sig.startswith(want + " |")
 
     def run(self, binary: Path, log: IO[str], timeout: float) -> CheckResult:
-        with tempfile.TemporaryDirectory(prefix="sdqtest-bisect-") as tmp:
-            rq = session.CheckRequest(
-                qemu=(str(binary),), scenarios=self.scenarios or None, no_boards=True,
-                machines=(self.machine,) if self.machine else None, jobs=1,
-                report_dir=_reports_dir(log, tmp))
-            try:
-                out = self.check(rq)
-            except QemuError as e:
-                return ScenarioCheck("", crash_is_skip=self.crash_is_skip)._crashed(str(e), [])
-            except SdqtestError as e:
-                return CheckResult(ABORT, f"the check could not run: {e}")
-        text = io.StringIO()
-        report.print_report(out.results, text)
-        log.write(text.getvalue())
+        out = _checked(self.check, log, self.crash_is_skip, qemu=(str(binary),),
+                       scenarios=self.scenarios or None, no_boards=True,
+                       machines=(self.machine,) if self.machine else None)
+        if isinstance(out, CheckResult):
+            return out
         hits = [(r, d) for r in out.results for d in r.differences if self.matches(d.signature)]
         if hits:
             r, d = hits[0]
@@ -168,8 +170,8 @@ class FindingCheck:
                                   if d.divergence.trace_file else []))
         crashed = [r for r in out.results if r.status == runner.CRASH]
         if crashed:
-            return ScenarioCheck("", crash_is_skip=self.crash_is_skip)._crashed(
-                _one_line(crashed[0]), divergence_lines(crashed))
+            return _crashed(self.crash_is_skip, _one_line(crashed[0]),
+                            divergence_lines(crashed))
         return CheckResult(GOOD, f"no run shows {self.signature!r}")
 
 
