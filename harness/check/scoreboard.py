@@ -65,8 +65,9 @@ def mask_numbers(text: str) -> str:
 #: the device stopping, then interrupts and status, then identity.
 DATA, CRASH, STATUS, IDENTITY, OTHER = "data", "crash", "status", "identity", "other"
 HARM_ORDER = (DATA, CRASH, STATUS, IDENTITY, OTHER)
-_IDENTITY_REGS = {"RSPREG0", "RSPREG1", "RSPREG2", "RSPREG3", "CAPAB", "MAXCURR", "HCVER",
-                  "SLOT_INT_STATUS"}
+#: The response registers, and the controller's own identity registers.
+_RSP = {"RSPREG0", "RSPREG1", "RSPREG2", "RSPREG3"}
+_IDENTITY_REGS = {"CAPAB", "MAXCURR", "HCVER", "SLOT_INT_STATUS"}
 #: Commands whose response or data is the card's identity and capabilities
 #: (ACMD2: QEMU answers CMD2 after CMD55 as CMD2, with the CID).
 _IDENTITY_COMMANDS = ("CMD2 ", "ACMD2 ", "CMD9 ", "CMD10 ", "ACMD51 ", "CMD8 ", "ACMD13 ",
@@ -114,10 +115,7 @@ def harm(sig: str) -> str:
         return CRASH if what.startswith(("crash", "hang")) else DATA
     if what.startswith("result:"):
         regs = {p.split(".", 1)[0] for p in what[len("result:"):].split(",")}
-        if regs & {"RSPREG0", "RSPREG1", "RSPREG2", "RSPREG3"} and \
-                command.startswith(_IDENTITY_COMMANDS):
-            return IDENTITY
-        if regs <= _IDENTITY_REGS and not regs & {"RSPREG0", "RSPREG1", "RSPREG2", "RSPREG3"}:
+        if (regs & _RSP and command.startswith(_IDENTITY_COMMANDS)) or regs <= _IDENTITY_REGS:
             return IDENTITY
         return STATUS
     if what.startswith("irq:"):
