@@ -345,7 +345,8 @@ class LockstepTarget:
                                 state.name.lower() if state is not None else "")
         if self.scoreboard.first_only:
             raise d
-        self.scoreboard.record(d, len(getattr(self.qemu, "trace", ())))
+        # the reproducer's prefix: QEMU's qtest commands so far (none for a model)
+        self.scoreboard.record(d, getattr(self.qemu, "trace_len", 0))
 
     # -- Target ------------------------------------------------------------------
 

@@ -112,6 +112,10 @@ class RecordingTarget(_CallTarget):
     def trace(self) -> list[str]:
         return self.inner.trace
 
+    @property
+    def trace_len(self) -> int:
+        return self.inner.trace_len
+
     def replay_argv(self) -> list[str]:
         return self.inner.replay_argv()
 
@@ -159,8 +163,11 @@ class ReplayTarget(_CallTarget):
     @property
     def trace(self) -> list[str]:
         """QEMU's qtest trace up to the last replayed call."""
-        n = self.rec.calls[self.pos - 1].trace_len if self.pos else 0
-        return self.rec.trace[:n]
+        return self.rec.trace[:self.trace_len]
+
+    @property
+    def trace_len(self) -> int:
+        return self.rec.calls[self.pos - 1].trace_len if self.pos else 0
 
     def replay_argv(self) -> list[str]:
         return list(self.rec.replay_argv)

@@ -596,6 +596,11 @@ class QemuTarget:
         """Every qtest command sent so far, replayable with ``-qtest stdio``."""
         return list(self.qtest.trace)
 
+    @property
+    def trace_len(self) -> int:
+        """How many commands :attr:`trace` holds (without copying it)."""
+        return len(self.qtest.trace)
+
     def close(self) -> None:
         with contextlib.suppress(AttributeError):
             self.session.close()

@@ -134,7 +134,7 @@ class Board(Scoreboard):
         return []
 
     def record(self, d: Any, trace_len: int) -> None:
-        n, at = len(self.differences), len(getattr(self.base, "trace", ()))
+        n, at = len(self.differences), getattr(self.base, "trace_len", 0)
         try:
             super().record(d, trace_len)
         finally:
