@@ -186,7 +186,7 @@ def _settle(res: DirectResult, lock: LockstepTarget, board: Board, raised: Diver
         dd.repeats, dd.adopted = diff.repeats, diff.adopted
         found.append((d, dd))
     if raised is not None:
-        lens = (len(getattr(a, "trace", ())), len(getattr(b, "trace", ())))
+        lens = (getattr(a, "trace_len", 0), getattr(b, "trace_len", 0))
         found.append((raised, _difference(raised, not found, lens, 0 if found else 400)))
     for i, (d, dd) in enumerate(found):
         dd.run_steps = lock.count
