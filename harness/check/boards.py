@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from harness.hwdefs import sdhci as H
-from harness.hwdefs.boards import BOARDS, Board, board_for, by_name
+from harness.hwdefs.boards import BOARDS, OWN_GROUPS, Board, board_for, by_name
 from harness.model.target import CONTROLLERS
 from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
@@ -56,10 +56,13 @@ def default_scenarios(selected: Sequence[Scenario], chosen: bool) -> list[Scenar
 
 
 def on_its_bus(sc: Scenario, machine: str) -> bool:
-    """Scenario ``sc`` is for the bus of ``machine``'s card: the ``spi``
-    group for a card in SPI mode, the SDHCI library for the others."""
+    """Scenario ``sc`` is for the controller of ``machine``'s card: a board's
+    own group (``Board.group``: ``spi`` for a card in SPI mode) on that
+    board, the SDHCI library on the others."""
     board = board_for(machine)
-    return board is None or (sc.group == SPI_GROUP) == board.spi
+    if board is None:
+        return True
+    return sc.group == board.group if board.group else sc.group not in OWN_GROUPS
 
 
 def applicable(selected: Sequence[Scenario], names: Sequence[str]) -> list[Scenario]:
@@ -103,21 +106,21 @@ def not_run(builds: Sequence[QemuBuild], names: Sequence[str]) -> list[str]:
 def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None:
     """Why scenario ``sc`` does not run on ``machine`` (a board's), or None."""
     board = board_for(machine)
-    if sc.group == SPI_GROUP and (board is None or not board.spi):
-        return ("needs an SD card in SPI mode: a board with an SSI controller "
-                f"(--board {', '.join(b.name for b in BOARDS if b.spi)})")
+    if sc.group in OWN_GROUPS and (board is None or board.group != sc.group):
+        return (f"drives {_OWN_GROUP_NEEDS.get(sc.group, 'a board controller')} "
+                f"(--board {', '.join(b.name for b in BOARDS if b.group == sc.group)})")
     only = sc.params.get("variant")  # a controller's own registers (scenarios.vendor_registers)
     if only is not None and (board is None or board.variant != only):
         return (f"writes the {only} controller's own registers: board(s) "
                 f"{', '.join(b.name for b in BOARDS if b.variant == only)} only")
     if board is None:
         return None
-    if board.spi and sc.group != SPI_GROUP:
-        return (f"an SDHCI scenario: board {board.name} has no SDHCI (its card is in SPI "
-                f"mode behind a {board.controller} and ssi-sd; the {SPI_GROUP} group runs)")
+    if board.group and sc.group != board.group:
+        return (f"an SDHCI scenario: board {board.name} has no SDHCI (its card is behind "
+                f"a {board.controller}; the {board.group} group runs)")
     if sc.group in PC_GROUPS:
         return PC_GROUPS[sc.group]
-    if board.spi:  # the spi group: no SDHCI properties or capabilities to weigh
+    if board.group:  # its own group: no SDHCI properties or capabilities to weigh
         return board_only_reason(board, profile)
     if sc.card != board.card_kind:
         return (f"an {sc.card} device: board {board.name} creates its own "
@@ -145,6 +148,10 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
 
 #: The scenario group of the SD card in SPI mode (harness.scenarios.spi).
 SPI_GROUP = "spi"
+#: What a board's own group needs, for its skip reason elsewhere.
+_OWN_GROUP_NEEDS: dict[str, str] = {
+    SPI_GROUP: "an SD card in SPI mode: a board with an SSI controller",
+}
 #: Scenarios whose expectations count the DMA Interrupts of a programmed
 #: SDMA buffer boundary (the data of the others does not depend on it).
 SDMA_BOUNDARY_EVENTS = frozenset({"boundary-sdma-4k"})

@@ -29,7 +29,7 @@ from harness.check.recording import Departed
 from harness.check.scoreboard import Scoreboard, signature
 from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
-from harness.check.step import irq_events_text
+from harness.check.step import Tracker, irq_events_text
 from harness.check.transfer import CommandTracker
 from harness.hwdefs import sdhci
 from harness.hwdefs.boards import Board
@@ -213,6 +213,18 @@ def endless(model: Any) -> str | None:
     return str(hung)
 
 
+#: The command follower of each non-SDHCI controller, by ``Board.variant``.
+TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
+    "spi": lambda recipe: SpiTracker(),
+}
+
+
+def tracker_for(board: Board | None, recipe: Recipe | None) -> Tracker:
+    """The follower of the commands of ``board``'s controller (the PC's: ``None``)."""
+    make = TRACKERS.get(board.variant) if board is not None else None
+    return make(recipe) if make is not None else CommandTracker(recipe)
+
+
 class LockstepTarget:
     """A Target that drives ``model`` and ``qemu`` together and compares them.
 
@@ -247,9 +259,7 @@ class LockstepTarget:
         self.watched: dict[int, tuple[int, Callable[[int], str]]] = {}
         #: The command in progress and the data port position, for reports;
         #: ``recipe`` is the card image's, when the scenario's image has one.
-        spi = board_of(model)
-        self.tracker: CommandTracker | SpiTracker = (
-            SpiTracker() if spi is not None and spi.spi else CommandTracker(recipe))
+        self.tracker = tracker_for(board_of(model), recipe)
         # Interrupt events are compared when both sides report them; what
         # happened before the lockstep started is not part of the run.
         self._events: tuple[IrqEvents, IrqEvents] | None = None

@@ -10,6 +10,7 @@ entry applies to and the next one, plus the build's newest ``pc-q35``.
 
 from __future__ import annotations
 
+from harness.hwdefs.boards import OWN_GROUPS
 from harness.model.compat import COMPAT_TABLE, KNOWN_MACHINE_TYPES, machine_version
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
@@ -31,8 +32,9 @@ def boundaries() -> tuple[str, ...]:
 
 def machines_for(build: QemuBuild, sc: Scenario) -> list[str]:
     """The machine types ``sc`` runs on with ``build`` when none is asked for
-    (none for the ``spi`` group: its card is a board's, ``check --board``)."""
-    if sc.group == "spi":
+    (none for a board controller's own group, ``spi`` among them: its card
+    is a board's, ``check --board``)."""
+    if sc.group in OWN_GROUPS:
         return []
     if sc.group != "compat":
         return ["q35"]

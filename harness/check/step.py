@@ -7,7 +7,7 @@ which matches them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from harness.hwdefs import sdhci
 
@@ -90,3 +90,28 @@ def _fmt(v: Any) -> str:
     if isinstance(v, bytes):
         return f"<{len(v)} bytes>"
     return repr(v)
+
+
+class Tracker(Protocol):
+    """What the lockstep asks of the follower of a controller's commands:
+    the SD command in progress and the data position, for reports
+    (:class:`harness.check.transfer.CommandTracker` on an SDHCI,
+    :class:`harness.check.spi_transfer.SpiTracker` in SPI mode)."""
+
+    def before(self, op: str, args: tuple[Any, ...], index: int) -> str:
+        """Note an access about to run; the command it issues, if any."""
+
+    def after(self, step: Step) -> None:
+        """Note a step that ran."""
+
+    def after_op(self, op: str, args: tuple[Any, ...], answer: Any) -> None:
+        """Note an access that ran, with the model's answer."""
+
+    def follows(self, offset: int, size: int) -> bool:
+        """Whether a read at ``offset`` changes what the tracker knows."""
+
+    def after_reads(self, offset: int, size: int, answers: list[int]) -> None:
+        """Note a run of reads of one register."""
+
+    def context(self, step: Step) -> list[str]:
+        """Lines that place ``step`` in the command in progress."""

@@ -24,8 +24,8 @@ from harness.check.recording import Recording, RecordingTarget, ReplayTarget
 from harness.check.scoreboard import Scoreboard
 from harness.hwdefs.boards import board_for
 from harness.machine import CardImage, Machine
+from harness.model.board_targets import model_target_for
 from harness.model.deviations import Strictness
-from harness.model.spi_target import SpiModelTarget
 from harness.model.target import ModelTarget
 from harness.qemu import sanitizer
 from harness.qemu.builds import QemuBuild
@@ -119,7 +119,7 @@ class Testbench:
         self.qemu = self._qemu_side(described)
         self.err_at = sanitizer.mark(self.qemu)
         board = described.board_def
-        model = SpiModelTarget if board is not None and board.spi else ModelTarget
+        model = model_target_for(board)
         self.model = model(described, image=self.model_image, profile=b.profile,
                            strict=self.strict)
         kw: dict[str, Any] = dict(quirks=self.quirks, history=None if self.keep else 400,

@@ -31,7 +31,7 @@ from harness.check.boards import DEFAULT_BOARDS
 from harness.explore.tracer import MODEL_DIR
 from harness.hwdefs.boards import BOARDS, by_name
 from harness.machine import CardImage, Machine
-from harness.model.spi_target import SpiModelTarget
+from harness.model.board_targets import model_target_for
 from harness.model.target import CONTROLLERS, ModelTarget
 from harness.profile import NEWEST, BuildProfile
 from harness.scenarios import Context, Scenario
@@ -102,7 +102,7 @@ def run_on_boards(scs: Iterable[Scenario], profiles: Iterable[BuildProfile],
                 recipe = images.recipe(sc.image)
                 described = scenario_machine(sc, machine, images.ensure(sc.image),
                                              recipe.format)
-                kind = SpiModelTarget if by_name(name).spi else ModelTarget  # as testbench
+                kind = model_target_for(by_name(name))  # as testbench
                 try:
                     model = kind(described, image=images.raw_twin(sc.image), profile=profile)
                     sc.fn(model, Context(profile, machine, sc.image, sc.params))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from harness.hwdefs import aspeed
 
-__all__ = ["BOARDS", "SDHCI_BOARDS", "Board", "IrqRoute", "board_for", "by_name"]
+__all__ = ["BOARDS", "OWN_GROUPS", "SDHCI_BOARDS", "Board", "IrqRoute", "board_for", "by_name"]
 
 _MIB = 1 << 20
 
@@ -81,6 +81,11 @@ class Board:
     implement), a vendor layout the model must mirror (``usdhc``, ``s3c``), or
     ``spi``: no SDHCI at all, the card in SPI mode behind an SSP and ``ssi-sd``
     (:mod:`harness.hwdefs.pl022`)."""
+    group: str = ""
+    """The scenario group written for this board's controller, driven by its
+    own driver (``spi``: :mod:`harness.scenarios.spi`); empty for an SDHCI,
+    which runs the SDHCI scenario library.  A board with a group of its own
+    runs that group only, and that group runs on such boards only."""
     notes: tuple[str, ...] = field(default=())
     """What the board brings and what it cannot do under qtest."""
 
@@ -280,6 +285,7 @@ BOARDS: tuple[Board, ...] = (
                "pin 0 through a splitter to both chip selects (ssi-sd's active low), "
                "raised at start; 64 KiB SRAM at 0x20000000 whatever -m says",
         variant="spi",
+        group="spi",
         notes=("the SD card in SPI mode (PLS chapter 7) behind ssi-sd: sd.c's SPI "
                "command table and responses, ssi-sd's token framing (harness.model.ssi_sd)",
                "no SDHCI: the SDHCI scenario groups do not apply; the spi group runs"),
@@ -287,8 +293,10 @@ BOARDS: tuple[Board, ...] = (
 )
 
 
-#: The boards with an SDHCI (every one but those whose card is in SPI mode).
-SDHCI_BOARDS: tuple[Board, ...] = tuple(b for b in BOARDS if not b.spi)
+#: The boards with an SDHCI (every one but those with a scenario group of their own).
+SDHCI_BOARDS: tuple[Board, ...] = tuple(b for b in BOARDS if not b.group)
+#: The scenario groups that run on a board's own controller only.
+OWN_GROUPS: frozenset[str] = frozenset(b.group for b in BOARDS if b.group)
 
 
 def by_name(name: str) -> Board:

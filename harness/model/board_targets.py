@@ -1,0 +1,27 @@
+"""Which model target stands for a board's controller.
+
+An SDHCI board (any register layout in :data:`harness.model.target.CONTROLLERS`)
+is a :class:`~harness.model.target.ModelTarget`; a board whose controller is
+not an SDHCI has a target class of its own, registered here by its
+``Board.variant``.
+"""
+
+from __future__ import annotations
+
+from harness.hwdefs.boards import Board
+from harness.model.spi_target import SpiModelTarget
+from harness.model.target import ModelTarget
+
+__all__ = ["TARGETS", "model_target_for"]
+
+#: The model target of each non-SDHCI controller, by ``Board.variant``.
+TARGETS: dict[str, type[ModelTarget]] = {
+    "spi": SpiModelTarget,
+}
+
+
+def model_target_for(board: Board | None) -> type[ModelTarget]:
+    """The model target class of ``board``'s controller (the PC's: ``None``)."""
+    if board is None:
+        return ModelTarget
+    return TARGETS.get(board.variant, ModelTarget)
