@@ -33,10 +33,11 @@ CARD_BLOCKS = 32768
 DMA_BASE = 0x0100_0000
 DMA_SPAN = 0x40000
 
-#: Commands whose data phase the card sends to the host (reads).
-_READ_ADTC = frozenset({6, 17, 18, 19, 30, 46, 48, 56, 58})
-_WRITE_ADTC = frozenset({24, 25, 27, 42, 47, 49, 59})
-_READ_ACMD = frozenset({13, 22, 51})
+#: Commands whose data phase the card sends to the host (reads), and those
+#: whose data the host sends (the command table's data direction).
+_READ_ADTC = frozenset(c.index for c in S.SD_COMMANDS.values() if c.reads)
+_WRITE_ADTC = S.commands(data=S.Data.WRITE)
+_READ_ACMD = frozenset(c.index for c in S.SD_APP_COMMANDS.values() if c.reads)
 _MODES = [m.value for m in Mode]
 _STOPS = ["auto", "auto12", "auto23", "cmd12", "cmd23", "none"]
 
@@ -243,7 +244,7 @@ CSD_WRITABLE = {"file_format_grp": 0x80, "copy": 0x40, "perm_wp": 0x20, "tmp_wp"
                 "file_format": 0x0C}
 
 
-_PROGRAM_CSD = next(c.index for c in S.SD_COMMANDS.values() if c.name == "PROGRAM_CSD")
+_PROGRAM_CSD = S.index("PROGRAM_CSD")
 
 
 def _g_csd(rng: random.Random) -> Op:

@@ -49,10 +49,11 @@ STATE_PREFIXES: dict[str, list[Op]] = {
                _lock(S.LOCK_SET_PWD | S.LOCK_LOCK, _PWD_A + _PWD_B)],
 }
 #: Commands whose argument is the card's RCA (PLS 4.7.4, Table 4-21ff: "[31:16] RCA").
-_RCA_ARG = frozenset({7, 9, 10, 13, 15, 55})
+_RCA_ARG = S.commands(arg=S.Arg.RCA)
 #: Commands whose argument is a data address (PLS 4.7.4; SDSC: a byte address).
-ADDRESSED = (17, 18, 24, 25, 28, 29, 30, 32, 33)
-_READS = frozenset({6, 17, 18, 19, 30, 46, 48, 56, 58})
+ADDRESSED = tuple(sorted(S.commands(arg=S.Arg.ADDRESS)))
+#: Data blocks shorter than a sector: CMD30's 32 protection bits (PLS 4.3.5).
+_BLOCK_BYTES = {S.index("SEND_WRITE_PROT"): S.WRITE_PROT_BYTES}
 
 
 def _command(spec: S.SpecCommand) -> Op:
@@ -60,7 +61,7 @@ def _command(spec: S.SpecCommand) -> Op:
     if spec.index in _RCA_ARG and not spec.app:
         op["rca"] = True
     if spec.kind is S.CmdType.ADTC:
-        op["data"] = {"read": spec.index in _READS or spec.app, "bs": 512 if not spec.app
+        op["data"] = {"read": spec.reads or spec.app, "bs": 512 if not spec.app
                       else 64, "count": 1, "mode": "pio"}
     return op
 
@@ -116,9 +117,10 @@ def address_bounds() -> list[list[Op]]:
     for index in ADDRESSED:
         for block in (CARD_BLOCKS - 1, CARD_BLOCKS):
             op: Op = {"op": "cmd", "index": index, "arg": block * 512, "app": False}
-            if index in (17, 18, 24, 25, 30):
-                op["data"] = {"read": index in _READS, "bs": 4 if index == 30 else 512,
-                              "count": 2 if index in (18, 25) else 1, "mode": "pio"}
+            spec = S.SD_COMMANDS[index]
+            if spec.data is not None:  # two blocks of a multiple-block command
+                op["data"] = {"read": spec.reads, "bs": _BLOCK_BYTES.get(index, 512),
+                              "count": 2 if "_MULTIPLE_" in spec.name else 1, "mode": "pio"}
             out.append([_SETUP, _INIT, op])
     return out
 

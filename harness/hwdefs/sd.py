@@ -382,6 +382,23 @@ class Resp(Enum):
         return {"-": 0, "R2": 16}.get(self.value, 4)
 
 
+class Arg(Enum):
+    """What a command's argument holds (PLS 4.7.4, the "argument" column)."""
+
+    NONE = "stuff bits"
+    RCA = "[31:16] RCA"
+    ADDRESS = "data address"  #: SDSC: a byte address; SDHC/SDXC: a block address
+    OTHER = "command-specific"  #: OCR, check pattern, block length, bus width, ...
+
+
+class Data(Enum):
+    """Which way an ``adtc`` command's data block goes (PLS 4.7.4)."""
+
+    READ = "card to host"
+    WRITE = "host to card"
+    EITHER = "argument bit 0"  #: CMD56 GEN_CMD: RD/WR in bit 0 (PLS 4.3.12)
+
+
 @dataclass(frozen=True)
 class SpecCommand:
     """One SD-mode command or application command as the spec defines it."""
@@ -393,19 +410,30 @@ class SpecCommand:
     resp: Resp
     app: bool = False
     reserved: bool = False  #: reserved, or defined by another spec (SDIO, security)
+    arg: Arg = Arg.NONE
+    data: Data | None = None  #: ``adtc`` only
+
+    @property
+    def reads(self) -> bool:
+        """The host moves a data block from the card (GEN_CMD's either way:
+        the harness reads it, argument bit 0 set)."""
+        return self.data in (Data.READ, Data.EITHER)
 
 
 def _c(i: int, name: str, cls: int | None, kind: CmdType | None, resp: Resp,
-       reserved: bool = False) -> SpecCommand:
-    return SpecCommand(i, name, cls, kind, resp, False, reserved)
+       reserved: bool = False, arg: Arg = Arg.NONE, data: Data | None = None) -> SpecCommand:
+    return SpecCommand(i, name, cls, kind, resp, False, reserved, arg, data)
 
 
-def _a(i: int, name: str, kind: CmdType | None, resp: Resp, reserved: bool = False) -> SpecCommand:
-    return SpecCommand(i, name, 8, kind, resp, True, reserved)
+def _a(i: int, name: str, kind: CmdType | None, resp: Resp, reserved: bool = False,
+       arg: Arg = Arg.NONE, data: Data | None = None) -> SpecCommand:
+    return SpecCommand(i, name, 8, kind, resp, True, reserved, arg, data)
 
 
 _BC, _BCR, _AC, _ADTC = CmdType.BC, CmdType.BCR, CmdType.AC, CmdType.ADTC
 _N, _R1, _R1B, _R2, _R3, _R6, _R7 = Resp.NONE, Resp.R1, Resp.R1B, Resp.R2, Resp.R3, Resp.R6, Resp.R7
+_RCA, _ADDR, _OTHER = Arg.RCA, Arg.ADDRESS, Arg.OTHER
+_RD, _WR, _EITHER = Data.READ, Data.WRITE, Data.EITHER
 
 #: Every SD-mode command index 0..63 (PLS 4.7.4).
 SD_COMMANDS: dict[int, SpecCommand] = {
@@ -415,62 +443,62 @@ SD_COMMANDS: dict[int, SpecCommand] = {
         _c(1, "reserved", None, None, _N, True),
         _c(2, "ALL_SEND_CID", 0, _BCR, _R2),
         _c(3, "SEND_RELATIVE_ADDR", 0, _BCR, _R6),
-        _c(4, "SET_DSR", 0, _BC, _N),
+        _c(4, "SET_DSR", 0, _BC, _N, arg=_OTHER),
         _c(5, "IO_SEND_OP_COND", 9, None, _N, True),
-        _c(6, "SWITCH_FUNC", 10, _ADTC, _R1),
-        _c(7, "SELECT_DESELECT_CARD", 0, _AC, _R1B),
-        _c(8, "SEND_IF_COND", 0, _BCR, _R7),
-        _c(9, "SEND_CSD", 0, _AC, _R2),
-        _c(10, "SEND_CID", 0, _AC, _R2),
+        _c(6, "SWITCH_FUNC", 10, _ADTC, _R1, arg=_OTHER, data=_RD),
+        _c(7, "SELECT_DESELECT_CARD", 0, _AC, _R1B, arg=_RCA),
+        _c(8, "SEND_IF_COND", 0, _BCR, _R7, arg=_OTHER),
+        _c(9, "SEND_CSD", 0, _AC, _R2, arg=_RCA),
+        _c(10, "SEND_CID", 0, _AC, _R2, arg=_RCA),
         _c(11, "VOLTAGE_SWITCH", 0, _AC, _R1),
         _c(12, "STOP_TRANSMISSION", 0, _AC, _R1B),
-        _c(13, "SEND_STATUS", 0, _AC, _R1),
+        _c(13, "SEND_STATUS", 0, _AC, _R1, arg=_RCA),
         _c(14, "reserved", None, None, _N, True),
-        _c(15, "GO_INACTIVE_STATE", 0, _AC, _N),
-        _c(16, "SET_BLOCKLEN", 2, _AC, _R1),
-        _c(17, "READ_SINGLE_BLOCK", 2, _ADTC, _R1),
-        _c(18, "READ_MULTIPLE_BLOCK", 2, _ADTC, _R1),
-        _c(19, "SEND_TUNING_BLOCK", 2, _ADTC, _R1),
-        _c(20, "SPEED_CLASS_CONTROL", 2, _AC, _R1B),
+        _c(15, "GO_INACTIVE_STATE", 0, _AC, _N, arg=_RCA),
+        _c(16, "SET_BLOCKLEN", 2, _AC, _R1, arg=_OTHER),
+        _c(17, "READ_SINGLE_BLOCK", 2, _ADTC, _R1, arg=_ADDR, data=_RD),
+        _c(18, "READ_MULTIPLE_BLOCK", 2, _ADTC, _R1, arg=_ADDR, data=_RD),
+        _c(19, "SEND_TUNING_BLOCK", 2, _ADTC, _R1, data=_RD),
+        _c(20, "SPEED_CLASS_CONTROL", 2, _AC, _R1B, arg=_OTHER),
         _c(21, "reserved", None, None, _N, True),
-        _c(22, "ADDRESS_EXTENSION", 2, _AC, _R1),
-        _c(23, "SET_BLOCK_COUNT", 2, _AC, _R1),
-        _c(24, "WRITE_BLOCK", 4, _ADTC, _R1),
-        _c(25, "WRITE_MULTIPLE_BLOCK", 4, _ADTC, _R1),
+        _c(22, "ADDRESS_EXTENSION", 2, _AC, _R1, arg=_OTHER),
+        _c(23, "SET_BLOCK_COUNT", 2, _AC, _R1, arg=_OTHER),
+        _c(24, "WRITE_BLOCK", 4, _ADTC, _R1, arg=_ADDR, data=_WR),
+        _c(25, "WRITE_MULTIPLE_BLOCK", 4, _ADTC, _R1, arg=_ADDR, data=_WR),
         _c(26, "reserved for manufacturer", None, None, _N, True),
-        _c(27, "PROGRAM_CSD", 4, _ADTC, _R1),
-        _c(28, "SET_WRITE_PROT", 6, _AC, _R1B),
-        _c(29, "CLR_WRITE_PROT", 6, _AC, _R1B),
-        _c(30, "SEND_WRITE_PROT", 6, _ADTC, _R1),
+        _c(27, "PROGRAM_CSD", 4, _ADTC, _R1, data=_WR),
+        _c(28, "SET_WRITE_PROT", 6, _AC, _R1B, arg=_ADDR),
+        _c(29, "CLR_WRITE_PROT", 6, _AC, _R1B, arg=_ADDR),
+        _c(30, "SEND_WRITE_PROT", 6, _ADTC, _R1, arg=_ADDR, data=_RD),
         _c(31, "reserved", None, None, _N, True),
-        _c(32, "ERASE_WR_BLK_START", 5, _AC, _R1),
-        _c(33, "ERASE_WR_BLK_END", 5, _AC, _R1),
+        _c(32, "ERASE_WR_BLK_START", 5, _AC, _R1, arg=_ADDR),
+        _c(33, "ERASE_WR_BLK_END", 5, _AC, _R1, arg=_ADDR),
         _c(34, "switch function command set", 10, None, _N, True),
         _c(35, "switch function command set", 10, None, _N, True),
         _c(36, "switch function command set", 10, None, _N, True),
         _c(37, "switch function command set", 10, None, _N, True),
-        _c(38, "ERASE", 5, _AC, _R1B),
+        _c(38, "ERASE", 5, _AC, _R1B, arg=_OTHER),
         _c(39, "reserved", None, None, _N, True),
         _c(40, "defined by DPS spec", None, None, _N, True),
         _c(41, "reserved", None, None, _N, True),
-        _c(42, "LOCK_UNLOCK", 7, _ADTC, _R1),
-        _c(43, "Q_MANAGEMENT", 1, _AC, _R1B),
-        _c(44, "Q_TASK_INFO_A", 1, _AC, _R1),
-        _c(45, "Q_TASK_INFO_B", 1, _AC, _R1),
-        _c(46, "Q_RD_TASK", 1, _ADTC, _R1),
-        _c(47, "Q_WR_TASK", 1, _ADTC, _R1),
-        _c(48, "READ_EXTR_SINGLE", 11, _ADTC, _R1),
-        _c(49, "WRITE_EXTR_SINGLE", 11, _ADTC, _R1),
+        _c(42, "LOCK_UNLOCK", 7, _ADTC, _R1, data=_WR),
+        _c(43, "Q_MANAGEMENT", 1, _AC, _R1B, arg=_OTHER),
+        _c(44, "Q_TASK_INFO_A", 1, _AC, _R1, arg=_OTHER),
+        _c(45, "Q_TASK_INFO_B", 1, _AC, _R1, arg=_OTHER),
+        _c(46, "Q_RD_TASK", 1, _ADTC, _R1, arg=_OTHER, data=_RD),
+        _c(47, "Q_WR_TASK", 1, _ADTC, _R1, arg=_OTHER, data=_WR),
+        _c(48, "READ_EXTR_SINGLE", 11, _ADTC, _R1, arg=_OTHER, data=_RD),
+        _c(49, "WRITE_EXTR_SINGLE", 11, _ADTC, _R1, arg=_OTHER, data=_WR),
         _c(50, "switch function command set", 10, None, _N, True),
         _c(51, "reserved", None, None, _N, True),
         _c(52, "IO_RW_DIRECT (SDIO)", 9, None, _N, True),
         _c(53, "IO_RW_EXTENDED (SDIO)", 9, None, _N, True),
         _c(54, "reserved for SDIO", 9, None, _N, True),
-        _c(55, "APP_CMD", 8, _AC, _R1),
-        _c(56, "GEN_CMD", 8, _ADTC, _R1),
+        _c(55, "APP_CMD", 8, _AC, _R1, arg=_RCA),
+        _c(56, "GEN_CMD", 8, _ADTC, _R1, arg=_OTHER, data=_EITHER),
         _c(57, "switch function command set", 10, None, _N, True),
-        _c(58, "READ_EXTR_MULTI", 11, _ADTC, _R1),
-        _c(59, "WRITE_EXTR_MULTI", 11, _ADTC, _R1),
+        _c(58, "READ_EXTR_MULTI", 11, _ADTC, _R1, arg=_OTHER, data=_RD),
+        _c(59, "WRITE_EXTR_MULTI", 11, _ADTC, _R1, arg=_OTHER, data=_WR),
         _c(60, "reserved for manufacturer", None, None, _N, True),
         _c(61, "reserved for manufacturer", None, None, _N, True),
         _c(62, "reserved for manufacturer", None, None, _N, True),
@@ -483,13 +511,13 @@ SD_COMMANDS: dict[int, SpecCommand] = {
 SD_APP_COMMANDS: dict[int, SpecCommand] = {
     c.index: c
     for c in (
-        _a(6, "SET_BUS_WIDTH", _AC, _R1),
-        _a(13, "SD_STATUS", _ADTC, _R1),
-        _a(22, "SEND_NUM_WR_BLOCKS", _ADTC, _R1),
-        _a(23, "SET_WR_BLK_ERASE_COUNT", _AC, _R1),
-        _a(41, "SD_SEND_OP_COND", _BCR, _R3),
-        _a(42, "SET_CLR_CARD_DETECT", _AC, _R1),
-        _a(51, "SEND_SCR", _ADTC, _R1),
+        _a(6, "SET_BUS_WIDTH", _AC, _R1, arg=_OTHER),
+        _a(13, "SD_STATUS", _ADTC, _R1, data=_RD),
+        _a(22, "SEND_NUM_WR_BLOCKS", _ADTC, _R1, data=_RD),
+        _a(23, "SET_WR_BLK_ERASE_COUNT", _AC, _R1, arg=_OTHER),
+        _a(41, "SD_SEND_OP_COND", _BCR, _R3, arg=_OTHER),
+        _a(42, "SET_CLR_CARD_DETECT", _AC, _R1, arg=_OTHER),
+        _a(51, "SEND_SCR", _ADTC, _R1, data=_RD),
         _a(18, "reserved for SD security", None, _N, True),
         _a(25, "reserved for SD security", None, _N, True),
         _a(26, "reserved for SD security", None, _N, True),
@@ -497,6 +525,24 @@ SD_APP_COMMANDS: dict[int, SpecCommand] = {
         *(_a(i, "reserved for SD security", None, _N, True) for i in range(43, 50)),
     )
 }
+
+
+def index(name: str, app: bool = False) -> int:
+    """The index of the (application) command ``name`` (``"READ_SINGLE_BLOCK"``)."""
+    table = SD_APP_COMMANDS if app else SD_COMMANDS
+    for c in table.values():
+        if c.name == name and not c.reserved:
+            return c.index
+    raise KeyError(f"no {'application ' if app else ''}command {name!r} in PLS 4.7.4")
+
+
+def commands(*, app: bool = False, arg: Arg | None = None,
+             data: Data | None = None) -> frozenset[int]:
+    """The indices of the defined (application) commands whose argument is
+    ``arg`` and whose data goes ``data`` (either left out: any)."""
+    table = SD_APP_COMMANDS if app else SD_COMMANDS
+    return frozenset(c.index for c in table.values() if not c.reserved
+                     and (arg is None or c.arg is arg) and (data is None or c.data is data))
 
 
 def command_name(index: int, app: bool = False) -> str:

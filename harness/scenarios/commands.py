@@ -62,7 +62,9 @@ _STATES: dict[str, Callable[[HostDriver], None]] = {
 }
 
 
-_SEND_TUNING = next(c.index for c in S.SD_COMMANDS.values() if c.name == "SEND_TUNING_BLOCK")
+_SEND_TUNING = S.index("SEND_TUNING_BLOCK")
+#: Commands that address the card by its RCA (PLS 4.7.4: "[31:16] RCA").
+_RCA_ARG = S.commands(arg=S.Arg.RCA)
 
 
 def _resp(index: int, app: bool) -> Resp:
@@ -73,7 +75,7 @@ def _resp(index: int, app: bool) -> Resp:
 
 def _args(d: HostDriver, index: int) -> int:
     # The card's RCA where the command addresses a card, 0 otherwise.
-    return d.card.rca << 16 if index in (7, 9, 10, 13, 15, 55) else 0
+    return d.card.rca << 16 if index in _RCA_ARG else 0
 
 
 for _state, _reach in _STATES.items():

@@ -28,8 +28,6 @@ from harness.scenarios.registry import Context, has_property, scenario
 from harness.target import Target
 
 GROUP = "migration"
-#: CMD19, SEND_TUNING_BLOCK (PLS 4.3.10.4; not among the driver's names).
-SEND_TUNING_BLOCK = 19
 #: Every migration point, in the order the scenarios are registered.
 POINTS: list[str] = []
 
@@ -267,9 +265,9 @@ def _uhs_tuned(t: Target, ctx: Context) -> None:
                 | H.HOSTCTL2.mask("ASYNCINTEN"))
     d.wr(H.HOSTCTL2, hostctl2)
     d.wr(H.HOSTCTL2, hostctl2 | H.HOSTCTL2.mask("EXECTUNING"))
-    d._read_data(SEND_TUNING_BLOCK, 0, 64)
+    d._read_data(D.SEND_TUNING_BLOCK, 0, 64)
     d.rd(H.HOSTCTL2)
     ctx.migrate_point("uhs-tuned")
     d.rd(H.HOSTCTL2)  # QEMU: 0 (quirk migration-loses-hostctl2)
-    d._read_data(SEND_TUNING_BLOCK, 0, 64)
+    d._read_data(D.SEND_TUNING_BLOCK, 0, 64)
     d.send_status()

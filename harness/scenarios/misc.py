@@ -12,7 +12,6 @@ from harness.scenarios.common import ready, test_data
 from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
-SEND_TUNING_BLOCK = 19
 GEN_CMD = 56
 
 
@@ -117,7 +116,7 @@ def _tuning(t: Target, ctx: Context) -> None:
     """CMD19 tuning block (64 bytes, 4-bit bus), CMD56 GEN_CMD read and
     write, ACMD22 after a multi-block write."""
     d = ready(t)
-    d._read_data(SEND_TUNING_BLOCK, 0, 64)
+    d._read_data(D.SEND_TUNING_BLOCK, 0, 64)
     d.send_status()
     d.write_blocks(70, test_data(3 * 512, 9))
     d.send_num_wr_blocks()
