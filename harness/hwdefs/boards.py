@@ -61,9 +61,19 @@ class Board:
     ram_base: int
     """Guest physical address where RAM starts (the DMA arena lies in it)."""
     ram: int
-    """``-m`` the board is started with (some boards accept one size only)."""
+    """``-m`` the board is started with (some boards accept one size only), or
+    the size the board gives itself where it ignores ``-m`` (``ram_own``)."""
     sdhci: tuple[tuple[str, int | bool], ...]
     """Controller properties the board sets, by QEMU name (the model mirrors them)."""
+    ram_own: bool = False
+    """The board allocates its RAM itself (``memory_region_init_ram``) rather
+    than taking the machine's (``default_ram_id``): it ignores ``-m`` and
+    ``-machine memory-backend``, so a reused process's RAM cannot be zeroed
+    through a backend file, and the pool launches it afresh instead."""
+    other_ram: tuple[tuple[int, int], ...] = ()
+    """The board's on-chip memories as ``(base, size)``: RAM that DMA reaches
+    like the main RAM, which the board allocates itself (so a reused process
+    zeroes it with qtest ``memset``)."""
     card_index: int = 0
     """``-drive if=sd,index=N`` that the board plugs into this controller."""
     card_kind: str = "sd-card"
@@ -109,11 +119,13 @@ BOARDS: tuple[Board, ...] = (
         irq=IrqRoute(kind="in", line=56 - 32, qom_type="a9mpcore_priv"),
         ram_base=0,
         ram=128 * _MIB,
+        other_ram=((0xFFFC_0000, 256 << 10),),
         sdhci=(("sd-spec-version", 2), ("capareg", 0x69EC0080)),
         binary="qemu-system-arm",
         source="hw/arm/xilinx_zynq.c zynq_init (7.2, 10.0.13, 11.1.1 alike): "
                "TYPE_SYSBUS_SDHCI at 0xE0100000, IRQ 56, sd-spec-version 2, "
-               "capareg ZYNQ_SDHCI_CAPABILITIES 0x69ec0080 (UG585)",
+               "capareg ZYNQ_SDHCI_CAPABILITIES 0x69ec0080 (UG585); 256 KiB of on-chip "
+               "memory (zynq.ocm_ram) at 0xFFFC0000",
         notes=("the generic sysbus SDHCI (sdhci_sysbus_*): spec 2.00, a 512-byte "
                "buffer (capareg max block length 0), DMA into system memory",),
     ),
@@ -196,13 +208,18 @@ BOARDS: tuple[Board, ...] = (
         irq=IrqRoute(kind="out", line=0, qom_type="s3c-sdhci",
                      name="sysbus-irq", min_version=(10, 0)),
         ram_base=0x4000_0000,
-        ram=128 * _MIB,
+        # hw/arm/exynos4_boards.c: 1 GiB of DRAM0 whatever -m says, its own
+        # memory region (no default_ram_id).
+        ram=1024 * _MIB,
+        ram_own=True,
         sdhci=(("sd-spec-version", 2), ("capareg", 0x05E8_0080)),
         binary="qemu-system-arm",
         source="hw/arm/exynos4210.c: TYPE_S3C_SDHCI at EXYNOS4210_SDHCI_BASE_ADDR "
                "0x12510000, capareg EXYNOS4210_SDHCI_CAPABILITIES 0x05e80080, the card "
                "from if=sd index 0, IRQ through the SoC's IRQ gates; RAM at "
-               "EXYNOS4210_DRAM0_BASE_ADDR 0x40000000; hw/sd/sdhci.c sdhci_s3c_*: "
+               "EXYNOS4210_DRAM0_BASE_ADDR 0x40000000; hw/arm/exynos4_boards.c: 1 GiB "
+               "(exynos4_board_ram_size), allocated by the board, -m ignored; "
+               "hw/sd/sdhci.c sdhci_s3c_*: "
                "CONTROL2/3/4 (0x80, 0x84, 0x8c) read 0 and drop writes",
         variant="s3c",
         notes=("the Samsung S3C variant (sdhci_s3c_read/write)",),

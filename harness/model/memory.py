@@ -40,14 +40,17 @@ class GuestMemory:
     """Guest physical memory: sparse RAM plus unassigned space around it."""
 
     def __init__(self, ram_size: int = 128 << 20, machine: str | None = None, *,
-                 ram_base: int | None = None) -> None:
+                 ram_base: int | None = None,
+                 other_ram: tuple[tuple[int, int], ...] = ()) -> None:
         """``ram_base``: a board's RAM, ``[ram_base, ram_base + ram_size)`` in one
-        range (:mod:`harness.hwdefs.boards`); None: a PC's layout."""
+        range, and ``other_ram`` the board's on-chip memories as ``(base,
+        size)`` (:mod:`harness.hwdefs.boards`); None: a PC's layout."""
         if ram_size <= 0:
             raise ValueError("ram_size must be positive")
         self.ram_size = ram_size
         self.ranges = (ram_ranges(ram_size, machine) if ram_base is None
-                       else ((ram_base, ram_base + ram_size),))
+                       else ((ram_base, ram_base + ram_size),
+                             *((b, b + n) for b, n in other_ram)))
         self._pages: dict[int, bytearray] = {}
 
     def is_ram(self, addr: int) -> bool:

@@ -50,7 +50,8 @@ class SpiModelTarget(ModelTarget):
         image, size = card_medium(machine, image, size)
         self.machine, self.profile, self.strict = machine, profile, strict
         self.clock = VirtualClock()
-        self.memory = GuestMemory(machine.ram, machine.type, ram_base=board.ram_base)
+        self.memory = GuestMemory(machine.ram, machine.type, ram_base=board.ram_base,
+                                  other_ram=board.other_ram)
         self.card = card if card is not None else SpiCard(
             self.clock, image, size, profile=profile, machine=machine.type, strict=strict,
             **card_params)

@@ -17,7 +17,8 @@ from harness.hwdefs.boards import Board, by_name
 from harness.machine import Machine
 from harness.qemu.session import QemuError, QemuSession
 
-__all__ = ["BoardError", "by_name", "find_by_type", "ram_ranges", "watch_irq"]
+__all__ = ["BoardError", "by_name", "find_by_type", "other_ram_ranges", "ram_ranges",
+           "watch_irq"]
 
 #: QOM containers searched for a device of a given type (one ``qom-list`` each).
 _ROOTS = ("/machine/unattached", "/machine/soc", "/machine")
@@ -43,9 +44,18 @@ def find_by_type(session: QemuSession, qom_type: str) -> str:
 
 
 def ram_ranges(machine: Machine) -> tuple[tuple[int, int], ...]:
-    """A board machine's guest RAM as ``(start, end)`` (empty for a PC)."""
+    """A board machine's guest RAM as ``(start, end)``, its on-chip memories
+    included (empty for a PC)."""
     b = machine.board_def
-    return () if b is None else ((b.ram_base, b.ram_base + machine.ram),)
+    return () if b is None else ((b.ram_base, b.ram_base + machine.ram),
+                                 *other_ram_ranges(machine))
+
+
+def other_ram_ranges(machine: Machine) -> tuple[tuple[int, int], ...]:
+    """A board machine's on-chip memories as ``(start, end)``: RAM the board
+    allocates itself, outside the backend file the pool zeroes."""
+    b = machine.board_def
+    return () if b is None else tuple((base, base + n) for base, n in b.other_ram)
 
 
 def _controller_path(session: QemuSession, board: Board) -> str:

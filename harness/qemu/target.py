@@ -318,12 +318,15 @@ class QemuTarget:
         if s.can_scrub:
             s.scrub_ram()  # before the reset, which puts back any ROM blob in RAM
             self._system_reset(machine)
+            # a board's on-chip memories are not in the file scrub_ram punches
+            by_memset = board.other_ram_ranges(machine)
         else:
             self._system_reset(machine)
-            for lo, hi in board.ram_ranges(machine) or ((0, _LEGACY_HOLE[0]),
-                                                        (_LEGACY_HOLE[1], machine.ram)):
-                q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
-                           for a in range(lo, hi, _SCRUB_CHUNK))
+            by_memset = board.ram_ranges(machine) or ((0, _LEGACY_HOLE[0]),
+                                                      (_LEGACY_HOLE[1], machine.ram))
+        for lo, hi in by_memset:
+            q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
+                       for a in range(lo, hi, _SCRUB_CHUNK))
         # One nanosecond on (a zero step is refused): reads the clock and
         # drains the IRQ lines the reset sent (any answer would drain them).
         if s.has_clock:
