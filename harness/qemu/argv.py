@@ -90,6 +90,14 @@ def device_args(machine: Machine, *, snapshot: bool = False) -> list[str]:
     return out
 
 
+#: ``-seed``: the seed of QEMU's guest-visible randomness
+#: (``qemu_guest_getrandom``), fixed so that every launch draws the same
+#: values; sd.c's RCA is one since 9.1 (CMD3 SEND_RELATIVE_ADDR), and a
+#: reproducer's trace, whose commands carry it, replays only on a QEMU
+#: that draws it again.
+SEED = 1
+
+
 def qemu_argv(
     binary: str | os.PathLike[str],
     machine: Machine,
@@ -122,6 +130,7 @@ def qemu_argv(
         *(["-nodefaults"] if board is None or board.nodefaults else []),
         "-display", "none",
         "-m", _size(machine.ram),
+        "-seed", str(SEED),
         "-qtest", qtest,
     ]
     if qtest_log is not None:

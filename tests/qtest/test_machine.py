@@ -77,7 +77,7 @@ def test_newer_json_format_is_refused() -> None:
 def test_argv_of_the_default_machine() -> None:
     assert qemu_argv("/q", Machine()) == [
         "/q", "-machine", "q35", "-accel", "qtest", "-nodefaults", "-display", "none",
-        "-m", "128M", "-qtest", "stdio",
+        "-m", "128M", "-seed", "1", "-qtest", "stdio",
         "-device", "sdhci-pci,id=sdhci", "-device", "sd-card,id=card"]
     bare = qemu_argv("/q", Machine.bare("none"), accel="tcg")
     assert "-device" not in bare and bare[3:6] == ["-accel", "tcg", "-S"]
