@@ -131,4 +131,15 @@ BOARDS: tuple[KnownDifference, ...] = (
         Versions("10.0", None, ("10.0.13", "11.1.3")),
         spec="hw/sd/aspeed_sdhci.c", boundary=boundaries.ASPEED_CAPAREG.key,
         evidence=_EVIDENCE),
+    KnownDifference(
+        "aspeed.capability-mirrors-halves", Scope.VERSION, "aspeed",
+        "QEMU 7.2: a write to a slot's low capability mirror (wrapper 0x10, 0x20) replaces "
+        "the slot's whole Capabilities with the 32 bits written, and the high mirrors "
+        "(0x14, 0x24) are plain registers: Linux's aspeed_sdc_set_slot_capability, which "
+        "sets SDR104 through the high mirror, leaves the slot without it.",
+        "Later QEMU keeps each half on its own: the high mirror reads and sets the slot's "
+        "Capabilities [63:32].",
+        Versions("10.0", None, ("10.0.13", "11.1.3")),
+        spec="hw/sd/aspeed_sdhci.c; Linux drivers/mmc/host/sdhci-of-aspeed.c",
+        boundary=boundaries.ASPEED_CAPAREG.key, evidence=_EVIDENCE),
 )

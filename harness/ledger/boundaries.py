@@ -220,7 +220,7 @@ ASPEED_CAPAREG = Boundary(
     ("7.2.22", "7.2.22 src"), ("10.0.13", "10.0.13 src", "10.2.2 src", "11.1.1 src", "11.1.3"),
     "assumed 10.0: 7.2.22's source has the one value, 10.0.13's the per-SoC ones; "
     "no 8.x or 9.x build here",
-    "sdhci_aspeed.AspeedSdhci (the ast2600 board)")
+    "sdhci_aspeed.AspeedSdhci (the ast2600 board) and AspeedWrapper's capability mirrors")
 
 #: Every boundary the model uses.
 BOUNDARIES: tuple[Boundary, ...] = (

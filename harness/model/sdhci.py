@@ -450,6 +450,15 @@ class SDHCI(SdhciDma):
         word = 0 if reader is None else reader(self)
         return (word >> ((offset & 3) * 8)) & ((1 << (size * 8)) - 1)
 
+    def read_outside(self, offset: int, size: int) -> int:
+        """A read outside the register window: what a board maps there (a
+        wrapper's own registers); nothing here, so QEMU's unassigned memory
+        (reads 0)."""
+        return 0
+
+    def write_outside(self, offset: int, size: int, value: int) -> None:
+        """A write outside the register window (see :meth:`read_outside`): dropped."""
+
     def _read_prnsts(self) -> int:
         """Present State with the live DAT[3:0] and CMD line levels (2.2.9)."""
         return (self.prnsts & _NOT_LINE_LEVELS | self.dat_lines() << _DATLVL_LSB

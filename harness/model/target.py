@@ -8,9 +8,10 @@ accesses into what QEMU's memory core hands the device:
   of at most 4 bytes (sdhci's ``valid.max_access_size``), each no larger
   than the alignment of its address, little endian; so a quadword becomes
   two longwords and a misaligned longword becomes byte/word pieces;
-* a piece outside the 256-byte register window lands on whatever follows the
-  BAR; nothing is mapped there in the harness's layout, so it behaves as
-  QEMU's unassigned memory: reads 0, writes are dropped.  No exception.
+* a piece outside the 256-byte register window lands on whatever the
+  machine maps there: on a PC nothing (QEMU's unassigned memory: reads 0,
+  writes are dropped), on a board what the controller model says
+  (``read_outside``: an Aspeed wrapper's own registers).  No exception.
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ class ModelTarget:
             if 0 <= off < REGISTER_WINDOW:
                 piece = self.sdhci.read(off, n)
             else:
-                piece = 0
+                piece = self.sdhci.read_outside(off, n)
             value |= piece << (8 * (off - offset))
         return value
 
@@ -225,9 +226,11 @@ class ModelTarget:
         check_access(offset, size)
         value &= (1 << (8 * size)) - 1
         for off, n in split_access(offset, size):
+            piece = (value >> (8 * (off - offset))) & ((1 << (8 * n)) - 1)
             if 0 <= off < REGISTER_WINDOW:
-                piece = (value >> (8 * (off - offset))) & ((1 << (8 * n)) - 1)
                 self.sdhci.write(off, n, piece)
+            else:
+                self.sdhci.write_outside(off, n, piece)
 
     # -- memory, time, interrupt ------------------------------------------------
 

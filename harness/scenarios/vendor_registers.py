@@ -4,11 +4,15 @@ A scenario here names the controller variant it writes (``params["variant"]``,
 :data:`harness.hwdefs.boards.Board.variant`): the check runs it only on the
 boards with that controller (:func:`harness.check.boards.skip_reason`), the
 default check on those of ``DEFAULT_BOARDS``.  Offsets and fields come from
-:mod:`harness.hwdefs.usdhc` and :mod:`harness.hwdefs.npcm`.
+:mod:`harness.hwdefs.usdhc`, :mod:`harness.hwdefs.npcm` and
+:mod:`harness.hwdefs.aspeed`.
 """
 
 from __future__ import annotations
 
+from harness.driver import host as D
+from harness.driver.host import HostDriver
+from harness.hwdefs import aspeed as A
 from harness.hwdefs import npcm as N
 from harness.hwdefs import sdhci as H
 from harness.hwdefs import usdhc as U
@@ -65,3 +69,50 @@ def _npcm_window(t: Target, ctx: Context) -> None:
     t.write(H.SWRST.offset, 1, H.SWRST_ALL)
     t.read(boot, 4)
     t.read(lo, 2)
+
+
+@scenario("aspeed-wrapper-registers", "registers", params={VARIANT: "aspeed"})
+def _aspeed_wrapper(t: Target, ctx: Context) -> None:
+    """The Aspeed wrapper's own registers, 0x100 below slot 0 (QEMU's
+    aspeed_sdhci.c; names as Linux's sdhci-of-aspeed.c): every offset after
+    reset, sizes other than 32 bits refused, SDC_INFO's RESET bit reading
+    back 0, plain registers; the capability mirrors Linux writes to set a
+    slot's capabilities (1.8 V, SDR104) changing the slot's Capabilities and
+    Maximum Current, each half on its own since 10.0; SDC_IRQ_STAT following
+    slot 0's line.  The mirrors are written back at the end: a slot keeps
+    its capabilities across ``system_reset``."""
+    w = -A.SLOT_STRIDE
+    for off in range(0, A.SLOT_STRIDE, 4):
+        t.read(w + off, 4)
+    t.write(w + A.SDC_DEBOUNCE.offset, 2, 0xFFFF)
+    t.read(w + A.SDC_DEBOUNCE.offset, 2)
+    t.read(w + A.SDC_DEBOUNCE.offset, 4)
+    for off, value in ((A.SDC_INFO.offset, 0xFFFF_FFFF), (A.SDC_INFO.offset, 0),
+                       (0x08, 0x1234_5678), (A.SDC_PHASE.offset, 0xFFFF_FFFF)):
+        t.write(w + off, 4, value)
+        t.read(w + off, 4)
+    mirrors = (A.SDC_S0_CAP1, A.SDC_S0_CAP2, A.SDC_S0_MAXCURR, A.SDC_S1_CAP1, A.SDC_S1_CAP2,
+               A.SDC_S1_MAXCURR)
+    saved = [(reg.offset, t.read(w + reg.offset, 4)) for reg in mirrors]
+    caps = dict(saved)
+    for reg, value in ((A.SDC_S0_CAP1, caps[A.SDC_S0_CAP1.offset] ^ 1 << 26),  # 1.8 V
+                       (A.SDC_S0_CAP2, caps[A.SDC_S0_CAP2.offset] | 1 << 1),   # SDR104
+                       (A.SDC_S0_MAXCURR, 0x00AB_CDEF), (A.SDC_S1_MAXCURR, 0x1234_5678),
+                       (A.SDC_S1_CAP1, 0x0102_0304), (A.SDC_S1_CAP2, 0x0506_0708)):
+        t.write(w + reg.offset, 4, value)
+        t.read(w + reg.offset, 4)
+        t.read(H.CAPAB.offset, 4)
+        t.read(H.CAPAB.offset + 4, 4)
+        t.read(H.MAXCURR.offset, 4)
+    d = HostDriver(t)
+    d.setup()
+    t.write(H.NORINTSIGEN.offset, 2, H.NIS_CMDCMPL)
+    d.cmd(D.GO_IDLE_STATE)
+    t.read(w + A.SDC_IRQ_STAT.offset, 4)
+    t.write(H.NORINTSTS.offset, 2, H.NIS_CMDCMPL)
+    t.read(w + A.SDC_IRQ_STAT.offset, 4)
+    t.write(H.NORINTSIGEN.offset, 2, 0)
+    for off, value in saved:
+        t.write(w + off, 4, value)
+    t.read(H.CAPAB.offset, 4)
+    t.read(H.CAPAB.offset + 4, 4)

@@ -73,6 +73,11 @@ def test_aspeed_slot(profile: BuildProfile) -> None:
 
 
 @pytest.mark.parametrize("profile", [_V72, _V100, _V111], ids=_ids)
+def test_aspeed_wrapper(profile: BuildProfile) -> None:
+    variant_facts.aspeed_wrapper(_model("ast2600", profile), profile.version)
+
+
+@pytest.mark.parametrize("profile", [_V72, _V100, _V111], ids=_ids)
 def test_npcm_wrapper(profile: BuildProfile) -> None:
     variant_facts.npcm_wrapper(_model("quanta-gbs", profile))
 

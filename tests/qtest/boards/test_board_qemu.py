@@ -189,6 +189,12 @@ def test_aspeed_slot_on_qemu(arm_build: QemuBuild, tmp_path: Path) -> None:
         variant_facts.aspeed_slot(t, arm_build.profile.version)
 
 
+def test_aspeed_wrapper_on_qemu(arm_build: QemuBuild, tmp_path: Path) -> None:
+    """The facts the Aspeed model states of the wrapper's own registers."""
+    with _driven(arm_build, "ast2600", tmp_path) as t:
+        variant_facts.aspeed_wrapper(t, arm_build.profile.version)
+
+
 def test_npcm_wrapper_on_qemu(arm_build: QemuBuild, tmp_path: Path) -> None:
     """The facts the Nuvoton model states: reset values, window, Software Reset."""
     with _driven(arm_build, "quanta-gbs", tmp_path) as t:

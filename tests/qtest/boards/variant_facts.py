@@ -41,6 +41,31 @@ def aspeed_slot(t: Target, version: tuple[int, ...]) -> None:
         t.write(H.SWRST.offset, 1, H.SWRST_ALL)
 
 
+def aspeed_wrapper(t: Target, version: tuple[int, ...]) -> None:
+    """The AST2600 SD wrapper's own registers, 0x100 below slot 0: two slots
+    present, debounce 5, RESET reading back 0, 32-bit accesses only; the
+    capability mirrors, whose high half (10.0 on) sets the slot's upper
+    Capabilities as Linux's aspeed_sdc_set_slot_capability does for SDR104
+    (7.2: a plain register, the slot unchanged)."""
+    w, new = -A.SLOT_STRIDE, version >= (10, 0)
+    info = A.SDC_INFO.mask("S0_PRESENT", "S1_PRESENT")
+    assert t.read(w + A.SDC_INFO.offset, 4) == info
+    assert t.read(w + A.SDC_DEBOUNCE.offset, 4) == A.DEBOUNCE_RESET
+    assert t.read(w + A.SDC_DEBOUNCE.offset, 2) == 0  # refused
+    t.write(w + A.SDC_INFO.offset, 4, 0xFFFF_FFFF)
+    assert t.read(w + A.SDC_INFO.offset, 4) == 0xFFFF_FFFE
+    t.write(w + A.SDC_INFO.offset, 4, info)
+    caps = t.read(H.CAPAB.offset, 4) | t.read(H.CAPAB.offset + 4, 4) << 32
+    assert t.read(w + A.SDC_S0_CAP1.offset, 4) == caps & 0xFFFF_FFFF
+    high = t.read(w + A.SDC_S0_CAP2.offset, 4)
+    assert high == (caps >> 32 if new else 0)
+    sdr104 = 1 << 1
+    t.write(w + A.SDC_S0_CAP2.offset, 4, high | sdr104)
+    assert t.read(H.CAPAB.offset + 4, 4) == (caps >> 32 | sdr104 if new else caps >> 32)
+    assert t.read(w + A.SDC_S0_CAP2.offset, 4) == high | sdr104
+    t.write(w + A.SDC_S0_CAP2.offset, 4, high)  # the slot keeps it across a reset
+
+
 def npcm_wrapper(t: Target) -> None:
     """The wrapper's reset values over the SDHCI, its PRSTVALS/BOOTTOCTRL
     window, and a Software Reset that resets the SDHCI alone."""
