@@ -52,6 +52,8 @@ def reuse_key(binary: str | Path, machine: Machine, accel: str = "auto",
     board = m.board_def
     if board is not None and board.spi:  # pl022's reset keeps SSPCR0/CR1 (ledger
         return None                      # pl022.reset-keeps-control): launch afresh
+    if board is not None and board.variant == "pl181":  # pl181_reset keeps MCIClock and
+        return None  # the FIFO (ledger pl181.reset-keeps-clock-and-fifo): launch afresh
     image = m.image
     if image is not None and image.path is not None:
         image = CardImage(Path("<file>"), format=image.format, readonly=image.readonly,
