@@ -19,6 +19,7 @@ from harness.ledger import LEDGER
 from harness.ledger.entry import parse_version
 from harness.machine import CardImage, Machine
 from harness.model.board_targets import model_target_for
+from harness.model.pl181 import Pl181
 from harness.model.pl181_target import SYS_ID_VALUE, Pl181ModelTarget
 from harness.profile import NEWEST, BuildProfile
 
@@ -220,3 +221,32 @@ def test_check_board_runs_what_applies() -> None:
     mmci = next(sc for sc in scs if sc.group == "mmci")
     assert check_boards.skip_reason(mmci, BOARD.machine, V72) is None
     assert "PL181" in str(check_boards.skip_reason(mmci, "xilinx-zynq-a9", V111))
+
+
+class _EndBitKept(Pl181):
+    """The mutant ``pl181-response3-keeps-end-bit`` (harness.bisect.mutants) as a
+    model: Response3 keeps bit 0 of a long response (TRM 3.3.6: always 0)."""
+
+    def _do_command(self) -> None:
+        super()._do_command()
+        if self.status & _st("CmdRespEnd") and self.cmd & P.MCICOMMAND.mask("LongRsp"):
+            self.response[3] |= 1  # the CRC7's end bit, which the card sends as 1
+
+
+def test_the_mutant_is_caught_by_pairing_with_a_broken_model() -> None:
+    """The mmci group, run with the model on one side and the model with the
+    mutant's rule broken on the other, diverges at a read of MCIResponse3 (the
+    build-based row needs an ARM source build: docs/boards.md)."""
+    from harness.check.lockstep import Divergence, LockstepTarget
+    from harness.scenarios import all_scenarios
+    from harness.scenarios.registry import Context
+
+    model, broken = _model(), _model()
+    broken.mmci = _EndBitKept(broken.card)
+    t = LockstepTarget(model, broken)
+    sc = all_scenarios()["mmci-init"]
+    with pytest.raises(Divergence) as caught:
+        sc.fn(t, Context(V111, BOARD.machine, sc.image, sc.params))  # type: ignore[arg-type]
+    step = caught.value.step
+    assert step.op == "read" and step.args[0] == P.mmci(P.MCIRESPONSE[3])
+    assert step.qemu == step.model | 1
