@@ -229,6 +229,7 @@ def mmci_fifo(t: Target, ctx: Context) -> None:
     for reg in (P.MCIFIFOCNT, P.MCIDATACNT, P.MCISTATUS, P.MCIDATACTRL):
         t.read(P.mmci(reg), 4)
     t.write(P.mmci(P.FIFO_START), 4, 0x1234_5678)  # DataCnt 0: dropped
+    _dma_stream_read(t, ctx, 6)
     t.write(P.mmci(P.MCICLEAR), 4, 0x7FF)
     h.command(13, h.rca << 16)
     t.write(P.mmci(P.MCIDATALENGTH), 4, 0)
@@ -246,6 +247,25 @@ def mmci_fifo(t: Target, ctx: Context) -> None:
     t.read(P.mmci(P.MCISTATUS), 4)
     t.write(P.mmci(P.MCIDATACTRL), 4, 0)
     h.command(13, h.rca << 16)
+
+
+def _dma_stream_read(t: Target, ctx: Context, lba: int) -> None:
+    """CMD17 with DMAEnable and Mode (stream) set in MCIDataCtrl: QEMU moves the
+    block through the FIFO all the same (ledger pl181.no-dma-no-stream)."""
+    dc = P.MCIDATACTRL
+    t.write(P.mmci(P.MCIDATALENGTH), 4, BLOCK)
+    t.write(P.mmci(P.MCIDATACTRL), 4, dc.mask("Enable", "Direction", "Mode", "DMAEnable")
+            | dc.field("BlockSize").value(9))
+    t.write(P.mmci(P.MCIARGUMENT), 4, lba * BLOCK)
+    t.write(P.mmci(P.MCICOMMAND), 4, 17 | P.MCICOMMAND.mask("Enable", "Response"))
+    data = bytearray()
+    for _ in range(BLOCK // 4):
+        data += t.read(P.mmci(P.FIFO_START), 4).to_bytes(4, "little")
+        t.read(P.mmci(P.MCISTATUS), 4)
+    ctx.expect(bytes(data) == t.image_read(lba * BLOCK, BLOCK),
+               f"CMD17 block {lba} with DMAEnable: the FIFO words are not the block")
+    t.read(P.mmci(P.MCIDATACTRL), 4)
+    t.write(P.mmci(P.MCICLEAR), 4, 0x7FF)
 
 
 @scenario("mmci-errors", GROUP)

@@ -207,7 +207,7 @@ def test_no_card_times_out() -> None:
 
 def test_ledger_entries_exist() -> None:
     keys = [k for k in LEDGER if k.startswith("pl181.")]
-    assert len(keys) == 12 and all(LEDGER[k].device == "pl181" for k in keys)
+    assert len(keys) == 13 and all(LEDGER[k].device == "pl181" for k in keys)
 
 
 def test_check_board_runs_what_applies() -> None:
