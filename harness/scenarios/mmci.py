@@ -46,9 +46,11 @@ def _expect_data(ctx: Context, t: Target, what: str, x: Transfer, lba: int) -> N
 
 @scenario("mmci-registers", GROUP)
 def mmci_registers(t: Target, ctx: Context) -> None:
-    """Reset values, the ID bytes (TRM 3.3.17-18), what each register keeps
-    of an all-ones write (ledger pl181.clock-keeps-clkdiv-only,
-    mask-keeps-32-bits, select-unimplemented), writes to read-only
+    """MMCI registers: reset values, IDs, what a write keeps, access sizes.
+
+    The ID bytes (TRM 3.3.17-18), what each register keeps of an all-ones
+    write (ledger pl181.clock-keeps-clkdiv-only, mask-keeps-32-bits,
+    select-unimplemented), writes to read-only
     registers, byte and halfword accesses, SYS_ID and SYS_MCI."""
     ids = [t.read(P.mmci(P.PERIPH_ID + 4 * i), 4) for i in range(8)]
     ctx.expect(ids == list(P.ID_BYTES), f"PeriphID/PCellID {ids} (TRM: 0x181 by ARM)")
@@ -80,9 +82,12 @@ def mmci_registers(t: Target, ctx: Context) -> None:
 
 @scenario("mmci-init", GROUP)
 def mmci_init(t: Target, ctx: Context) -> None:
-    """Identification: CMD0 (no response: CmdSent), CMD8, CMD55+ACMD41, CMD2
-    (long response: CID), CMD3, CMD9 (CSD), CMD7, CMD16; MCIRespCmd after each
-    (ledger pl181.respcmd-zero), CMD10 and CMD13 in transfer state."""
+    """Card identification, long responses and CMD13 in each state.
+
+    CMD0 (no response: CmdSent), CMD8, CMD55+ACMD41, CMD2 (long response:
+    CID), CMD3, CMD9 (CSD), CMD7, CMD16; MCIRespCmd (ledger
+    pl181.respcmd-zero); CMD10 refused in transfer state, answered in
+    stand-by; CMD13 in both."""
     h = _ready(t, ctx)
     st = h.command(13, h.rca << 16)
     ctx.expect(st.ok and (st.r1 >> 9) & 0xF == 4, f"CMD13: state {(st.r1 >> 9) & 0xF} is not "
@@ -100,7 +105,9 @@ def mmci_init(t: Target, ctx: Context) -> None:
 
 @scenario("mmci-read-single", GROUP)
 def mmci_read_single(t: Target, ctx: Context) -> None:
-    """CMD17 on four blocks by PIO: the FIFO filled 16 words at a time,
+    """CMD17 on four blocks by PIO, each the image's block.
+
+    The FIFO filled 16 words at a time,
     MCIFifoCnt and MCIDataCnt along the way (ledger pl181.fifocnt-from-datacnt),
     each block the image's."""
     h = _ready(t, ctx)
@@ -110,7 +117,9 @@ def mmci_read_single(t: Target, ctx: Context) -> None:
 
 @scenario("mmci-read-multi", GROUP)
 def mmci_read_multi(t: Target, ctx: Context) -> None:
-    """CMD18 of four blocks in one data transfer, CMD12 after DataEnd;
+    """CMD18 of four blocks on the 4-bit bus, then CMD12.
+
+    One data transfer, CMD12 after DataEnd;
     DataBlockEnd once, with DataEnd (ledger pl181.data-block-end-at-data-end);
     the 4-bit bus (ACMD6, MCIClock.WideBus)."""
     h = _ready(t, ctx)
@@ -147,7 +156,9 @@ def mmci_write_multi(t: Target, ctx: Context) -> None:
 
 @scenario("mmci-app-data", GROUP)
 def mmci_app_data(t: Target, ctx: Context) -> None:
-    """Short data blocks: ACMD51 (SCR, 8 bytes: below half a FIFO, RxDataAvlbl
+    """Short data blocks: ACMD51 (SCR), ACMD13 (SD status), CMD6.
+
+    ACMD51 (SCR, 8 bytes: below half a FIFO, RxDataAvlbl
     unmasked), ACMD13 (SD status, 64), CMD6 (switch status, 64)."""
     h = _ready(t, ctx)
     h.command(55, h.rca << 16)
@@ -176,7 +187,9 @@ def mmci_erase(t: Target, ctx: Context) -> None:
 
 @scenario("mmci-interrupts", GROUP)
 def mmci_interrupts(t: Target, ctx: Context) -> None:
-    """MCIINTR0 = MCIStatus & MCIMask0 (TRM 2.5): raised by CmdSent and
+    """The interrupt output MCIINTR0 through MCIMask0, MCIClear and the FIFO bits.
+
+    MCIINTR0 = MCIStatus & MCIMask0 (TRM 2.5): raised by CmdSent and
     CmdRespEnd, by DataEnd after any command (ledger pl181.data-end-without-data),
     lowered by MCIClear; MCIMask1's FIFO bits during a read, mask swapped."""
     h = MmciHost(t)
@@ -211,7 +224,9 @@ def mmci_interrupts(t: Target, ctx: Context) -> None:
 
 @scenario("mmci-fifo", GROUP)
 def mmci_fifo(t: Target, ctx: Context) -> None:
-    """The 16-word FIFO: a read drained without a status read (no refill until
+    """The 16-word FIFO: deferred refill, empty reads, pushes, DMAEnable.
+
+    A read drained without a status read (no refill until
     MCIStatus or MCIFifoCnt: ledger pl181.fifo-refill-after-status), reads of an
     empty FIFO (0), DataCtrl.Enable cleared at the end, FIFO writes with no
     data pending (dropped), a write past a full FIFO, DataLength of 0."""
@@ -270,7 +285,9 @@ def _dma_stream_read(t: Target, ctx: Context, lba: int) -> None:
 
 @scenario("mmci-errors", GROUP)
 def mmci_errors(t: Target, ctx: Context) -> None:
-    """Command errors (ledger pl181.no-crc-or-data-errors,
+    """Command errors: refused commands, Pending, Interrupt, out of range.
+
+    Ledger pl181.no-crc-or-data-errors,
     pending-and-interrupt-commands): an illegal command and a long response
     to a short-answer command (CmdTimeOut), a short response asked of CMD2's
     R2, Pending (never sent) and Interrupt (sent), an address out of range,
@@ -300,7 +317,9 @@ def mmci_errors(t: Target, ctx: Context) -> None:
 
 @scenario("mmci-card-absent", GROUP)
 def mmci_card_absent(t: Target, ctx: Context) -> None:
-    """The medium ejected: SYS_MCI's card-detect bit clears (vexpress wires the
+    """No card: the medium ejected, then inserted again.
+
+    SYS_MCI's card-detect bit clears (vexpress wires the
     MMCI's card-inserted output there), every command times out, a read moves
     nothing; inserted again, SYS_MCI sets and the card is identified anew."""
     sys_mci = P.sysreg(P.SYS_MCI)
