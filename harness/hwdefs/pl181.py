@@ -33,7 +33,7 @@ RO, RW, WO = Access.RO, Access.RW, Access.WO
 #: Window offsets of the two devices (the system registers first: the board base).
 SYSREG_WINDOW = range(0x0000, 0x1000)
 MMCI_WINDOW = range(0x5000, 0x6000)
-#: TRM 2.2 "Data FIFO": 16 words of 32 bits, one FIFO for both directions.
+#: TRM chapter 2, "Data FIFO": 16 words of 32 bits, one FIFO for both directions.
 FIFO_DEPTH = 16
 #: TRM 3.3.16: MCIFIFO answers at every word of 0x080..0x0BC.
 FIFO_START, FIFO_END = 0x080, 0x0C0

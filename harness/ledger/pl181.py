@@ -66,7 +66,8 @@ PL181: tuple[KnownDifference, ...] = (
         "the data path refills the receive FIFO as the host drains it",
         "after a FIFO read QEMU moves no more data from the card until MCIStatus or "
         "MCIFifoCnt is read (a workaround for Linux 2.6.21's driver); that read answers "
-        "the value from before the refill", _EVERY, spec=f"{_TRM} 2.2", evidence=_EVIDENCE),
+        "the value from before the refill", _EVERY, spec=f"{_TRM} chapter 2, Data FIFO",
+        evidence=_EVIDENCE),
     KnownDifference(
         "pl181.fifocnt-from-datacnt", Scope.SPEC, "pl181",
         "MCIFifoCnt counts the words still to be written to or read from the FIFO, "
@@ -97,7 +98,7 @@ PL181: tuple[KnownDifference, ...] = (
         "(MCIDMASREQ, MCIDMABREQ ...); with Mode 1 it moves a stream, not blocks",
         "QEMU has no DMA interface and no stream mode: both bits are kept in MCIDataCtrl "
         "and ignored, the data moves through the FIFO by the host's reads and writes",
-        _EVERY, spec=f"{_TRM} 2.3, 3.3.9", evidence=_EVIDENCE),
+        _EVERY, spec=f"{_TRM} chapter 2 (DMA interface), 3.3.9", evidence=_EVIDENCE),
     KnownDifference(
         "pl181.reset-keeps-clock-and-fifo", Scope.SPEC, "pl181",
         "a reset (PRESETn) clears every register and empties the FIFO",

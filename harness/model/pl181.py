@@ -107,7 +107,7 @@ class Pl181:
     # -- the interrupt outputs ----------------------------------------------------
 
     def update(self) -> None:
-        """MCIINTR0/1 = MCIStatus & MCIMask0/1 (TRM 2.5 "Interrupt logic")."""
+        """MCIINTR0/1 = MCIStatus & MCIMask0/1 (TRM chapter 2, "Interrupt logic")."""
         for i in (0, 1):
             level = bool(self.status & self.mask[i])
             if level != self.levels[i]:

@@ -189,7 +189,7 @@ def mmci_erase(t: Target, ctx: Context) -> None:
 def mmci_interrupts(t: Target, ctx: Context) -> None:
     """The interrupt output MCIINTR0 through MCIMask0, MCIClear and the FIFO bits.
 
-    MCIINTR0 = MCIStatus & MCIMask0 (TRM 2.5): raised by CmdSent and
+    MCIINTR0 = MCIStatus & MCIMask0 (TRM, "Interrupt logic"): raised by CmdSent and
     CmdRespEnd, by DataEnd after any command (ledger pl181.data-end-without-data),
     lowered by MCIClear; MCIMask1's FIFO bits during a read, mask swapped."""
     h = MmciHost(t)

@@ -158,7 +158,7 @@ def test_write_drains_at_once_and_data_block_end_comes_with_data_end() -> None:
 
 
 def test_interrupt_outputs_are_status_and_masks() -> None:
-    """TRM 2.5: MCIINTR0 = status & Mask0, MCIINTR1 = status & Mask1."""
+    """TRM chapter 2, "Interrupt logic": MCIINTR0 = status & Mask0, MCIINTR1 = status & Mask1."""
     t = _model()
     t.write(P.mmci(P.MCIMASK1), 4, _st("CmdSent"))
     t.write(P.mmci(P.MCICOMMAND), 4, P.MCICOMMAND.mask("Enable"))
