@@ -90,6 +90,13 @@ MUTANTS: tuple[Mutant, ...] = (
            "    }\n"
            "    if (!sd->blk || blk_pwrite(sd->blk, addr, len, sd->data, 0) < 0) {",
            ("--group", "data"), "image"),
+    Mutant("pl181-response3-keeps-end-bit",
+           "independent expectations are verdicts, on a board's own controller (#11 item 4; "
+           "#41 item 1: the PL181)",
+           "hw/sd/pl181.c",
+           "s->response[3] = ldl_be_p(&response[12]) & ~1;",
+           "s->response[3] = ldl_be_p(&response[12]);",
+           ("--group", "mmci", "--board", "vexpress-a9"), "MCIResponse3"),
 )
 
 

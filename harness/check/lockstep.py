@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.check.pl181_transfer import Pl181Tracker
 from harness.check.quirks import QuirkSet
 from harness.check.recording import Departed
 from harness.check.scoreboard import Scoreboard, signature
@@ -216,6 +217,7 @@ def endless(model: Any) -> str | None:
 #: The command follower of each non-SDHCI controller, by ``Board.variant``.
 TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
     "spi": lambda recipe: SpiTracker(),
+    "pl181": lambda recipe: Pl181Tracker(),
 }
 
 

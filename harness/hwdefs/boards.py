@@ -74,6 +74,9 @@ class Board:
     """The board's on-chip memories as ``(base, size)``: RAM that DMA reaches
     like the main RAM, which the board allocates itself (so a reused process
     zeroes it with qtest ``memset``)."""
+    reset_keeps: str = ""
+    """The ledger key of controller state QEMU's ``system_reset`` keeps on this
+    board (empty: none): the pool never reuses a process for it."""
     card_index: int = 0
     """``-drive if=sd,index=N`` that the board plugs into this controller."""
     card_kind: str = "sd-card"
@@ -302,10 +305,45 @@ BOARDS: tuple[Board, ...] = (
                "pin 0 through a splitter to both chip selects (ssi-sd's active low), "
                "raised at start; 64 KiB SRAM at 0x20000000 whatever -m says",
         variant="spi",
+        reset_keeps="pl022.reset-keeps-control",
         group="spi",
         notes=("the SD card in SPI mode (PLS chapter 7) behind ssi-sd: sd.c's SPI "
                "command table and responses, ssi-sd's token framing (harness.model.ssi_sd)",
                "no SDHCI: the SDHCI scenario groups do not apply; the spi group runs"),
+    ),
+    Board(
+        name="vexpress-a9",
+        machine="vexpress-a9",
+        controller="pl181",
+        # The window starts at the system registers (SYS_MCI: card detect and
+        # write protect), the MMCI follows at +0x5000 (harness.hwdefs.pl181).
+        base=0x1000_0000,
+        # MCIINTR0 on GIC SPI 9: an unnamed input of the a9mpcore_priv, which
+        # 7.2's qtest intercepts as well (MCIINTR1 is input 10).
+        irq=IrqRoute(kind="in", line=9, qom_type="a9mpcore_priv"),
+        ram_base=0x6000_0000,
+        ram=128 * _MIB,
+        sdhci=(),
+        binary="qemu-system-arm",
+        source="hw/arm/vexpress.c vexpress_common_init (7.2.22, 10.0.13, 11.1.1 alike): "
+               "pl181 at map[VE_MMCI] 0x10005000 (legacy map of the A9 daughterboard), "
+               "IRQs pic[9] and pic[10] (a9mpcore_priv inputs 9, 10), its card-read-only "
+               "and card-inserted outputs on realview_sysctl's GPIO inputs (SYS_MCI at "
+               "0x10000048: bits 1 and 0, hw/misc/arm_sysctl.c), sys_id 0x1190f500, the "
+               "card from if=sd index 0; RAM at 0x60000000, at most 1 GiB; its pl041 "
+               "needs an audio backend from 10.0 on, which -nodefaults takes away "
+               "('no default audio driver available'): no -nodefaults",
+        nodefaults=False,
+        variant="pl181",
+        reset_keeps="pl181.reset-keeps-clock-and-fifo",
+        group="mmci",
+        notes=("the ARM PrimeCell MMCI (PL181, hw/sd/pl181.c): a 16-word FIFO moved by "
+               "PIO, two interrupt outputs, card detect and write protect in SYS_MCI "
+               "(harness.model.pl181)",
+               "no SDHCI: the SDHCI scenario groups do not apply; the mmci group runs",
+               "versatilepb (MMCI0 on SIC inputs 22 and 1, unnamed: qtest watches them on "
+               "7.2 too) wires no card-detect or write-protect; integratorcp and "
+               "realview-* have the same pl181"),
     ),
 )
 

@@ -50,10 +50,8 @@ def reuse_key(binary: str | Path, machine: Machine, accel: str = "auto",
     if m.ram > REUSE_RAM_LIMIT or m.sdhci is None or m.card_kind in NOT_RESET:
         return None
     board = m.board_def
-    if board is not None and board.spi:  # pl022's reset keeps SSPCR0/CR1 (ledger
-        return None                      # pl022.reset-keeps-control): launch afresh
-    if board is not None and board.ram_own:  # its RAM is not the backend file
-        return None                          # the pool zeroes: launch afresh
+    if board is not None and (board.reset_keeps or board.ram_own):
+        return None  # state system_reset keeps, or RAM outside the backend file: afresh
     image = m.image
     if image is not None and image.path is not None:
         image = CardImage(Path("<file>"), format=image.format, readonly=image.readonly,

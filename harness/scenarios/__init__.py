@@ -24,6 +24,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     migration,
     misc,
     mmc_test,
+    mmci,
     registers,
     sizes,
     spi,

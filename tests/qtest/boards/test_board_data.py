@@ -14,6 +14,7 @@ from harness.check.session import CheckRequest
 from harness.hwdefs import boards
 from harness.hwdefs import sdhci as H
 from harness.machine import CardImage, Machine
+from harness.model.board_targets import TARGETS
 from harness.model.target import CONTROLLERS, ModelTarget
 from harness.profile import NEWEST, parse_version
 from harness.qemu.argv import qemu_argv
@@ -76,6 +77,8 @@ def test_groups_that_need_a_pc_are_skipped_with_their_reason() -> None:
             assert "pc machine types" in str(why[name])
         elif sc.group == "spi":
             assert "SPI mode" in str(why[name])
+        elif sc.group == "mmci":
+            assert "PL181" in str(why[name])
         elif sc.card == "emmc":
             assert "creates its own SD card" in str(why[name])
         elif sc.params.get("variant"):  # another controller's own registers
@@ -85,7 +88,7 @@ def test_groups_that_need_a_pc_are_skipped_with_their_reason() -> None:
         else:
             assert why[name] is None, name
     assert all(check_boards.skip_reason(sc, "q35", v11) is None for sc in scs.values()
-               if sc.group != "spi" and not sc.params.get("variant"))
+               if sc.group not in boards.OWN_GROUPS and not sc.params.get("variant"))
 
 
 def test_a_controllers_own_registers_run_on_its_boards_only() -> None:
@@ -110,7 +113,7 @@ def test_raspi_on_qemu_7_2_is_not_run_and_every_layout_is_modelled() -> None:
     assert "named GPIO" in str(check_boards.board_only_reason(raspi, old))
     for b in boards.BOARDS:  # S3C, Nuvoton and uSDHC included
         assert check_boards.board_only_reason(b, NEWEST) is None, b.name
-        assert b.variant in CONTROLLERS or b.spi, b.name
+        assert b.variant in CONTROLLERS or b.variant in TARGETS, b.name
 
 
 def _norintsts(t: ModelTarget) -> int:
@@ -175,8 +178,8 @@ def test_the_default_check_runs_the_modelled_boards(
     picked = session.board_selection(_request(*argv), selected)
     assert bool(picked.builds) is runs_boards
     if runs_boards:
-        assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb"] \
-            == list(check_boards.DEFAULT_BOARDS)
+        assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
+                                "vexpress-a9"] == list(check_boards.DEFAULT_BOARDS)
         assert picked.paired  # each board its bus's scenarios
 
 
@@ -206,3 +209,11 @@ def test_the_default_check_without_arm_builds_runs_the_pc_check(
     monkeypatch.setattr(session, "select_board_builds", fail)
     picked = session.board_selection(_request(), list(all_scenarios().values()))
     assert not picked.builds and "apt-get failed" in picked.note
+
+
+def test_state_a_reset_keeps_is_a_ledger_entry() -> None:
+    """A board the pool never reuses says why, with the ledger's word for it."""
+    from harness.ledger import entry
+    for b in boards.BOARDS:
+        if b.reset_keeps:
+            assert entry(b.reset_keeps).key == b.reset_keeps, b.name
