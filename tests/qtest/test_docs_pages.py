@@ -39,11 +39,6 @@ LEFT = {
     "docs/explore-and-fuzz.md": 28,
     "docs/speed.md": 10,
     "docs/boards.md": 7,
-    "docs/coverage-and-mutants.md": 2,
-    "docs/review.md": 2,
-    "docs/check.md": 1,
-    "docs/bugs.md": 1,
-    "docs/field.md": 1,
 }
 
 
