@@ -90,8 +90,8 @@ def _install(tmp: Path, wheel: Path, env: dict[str, str]) -> Path:
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp, env)
     py = venv / "bin" / "python"
-    _run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", str(wheel)],
-         tmp, env, timeout=300)
+    _run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-compile",
+          str(wheel)], tmp, env, timeout=300)
     return py
 
 
