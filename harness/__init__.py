@@ -41,7 +41,7 @@ own layer and of the layers after its arrow, so dependencies point one way
                -> base, errors
     target     target
                -> base, errors
-    base       paths, profile, machine, table, images, hwdefs.*, ledger.*
+    base       paths, profile, machine, table, images.*, hwdefs.*, ledger.*
                -> errors
     errors     errors
                -> nothing
@@ -53,5 +53,12 @@ share (register layouts, build profiles, image recipes); ``errors`` the one
 error tree.
 """
 
+from importlib import metadata as _metadata
+
 __all__ = ["__version__"]
-__version__ = "0.1.0"
+
+try:
+    #: The installed distribution's version: written once, in pyproject.toml.
+    __version__ = _metadata.version("sdqtest")
+except _metadata.PackageNotFoundError:  # imported from a checkout that is not installed
+    __version__ = "0+unknown"

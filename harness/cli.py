@@ -7,6 +7,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+import harness
 from harness.commands import (
     bench,
     bisect,
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sdqtest",
         description="QEMU's sd-card and sdhci-pci cross-checked against a golden model.",
     )
+    p.add_argument("--version", action="version", version=f"%(prog)s {harness.__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)

@@ -1,11 +1,18 @@
 """pytest plugin: run tests against each selected QEMU build.
 
+Active only where asked, since it probes every installed QEMU when a session
+starts: ``pytest -p harness.pytest_plugin``, ``pytest_plugins =
+["harness.pytest_plugin"]`` in a top-level ``conftest.py`` (this project's
+``tests/qtest/conftest.py``), or ``addopts = "-p harness.pytest_plugin"`` in the
+ini file.  It is not registered as a ``pytest11`` entry point, so installing
+sdqtest changes no other pytest session.
+
 Options:
 
-* ``--qemu NAME|PATH`` (repeatable): an installed build (``7.2``, ``10.0``,
+* ``--sdq-qemu NAME|PATH`` (repeatable): an installed build (``7.2``, ``10.0``,
   ``11.1``) or a binary.  Default: ``$QTEST_QEMU_BINARY`` if set, as in
   QEMU's own qtests, else every installed build.
-* ``--machine TYPE`` (repeatable): machine types for tests that take the
+* ``--sdq-machine TYPE`` (repeatable): machine types for tests that take the
   ``machine`` fixture (default ``q35`` and ``pc``).
 
 Fixtures: ``qemu_build`` (parametrised over the builds, ids are build names),
@@ -34,11 +41,11 @@ _STASH_PROBE_ERROR = pytest.StashKey[str]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("sdqtest", "QEMU SD/SDHCI cross-check")
     g.addoption(
-        "--qemu", action="append", default=None, metavar="NAME|PATH",
+        "--sdq-qemu", action="append", default=None, metavar="NAME|PATH",
         help="QEMU build to test (repeatable; default: $QTEST_QEMU_BINARY or all installed)",
     )
     g.addoption(
-        "--machine", action="append", default=None, metavar="TYPE",
+        "--sdq-machine", action="append", default=None, metavar="TYPE",
         help="machine type for machine-parametrised tests (repeatable; default q35 and pc)",
     )
 
@@ -46,7 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "qemu: needs a real QEMU build")
     try:
-        config.stash[_STASH_BUILDS] = _builds.selected(config.getoption("qemu"))
+        config.stash[_STASH_BUILDS] = _builds.selected(config.getoption("sdq_qemu"))
     except _builds.BuildError as e:
         # Kept until a test asks for the builds: a session whose tests need
         # no QEMU (a bisect step's own test file) still runs.
@@ -54,7 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def selected_builds(config: pytest.Config) -> list[_builds.QemuBuild]:
-    """The selected builds.  A build that was asked for (``--qemu``,
+    """The selected builds.  A build that was asked for (``--sdq-qemu``,
     ``$QTEST_QEMU_BINARY``) or is installed but cannot be probed fails the
     test or collection that asks: skipping every QEMU test instead would
     pass a run that checked nothing."""
@@ -90,11 +97,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             metafunc.parametrize(
                 "qemu_build",
                 [pytest.param(None, marks=pytest.mark.skip(
-                    reason="no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH"))],
+                    reason="no QEMU build: run 'sdqtest qemu install' or pass --sdq-qemu PATH"))],
                 ids=["no-qemu"],
             )
     if "machine" in metafunc.fixturenames:
-        machines = config.getoption("machine") or ["q35", "pc"]
+        machines = config.getoption("sdq_machine") or ["q35", "pc"]
         metafunc.parametrize("machine", machines, scope="session")
 
 
@@ -111,7 +118,7 @@ def newest_build(pytestconfig: pytest.Config) -> _builds.QemuBuild:
     not each (a campaign, a reuse comparison): skipped without any."""
     found = selected_builds(pytestconfig)
     if not found:
-        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
+        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --sdq-qemu PATH")
     return max(found, key=lambda b: b.profile.version)
 
 

@@ -24,8 +24,18 @@ from harness.check.runner import Result
 from harness.errors import QemuError, SdqtestError
 from harness.provision import proc
 
-#: The project's root (where ``harness`` lives): the checks run from there.
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+def _project_root() -> Path:
+    """The checkout ``harness`` was imported from (its ``tests/qtest`` and
+    settings apply), or the current directory when sdqtest is installed."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / "tests" / "qtest").is_dir():
+        return root
+    return Path.cwd()
+
+
+#: Where the checks run from: the checkout, or the current directory.
+PROJECT_ROOT = _project_root()
 
 
 @dataclass
@@ -228,9 +238,10 @@ class PytestCheck:
         with tempfile.TemporaryDirectory(prefix="sdqtest-bisect-") as tmp:
             junit = Path(tmp) / "junit.xml"
             cmd = [sys.executable, "-m", "pytest", self.nodeid, "-q", "-p", "no:cacheprovider",
+                   "-p", "harness.pytest_plugin",
                    f"--junitxml={junit}", "-o", "junit_family=xunit2"]
             if self.machine:
-                cmd += ["--machine", self.machine]
+                cmd += ["--sdq-machine", self.machine]
             cmd += list(self.extra_args)
             ran = proc.run(cmd, log=log, timeout=timeout, cwd=PROJECT_ROOT, env=_env(binary))
             counts, failures = _junit(junit)

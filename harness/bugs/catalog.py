@@ -3,7 +3,8 @@
 The ledger (:mod:`harness.ledger`) states the rule, QEMU's behaviour and
 the versions it applies to; this catalog adds what a maintainer acts on: a
 one-line title, the severity class, the reproducer, the libqtest C test
-(``bugs/tests/NNNN-slug.c``) and our fix (``bugs/NNNN-slug.patch``) if any.
+(``harness/bugs/data/tests/NNNN-slug.c``) and our fix
+(``harness/bugs/data/NNNN-slug.patch``) if any.
 First and last affected versions come from the ledger entry, never from here.
 """
 
@@ -17,11 +18,13 @@ from pathlib import Path
 from harness.bugs import reproducers as R
 from harness.ledger import LEDGER, KnownDifference, Scope
 from harness.machine import Machine
+from harness.paths import package_data
 from harness.profile import BuildProfile
 from harness.target import Target
 
-#: ``bugs/`` at the top of the repository: C tests and fix patches.
-BUGS_DIR = Path(__file__).resolve().parents[2] / "bugs"
+#: The catalogue's files, shipped as package data (``harness/bugs/data/``):
+#: fix patches ``NNNN-slug.patch`` and C tests ``tests/NNNN-slug.c``.
+BUGS_DIR = package_data("bugs", "data")
 TESTS_DIR = BUGS_DIR / "tests"
 #: The helpers every C test includes (a minimal sdhci-pci PIO driver).
 C_HELPERS = TESTS_DIR / "sdqtest-sdhci.h"

@@ -6,7 +6,7 @@ with :class:`~harness.driver.host.HostDriver` / :class:`~harness.driver.emmc.Emm
 and says whether the bug showed (:class:`Observation`).  The judgement is
 the specification's (section cited in each docstring), never the answer of
 a particular build.  The same sequence is the C test of the bug under
-``bugs/tests/`` (libqtest), so QEMU's own test suite can hold the fix.
+``harness/bugs/data/tests/`` (libqtest), so QEMU's own test suite can hold the fix.
 """
 
 from __future__ import annotations

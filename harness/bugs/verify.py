@@ -1,6 +1,6 @@
 """``sdqtest bugs --qemu-src TREE --verify``: the C tests in QEMU's own suite.
 
-Each bug's libqtest test (``bugs/tests/NNNN-slug.c``) goes into TREE's
+Each bug's libqtest test (``harness/bugs/data/tests/NNNN-slug.c``) goes into TREE's
 tests/qtest as ``sdqtest-NNNN-slug-test.c``, listed with the x86_64 qtests;
 ninja builds it beside the binary (:class:`harness.provision.build.QemuTreeBuilder`)
 and it runs with ``QTEST_QEMU_BINARY``: without a fix it must fail.  Each
@@ -30,7 +30,6 @@ from harness.table import print_table
 
 #: Seconds one C test may take (it starts a QEMU or two).
 TEST_TIMEOUT = 120.0
-REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -77,7 +76,7 @@ def _check(binary: Path, log: IO[str]) -> tuple[bool, str]:
     clean or not, and its summary lines (the report goes to ``log``)."""
     print(f"running: sdqtest check --qemu {binary} -j 2", flush=True)
     out = session.run(session.CheckRequest(qemu=(str(binary),), jobs=2,
-                                           report_dir=REPO / "reports"))
+                                           report_dir=Path("reports")))
     text = io.StringIO()
     report.print_report(out.results, text)
     log.write(text.getvalue() + "\n".join(out.notes) + "\n" + session.summary(out) + "\n")

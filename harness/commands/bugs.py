@@ -72,7 +72,7 @@ def _list(bugs: list[Any]) -> None:
 
     rows = [[b.name, b.severity.value, versions_text(b.key),
              "yes" if b.c_test else "-", "yes" if b.patch else "-"] for b in bugs]
-    print_table(["bug (bugs/tests/BUG.c, bugs/BUG.patch)", "severity", "affected (ledger)",
+    print_table(["bug (data/tests/BUG.c, data/BUG.patch)", "severity", "affected (ledger)",
                  "C test", "fix"], rows)
     print()
     for b in bugs:

@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
                     "all: fetched from Debian and built into the cache, --qemu VERSION-src) "
                     "or a QEMU source tree")
     qb.add_argument("--bugs", action="store_true",
-                    help="with a release: build it with the fixes in bugs/ applied")
+                    help="with a release: build it with the fixes in harness/bugs/data/ applied")
     qb.add_argument("--fetch-only", action="store_true",
                     help="with a release: download and unpack it, build nothing")
     qb.add_argument("--coverage", action="store_true",

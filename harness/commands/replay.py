@@ -14,7 +14,7 @@ def register(sub: Any) -> None:
     r.add_argument("trace", nargs="*", help="qtest commands, one per line (-qtest stdio "
                    "format), or a bug report's shell form; several may be given")
     r.add_argument("--field", action="store_true",
-                   help="also every reproducer of the field corpus (tests/qtest/field/)")
+                   help="also every reproducer of the field corpus (harness/replay/field/)")
     r.add_argument("--as-is", action="store_true",
                    help="run a field command line as written: no -drive if=sd, accelerator "
                    "or machine type rewrites")

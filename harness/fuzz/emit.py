@@ -206,7 +206,8 @@ def pytest_text(sig: str, build: str, ops: Sequence[Op], out: Outcome) -> str:
     return (
         f'"""sdqtest fuzz finding {sig}, first seen on QEMU {build}.\n\n'
         f"{(out.reason.splitlines() or [''])[0]}\n\n"
-        'The test fails while model and QEMU still disagree on this input."""\n\n'
+        "The test fails while model and QEMU still disagree on this input.\n"
+        'Run it with the sdqtest plugin: pytest -p harness.pytest_plugin [--sdq-qemu B]."""\n\n'
         "from harness.fuzz.run import OK, execute\n"
         "from harness.fuzz.signature import signature\n"
         "from harness.qemu.builds import QemuBuild\n\n"

@@ -7,7 +7,7 @@
                                 the pool's ``.orig.tar.xz`` alone where no ``.dsc`` is left
     plain/                      ``qemu-system-x86_64`` (``--arm``: and ``qemu-system-aarch64``)
     asan-ubsan/ coverage/       the ``--sanitize`` and ``--coverage`` variants
-    bugs-src/ bugs/             ``src`` with every ``bugs/*.patch`` applied, and its build
+    bugs-src/ bugs/             ``src`` with our fixes (``harness/bugs/data/*.patch``), built
 
 Each file is fetched from ``<mirror>/pool/main/q/qemu/`` and checked: the
 first file of a release (its ``.dsc``, or the orig tarball) against the
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import SdqtestError
-from harness.paths import cache_dir, folder_lock
+from harness.paths import cache_dir, folder_lock, package_data
 from harness.provision import build
 
 Log = Callable[[str], None]
@@ -88,7 +88,8 @@ VARIANTS = ("plain", "asan-ubsan", "coverage", "bugs")
 #: The folder ``--sanitize`` builds into, for each sanitizer list.
 SANITIZE_FOLDERS = {("address", "undefined"): "asan-ubsan", ("address",): "asan",
                     ("undefined",): "ubsan"}
-BUGS_DIR = Path(__file__).resolve().parents[2] / "bugs"
+#: Our fixes for the QEMU bugs (``harness/bugs/data/NNNN-slug.patch``, package data).
+BUGS_DIR = package_data("bugs", "data")
 
 
 def source_root() -> Path:
@@ -246,7 +247,7 @@ def fetch(rel: Release, log: Log = print) -> Path:
 
 
 def bug_patches() -> list[Path]:
-    """The fixes in ``bugs/``, in the order they apply."""
+    """The fixes in ``harness/bugs/data/``, in the order they apply."""
     return sorted(BUGS_DIR.glob("*.patch"))
 
 
@@ -281,7 +282,7 @@ def bugs_tree(rel: Release, log: Log = print) -> Path:
     (tmp / ".sdqtest-bugs").write_text(want)
     shutil.rmtree(dest, ignore_errors=True)
     tmp.replace(dest)
-    log(f"QEMU {rel.version}: {len(patches)} fixes from bugs/ applied in {dest}")
+    log(f"QEMU {rel.version}: {len(patches)} fixes from harness/bugs/data/ applied in {dest}")
     return dest
 
 

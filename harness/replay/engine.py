@@ -33,6 +33,7 @@ from harness.errors import QemuError, UsageError
 from harness.hwdefs.pci import COMMAND_MEMORY, SDHCI_PCI
 from harness.hwdefs.sdhci import REGISTER_WINDOW
 from harness.machine import CardImage, Machine
+from harness.paths import package_data
 from harness.profile import BuildProfile
 from harness.qemu import sanitizer
 from harness.qemu.argv import qemu_argv
@@ -152,7 +153,7 @@ def read_trace(path: Path) -> list[str]:
 
 #: The field corpus: public bug reports' reproducers as their reporters
 #: wrote them, one file each, its source in a ``.note`` file beside it.
-FIELD_DIR = Path(__file__).resolve().parents[2] / "tests" / "qtest" / "field"
+FIELD_DIR = package_data("replay", "field")
 NOTE_SUFFIX = ".note"
 
 

@@ -23,10 +23,13 @@ from typing import Any
 from harness.driver.host import HostDriver
 from harness.driver.ops import Op, apply
 from harness.hwdefs import sdhci as H
+from harness.paths import package_data
 from harness.scenarios.registry import Context, Scenario, add
 from harness.target import Target
 
-CORPUS = Path(__file__).with_name("explore_corpus.json")
+#: The kept inputs, shipped as package data (``sdqtest explore --write`` rewrites
+#: it in a checkout).
+CORPUS = package_data("scenarios", "explore_corpus.json")
 GROUP = "explore"
 #: The group whose scenarios the check runs migrating (harness.scenarios.migration).
 MIGRATION_GROUP = "migration"

@@ -24,7 +24,7 @@ from harness.qemu.builds import QemuBuild
 def build(request: pytest.FixtureRequest) -> QemuBuild:
     found = [b for b in selected_builds(request.config) if b.has_sdhci_pci]
     if not found:
-        pytest.skip("no QEMU build with sdhci-pci: run 'sdqtest qemu install' or pass --qemu")
+        pytest.skip("no QEMU build with sdhci-pci: run 'sdqtest qemu install' or pass --sdq-qemu")
     if not found[-1].profile.has_qtest_accel:
         pytest.skip(f"QEMU {found[-1].name} has no qtest accelerator: virtual time cannot move")
     return found[-1]

@@ -334,7 +334,7 @@ def test_real_guest_reads_the_cards_pattern(request: pytest.FixtureRequest,
     """One boot on the newest build: the guest reads the host's pattern with direct I/O."""
     found = [b for b in selected_builds(request.config) if b.has_sdhci_pci]
     if not found:
-        pytest.skip("no QEMU build installed: run 'sdqtest qemu install' or pass --qemu")
+        pytest.skip("no QEMU build installed: run 'sdqtest qemu install' or pass --sdq-qemu")
     build: QemuBuild = found[-1]
     lay = card.Layout.make(erase_mib=4, fio_mib=8, pattern_kib=256)
     img = card.make_image(tmp_path, lay, "raw")

@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 #: (Written with a character class, so that this file does not match itself.)
 MACHINE_PATH = re.compile(r"(?<![\w.~$-])(/wor[k]/|/roo[t]/|/hom[e]/[a-z_][\w-]*/|/tm[p]/s\d+/"
                           r"|/tm[p]/pytest-of-)")
-#: Bug reports kept as their reporters wrote them (``tests/qtest/field/``,
+#: Bug reports kept as their reporters wrote them (``harness/replay/field/``,
 #: each with a ``.note`` naming its source): a sanitizer trace there names
 #: the reporter's own home, which is theirs, not a machine of this project's.
-VERBATIM = "tests/qtest/field/"
+VERBATIM = "harness/replay/field/"
 #: Generated files that must not be tracked (``.gitignore`` lists them).
 GENERATED = ("config.log", "review/reports/", "site/")
 

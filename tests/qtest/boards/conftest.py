@@ -1,4 +1,4 @@
-"""The ARM builds the board tests run on: ``--qemu`` or ``$QTEST_QEMU_BINARY``
+"""The ARM builds the board tests run on: ``--sdq-qemu`` or ``$QTEST_QEMU_BINARY``
 when it is an ARM binary, else every installed ARM build (``7.2-arm`` ...)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from harness.qemu import builds
 
 
 def _arm_builds(config: pytest.Config) -> list[builds.QemuBuild]:
-    specs = [s for s in (config.getoption("qemu") or []) if "arm" in s or "aarch64" in s]
+    specs = [s for s in (config.getoption("sdq_qemu") or []) if "arm" in s or "aarch64" in s]
     try:
         return builds.selected_arm(specs or None)
     except builds.BuildError as e:
@@ -25,5 +25,5 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                              scope="session")
     else:
         metafunc.parametrize("arm_build", [pytest.param(None, marks=pytest.mark.skip(
-            reason="no ARM QEMU build: run 'sdqtest qemu install' or pass --qemu PATH"))],
+            reason="no ARM QEMU build: run 'sdqtest qemu install' or pass --sdq-qemu PATH"))],
             ids=["no-arm-qemu"])

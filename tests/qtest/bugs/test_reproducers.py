@@ -67,7 +67,7 @@ def test_verdict_is_the_ledgers(qemu_build: QemuBuild, bug: Bug) -> None:
 @pytest.fixture(scope="module")
 def fixed_build() -> QemuBuild:
     if not FIXED.is_file():
-        pytest.skip(f"no 11.1.1 build with the fixes in bugs/: run "
+        pytest.skip(f"no 11.1.1 build with the fixes in harness/bugs/data/: run "
                     f"'{source.command_for('11.1.1', 'bugs')}'")
     return select_builds([str(FIXED)], install_missing=False)[0]
 

@@ -25,7 +25,7 @@ def target(request: pytest.FixtureRequest, card_image: Path) -> Iterator[Target]
         return
     found = selected_builds(request.config)
     if not found:
-        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --qemu PATH")
+        pytest.skip("no QEMU build: run 'sdqtest qemu install' or pass --sdq-qemu PATH")
     b = found[-1]
     with QemuTarget(b.binary, Machine(image=CardImage(card_image)), name=b.name) as t:
         yield t

@@ -1,4 +1,4 @@
-"""The field corpus (``tests/qtest/field/``): public hw/sd bug reports'
+"""The field corpus (``harness/replay/field/``): public hw/sd bug reports'
 reproducers as their reporters wrote them, replayed on every selected build.
 
 Each report has a ``.note`` beside it: its source (tracker and bug number,

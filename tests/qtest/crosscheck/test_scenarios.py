@@ -27,7 +27,7 @@ SCENARIOS = sorted((s for s in scenario.all_scenarios().values()
 
 
 def cases(machines: list[str] | None) -> list[tuple[scenario.Scenario, str, str]]:
-    """``(scenario, machine, id)``: every scenario on each ``--machine``
+    """``(scenario, machine, id)``: every scenario on each ``--sdq-machine``
     given; by default every scenario on q35 and :data:`plan.PC_SUBSET` on
     pc too (ids: ``group/name`` on q35, ``machine/group/name`` otherwise)."""
     out: list[tuple[scenario.Scenario, str, str]] = []
@@ -41,7 +41,7 @@ def cases(machines: list[str] | None) -> list[tuple[scenario.Scenario, str, str]
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "sc" in metafunc.fixturenames and "on_machine" in metafunc.fixturenames:
-        cs = cases(metafunc.config.getoption("machine"))
+        cs = cases(metafunc.config.getoption("sdq_machine"))
         metafunc.parametrize(("sc", "on_machine"), [(s, m) for s, m, _ in cs],
                              ids=[i for _, _, i in cs])
 

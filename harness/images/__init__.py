@@ -1,4 +1,5 @@
-"""SD card images built from the recipes in ``images/recipes.toml``.
+"""SD card images built from the recipes in ``recipes.toml`` beside this module
+(``harness/images/recipes.toml``, package data).
 
 Every 512-byte block ``n`` of a patterned image holds :func:`pattern_block`
 ``(n)``, so any block's expected content is computable without reading the
@@ -19,7 +20,8 @@ from pathlib import Path
 from harness import paths
 from harness.errors import SdqtestError
 
-RECIPES_FILE = Path(__file__).resolve().parent.parent / "images" / "recipes.toml"
+#: The image recipes, shipped as package data.
+RECIPES_FILE = paths.package_data("images", "recipes.toml")
 BLOCK = 512
 _MULT = 0x9E3779B97F4A7C15
 
@@ -102,7 +104,7 @@ _parsed: dict[tuple[str, int, int], dict[str, Recipe]] = {}
 
 
 def recipes() -> dict[str, Recipe]:
-    """Every image recipe of ``images/recipes.toml``, by name (parsed again
+    """Every image recipe of :data:`RECIPES_FILE`, by name (parsed again
     only when the file changed)."""
     st = RECIPES_FILE.stat()
     key = (str(RECIPES_FILE), st.st_mtime_ns, st.st_size)
