@@ -30,6 +30,7 @@ from harness.check.scoreboard import Scoreboard, signature
 from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
 from harness.check.step import Tracker, irq_events_text
+from harness.check.sunxi_transfer import SunxiTracker
 from harness.check.transfer import CommandTracker
 from harness.hwdefs import sdhci
 from harness.hwdefs.boards import Board
@@ -216,6 +217,7 @@ def endless(model: Any) -> str | None:
 #: The command follower of each non-SDHCI controller, by ``Board.variant``.
 TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
     "spi": lambda recipe: SpiTracker(),
+    "allwinner": lambda recipe: SunxiTracker(),
 }
 
 

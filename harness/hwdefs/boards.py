@@ -290,6 +290,29 @@ BOARDS: tuple[Board, ...] = (
                "command table and responses, ssi-sd's token framing (harness.model.ssi_sd)",
                "no SDHCI: the SDHCI scenario groups do not apply; the spi group runs"),
     ),
+    Board(
+        name="orangepi-pc",
+        machine="orangepi-pc",
+        controller="allwinner-sdhost-sun5i",
+        # AW_H3_DEV_MMC0; the controller's one output on GIC SPI 60, an unnamed
+        # input of the H3's arm_gic (/machine/soc/gic).
+        base=0x01C0_F000,
+        irq=IrqRoute(kind="in", line=60, qom_type="arm_gic"),
+        ram_base=0x4000_0000,
+        ram=1024 * _MIB,
+        sdhci=(),
+        binary="qemu-system-arm",
+        source="hw/arm/allwinner-h3.c (7.2.22, 10.0.13, 11.1.1 alike): mmc0 "
+               "TYPE_AW_SDHOST_SUN5I at AW_H3_DEV_MMC0 0x01c0f000, IRQ AW_H3_GIC_SPI_MMC0 60 "
+               "on the arm_gic, its dma-memory the system memory, SDRAM at 0x40000000; "
+               "hw/arm/orangepi.c: 1 GiB RAM only, an sd-card on the SoC's sd-bus from "
+               "if=sd index 0 (plugged with or without a drive, whatever -nodefaults)",
+        variant="allwinner",
+        group="sunxi",
+        notes=("no SDHCI: the Allwinner SD/MMC host (SMHC, H3 Datasheet 5.3) with its "
+               "data port and internal DMA controller (descriptor chains in RAM)",
+               "sun5i variant: descriptors of up to 64 KiB, no SD_SAMP_DL"),
+    ),
 )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from harness.ledger.allwinner import ALLWINNER
 from harness.ledger.boards import BOARDS
 from harness.ledger.emmc import EMMC
 from harness.ledger.entry import (
@@ -52,8 +53,9 @@ def _build(*tables: tuple[KnownDifference, ...]) -> Mapping[str, KnownDifference
 
 
 #: Key -> entry, in a stable order: SD card, controller, eMMC, the
-#: observed ones, the version entries, the board controllers, SPI mode.
-LEDGER: Mapping[str, KnownDifference] = _build(SD, SDHCI, EMMC, OBSERVED, VERSION, BOARDS, SPI)
+#: observed ones, the version entries, the board controllers, SPI mode, Allwinner.
+LEDGER: Mapping[str, KnownDifference] = _build(SD, SDHCI, EMMC, OBSERVED, VERSION, BOARDS, SPI,
+                                               ALLWINNER)
 
 
 def entry(key: str) -> KnownDifference:
