@@ -229,14 +229,18 @@ class SunxiHost:
         self.wr(A.SD_BKSR, blksz)
         self.wr(A.SD_BYCR, nbytes)
         r = self.command(index, arg, data="read", autostop=autostop, imask=imask)
+        r.data = self.pio_read_words(nbytes // 4)
+        r.risr = self._wait_end(autostop)
+        return r
+
+    def pio_read_words(self, count: int) -> bytes:
+        """``count`` words from SD_FIFO, each once SD_STAR leaves FIFO_EMPTY."""
         out = bytearray()
-        for _ in range(nbytes // 4):
+        for _ in range(count):
             if not self._wait_star(FIFO_EMPTY):
                 break
             out += self.rd(A.SD_FIFO).to_bytes(4, "little")
-        r.data = bytes(out)
-        r.risr = self._wait_end(autostop)
-        return r
+        return bytes(out)
 
     def pio_write(self, index: int, arg: int, data: bytes, *, blksz: int = 512,
                   autostop: bool = False) -> Response:

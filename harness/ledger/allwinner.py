@@ -84,6 +84,15 @@ ALLWINNER: tuple[KnownDifference, ...] = (
         "after an IDMAC chain SD_BYCR reads the bytes left (0 when all moved); PIO leaves "
         "it as written", _EVERY, spec=f"{_H3} 5.3.7.6", evidence=_EVIDENCE),
     KnownDifference(
+        "sunxi.unimplemented-registers", Scope.SPEC, _DEV,
+        "SD_CHDA and SD_CBDA hold the IDMAC's current descriptor and buffer addresses; "
+        "0x48/0x4C count the bytes moved between card and FIFO and between FIFO and bus "
+        "(sunxi-mmc.c SDXC_REG_CBCR, SDXC_REG_BBCR); SD_RES_CRC, SD_DATA7..0_CRC and "
+        "SD_CRC_STA hold the CRCs of the last response and data",
+        "QEMU has none of the four counters or addresses (reads 0, writes dropped); the "
+        "CRC registers read 0 whatever was transferred", _EVERY,
+        spec=f"{_H3} 5.3.7.29-5.3.7.30, 5.3.7.34-5.3.7.36", evidence=_EVIDENCE),
+    KnownDifference(
         "sunxi.version.irq-level-value", Scope.VERSION, _DEV,
         "before 10.0 (seen on 7.2.22) allwinner-sdhost drives its line with the value "
         "SD_RISR & SD_IMKR: qtest reports a raise at every change of a non-zero value (DTC "

@@ -35,6 +35,7 @@ GROUP = "sunxi"
 DATASHEET_RESET = {A.SD_GCTL: 0x300, A.SD_TMOR: 0xFFFF_FF40, A.SD_BKSR: 0x200,
                    A.SD_BYCR: 0x200, A.SD_FWLR: 0x000F_0000, A.SD_A12A: 0xFFFF,
                    A.SD_HWRST: 1}
+_RESP = (A.SD_RESP0, A.SD_RESP1, A.SD_RESP2, A.SD_RESP3)
 #: Offsets inside the window with no register on this variant (sun5i).
 UNMAPPED = (0x48, 0x4C, 0x64, 0x90, 0x94, 0x104, 0x140, 0x144, 0x204, 0x300, 0xFFC)
 
@@ -76,7 +77,7 @@ def sunxi_registers(t: Target, ctx: Context) -> None:
         t.read(off, 4)
     for reg in (A.SD_CKCR, A.SD_TMOR, A.SD_BWDR, A.SD_BKSR, A.SD_CAGR, A.SD_FWLR, A.SD_FUNS,
                 A.SD_DBGC, A.SD_A12A, A.SD_NTSR, A.SD_SDBG, A.SD_HWRST, A.SD_DLBA,
-                A.SD_IDIE, A.SD_THLDC, A.SD_DSBD, A.SD_RESP0, A.SD_RESP3, A.SD_RES_CRC,
+                A.SD_IDIE, A.SD_THLDC, A.SD_DSBD, *_RESP, A.SD_RES_CRC,
                 A.SD_CRC_STA, A.SD_DATA_CRC[0]):
         for value in (0xFFFF_FFFF, 0xA5A5_5A5A, 0):
             h.wr(reg, value)
@@ -243,6 +244,7 @@ def sunxi_idma_descriptors(t: Target, ctx: Context) -> None:
         h.rd(A.SD_IDST)
         t.mem_read(d, A.DESC_SIZE)
         h.finalize_dma()
+    _idma_not_started(t, h)
     # LD on the first of two: 512 of 1536 bytes move, the card goes on sending.
     _raw_desc(t, d + 0x40, DES_OWN | (1 << 2), BLOCK, b + 0x2000, d)
     _raw_desc(t, d, DES_OWN, BLOCK, b + 0x1000, d + 0x40)
@@ -257,6 +259,26 @@ def sunxi_idma_descriptors(t: Target, ctx: Context) -> None:
     h.finalize_dma()
     h.manual_stop()
     _tran(ctx, h, h.rca, "after the manual stop")
+
+
+def _idma_not_started(t: Target, h: SunxiHost) -> None:
+    """The IDMAC set up but not run: SD_BKSR 0, then a command without data
+    (the card has nothing to send); the descriptor stays as written."""
+    d, b = h.desc_base, h.buf_base
+    _raw_desc(t, d, DES_OWN | (1 << 2), BLOCK, b, 0)
+    for blksz, index, arg in ((0, 17, 0), (BLOCK, 13, h.rca << 16)):
+        h.wr(A.SD_BKSR, blksz)
+        h.wr(A.SD_BYCR, BLOCK)
+        h.start_dma(False)
+        h.command(index, arg, data="read" if index == 17 else "")
+        h.rd(A.SD_IDST)
+        h.rd(A.SD_STAR)
+        t.mem_read(d, A.DESC_SIZE)
+        h.finalize_dma()
+        if index == 17:
+            h.pio_read_words(BLOCK // 4)
+            h.rd(A.SD_RISR)
+            h.clear()
 
 
 @scenario("sunxi-interrupts", GROUP)
