@@ -95,6 +95,13 @@ class SunxiHost:
         self.buf_base = self.desc_base + 0x1_0000
         #: The RCA the card published at CMD3 (:meth:`init_card`).
         self.rca = 0
+        variant = A.VARIANTS.get(board.controller) if board is not None else None
+        #: The data port: 0x100 on the A10 (U-Boot's ``struct sunxi_mmc`` before
+        #: sun6i), SD_FIFO at 0x200 on the H3.
+        self.fifo = A.SD_THLDC.offset if variant and variant.fifo_at_0x100 else \
+            A.SD_FIFO.offset
+        #: Linux's ``1 << idma_des_size_bits``: the buffer DES1 0 stands for.
+        self.max_len = variant.max_desc_size if variant else 1 << 16
 
     def rd(self, reg: Register) -> int:
         return self.t.read(reg.offset, 4)
@@ -239,7 +246,7 @@ class SunxiHost:
         for _ in range(count):
             if not self._wait_star(FIFO_EMPTY):
                 break
-            out += self.rd(A.SD_FIFO).to_bytes(4, "little")
+            out += self.t.read(self.fifo, 4).to_bytes(4, "little")
         return bytes(out)
 
     def pio_write(self, index: int, arg: int, data: bytes, *, blksz: int = 512,
@@ -252,7 +259,7 @@ class SunxiHost:
         for i in range(0, len(data) - 3, 4):
             if not self._wait_star(FIFO_FULL):
                 break
-            self.wr(A.SD_FIFO, int.from_bytes(data[i:i + 4], "little"))
+            self.t.write(self.fifo, 4, int.from_bytes(data[i:i + 4], "little"))
         r.risr = self._wait_end(autostop)
         return r
 
@@ -273,7 +280,7 @@ class SunxiHost:
 
     # -- data by the IDMAC (Linux) -----------------------------------------------------------
 
-    def descriptors(self, sizes: list[int], max_len: int = 1 << 16) -> list[int]:
+    def descriptors(self, sizes: list[int]) -> list[int]:
         """``sunxi_mmc_init_idma_des`` for buffers of ``sizes`` bytes laid one
         after the other from :attr:`buf_base`; the descriptors' addresses."""
         out, buf = [], self.buf_base
@@ -283,7 +290,7 @@ class SunxiHost:
             des0 = DES_CH | DES_OWN | (DES_FD if i == 0 else 0)
             des0 |= (DES_LD | DES_ER) if last else DES_DIC
             nxt = 0 if last else addr + A.DESC_SIZE
-            words = (des0, 0 if n == max_len else n, buf, nxt)
+            words = (des0, 0 if n == self.max_len else n, buf, nxt)
             self.t.mem_write(addr, b"".join(w.to_bytes(4, "little") for w in words))
             out.append(addr)
             buf += n

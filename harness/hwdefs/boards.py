@@ -313,6 +313,29 @@ BOARDS: tuple[Board, ...] = (
                "data port and internal DMA controller (descriptor chains in RAM)",
                "sun5i variant: descriptors of up to 64 KiB, no SD_SAMP_DL"),
     ),
+    Board(
+        name="cubieboard",
+        machine="cubieboard",
+        controller="allwinner-sdhost-sun4i",
+        # AW_A10_MMC0_BASE; the controller's output on input 32 of the A10's
+        # interrupt controller, whose unnamed inputs qdev_pass_gpios gives the
+        # SoC container (/machine/soc, allwinner-a10).
+        base=0x01C0_F000,
+        irq=IrqRoute(kind="in", line=32, qom_type="allwinner-a10"),
+        ram_base=0x4000_0000,
+        ram=1024 * _MIB,
+        sdhci=(),
+        binary="qemu-system-arm",
+        source="hw/arm/allwinner-a10.c (7.2.22, 10.0.13, 11.1.1 alike): mmc0 "
+               "TYPE_AW_SDHOST_SUN4I at AW_A10_MMC0_BASE 0x01c0f000, IRQ 32 of the "
+               "aw_a10_pic (its inputs passed to the SoC), dma-memory the system memory; "
+               "hw/arm/cubieboard.c: 512 MiB or 1 GiB at AW_A10_SDRAM_BASE 0x40000000, an "
+               "sd-card on the SoC's sd-bus from if=sd index 0 (with or without a drive)",
+        variant="allwinner",
+        group="sunxi",
+        notes=("the Allwinner A10's SD/MMC host: QEMU's sun4i variant, descriptors of up "
+               "to 8 KiB, the data port at 0x100 (and 0x200)",),
+    ),
 )
 
 

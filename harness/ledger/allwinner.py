@@ -93,6 +93,14 @@ ALLWINNER: tuple[KnownDifference, ...] = (
         "CRC registers read 0 whatever was transferred", _EVERY,
         spec=f"{_H3} 5.3.7.29-5.3.7.30, 5.3.7.34-5.3.7.36", evidence=_EVIDENCE),
     KnownDifference(
+        "sunxi.sun4i-fifo-also-at-0x200", Scope.SPEC, _DEV,
+        "the A10's (sun4i) data port is at 0x100 (U-Boot's struct sunxi_mmc: 0x100 before "
+        "sun6i, 0x200 from it); 0x200 is not a register there",
+        "QEMU's sun4i type answers the data port at 0x100 and at 0x200 alike (a read or "
+        "write at 0x200 moves a word to or from the card)", _EVERY,
+        spec="A10 SD/MMC register list; U-Boot arch/arm/include/asm/arch-sunxi/mmc.h",
+        evidence="sdqtest check --board cubieboard"),
+    KnownDifference(
         "sunxi.version.irq-level-value", Scope.VERSION, _DEV,
         "before 10.0 (seen on 7.2.22) allwinner-sdhost drives its line with the value "
         "SD_RISR & SD_IMKR: qtest reports a raise at every change of a non-zero value (DTC "

@@ -334,7 +334,7 @@ def sunxi_card_absent(t: Target, ctx: Context) -> None:
     h.rd(A.SD_STAR)
     r = h.command(13, h.rca << 16)
     ctx.expect(not r.ok, f"CMD13 with no card answered (RISR {r.risr:#x})")
-    h.rd(A.SD_FIFO)
+    t.read(h.fifo, 4)
     h.command(0, rsp="")
     h.clear(0xFFFF_FFFF)
     set_medium(t, True)
@@ -363,7 +363,7 @@ def sunxi_errors(t: Target, ctx: Context) -> None:
     h.clear()
     h.command(60, 0)  # reserved
     h.clear()
-    h.rd(A.SD_FIFO)
+    t.read(h.fifo, 4)
     h.rd(A.SD_STAR)
     h.wr(A.SD_BYCR, 0)
     h.wr(A.SD_CAGR, h.rca << 16)
@@ -373,7 +373,7 @@ def sunxi_errors(t: Target, ctx: Context) -> None:
     h.clear()
     r = h.pio_write(25, 2 * BLOCK, _pattern(2) * 2, autostop=True)
     for i in range(3):  # past the end: each word to the card, the auto stop again
-        h.wr(A.SD_FIFO, 0x1111_1111 * (i + 1))
+        t.write(h.fifo, 4, 0x1111_1111 * (i + 1))
         h.rd(A.SD_RISR)
         h.clear()
     h.rd(A.SD_RESP0)
@@ -397,10 +397,10 @@ def sunxi_manual_stop(t: Target, ctx: Context) -> None:
     h.wr(A.SD_BYCR, 4 * BLOCK)
     h.command(18, 0, data="read")
     for _ in range(8):
-        h.rd(A.SD_FIFO)
+        t.read(h.fifo, 4)
     h.reset(RESETS)
     h.rd(A.SD_STAR)
-    h.rd(A.SD_FIFO)
+    t.read(h.fifo, 4)
     h.manual_stop()
     _tran(ctx, h, h.rca, "after a reset and CMD12")
 

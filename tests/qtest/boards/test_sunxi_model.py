@@ -163,6 +163,31 @@ def test_card_absent(image: Path) -> None:
     assert h.rd(A.SD_RISR) & (1 << 30)
 
 
+def test_cubieboard_is_the_sun4i_variant(image: Path) -> None:
+    """allwinner-a10.c: TYPE_AW_SDHOST_SUN4I at 0x01c0f000 on input 32 of the
+    A10's interrupt controller; the data port at 0x100 (U-Boot before sun6i)
+    and at 0x200 too (sunxi.sun4i-fifo-also-at-0x200); DES1 0 is 8 KiB."""
+    cb = boards.by_name("cubieboard")
+    assert (cb.base, cb.irq.line, cb.irq.qom_type, cb.ram_base) == (
+        0x01C0_F000, 32, "allwinner-a10", 0x4000_0000)
+    t = AwModelTarget(Machine.for_board(cb.name, image=CardImage(image)), profile=V111)
+    h = SunxiHost(t)
+    assert h.fifo == 0x100 and h.max_len == 8 << 10
+    h.setup()
+    h.init_card()
+    h.wr(A.SD_BYCR, 2 * BLOCK)
+    h.command(17, 0, data="read")
+    words = [t.read(0x100, 4), t.read(0x200, 4)]
+    assert words == [int.from_bytes(image.read_bytes()[i:i + 4], "little") for i in (0, 4)]
+    h.manual_stop()
+    h.clear()
+    (addr,) = h.descriptors([8 << 10])
+    h.wr(A.SD_BYCR, BLOCK)
+    h.start_dma(False)
+    h.command(17, 0, data="read")
+    assert M.Descriptor.unpack(t.mem_read(addr, A.DESC_SIZE)).size == 8 << 10
+
+
 def test_tracker_names_registers_and_commands() -> None:
     tr = SunxiTracker()
     assert window_register(0x88) == "SD_IDST (+0x088)"
