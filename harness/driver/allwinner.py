@@ -102,6 +102,8 @@ class SunxiHost:
             A.SD_FIFO.offset
         #: Linux's ``1 << idma_des_size_bits``: the buffer DES1 0 stands for.
         self.max_len = variant.max_desc_size if variant else 1 << 16
+        #: Linux's ``cfg->can_calibrate`` (A64): SD_SAMP_DL is set at each clock change.
+        self.calibrate = bool(variant and variant.can_calibrate)
 
     def rd(self, reg: Register) -> int:
         return self.t.read(reg.offset, 4)
@@ -135,6 +137,8 @@ class SunxiHost:
         """``sunxi_mmc_oclk_onoff``: card clock on/off, a PRG_CLK command polled
         until CMD_LOAD clears, its status bits cleared."""
         ckcr = self.rd(A.SD_CKCR) & ~0x3_00FF
+        if on and self.calibrate:  # sunxi_mmc_calibrate: software delay 0
+            self.wr(A.SD_SAMP_DL, A.SD_SAMP_DL.field("SAMP_DL_SW_EN").mask)
         self.wr(A.SD_CKCR, ckcr | div | (A.SD_CKCR.field("CCLK_ENB").mask if on else 0))
         self.wr(A.SD_CMDR, LOAD | UPCLK | WAIT_PRE)
         for _ in range(POLLS):

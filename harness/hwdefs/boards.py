@@ -336,6 +336,27 @@ BOARDS: tuple[Board, ...] = (
         notes=("the Allwinner A10's SD/MMC host: QEMU's sun4i variant, descriptors of up "
                "to 8 KiB, the data port at 0x100 (and 0x200)",),
     ),
+    Board(
+        name="bpim2u",
+        machine="bpim2u",
+        controller="allwinner-sdhost-sun50i-a64",
+        # AW_R40_DEV_MMC0 on GIC SPI AW_R40_GIC_SPI_MMC0 (32), an unnamed input
+        # of the R40's arm_gic (/machine/soc/gic).
+        base=0x01C0_F000,
+        irq=IrqRoute(kind="in", line=32, qom_type="arm_gic"),
+        ram_base=0x4000_0000,
+        ram=1024 * _MIB,
+        sdhci=(),
+        binary="qemu-system-arm",
+        source="hw/arm/allwinner-r40.c (10.0.13, 11.1.1 alike; not in 7.2.22): four "
+               "TYPE_AW_SDHOST_SUN50I_A64, mmc0 at 0x01c0f000 on GIC SPI 32, dma-memory the "
+               "system memory, SDRAM at 0x40000000; hw/arm/bananapi_m2u.c: an sd-card on "
+               "mmc n from if=sd index n for each of the four, 1 GiB by default",
+        variant="allwinner",
+        group="sunxi",
+        notes=("the Allwinner R40's SD/MMC host: QEMU's sun50i-a64 variant, descriptors "
+               "of up to 64 KiB, SD_SAMP_DL (0x144) present",),
+    ),
 )
 
 

@@ -188,6 +188,18 @@ def test_cubieboard_is_the_sun4i_variant(image: Path) -> None:
     assert M.Descriptor.unpack(t.mem_read(addr, A.DESC_SIZE)).size == 8 << 10
 
 
+def test_bpim2u_is_the_a64_variant(image: Path) -> None:
+    """allwinner-r40.c: TYPE_AW_SDHOST_SUN50I_A64 mmc0 at 0x01c0f000 on GIC SPI 32;
+    SD_SAMP_DL resets to 0x2000 and holds what Linux writes (sunxi_mmc_calibrate)."""
+    bp = boards.by_name("bpim2u")
+    assert (bp.base, bp.irq.line, bp.irq.qom_type) == (0x01C0_F000, 32, "arm_gic")
+    t = AwModelTarget(Machine.for_board(bp.name, image=CardImage(image)), profile=V111)
+    h = SunxiHost(t)
+    assert h.rd(A.SD_SAMP_DL) == 0x2000 and h.calibrate and h.max_len == 1 << 16
+    h.setup()
+    assert h.rd(A.SD_SAMP_DL) == 1 << 7
+
+
 def test_tracker_names_registers_and_commands() -> None:
     tr = SunxiTracker()
     assert window_register(0x88) == "SD_IDST (+0x088)"
