@@ -241,7 +241,7 @@ class SunxiHost:
         self.wr(A.SD_BYCR, nbytes)
         r = self.command(index, arg, data="read", autostop=autostop, imask=imask)
         r.data = self.pio_read_words(nbytes // 4)
-        r.risr = self._wait_end(autostop)
+        r.risr = self.wait_end(autostop)
         return r
 
     def pio_read_words(self, count: int) -> bytes:
@@ -264,7 +264,7 @@ class SunxiHost:
             if not self._wait_star(FIFO_FULL):
                 break
             self.t.write(self.fifo, 4, int.from_bytes(data[i:i + 4], "little"))
-        r.risr = self._wait_end(autostop)
+        r.risr = self.wait_end(autostop)
         return r
 
     def _wait_star(self, bit: int) -> bool:
@@ -273,7 +273,7 @@ class SunxiHost:
                 return True
         return False
 
-    def _wait_end(self, autostop: bool) -> int:
+    def wait_end(self, autostop: bool) -> int:
         want = (ACD if autostop else 0) | DTC
         risr = self.rd(A.SD_RISR)
         for _ in range(POLLS):
@@ -332,7 +332,7 @@ class SunxiHost:
         self.wr(A.SD_BYCR, nbytes)
         self.start_dma(write)
         r = self.command(index, arg, data="write" if write else "read", autostop=autostop)
-        r.risr = self._wait_end(autostop)
+        r.risr = self.wait_end(autostop)
         r.words = [self.rd(A.SD_IDST), self.rd(A.SD_BYCR)]
         self.finalize_dma()
         return r

@@ -93,6 +93,13 @@ ALLWINNER: tuple[KnownDifference, ...] = (
         "CRC registers read 0 whatever was transferred", _EVERY,
         spec=f"{_H3} 5.3.7.29-5.3.7.30, 5.3.7.34-5.3.7.36", evidence=_EVIDENCE),
     KnownDifference(
+        "sunxi.registers-keep-any-write", Scope.SPEC, _DEV,
+        "SD_RESP0..3 and SD_MISR are read-only; reserved bits read 0",
+        "QEMU keeps all 32 bits of any write to a register it stores (SD_RESP0..3 "
+        "included: they read back what was written until the next response); a write "
+        "to SD_MISR clears those bits of SD_RISR, as a write to SD_RISR does",
+        _EVERY, spec=f"{_H3} 5.3.7.9-5.3.7.14", evidence=_EVIDENCE),
+    KnownDifference(
         "sunxi.sun4i-fifo-also-at-0x200", Scope.SPEC, _DEV,
         "the A10's (sun4i) data port is at 0x100 (U-Boot's struct sunxi_mmc: 0x100 before "
         "sun6i, 0x200 from it); 0x200 is not a register there",
