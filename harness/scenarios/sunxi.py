@@ -242,6 +242,9 @@ def sunxi_idma_descriptors(t: Target, ctx: Context) -> None:
         h.rd(A.SD_IDST)
         t.mem_read(d, A.DESC_SIZE)
         h.finalize_dma()
+    # The last chain stopped at LD with CMD18 still sending: CMD12 first (a CMD13
+    # while CMD18 sends, then a data read, aborts QEMU 11.1: sdbus_read_data).
+    h.manual_stop()
     _idma_not_started(t, h)
     # LD on the first of two: 512 of 1536 bytes move, the card goes on sending.
     _raw_desc(t, d + 0x40, DES_OWN | (1 << 2), BLOCK, b + 0x2000, d)
