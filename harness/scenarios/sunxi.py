@@ -433,3 +433,29 @@ def sunxi_clock(t: Target, ctx: Context) -> None:
     h.rd(A.SD_STAR)
     h.clear()
     _tran(ctx, h, h.rca, "after clock changes")
+
+
+@scenario("sunxi-app-data", GROUP)
+def sunxi_app_data(t: Target, ctx: Context) -> None:
+    """Short data blocks by PIO: ACMD51 (SCR, 8 bytes), ACMD13 (SD status, 64),
+    CMD6 mode 0 (64); then ACMD51 through the IDMAC (PLS 4.3.10, 4.10.2, 5.6)."""
+    h = _ready(t)
+    for app, index, arg, n in ((True, 51, 0, 8), (True, 13, 0, 64), (False, 6, 0x00FF_FFF1, 64)):
+        if app:
+            h.command(55, h.rca << 16)
+            h.clear()
+        r = h.pio_read(index, arg, n, blksz=n)
+        ctx.expect(bool(r.risr & DTC), f"{'A' if app else ''}CMD{index}: RISR {r.risr:#x}")
+        if index == 51:
+            ctx.expect(len(r.data) == 8 and r.data[0] >> 4 == 0,
+                       f"SCR {r.data.hex()}: SCR_STRUCTURE not 0 (PLS 5.6)")
+        h.clear()
+    _tran(ctx, h, h.rca, "after the short reads")
+    h.command(55, h.rca << 16)
+    h.clear()
+    t.mem_write(h.buf_base, bytes(8))
+    r = h.dma_transfer(51, 0, [8], write=False, blksz=8)
+    ctx.expect(bool(r.risr & DTC), f"ACMD51 by IDMAC: RISR {r.risr:#x}")
+    t.mem_read(h.buf_base, 16)
+    t.mem_read(h.desc_base, A.DESC_SIZE)
+    _tran(ctx, h, h.rca, "after ACMD51 by the IDMAC")
