@@ -4,7 +4,7 @@ The counterpart of :class:`harness.check.transfer.CommandTracker` for a
 board with ``allwinner-sdhost`` (:mod:`harness.hwdefs.allwinner`): it names
 the register an access reaches and follows the commands the host loads
 (a write of SD_CMDR with CMD_LOAD; SD_CAGR is its argument, SD_BYCR the
-bytes it moves) and the words moved through SD_FIFO since.
+bytes it moves) and the words moved through the data port since.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ __all__ = ["SunxiTracker", "window_register"]
 _LOAD = A.SD_CMDR.field("CMD_LOAD").mask
 _CLK = A.SD_CMDR.field("PRG_CLK").mask
 _DATA = A.SD_CMDR.field("DATA_TRANS").mask
-_FIFOS = (A.SD_FIFO.offset,)
+#: The data port: SD_FIFO, and 0x100 on sun4i (on the others SD_THLDC, which
+#: no data command touches: counting it there only miscounts a register test).
+_FIFOS = (A.SD_FIFO.offset, A.SD_THLDC.offset)
 
 
 def window_register(offset: int) -> str:
@@ -105,7 +107,7 @@ class SunxiTracker:
         if c is not None:
             name = c.name
             data = (f"; data command, SD_BYCR {c.byte_count:#x}, {c.words} words through "
-                    "SD_FIFO since" if c.data else "")
+                    "the data port since" if c.data else "")
             lines.append(f"command in progress: {name} arg {c.arg:#010x}, loaded at step "
                          f"#{c.step}{data}")
         return lines

@@ -108,10 +108,9 @@ def sunxi_init(t: Target, ctx: Context) -> None:
     r8 = h.command(8, 0x1AA)
     ctx.expect(r8.r1 & 0xFFF == 0x1AA, f"CMD8: R7 {r8.r1:#x} does not echo 0x1AA (PLS 4.3.13)")
     h.clear()
-    h.clear()
     rca = h.init_card()
     _tran(ctx, h, rca, "after CMD7")
-    cid = h.command(10, rca << 16, rsp="r2")  # illegal in transfer state
+    h.command(10, rca << 16, rsp="r2")  # illegal in transfer state
     h.clear()
     h.command(7, 0)  # deselect: stand-by
     h.clear()
