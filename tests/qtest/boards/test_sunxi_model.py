@@ -138,6 +138,27 @@ def test_idmac_chain_and_writeback(image: Path) -> None:
     assert h.rd(A.SD_RISR) & (DTC | ACD | (1 << 16)) == DTC | ACD | (1 << 16)
 
 
+def test_idmac_ignores_own_and_idmac_enb_and_registers_keep_writes(image: Path) -> None:
+    """sunxi.idmac-gctl-only: a descriptor without OWN is used, with SD_DMAC 0;
+    sunxi.registers-keep-any-write: SD_RESP1 keeps a write, SD_MISR clears SD_RISR;
+    sunxi.unimplemented-registers: SD_CHDA reads 0."""
+    t = _model(image)
+    h = SunxiHost(t)
+    h.setup()
+    h.init_card()
+    t.mem_write(h.desc_base, M.Descriptor(1 << 2, BLOCK, h.buf_base, 0).pack())
+    h.wr(A.SD_BKSR, BLOCK)
+    h.wr(A.SD_BYCR, BLOCK)
+    h.wr(A.SD_GCTL, h.rd(A.SD_GCTL) | (1 << 5))  # DMA_ENB only, SD_DMAC left 0
+    h.command(17, 2 * BLOCK, data="read")
+    assert t.mem_read(h.buf_base, BLOCK) == image.read_bytes()[2 * BLOCK:3 * BLOCK]
+    assert h.rd(A.SD_CHDA) == 0
+    h.wr(A.SD_RESP1, 0x1234_5678)
+    assert h.rd(A.SD_RESP1) == 0x1234_5678
+    h.wr(A.SD_MISR, DTC)
+    assert not h.rd(A.SD_RISR) & DTC
+
+
 @pytest.mark.parametrize(("profile", "raises"), [(V72, 2), (V111, 1)], ids=["7.2", "11.1"])
 def test_line_is_the_value_before_10_0(image: Path, profile: BuildProfile,
                                        raises: int) -> None:
