@@ -245,7 +245,8 @@ def sunxi_idma_descriptors(t: Target, ctx: Context) -> None:
     # while CMD18 sends, then a data read, aborts QEMU 11.1: sdbus_read_data).
     h.manual_stop()
     _idma_not_started(t, h)
-    # LD on the first of two: 512 of 1536 bytes move, the card goes on sending.
+    # Two descriptors, the second (LD) before the first in RAM: 1024 of SD_BYCR's
+    # 1536 bytes move and the card goes on sending.
     _raw_desc(t, d + 0x40, DES_OWN | (1 << 2), BLOCK, b + 0x2000, d)
     _raw_desc(t, d, DES_OWN, BLOCK, b + 0x1000, d + 0x40)
     h.wr(A.SD_BKSR, BLOCK)
