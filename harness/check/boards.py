@@ -39,8 +39,9 @@ PC_GROUPS = {
 #: minutes; lm3s6965evb (SPI mode, 12 scenarios) costs seconds, and so does
 #: vexpress-a9 (the PL181's mmci group, 12 scenarios: 8.7-10.9 s for the
 #: three ARM builds on 2 workers at load 16, docs/boards.md).
+#: orangepi-pc (the sunxi group, 14 scenarios: 2 to 4 s a build, docs/boards.md).
 DEFAULT_BOARDS: tuple[str, ...] = ("zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
-                                   "vexpress-a9")
+                                   "vexpress-a9", "orangepi-pc")
 #: Groups the default check leaves to ``--board``: the explore corpus is
 #: searched on sdhci-pci, and its inputs on every board build would take as
 #: long as the whole PC check.
@@ -155,6 +156,7 @@ SPI_GROUP = "spi"
 _OWN_GROUP_NEEDS: dict[str, str] = {
     SPI_GROUP: "an SD card in SPI mode: a board with an SSI controller",
     "mmci": "an ARM PL181 MMCI: a board with one",
+    "sunxi": "an Allwinner SD/MMC host (allwinner-sdhost)",
 }
 #: Scenarios whose expectations count the DMA Interrupts of a programmed
 #: SDMA buffer boundary (the data of the others does not depend on it).

@@ -31,6 +31,7 @@ from harness.check.scoreboard import Scoreboard, signature
 from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
 from harness.check.step import Tracker, irq_events_text
+from harness.check.sunxi_transfer import SunxiTracker
 from harness.check.transfer import CommandTracker
 from harness.hwdefs import sdhci
 from harness.hwdefs.boards import Board
@@ -218,6 +219,7 @@ def endless(model: Any) -> str | None:
 TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
     "spi": lambda recipe: SpiTracker(),
     "pl181": lambda recipe: Pl181Tracker(),
+    "allwinner": lambda recipe: SunxiTracker(),
 }
 
 

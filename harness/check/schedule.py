@@ -44,6 +44,7 @@ GROUP_SECONDS = {
     "compat": 0.25, "spi": 0.23, "boundaries": 0.2, "emmc-commands": 0.24, "data": 0.15,
     "erase": 0.16, "interrupts": 0.14, "explore": 0.11, "card": 0.08, "registers": 0.05,
     "mmci": 0.4,  # vexpress-a9, a fresh launch each (check --board vexpress-a9 --json, 12-07)
+    "sunxi": 0.2,
 }
 DEFAULT_SECONDS = 0.15
 BOARD_FACTOR = 1.2

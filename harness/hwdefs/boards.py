@@ -345,6 +345,73 @@ BOARDS: tuple[Board, ...] = (
                "7.2 too) wires no card-detect or write-protect; integratorcp and "
                "realview-* have the same pl181"),
     ),
+    Board(
+        name="orangepi-pc",
+        machine="orangepi-pc",
+        controller="allwinner-sdhost-sun5i",
+        # AW_H3_DEV_MMC0; the controller's one output on GIC SPI 60, an unnamed
+        # input of the H3's arm_gic (/machine/soc/gic).
+        base=0x01C0_F000,
+        irq=IrqRoute(kind="in", line=60, qom_type="arm_gic"),
+        ram_base=0x4000_0000,
+        ram=1024 * _MIB,
+        sdhci=(),
+        binary="qemu-system-arm",
+        source="hw/arm/allwinner-h3.c (7.2.22, 10.0.13, 11.1.1 alike): mmc0 "
+               "TYPE_AW_SDHOST_SUN5I at AW_H3_DEV_MMC0 0x01c0f000, IRQ AW_H3_GIC_SPI_MMC0 60 "
+               "on the arm_gic, its dma-memory the system memory, SDRAM at 0x40000000; "
+               "hw/arm/orangepi.c: 1 GiB RAM only, an sd-card on the SoC's sd-bus from "
+               "if=sd index 0 (plugged with or without a drive, whatever -nodefaults)",
+        variant="allwinner",
+        group="sunxi",
+        notes=("no SDHCI: the Allwinner SD/MMC host (SMHC, H3 Datasheet 5.3) with its "
+               "data port and internal DMA controller (descriptor chains in RAM)",
+               "sun5i variant: descriptors of up to 64 KiB, no SD_SAMP_DL"),
+    ),
+    Board(
+        name="cubieboard",
+        machine="cubieboard",
+        controller="allwinner-sdhost-sun4i",
+        # AW_A10_MMC0_BASE; the controller's output on input 32 of the A10's
+        # interrupt controller, whose unnamed inputs qdev_pass_gpios gives the
+        # SoC container (/machine/soc, allwinner-a10).
+        base=0x01C0_F000,
+        irq=IrqRoute(kind="in", line=32, qom_type="allwinner-a10"),
+        ram_base=0x4000_0000,
+        ram=1024 * _MIB,
+        sdhci=(),
+        binary="qemu-system-arm",
+        source="hw/arm/allwinner-a10.c (7.2.22, 10.0.13, 11.1.1 alike): mmc0 "
+               "TYPE_AW_SDHOST_SUN4I at AW_A10_MMC0_BASE 0x01c0f000, IRQ 32 of the "
+               "aw_a10_pic (its inputs passed to the SoC), dma-memory the system memory; "
+               "hw/arm/cubieboard.c: 512 MiB or 1 GiB at AW_A10_SDRAM_BASE 0x40000000, an "
+               "sd-card on the SoC's sd-bus from if=sd index 0 (with or without a drive)",
+        variant="allwinner",
+        group="sunxi",
+        notes=("the Allwinner A10's SD/MMC host: QEMU's sun4i variant, descriptors of up "
+               "to 8 KiB, the data port at 0x100 (and 0x200)",),
+    ),
+    Board(
+        name="bpim2u",
+        machine="bpim2u",
+        controller="allwinner-sdhost-sun50i-a64",
+        # AW_R40_DEV_MMC0 on GIC SPI AW_R40_GIC_SPI_MMC0 (32), an unnamed input
+        # of the R40's arm_gic (/machine/soc/gic).
+        base=0x01C0_F000,
+        irq=IrqRoute(kind="in", line=32, qom_type="arm_gic"),
+        ram_base=0x4000_0000,
+        ram=1024 * _MIB,
+        sdhci=(),
+        binary="qemu-system-arm",
+        source="hw/arm/allwinner-r40.c (10.0.13, 11.1.1 alike; not in 7.2.22): four "
+               "TYPE_AW_SDHOST_SUN50I_A64, mmc0 at 0x01c0f000 on GIC SPI 32, dma-memory the "
+               "system memory, SDRAM at 0x40000000; hw/arm/bananapi_m2u.c: an sd-card on "
+               "mmc n from if=sd index n for each of the four, 1 GiB by default",
+        variant="allwinner",
+        group="sunxi",
+        notes=("the Allwinner R40's SD/MMC host: QEMU's sun50i-a64 variant, descriptors "
+               "of up to 64 KiB, SD_SAMP_DL (0x144) present",),
+    ),
 )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from harness.ledger.allwinner import ALLWINNER
 from harness.ledger.boards import BOARDS
 from harness.ledger.emmc import EMMC
 from harness.ledger.entry import (
@@ -53,9 +54,10 @@ def _build(*tables: tuple[KnownDifference, ...]) -> Mapping[str, KnownDifference
 
 
 #: Key -> entry, in a stable order: SD card, controller, eMMC, the
-#: observed ones, the version entries, the board controllers, SPI mode, the PL181.
+#: observed ones, the version entries, the board controllers, SPI mode, the PL181,
+#: Allwinner.
 LEDGER: Mapping[str, KnownDifference] = _build(SD, SDHCI, EMMC, OBSERVED, VERSION, BOARDS, SPI,
-                                               PL181)
+                                               PL181, ALLWINNER)
 
 
 def entry(key: str) -> KnownDifference:

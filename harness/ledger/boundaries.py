@@ -222,11 +222,21 @@ ASPEED_CAPAREG = Boundary(
     "no 8.x or 9.x build here",
     "sdhci_aspeed.AspeedSdhci (the ast2600 board) and AspeedWrapper's capability mirrors")
 
+SUNXI_IRQ_LEVEL = Boundary(
+    "sunxi.irq-level-0-1", (10, 0, 0),
+    "allwinner-sdhost drives its line with SD_RISR & SD_IMKR itself: qtest reports a raise "
+    "at every change of that non-zero value",
+    "the line is driven 0 or 1: a raise only when it goes from 0 to non-zero",
+    ("7.2.22",), ("10.0.13", "11.1.3"),
+    "assumed 10.0: 7.2.22's source passes the masked value to qemu_set_irq, 10.0.13's "
+    "passes !!value; no 8.x or 9.x build here",
+    "model.allwinner.AwSdHost (the orangepi-pc board)")
+
 #: Every boundary the model uses.
 BOUNDARIES: tuple[Boundary, ...] = (
     SD_PROTOCOL, SD_10_1, SDMA_REWORK, HOSTCTL2_V4EN, CARD_SPEC_3, ERASE_SERIES,
     EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY, USDHC_SPEC_3, ASPEED_WP_INVERTED,
-    ASPEED_CAPAREG,
+    ASPEED_CAPAREG, SUNXI_IRQ_LEVEL,
 )
 
 #: First and last release whose defaults were held against a build: 7.2.0 up

@@ -9,6 +9,7 @@ not an SDHCI has a target class of its own, registered here by its
 from __future__ import annotations
 
 from harness.hwdefs.boards import Board
+from harness.model.allwinner_target import AwModelTarget
 from harness.model.pl181_target import Pl181ModelTarget
 from harness.model.spi_target import SpiModelTarget
 from harness.model.target import ModelTarget
@@ -19,6 +20,7 @@ __all__ = ["TARGETS", "model_target_for"]
 TARGETS: dict[str, type[ModelTarget]] = {
     "spi": SpiModelTarget,
     "pl181": Pl181ModelTarget,
+    "allwinner": AwModelTarget,
 }
 
 

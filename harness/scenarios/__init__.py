@@ -28,6 +28,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     registers,
     sizes,
     spi,
+    sunxi,
     vendor_registers,
 )
 from harness.scenarios.registry import REGISTRY as REGISTRY

@@ -20,9 +20,11 @@ pytestmark = pytest.mark.qemu
 
 #: The migration group runs with its migration points in test_migration.py; the
 #: eMMC groups run as a sample in test_emmc.py (the whole set: sdqtest check);
-#: the spi group on its board in tests/qtest/boards/test_spi_qemu.py.
+#: the spi group on its board in tests/qtest/boards/test_spi_qemu.py, the sunxi group
+#: on its boards in tests/qtest/boards/test_sunxi_qemu.py.
 SCENARIOS = sorted((s for s in scenario.all_scenarios().values()
-                    if s.group not in ("migration", "spi") and not s.group.startswith("emmc-")),
+                    if s.group not in ("migration", "spi", "sunxi")
+                    and not s.group.startswith("emmc-")),
                    key=lambda s: (s.group, s.name))
 
 
