@@ -37,7 +37,6 @@ NOT_USER_PAGES = {"docs/figures.md", "docs/example-review-report.md"}
 #: this table.
 LEFT = {
     "docs/explore-and-fuzz.md": 28,
-    "docs/speed.md": 10,
     "docs/boards.md": 7,
 }
 
