@@ -151,6 +151,7 @@ SPI_GROUP = "spi"
 #: What a board's own group needs, for its skip reason elsewhere.
 _OWN_GROUP_NEEDS: dict[str, str] = {
     SPI_GROUP: "an SD card in SPI mode: a board with an SSI controller",
+    "sdhost": "the BCM2835 SDHOST: a raspi board with the card routed to it",
 }
 #: Scenarios whose expectations count the DMA Interrupts of a programmed
 #: SDMA buffer boundary (the data of the others does not depend on it).

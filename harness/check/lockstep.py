@@ -27,6 +27,7 @@ from typing import Any
 from harness.check.quirks import QuirkSet
 from harness.check.recording import Departed
 from harness.check.scoreboard import Scoreboard, signature
+from harness.check.sdhost_transfer import SdhostTracker
 from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
 from harness.check.step import Tracker, irq_events_text
@@ -216,6 +217,7 @@ def endless(model: Any) -> str | None:
 #: The command follower of each non-SDHCI controller, by ``Board.variant``.
 TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
     "spi": lambda recipe: SpiTracker(),
+    "sdhost": lambda recipe: SdhostTracker(),
 }
 
 

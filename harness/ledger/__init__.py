@@ -32,6 +32,7 @@ from harness.ledger.entry import (
 from harness.ledger.observed import OBSERVED
 from harness.ledger.sd import SD
 from harness.ledger.sdhci import SDHCI
+from harness.ledger.sdhost import SDHOST
 from harness.ledger.spi import SPI
 from harness.ledger.versions import VERSION
 
@@ -53,7 +54,8 @@ def _build(*tables: tuple[KnownDifference, ...]) -> Mapping[str, KnownDifference
 
 #: Key -> entry, in a stable order: SD card, controller, eMMC, the
 #: observed ones, the version entries, the board controllers, SPI mode.
-LEDGER: Mapping[str, KnownDifference] = _build(SD, SDHCI, EMMC, OBSERVED, VERSION, BOARDS, SPI)
+LEDGER: Mapping[str, KnownDifference] = _build(SD, SDHCI, EMMC, OBSERVED, VERSION, BOARDS, SPI,
+                                               SDHOST)
 
 
 def entry(key: str) -> KnownDifference:

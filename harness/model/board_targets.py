@@ -9,6 +9,7 @@ not an SDHCI has a target class of its own, registered here by its
 from __future__ import annotations
 
 from harness.hwdefs.boards import Board
+from harness.model.sdhost_target import SdhostModelTarget
 from harness.model.spi_target import SpiModelTarget
 from harness.model.target import ModelTarget
 
@@ -17,6 +18,7 @@ __all__ = ["TARGETS", "model_target_for"]
 #: The model target of each non-SDHCI controller, by ``Board.variant``.
 TARGETS: dict[str, type[ModelTarget]] = {
     "spi": SpiModelTarget,
+    "sdhost": SdhostModelTarget,
 }
 
 

@@ -52,6 +52,8 @@ def reuse_key(binary: str | Path, machine: Machine, accel: str = "auto",
     board = m.board_def
     if board is not None and board.spi:  # pl022's reset keeps SSPCR0/CR1 (ledger
         return None                      # pl022.reset-keeps-control): launch afresh
+    if board is not None and board.variant == "sdhost":  # its reset keeps SDHSTS,
+        return None  # SDRSP and SDVDD (ledger sdhost.reset-keeps-status): afresh
     image = m.image
     if image is not None and image.path is not None:
         image = CardImage(Path("<file>"), format=image.format, readonly=image.readonly,

@@ -76,6 +76,8 @@ def test_groups_that_need_a_pc_are_skipped_with_their_reason() -> None:
             assert "pc machine types" in str(why[name])
         elif sc.group == "spi":
             assert "SPI mode" in str(why[name])
+        elif sc.group in boards.OWN_GROUPS:  # another board controller's own group
+            assert "--board" in str(why[name])
         elif sc.card == "emmc":
             assert "creates its own SD card" in str(why[name])
         elif sc.params.get("variant"):  # another controller's own registers
@@ -85,7 +87,7 @@ def test_groups_that_need_a_pc_are_skipped_with_their_reason() -> None:
         else:
             assert why[name] is None, name
     assert all(check_boards.skip_reason(sc, "q35", v11) is None for sc in scs.values()
-               if sc.group != "spi" and not sc.params.get("variant"))
+               if sc.group not in boards.OWN_GROUPS and not sc.params.get("variant"))
 
 
 def test_a_controllers_own_registers_run_on_its_boards_only() -> None:
@@ -110,7 +112,7 @@ def test_raspi_on_qemu_7_2_is_not_run_and_every_layout_is_modelled() -> None:
     assert "named GPIO" in str(check_boards.board_only_reason(raspi, old))
     for b in boards.BOARDS:  # S3C, Nuvoton and uSDHC included
         assert check_boards.board_only_reason(b, NEWEST) is None, b.name
-        assert b.variant in CONTROLLERS or b.spi, b.name
+        assert b.variant in CONTROLLERS or b.group, b.name
 
 
 def _norintsts(t: ModelTarget) -> int:
