@@ -49,6 +49,11 @@ class _Command:
     step: int
     data: int = 0
 
+    @property
+    def name(self) -> str:
+        """``CMD17 READ_SINGLE_BLOCK``, as the lockstep's signature names it."""
+        return sd.command_name(self.index, app=self.app)
+
 
 class SdhostTracker:
     """Follows the SDHOST commands a scenario issues (see the module docstring)."""
@@ -99,7 +104,7 @@ class SdhostTracker:
         c = self.command
         if c is not None:
             flags = B.SDCMD.describe(c.flags) if c.flags else "no flags"
-            lines.append(f"SDHOST command in progress: {sd.command_name(c.index, app=c.app)} "
+            lines.append(f"SDHOST command in progress: {c.name} "
                          f"arg {c.arg:#010x} ({flags}), issued at step #{c.step}; "
                          f"{c.data} SDDATA accesses since")
         return lines
