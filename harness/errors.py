@@ -48,6 +48,7 @@ tree and the code in step.
     |   |                            the host driver asked
     |   +-- DriverTimeout            [driver.results] ... in time
     |   +-- SpiError                 [driver.spi] no R1, token or end of busy in SPI mode
+    |   +-- SdhostError              [driver.sdhost] SDCMD.NEW_FLAG never cleared
     +-- BenchError                   [bench.data] a benchmark's check failed
     +-- GuestError                   the Linux guest could not run its jobs
     |   |                            (one line naming the cause)

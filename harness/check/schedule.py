@@ -43,6 +43,7 @@ GROUP_SECONDS = {
     "migration": 0.7, "images": 0.7, "commands": 0.3, "sizes": 0.3, "mmc_test": 0.26,
     "compat": 0.25, "spi": 0.23, "boundaries": 0.2, "emmc-commands": 0.24, "data": 0.15,
     "erase": 0.16, "interrupts": 0.14, "explore": 0.11, "card": 0.08, "registers": 0.05,
+    "sdhost": 0.5,
 }
 DEFAULT_SECONDS = 0.15
 BOARD_FACTOR = 1.2

@@ -177,7 +177,8 @@ def test_the_default_check_runs_the_modelled_boards(
     picked = session.board_selection(_request(*argv), selected)
     assert bool(picked.builds) is runs_boards
     if runs_boards:
-        assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb"] \
+        assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
+                                "raspi2b"] \
             == list(check_boards.DEFAULT_BOARDS)
         assert picked.paired  # each board its bus's scenarios
 
