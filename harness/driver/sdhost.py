@@ -153,12 +153,16 @@ class SdhostHost:
                 return sdcmd
         raise SdhostError(f"SDCMD.NEW_FLAG still set after {POLLS} reads")
 
-    def send(self, index: int, arg: int = 0, rsp: str = "r1", flags: int = 0) -> None:
-        """``bcm2835_send_command``: SDARG and SDCMD with NEW_FLAG."""
+    def send(self, index: int, arg: int = 0, rsp: str = "r1", flags: int = 0,
+             data: tuple[int, int] | None = None) -> None:
+        """``bcm2835_send_command``: SDCMD idle, SDHSTS's errors cleared, the data
+        (``(blksz, blocks)``: ``bcm2835_prepare_data``), SDARG, SDCMD with NEW_FLAG."""
         self._wait_cmd()
         hsts = self.rd(B.SDHSTS)
         if hsts & B.SDHSTS_ERROR_MASK:
             self.wr(B.SDHSTS, hsts)
+        if data is not None:
+            self._prepare(*data)
         self.wr(B.SDARG, arg)
         self.wr(B.SDCMD, (index & 0x3F) | _RSP_FLAGS[rsp] | flags | _NEW)
 
@@ -172,8 +176,8 @@ class SdhostHost:
             if _FSM.get(edm) in (B.FSM_READWAIT, B.FSM_WRITESTART1):
                 self.wr(B.SDEDM, edm | _FORCE)
             return res
-        if rsp == "r2":
-            res.rsp = [self.rd(B.SDRSP[3 - i]) for i in range(4)]
+        if rsp == "r2":  # SDRSP0 first, the response's words from the top
+            res.rsp = [self.rd(reg) for reg in B.SDRSP][::-1]
         elif rsp != "none":
             res.rsp = [self.rd(B.SDRSP[0])]
         return res
@@ -192,8 +196,9 @@ class SdhostHost:
 
     # -- data ---------------------------------------------------------------------------
 
-    def _prepare(self, blksz: int, blocks: int, irq_en: int) -> None:
-        self.hcfg = (self.hcfg & ~(_DATA_EN | _BLOCK_EN | _BUSY_EN)) | irq_en | _BUSY_EN
+    def _prepare(self, blksz: int, blocks: int) -> None:
+        """``bcm2835_set_transfer_irqs`` (PIO: DATA and BUSY), SDHBCT, SDHBLC."""
+        self.hcfg = (self.hcfg & ~(_DATA_EN | _BLOCK_EN | _BUSY_EN)) | _DATA_EN | _BUSY_EN
         self.wr(B.SDHCFG, self.hcfg)
         self.wr(B.SDHBCT, blksz)
         self.wr(B.SDHBLC, blocks)
@@ -225,8 +230,7 @@ class SdhostHost:
     def read(self, index: int, arg: int, blksz: int = 512, blocks: int = 1,
              rsp: str = "r1") -> Result:
         """A read command and its data by PIO (each block on a data interrupt)."""
-        self._prepare(blksz, blocks, _DATA_EN)
-        self.send(index, arg, rsp, _READ)
+        self.send(index, arg, rsp, _READ, (blksz, blocks))
         res = self.finish(index, rsp)
         if not res.failed:
             data = bytearray()
@@ -244,8 +248,7 @@ class SdhostHost:
         """A write command and its blocks by PIO (the first on the data
         interrupt, the next ones on block interrupts)."""
         blocks = max(1, len(data) // blksz)
-        self._prepare(blksz, blocks, _DATA_EN)
-        self.send(index, arg, "r1", _WRITE)
+        self.send(index, arg, "r1", _WRITE, (blksz, blocks))
         res = self.finish(index)
         sent = 0
         if not res.failed and self.irq() & _DATA_FLAG:
