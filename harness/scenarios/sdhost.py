@@ -219,6 +219,27 @@ def fifo(t: Target, ctx: Context) -> None:
     h.status()
 
 
+@scenario("sdhost-partial-word", GROUP)
+def partial_word(t: Target, ctx: Context) -> None:
+    """A byte count that is not a whole number of words: ACMD51's SCR read
+    with SDHBCT 5 (one word and one byte, the last word pushed as it is),
+    the card left sending until CMD12; then the whole SCR with SDHBCT 8 and
+    a CMD17 of 510 bytes (PLS 4.3.11: ACMD51 sends 8 bytes)."""
+    h = _ready(t, ctx)
+    whole = h.read(51, 0, blksz=8) if not h.command(55, h.rca << 16).failed else None
+    h.command(55, h.rca << 16)
+    part = h.read(51, 0, blksz=5)
+    t.read(B.host(B.SDEDM), 4)
+    h.command(12, 0, "r1b")
+    h.status()
+    if whole is not None and not part.failed:
+        ctx.expect(part.data == whole.data[:5], f"SCR's first 5 bytes {part.data.hex()} are "
+                   f"not those of the whole SCR {whole.data.hex()}")
+    h.read(17, 0, blksz=510)
+    h.command(12, 0, "r1b")
+    h.status()
+
+
 @scenario("sdhost-interrupts", GROUP)
 def interrupts(t: Target, ctx: Context) -> None:
     """The line is SDHSTS's BUSY, BLOCK and SDIO bits: a BUSYWAIT command with
