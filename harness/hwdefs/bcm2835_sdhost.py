@@ -23,7 +23,8 @@ from __future__ import annotations
 from harness.hwdefs.fields import Access, Field, Register
 
 __all__ = [
-    "ALT0", "ALT3", "FIFO_WORDS", "FSEL_INPUT", "GPFSEL", "GPIO_WINDOW", "GPLEV0", "GPLEV1",
+    "ALT0", "ALT3", "FIFO_WORDS", "FSEL_INPUT", "GPCLR0", "GPCLR1", "GPFSEL", "GPIO_REGISTERS",
+    "GPIO_WINDOW", "GPLEV0", "GPLEV1", "GPSET0", "GPSET1",
     "REGISTERS", "SDARG", "SDCDIV", "SDCMD", "SDDATA", "SDEDM", "SDEDM_RESET", "SDHBCT",
     "SDHBLC", "SDHCFG", "SDHOST_WINDOW", "SDHSTS", "SDHSTS_ERROR_MASK", "SDRSP", "SDTOUT",
     "SDVDD", "SD_PINS", "fsel_field", "gpio", "host",

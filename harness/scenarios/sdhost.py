@@ -49,7 +49,8 @@ def _all_registers(t: Target) -> None:
 @scenario("sdhost-reset-values", GROUP)
 def reset_values(t: Target, ctx: Context) -> None:
     """Every SDHOST register and GPFSEL0..5, GPLEV0/1 after power-on; SDDATA
-    with an empty FIFO (QEMU: 0); then the driver's reset and the same reads."""
+    with an empty FIFO (QEMU: 0); then the driver's reset and the same reads;
+    GPSETn/GPCLRn and the levels GPLEVn reads (no pin wired)."""
     _all_registers(t)
     for reg in B.GPIO_REGISTERS:
         t.read(B.gpio(reg), 4)
@@ -60,6 +61,12 @@ def reset_values(t: Target, ctx: Context) -> None:
     h.route()
     for reg in B.GPFSEL:
         t.read(B.gpio(reg), 4)
+    for set_, clr, lev in ((B.GPSET0, B.GPCLR0, B.GPLEV0), (B.GPSET1, B.GPCLR1, B.GPLEV1)):
+        t.write(B.gpio(set_), 4, 0x00FF_00FF)
+        t.read(B.gpio(lev), 4)
+        t.write(B.gpio(clr), 4, 0x0000_F00F)
+        t.read(B.gpio(lev), 4)
+        t.read(B.gpio(set_), 4)
 
 
 @scenario("sdhost-routing", GROUP)
