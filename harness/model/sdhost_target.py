@@ -153,7 +153,29 @@ class SdhostModelTarget(ModelTarget):
                 and self.host.cmd & 0x3F == 3)
 
     def adopt(self, kind: str, step: Any) -> list[str]:
-        """Nothing is taken from QEMU past a difference (no scoreboard state here)."""
+        """Take QEMU's side of a difference so that a run goes on past it (the
+        scoreboard, :mod:`harness.check.scoreboard`): the interrupt line; a
+        whole-register read of plain SDHOST state (:data:`_ADOPTABLE`; not
+        SDDATA, whose read moves the FIFO); guest memory and card image bytes
+        as :meth:`ModelTarget.adopt` takes them.  Returns what was taken."""
+        op, args, value = step.op, step.args, step.qemu
+        host = self.host
+        if kind == "irq":
+            host.level = self._irq_reported = bool(step.irq_qemu)
+            host.irq_changes.clear()
+            return [f"interrupt line {int(step.irq_qemu)}"]
+        if op == "read":
+            where = _ADOPTABLE.get(int(args[0])) if int(args[1]) == 4 else None
+            if where is None or not isinstance(value, int):
+                return []
+            name, index = where
+            if index is None:
+                setattr(host, name, value)
+            else:
+                getattr(host, name)[index] = value
+            return [f"{name if index is None else f'SDRSP{index}'} {value:#x}"]
+        if op in ("mem_read", "image_read"):
+            return ModelTarget.adopt(self, kind, step)
         return []
 
     def image_touched(self) -> list[tuple[int, int]]:
@@ -170,3 +192,14 @@ class SdhostModelTarget(ModelTarget):
     @property
     def stop_key(self) -> str | None:
         return self.card.fatal_key
+
+
+#: SDHOST registers a read returns straight from one piece of state (the
+#: attribute, and the index in a list attribute), by window offset: the ones
+#: :meth:`SdhostModelTarget.adopt` can take from QEMU.
+_ADOPTABLE: dict[int, tuple[str, int | None]] = {
+    B.host(B.SDCMD): ("cmd", None), B.host(B.SDHSTS): ("status", None),
+    B.host(B.SDEDM): ("edm", None), B.host(B.SDVDD): ("vdd", None),
+    B.host(B.SDHBCT): ("hbct", None), B.host(B.SDHBLC): ("hblc", None),
+    **{B.host(r): ("rsp", i) for i, r in enumerate(B.SDRSP)},
+}
