@@ -11,7 +11,7 @@ GPFSEL0..5, three bits per pin; 6.2 lists the alternate functions), the pin
 groups Linux's device tree names (``bcm2835-rpi.dtsi``: ``sdhost_gpio48``
 pins 48-53 function ALT0, ``emmc_gpio48`` the same pins ALT3).
 
-The SDHOST board (:data:`harness.hwdefs.boards.BOARDS` ``raspi2b-sdhost``)
+The SDHOST board (:data:`harness.hwdefs.boards.BOARDS` ``raspi2b``)
 sees one Target window from the GPIO block's base: :data:`GPIO_WINDOW` at
 offset 0, :data:`SDHOST_WINDOW` at 0x2000 (``hw/arm/bcm2835_peripherals.c``:
 GPIO_OFFSET 0x200000, MMCI0_OFFSET 0x202000); :func:`host` and :func:`gpio`
