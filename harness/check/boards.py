@@ -36,12 +36,12 @@ PC_GROUPS = {
 #: board's controller; smdkc210, ast2600 and fuji-emmc run with ``--board``:
 #: with smdkc210 the default check took 150-199 s on this machine, idle,
 #: without it 130-154 s (docs/boards.md), and the check's budget is three
-#: minutes; lm3s6965evb (SPI mode, 12 scenarios) costs seconds, and so does
-#: vexpress-a9 (the PL181's mmci group, 12 scenarios: 8.7-10.9 s for the
-#: three ARM builds on 2 workers at load 16, docs/boards.md).
-#: orangepi-pc (the sunxi group, 14 scenarios: 2 to 4 s a build, docs/boards.md).
+#: minutes; lm3s6965evb (SPI mode, 12 scenarios) costs seconds, and so do
+#: vexpress-a9 (the PL181's mmci group, 12 scenarios), orangepi-pc (the sunxi
+#: group, 14 scenarios) and raspi2b's SDHOST (the sdhost group, 17 scenarios,
+#: 10.0 and 11.1 only): a few seconds a build each (docs/boards.md).
 DEFAULT_BOARDS: tuple[str, ...] = ("zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
-                                   "vexpress-a9", "orangepi-pc")
+                                   "vexpress-a9", "orangepi-pc", "raspi2b")
 #: Groups the default check leaves to ``--board``: the explore corpus is
 #: searched on sdhci-pci, and its inputs on every board build would take as
 #: long as the whole PC check.
@@ -157,6 +157,7 @@ _OWN_GROUP_NEEDS: dict[str, str] = {
     SPI_GROUP: "an SD card in SPI mode: a board with an SSI controller",
     "mmci": "an ARM PL181 MMCI: a board with one",
     "sunxi": "an Allwinner SD/MMC host (allwinner-sdhost)",
+    "sdhost": "the BCM2835 SDHOST: a raspi board with the card routed to it",
 }
 #: Scenarios whose expectations count the DMA Interrupts of a programmed
 #: SDMA buffer boundary (the data of the others does not depend on it).

@@ -28,6 +28,7 @@ from harness.check.pl181_transfer import Pl181Tracker
 from harness.check.quirks import QuirkSet
 from harness.check.recording import Departed
 from harness.check.scoreboard import Scoreboard, signature
+from harness.check.sdhost_transfer import SdhostTracker
 from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
 from harness.check.step import Tracker, irq_events_text
@@ -220,6 +221,7 @@ TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
     "spi": lambda recipe: SpiTracker(),
     "pl181": lambda recipe: Pl181Tracker(),
     "allwinner": lambda recipe: SunxiTracker(),
+    "sdhost": lambda recipe: SdhostTracker(),
 }
 
 

@@ -45,6 +45,7 @@ GROUP_SECONDS = {
     "erase": 0.16, "interrupts": 0.14, "explore": 0.11, "card": 0.08, "registers": 0.05,
     "mmci": 0.4,  # vexpress-a9, a fresh launch each (check --board vexpress-a9 --json, 12-07)
     "sunxi": 0.2,
+    "sdhost": 0.5,
 }
 DEFAULT_SECONDS = 0.15
 BOARD_FACTOR = 1.2

@@ -34,6 +34,7 @@ from harness.ledger.observed import OBSERVED
 from harness.ledger.pl181 import PL181
 from harness.ledger.sd import SD
 from harness.ledger.sdhci import SDHCI
+from harness.ledger.sdhost import SDHOST
 from harness.ledger.spi import SPI
 from harness.ledger.versions import VERSION
 
@@ -55,9 +56,9 @@ def _build(*tables: tuple[KnownDifference, ...]) -> Mapping[str, KnownDifference
 
 #: Key -> entry, in a stable order: SD card, controller, eMMC, the
 #: observed ones, the version entries, the board controllers, SPI mode, the PL181,
-#: Allwinner.
+#: Allwinner, the BCM2835 SDHOST.
 LEDGER: Mapping[str, KnownDifference] = _build(SD, SDHCI, EMMC, OBSERVED, VERSION, BOARDS, SPI,
-                                               PL181, ALLWINNER)
+                                               PL181, ALLWINNER, SDHOST)
 
 
 def entry(key: str) -> KnownDifference:

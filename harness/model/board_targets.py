@@ -11,6 +11,7 @@ from __future__ import annotations
 from harness.hwdefs.boards import Board
 from harness.model.allwinner_target import AwModelTarget
 from harness.model.pl181_target import Pl181ModelTarget
+from harness.model.sdhost_target import SdhostModelTarget
 from harness.model.spi_target import SpiModelTarget
 from harness.model.target import ModelTarget
 
@@ -21,6 +22,7 @@ TARGETS: dict[str, type[ModelTarget]] = {
     "spi": SpiModelTarget,
     "pl181": Pl181ModelTarget,
     "allwinner": AwModelTarget,
+    "sdhost": SdhostModelTarget,
 }
 
 

@@ -26,6 +26,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     mmc_test,
     mmci,
     registers,
+    sdhost,
     sizes,
     spi,
     sunxi,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from harness.check import plan
+from harness.hwdefs.boards import OWN_GROUPS
 from harness.model import compat
 from harness.scenarios import all_scenarios
 
@@ -62,7 +63,7 @@ def test_the_scenario_suite_runs_the_pc_subset_on_pc_by_default() -> None:
     # group in crosscheck/test_migration.py, the spi group in boards/test_spi_qemu.py,
     # the sunxi group in boards/test_sunxi_qemu.py
     sd = {n for n, s in all_scenarios().items()
-          if not s.group.startswith("emmc-") and s.group not in ("migration", "spi", "sunxi")}
+          if not s.group.startswith("emmc-") and s.group not in ("migration", *OWN_GROUPS)}
     default = cases(None)
     assert {s.name for s, m, _ in default if m == "pc"} == set(plan.PC_SUBSET)
     assert {s.name for s, m, _ in default if m == "q35"} == sd

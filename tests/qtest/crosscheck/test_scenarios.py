@@ -13,6 +13,7 @@ import pytest
 
 import harness.scenarios as scenario
 from harness.check import plan, runner
+from harness.hwdefs.boards import OWN_GROUPS
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 
@@ -20,10 +21,9 @@ pytestmark = pytest.mark.qemu
 
 #: The migration group runs with its migration points in test_migration.py; the
 #: eMMC groups run as a sample in test_emmc.py (the whole set: sdqtest check);
-#: the spi group on its board in tests/qtest/boards/test_spi_qemu.py, the sunxi group
-#: on its boards in tests/qtest/boards/test_sunxi_qemu.py.
+#: the board controllers' own groups on their boards (tests/qtest/boards/).
 SCENARIOS = sorted((s for s in scenario.all_scenarios().values()
-                    if s.group not in ("migration", "spi", "sunxi")
+                    if s.group not in ("migration", *OWN_GROUPS)
                     and not s.group.startswith("emmc-")),
                    key=lambda s: (s.group, s.name))
 
