@@ -126,7 +126,7 @@ def _measure(part: str, args: argparse.Namespace, builds: list[Any], workdir: Pa
     usable = [b for b in builds if b.has_sdhci_pci]
     skipped = [b.name for b in builds if not b.has_sdhci_pci]
     if part == "data":
-        sizes = _ints(args.sizes) if args.sizes else (
+        sizes = args.sizes if args.sizes else (
             data.QUICK_SIZES if args.quick else data.DEFAULT_SIZES)
         res = data.run(usable, sizes_kib=sizes, modes=args.modes.split(","),
                        directions=args.directions.split(","), repeats=repeats,
@@ -147,11 +147,16 @@ def _measure(part: str, args: argparse.Namespace, builds: list[Any], workdir: Pa
     return res
 
 
-def _ints(text: str) -> tuple[int, ...]:
+def kib_list(text: str) -> tuple[int, ...]:
+    """``--sizes 4,16,128``: positive KiB numbers (a usage error otherwise:
+    argparse says so in one line, exit status 2, before anything runs)."""
     try:
-        return tuple(int(x) for x in text.split(",") if x)
-    except ValueError as e:
-        raise SystemExit(f"sdqtest bench: --sizes wants KiB numbers like 4,16,128: {e}") from e
+        got = tuple(int(x) for x in text.split(",") if x)
+    except ValueError:
+        got = ()
+    if not got or min(got) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: KiB numbers like 4,16,128")
+    return got
 
 
 def _emit(res: Run, args: argparse.Namespace, json_path: Path | None) -> None:
@@ -236,7 +241,7 @@ def _common(p: argparse.ArgumentParser, *, json: bool = True) -> None:
 
 
 def _data_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sizes", metavar="KIB,...",
+    p.add_argument("--sizes", metavar="KIB,...", type=kib_list,
                    help="block sizes in KiB (default 4,8,12,16,64,128,512,1024)")
     p.add_argument("--modes", default="pio,sdma,adma2", help="default pio,sdma,adma2")
     p.add_argument("--directions", default="read,write,mixed",
@@ -320,7 +325,7 @@ def run_guest(args: argparse.Namespace) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     opts = guest.Options(
         runtime=args.runtime, sweep_runtime=args.sweep_runtime,
-        sizes=_ints(args.sizes) if args.sizes else guest.DEFAULT_SIZES,
+        sizes=args.sizes if args.sizes else guest.DEFAULT_SIZES,
         sweep_rw=tuple(x for x in args.sweep_rw.split(",") if x), erase_mib=args.erase_mib,
         fio_mib=args.fio_mib, fmt=args.format, accel=args.accel,
         boot_timeout=args.boot_timeout, erase_limit=args.erase_limit,
@@ -365,7 +370,7 @@ def add_guest_parser(bench_sub: argparse._SubParsersAction) -> None:  # type: ig
                    help="seconds per fio job of the 128 KiB table (default 10; the seed used 60)")
     p.add_argument("--sweep-runtime", type=int, default=3, metavar="S",
                    help="seconds per fio job of the block-size sweep (default 3)")
-    p.add_argument("--sizes", metavar="KIB,...",
+    p.add_argument("--sizes", metavar="KIB,...", type=kib_list,
                    help="sweep block sizes in KiB (default 4,8,12,16,64,128,512,1024)")
     p.add_argument("--sweep-rw", default="read,write", help="sweep directions (default read,write)")
     p.add_argument("--erase-mib", type=int, default=1024, metavar="MIB",

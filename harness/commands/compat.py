@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.commands import failure
 from harness.commands.common import qemu_option, show_progress
 from harness.qemu.selection import select_builds
 
 
 def register(sub: Any) -> None:
     """``sdqtest compat``."""
-    cm = sub.add_parser("compat", help="print the machine-compat matrix (QEMU vs model)")
+    cm = sub.add_parser("compat", help="print the machine-compat matrix (QEMU vs model)",
+                        epilog=failure.epilog("0 every cell agrees or is explained; 1 a cell "
+                                              "QEMU and the model disagree on"))
     qemu_option(cm)
     cm.set_defaults(func=run)
 

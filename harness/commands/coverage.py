@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from harness.commands import check as check_command
+from harness.commands import failure
 from harness.commands.common import call, parse_one
 from harness.errors import UsageError
 from harness.table import print_table
@@ -34,7 +35,8 @@ def register(sub: Any) -> None:
     cv.add_argument("--html", metavar="DIR", help="write an annotated HTML report")
     cv.set_defaults(func=run, check_args=[])
     cv.epilog = ("arguments after '--' go to 'sdqtest check' (e.g. sdqtest coverage BUILD "
-                 "-- --group data)")
+                 "-- --group data); " + failure.epilog("the worst exit status of the "
+                                                       "checks it ran (sdqtest check --help)"))
 
 
 def run(args: argparse.Namespace) -> int:

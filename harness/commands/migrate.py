@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.commands import failure
 from harness.commands.common import qemu_option, show_progress
 from harness.errors import UsageError
 from harness.qemu.selection import select_builds
@@ -13,7 +14,9 @@ from harness.table import print_table
 
 def register(sub: Any) -> None:
     """``sdqtest migrate``."""
-    mg = sub.add_parser("migrate", help="migration matrix: same-build and older->newer pairs")
+    mg = sub.add_parser("migrate", help="migration matrix: same-build and older->newer pairs",
+                        epilog=failure.epilog("0 every cell agrees (quirks and skips "
+                                              "included); 1 a cell diverges, errs or crashes"))
     qemu_option(mg)
     mg.add_argument("--from", dest="source", metavar="BUILD", help="only pairs from this build")
     mg.add_argument("--to", dest="destination", metavar="BUILD",

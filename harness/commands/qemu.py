@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from harness.commands import failure
 from harness.commands.common import qemu_option
 from harness.errors import UsageError
 from harness.qemu.selection import select_builds
@@ -17,11 +18,14 @@ def register(sub: Any) -> None:
     """``sdqtest qemu install|list|build``."""
     q = sub.add_parser("qemu", help="install and list QEMU builds")
     qsub = q.add_subparsers(dest="qemu_command", required=True)
-    qi = qsub.add_parser("install", help="install Debian's QEMU builds side by side")
+    qi = qsub.add_parser("install", help="install Debian's QEMU builds side by side",
+                         epilog=failure.epilog("0 installed; 2 an install step failed"))
     qi.add_argument("names", nargs="*", metavar="7.2|10.0|11.1|all")
     qi.add_argument("--quiet", action="store_true")
     qi.set_defaults(func=run_install)
-    ql = qsub.add_parser("list", help="list builds and what each offers")
+    ql = qsub.add_parser("list", help="list builds and what each offers",
+                         epilog=failure.epilog("0 listed (a build without qtest or a board "
+                                               "it cannot run is a row, not a failure)"))
     qemu_option(ql)
     ql.set_defaults(func=run_list)
     qb = qsub.add_parser("build", help="build a QEMU source tree (x86_64 system emulator) "
@@ -92,15 +96,36 @@ def _list_arm_builds() -> None:
     from harness.qemu import builds
 
     rows = []
+    cannot: list[str] = []
     for b in builds.selected_arm():
         offered = [x.name for x in BOARDS if b.offers(x.machine)]
         rows.append([b.name, b.version + (f" ({b.profile.package})" if b.profile.package
                                           else ""),
                      "yes" if b.profile.has_qtest_accel else "NO",
                      ", ".join(offered) or "-", str(b.binary)])
+        cannot += board_lines(b)
     if rows:
         print()
         print_table(["ARM build", "query-version", "qtest", "boards", "binary"], rows)
+    if cannot:
+        print("\n" + "\n".join(cannot))
+
+
+def board_lines(b: Any) -> list[str]:
+    """One line per board that build ``b`` cannot run: a machine type it
+    does not offer (its query-machines), or one it cannot start (QEMU's
+    words: :func:`harness.qemu.cannot_run.board_refusal`)."""
+    from harness.hwdefs.boards import BOARDS
+    from harness.qemu.cannot_run import board_refusal
+
+    out = []
+    for x in BOARDS:
+        why = (board_refusal(b.binary, x.name) if b.offers(x.machine)
+               else f"no machine type {x.machine} (query-machines)")
+        if why is not None:
+            out.append(f"[{b.name}] board {x.name} ({x.machine}): cannot run on this build: "
+                       f"{why}")
+    return out
 
 
 def run_build(args: argparse.Namespace) -> int:
