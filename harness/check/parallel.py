@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import signal
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -116,6 +117,7 @@ def _beside(send: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     try:
         answer: tuple[Any, ...] = (True, fn(*args))
     except Exception as e:  # noqa: BLE001 - re-raised in the check
+        e.add_note(f"in the process beside the check:\n{traceback.format_exc()}")
         answer = (False, e)
     _send_answer(send, (wall.CLOCK.beside, *answer))
     send.close()
@@ -315,6 +317,7 @@ def _serve(conn: Any, opts: Options, runs: Sequence[RunSpec]) -> None:
             try:
                 answer: tuple[int, bool, Any] = (i, True, _run_one(runs[i]))
             except Exception as e:  # noqa: BLE001 - raised again in the check
+                e.add_note(f"in check worker {os.getpid()}:\n{traceback.format_exc()}")
                 answer = (i, False, e)
             _send_answer(conn, answer)
     except EOFError:

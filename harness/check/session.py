@@ -293,11 +293,11 @@ def run(request: CheckRequest | CheckPlan, progress: Progress = _quiet) -> Check
     t0 = time.monotonic()
     try:
         results, stats, elapsed = _scenario_runs(p, progress, done)
-    except Exception:  # noqa: BLE001 - a bug of sdqtest: the runs done are kept
+    except Exception as e:  # noqa: BLE001 - a bug of sdqtest: the runs done are kept
         if side is not None:
             side.cancel()
         progress("")
-        return aborted(p, done, traceback.format_exc(), time.monotonic() - t0)
+        return aborted(p, done, e, time.monotonic() - t0)
     except BaseException:
         if side is not None:
             side.cancel()
@@ -320,15 +320,17 @@ def run(request: CheckRequest | CheckPlan, progress: Progress = _quiet) -> Check
     return CheckOutcome(p, ran, got, notes, stats, elapsed, v)
 
 
-def aborted(p: CheckPlan, done: dict[int, Result], trace: str, elapsed: float
+def aborted(p: CheckPlan, done: dict[int, Result], exc: Exception, elapsed: float
             ) -> CheckOutcome:
-    """The outcome of a check an exception of sdqtest stopped (``trace``):
-    the runs that finished before it, verdict 70."""
+    """The outcome of a check that an exception of sdqtest stopped: the
+    runs that finished before it, verdict 70, the traceback kept."""
     ran = [RunResult(p.runs[i], done[i]) for i in sorted(done)]
-    last = (trace.strip().splitlines() or ["?"])[-1]
-    why = f"the check stopped after {len(ran)} of {len(p.runs)} runs: {last}"
+    first = (str(exc).splitlines() or [""])[0][:200]
+    why = (f"the check stopped after {len(ran)} of {len(p.runs)} runs: "
+           f"{type(exc).__name__}" + (f": {first}" if first else ""))
     return CheckOutcome(p, ran, [], [why], PoolStats(), elapsed,
-                        verdict.Verdict(verdict.INTERNAL, [why]), aborted=trace)
+                        verdict.Verdict(verdict.INTERNAL, [why]),
+                        aborted="".join(traceback.format_exception(exc)))
 
 
 def lockstep_note(results: Sequence[Result]) -> str:
@@ -346,6 +348,9 @@ def summary(outcome: CheckOutcome) -> str:
     """The check's figures: runs, seconds, workers, launches and reuses, lockstep, shard."""
     p, o = outcome.plan, outcome
     runs, k, n = len(p.runs), *p.request.shard
+    if o.aborted:
+        return (f"{len(o.ran)} of {runs} scenario runs done in {o.elapsed:.1f} s, then the "
+                "check stopped on an internal error of sdqtest")
     return (f"{runs} scenario runs in {o.elapsed:.1f} s ({runs / max(o.elapsed, 1e-9):.1f}/s)"
             f" on {min(p.jobs, max(runs, 1))} workers; QEMU launched {o.stats.launched} times, "
             f"reused {o.stats.reused} times" + lockstep_note(o.results)

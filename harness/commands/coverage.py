@@ -35,8 +35,9 @@ def register(sub: Any) -> None:
     cv.add_argument("--html", metavar="DIR", help="write an annotated HTML report")
     cv.set_defaults(func=run, check_args=[])
     cv.epilog = ("arguments after '--' go to 'sdqtest check' (e.g. sdqtest coverage BUILD "
-                 "-- --group data); " + failure.epilog("the worst exit status of the "
-                                                       "checks it ran (sdqtest check --help)"))
+                 "-- --group data); " + failure.epilog(
+                     "0 measured, every check it ran clean; else the highest status of "
+                     "those checks (sdqtest check --help)"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -39,11 +39,12 @@ LACKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 def lacks(message: str) -> str | None:
     """QEMU's words in ``message`` (a launch failure: QEMU's stderr as the
     session quotes it) when they say the build lacks a ROM, a machine type
-    or a device; None for any other failure."""
+    or a device: the message QEMU printed for it, without the warnings
+    around it; None for any other failure."""
     for _what, pattern in LACKS:
         m = pattern.search(message)
         if m is not None:
-            return message.removeprefix("QEMU refused to start: ").strip()
+            return m.group(0)
     return None
 
 
