@@ -23,6 +23,7 @@ import pytest
 
 from harness.errors import EXIT_INTERNAL
 from harness.qemu.builds import QemuBuild
+from tests.qtest.core.schema_subset import validate_check
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -103,6 +104,7 @@ def test_a_failure_mid_check_exits_70_and_keeps_the_runs_done(qemu_build: QemuBu
     assert "Traceback (most recent call last)" in text and "in run_one" in text
     assert "LookupError: planted failure in run 4" in text
     data = json.loads(out.read_text())
+    validate_check(data)
     s = data["summary"]
     assert (s["exit_status"], s["verdict"], s["complete"]) == (EXIT_INTERNAL, "internal-error",
                                                                 False)
@@ -124,6 +126,7 @@ def test_a_failure_in_a_worker_is_the_same(qemu_build: QemuBuild, tmp_path: Path
     text = traceback_file(internal_line(p)).read_text()
     assert "in check worker" in text and "in run_one" in text
     data = json.loads(out.read_text())
+    validate_check(data)
     assert not data["summary"]["complete"] and data["results"]
     assert len(data["results"]) < data["summary"]["planned_runs"]
 
@@ -143,6 +146,7 @@ def test_a_harness_bug_inside_a_run_exits_70_after_every_run(qemu_build: QemuBui
     assert "1 run ended on an internal error of sdqtest" in line and "card-registers" in line
     assert "planted failure in scenario card-registers" in traceback_file(line).read_text()
     data = json.loads(out.read_text())
+    validate_check(data)
     assert data["summary"]["complete"] and data["summary"]["internal_errors"] == 1
     assert data["summary"]["runs"] == data["summary"]["planned_runs"]
     bad = [r for r in data["results"] if r["internal_error"]]
