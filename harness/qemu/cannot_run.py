@@ -11,6 +11,7 @@ failure stays an error, for it may be a regression.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -52,8 +53,9 @@ def board_refusal(binary: str | Path, board: str) -> str | None:
     """Why ``binary`` cannot start board ``board``'s machine (its own
     controller, an empty card slot), in QEMU's words (:func:`lacks`), or
     None when it starts or fails for another reason.  A start is kept in
-    the answers cache (:mod:`harness.qemu.answers`); a refusal is asked
-    again each time (a ROM put in place later is seen)."""
+    the answers cache (:mod:`harness.qemu.answers`), under the firmware
+    files beside the binary too (:func:`firmware_digest`); a refusal is
+    asked again each time."""
     from harness.qemu import answers
     from harness.qemu.session import QemuError, QemuLaunchError, QemuSession
 
@@ -66,5 +68,18 @@ def board_refusal(binary: str | Path, board: str) -> str | None:
         except QemuError:
             return ""
 
-    got = answers.cached(binary, "board-start", f"{FORMAT}:{board}", ask, keep=lambda a: not a)
+    key = f"{FORMAT}:{board}:{firmware_digest(Path(binary))}"
+    got = answers.cached(binary, "board-start", key, ask, keep=lambda a: not a)
     return got or None
+
+
+def firmware_digest(binary: Path) -> str:
+    """A digest of the names of the firmware files QEMU may find beside
+    ``binary`` (an installed build's ``qemu-bundle/usr/share/qemu``, a build
+    tree's ``pc-bios``, a system install's ``../share/qemu``): the same
+    binary with another set of ROMs is asked again."""
+    d = binary.parent
+    names = sorted(f"{where.name}/{f.name}" for where in (
+        d / "qemu-bundle" / "usr" / "share" / "qemu", d / "pc-bios", d.parent / "share" / "qemu")
+        if where.is_dir() for f in where.iterdir())
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
