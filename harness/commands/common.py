@@ -4,10 +4,11 @@ line, and the exit status each error of the tree maps to."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -121,6 +122,41 @@ def write_json(data: Any, dest: str, stdout: TextIO | None = None) -> None:
         out.flush()
     else:
         Path(dest).write_text(text)
+
+
+#: Version of the JSON documents of ``qemu list``, ``bugs``, ``compat`` and
+#: ``migrate`` (``harness/schemas/COMMAND.schema.json``); ``check`` has its own
+#: (:data:`harness.check.report.SCHEMA_VERSION`).
+SCHEMA_VERSION = 1
+
+
+def json_option(p: Any, what: str) -> None:
+    """``--json FILE|-``: the command's result as a JSON document."""
+    p.add_argument("--json", metavar="FILE|-",
+                   help=f"write {what} as JSON (schema_version, command, summary; schema: "
+                   "harness/schemas/); '-': on standard output, the text then on standard "
+                   "error")
+
+
+def document(command: str, summary: dict[str, Any], **body: Any) -> dict[str, Any]:
+    """A command's JSON document: its schema version, its name, its summary
+    block, then its own keys."""
+    return {"schema_version": SCHEMA_VERSION, "command": command, "summary": summary, **body}
+
+
+@contextlib.contextmanager
+def machine_output(args: argparse.Namespace) -> Iterator[TextIO]:
+    """The command's body: its ``--json`` checked writable first; with
+    ``--json -`` the text it prints goes to standard error.  Yields the
+    real standard output, for :func:`write_json`."""
+    dest = getattr(args, "json", None)
+    check_output("--json", dest)
+    stdout = sys.stdout
+    if dest == "-":
+        with contextlib.redirect_stdout(sys.stderr):
+            yield stdout
+    else:
+        yield stdout
 
 
 def parse_one(register: Callable[[Any], None], argv: list[str]) -> argparse.Namespace:

@@ -76,20 +76,36 @@ def errors(value: Any, schema: dict[str, Any], root: dict[str, Any] | None = Non
             yield from errors(item, schema["items"], root, f"{at}[{i}]")
 
 
-def check_schema() -> dict[str, Any]:
-    """``sdqtest check --json``'s schema, as the installed package holds it."""
+def schema(name: str) -> dict[str, Any]:
+    """``harness/schemas/NAME.schema.json``, as the installed package holds it."""
     data: dict[str, Any] = json.loads(
-        (files("harness") / "schemas" / "check.schema.json").read_text())
+        (files("harness") / "schemas" / f"{name}.schema.json").read_text())
     return data
 
 
-def validate_check(doc: Any) -> None:
-    """``doc`` is a check report by :func:`check_schema` (and by
-    ``jsonschema`` where it is installed)."""
-    bad = list(errors(doc, check_schema()))
+def names() -> list[str]:
+    """Every schema the package publishes."""
+    return sorted(f.name.removesuffix(".schema.json")
+                  for f in (files("harness") / "schemas").iterdir()
+                  if f.name.endswith(".schema.json"))
+
+
+def validate(doc: Any, name: str) -> None:
+    """``doc`` is valid by schema ``name`` (and by ``jsonschema`` where it
+    is installed)."""
+    bad = list(errors(doc, schema(name)))
     assert bad == [], bad[:10]
     try:
         import jsonschema
     except ImportError:
         return
-    jsonschema.Draft202012Validator(check_schema()).validate(doc)
+    jsonschema.Draft202012Validator(schema(name)).validate(doc)
+
+
+def check_schema() -> dict[str, Any]:
+    """``sdqtest check --json``'s schema."""
+    return schema("check")
+
+
+def validate_check(doc: Any) -> None:
+    validate(doc, "check")
