@@ -103,11 +103,14 @@ def test_every_command_json_validates(qemu_build: QemuBuild, tmp_path: Path) -> 
     runs = {"qemu-list": ["qemu", "list", "--qemu", b], "bugs": ["bugs", "--qemu", b],
             "compat": ["compat", "--qemu", b],
             "migrate": ["migrate", "--qemu", b, "--machine", q35, "--point", "idle",
-                        "--report-dir", str(tmp_path / "r")]}
+                        "--report-dir", str(tmp_path / "r")],
+            "review": ["review", "--base", b, "--patched", b, "--no-bench", "--group", "card",
+                       "--report-dir", str(tmp_path / "rv")]}
     for name, argv in runs.items():
         doc, text = _json_of(*argv, cwd=tmp_path)
         schema_subset.validate(doc, name)
         assert text.strip(), name  # the table went to stderr
+    assert json.loads((tmp_path / "rv" / "report.json").read_text()) == doc  # the same
     doc, _ = _json_of("bugs", cwd=tmp_path)
     schema_subset.validate(doc, "bugs")
     assert doc["summary"]["bugs"] == len(doc["bugs"]) > 0 and doc["verdicts"] == []
