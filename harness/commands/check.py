@@ -146,19 +146,25 @@ def _say_verdict(out: session.CheckOutcome, report_dir: Path) -> int:
         for line in v.why:
             print(f"sdqtest: {line}", file=sys.stderr)
         return v.status
-    bad = [r for r in out.results if r.internal]
-    texts = [f"the check stopped:\n{out.aborted}"] if out.aborted else []
+    _say_internal(v.why[0], [r for r in out.results if r.internal], report_dir, out.aborted)
+    return v.status
+
+
+def _say_internal(why: str, bad: list[Any], report_dir: Path, aborted: str = "") -> None:
+    """One line on stderr for runs that ended on an internal error of
+    sdqtest (``bad``) or a check it stopped (``aborted``: the traceback);
+    their tracebacks in a file of ``report_dir`` that the line names."""
+    texts = [f"the check stopped:\n{aborted}"] if aborted else []
     texts += [f"[{r.build} {r.machine}] {r.scenario}:\n{r.notes[0] if r.notes else r.reason}"
               for r in bad]
     try:
         path: Path | None = failure.write_traceback("\n".join(texts), report_dir)
     except OSError:
         path = None
-    what = v.why[0] + (f" (the first: [{bad[0].build} {bad[0].machine}] {bad[0].scenario}: "
-                       f"{bad[0].reason.removeprefix('internal error of sdqtest: ')})"
-                       if bad and not out.aborted else "")
+    what = why + (f" (the first: [{bad[0].build} {bad[0].machine}] {bad[0].scenario}: "
+                  f"{bad[0].reason.removeprefix('internal error of sdqtest: ')})"
+                  if bad and not aborted else "")
     print(f"sdqtest: {failure.one_line(what, path)}", file=sys.stderr)
-    return v.status
 
 
 def json_summary(out: session.CheckOutcome) -> dict[str, Any]:
@@ -255,6 +261,7 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
     print("strict mode: the model follows the SD specifications; each finding is a "
           "place where QEMU does not\n")
     total = 0
+    internal: list[Any] = []
     for b in builds:
         rep = strict.findings_for(b, selected, machine, report_dir, progress=show_progress,
                                   jobs=jobs)
@@ -277,5 +284,11 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
         for r in errors:
             print(f"- {r.scenario}: {r.status}: {r.reason}")
         total += len(rep.findings) + len(rep.unexplained) + len(errors)
+        internal += [r for r in rep.results if r.internal]
         print()
+    if internal:
+        n = len(internal)
+        _say_internal(f"{n} run{'s' if n != 1 else ''} ended on an internal error of sdqtest",
+                      internal, Path(report_dir))
+        return failure.EXIT_INTERNAL
     return 1 if total else 0
