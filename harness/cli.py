@@ -68,7 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["coverage"] and "--" in argv:  # the rest is for 'check'
         at = argv.index("--")
         argv, passed = argv[:at], argv[at + 1:]
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except Exception as e:  # noqa: BLE001 - a bug of sdqtest before any command ran
+        line, rc = failure.internal_error(e)
+        print(f"sdqtest: {line}", file=sys.stderr)
+        return rc
     if passed:
         args.check_args = passed
     return call(args)

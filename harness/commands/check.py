@@ -21,6 +21,7 @@ from harness.commands.common import (
     show_progress,
     write_json,
 )
+from harness.errors import UsageError
 
 #: ``check``'s own exit statuses (:mod:`harness.check.verdict`).
 EXITS = ("0 nothing unexplained (known differences and boards that cannot run on the build "
@@ -100,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
     check_output("--json", args.json)
+    if args.junit == "-":
+        raise UsageError("--junit -: JUnit XML goes to a file (--json - writes to standard "
+                         "output)")
     check_output("--junit", args.junit)
     check_output("--report-dir", args.report_dir, directory=True)
     stdout = sys.stdout
