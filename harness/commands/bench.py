@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
     bc.add_argument("--scenario", action="append", metavar="NAME",
                     help="one scenario by name (repeatable)")
     board_options(bc)
-    bc.add_argument("-j", "--jobs", metavar="N[,N...]",
+    bc.add_argument("-j", "--jobs", metavar="N[,N...]", type=job_list,
                     help="worker counts to measure (default: one per core)")
     bc.add_argument("--equivalence", action="store_true",
                     help="instead: run each scenario fresh and on a reused QEMU step by step "
@@ -93,7 +93,7 @@ def run_check(args: argparse.Namespace) -> int:
         show_progress("")
         print("\n".join(lines))
         return 0
-    jobs = [int(j) for j in args.jobs.split(",")] if args.jobs else [parallel.default_jobs()]
+    jobs = list(args.jobs) if args.jobs else [parallel.default_jobs()]
     before = os.getloadavg()
     ms = check_bench.measure(runs, jobs, progress=show_progress, ways=ways)
     show_progress("")
@@ -145,6 +145,14 @@ def _measure(part: str, args: argparse.Namespace, builds: list[Any], workdir: Pa
     for name in skipped:
         res.notes.append(f"{name}: skipped, no sdhci-pci/sd-card in this build")
     return res
+
+
+def job_list(text: str) -> tuple[int, ...]:
+    """``-j 1,2``: positive worker counts (a usage error otherwise, exit 2)."""
+    try:
+        return kib_list(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: worker counts like 1,2") from None
 
 
 def kib_list(text: str) -> tuple[int, ...]:
