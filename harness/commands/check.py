@@ -175,11 +175,13 @@ def json_summary(out: session.CheckOutcome) -> dict[str, Any]:
     """The JSON report's ``summary`` keys beside the figures
     (:func:`harness.check.report.counts`): the verdict, the planned runs,
     whether the check ran to its end, the machines a build cannot start."""
-    from harness.check import runner, verdict
+    from harness.check import boards, runner, verdict
 
     v = out.verdict
     cannot = {(r.build, r.machine, r.reason) for r in out.results
               if r.status == runner.CANNOT_RUN}
+    cannot |= {(b, m, f"cannot run on this build: {why}") for b, _, m, why in
+               boards.absent_machines(out.plan.boards.builds, out.plan.boards.names)}
     return {"exit_status": v.status, "verdict": verdict.NAMES.get(v.status, str(v.status)),
             "why": v.why, "planned_runs": len(out.plan.runs), "complete": not out.aborted,
             "elapsed_seconds": round(out.elapsed, 3),

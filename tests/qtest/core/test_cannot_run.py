@@ -52,3 +52,24 @@ def test_cannot_run_is_counted_apart_and_fails_nothing() -> None:
     assert verdict.judge([ok, *cannot]).status == verdict.CLEAN
     assert verdict.judge(cannot).status == verdict.SKIPPED  # nothing ran at all
     assert runner.skipped_too_much([ok, *cannot]) == []
+
+
+def test_a_machine_type_the_build_lacks_cannot_run_on_it() -> None:
+    """A board whose machine type the build's query-machines does not list:
+    no run is planned there, and the check says it cannot run on the build."""
+    import dataclasses
+    from pathlib import Path
+
+    from harness.check import boards
+    from harness.profile import NEWEST
+    from harness.qemu.builds import QemuBuild
+
+    profile = dataclasses.replace(NEWEST, machine_types=("xilinx-zynq-a9",))
+    build = QemuBuild("old-arm", Path("/nonexistent"), profile)
+    assert boards.machines_for(build, ["zynq", "quanta-gbs"]) == ["xilinx-zynq-a9"]
+    assert boards.absent_machines([build], ["zynq", "quanta-gbs"]) == [
+        ("old-arm", "quanta-gbs", "quanta-gbs-bmc",
+         "no machine type quanta-gbs-bmc (the build's query-machines)")]
+    assert boards.not_run([build], ["zynq", "quanta-gbs"]) == [
+        "[old-arm] board quanta-gbs (quanta-gbs-bmc): cannot run on this build: no machine "
+        "type quanta-gbs-bmc (the build's query-machines)"]
