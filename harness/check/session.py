@@ -303,12 +303,16 @@ def run(request: CheckRequest | CheckPlan, progress: Progress = _quiet) -> Check
             side.cancel()
         raise
     wall.CLOCK.mark("compat matrix and realize cases, after the runs")
-    if side is not None:
-        progress("compat matrix and realize cases, beside the runs: finishing")
-        got, cells = side.result()
-    else:
-        got, cells = side_phases(p.builds, parallel.launch_jobs(p.jobs), matrix,
-                                 realize_cases, progress)
+    try:
+        if side is not None:
+            progress("compat matrix and realize cases, beside the runs: finishing")
+            got, cells = side.result()
+        else:
+            got, cells = side_phases(p.builds, parallel.launch_jobs(p.jobs), matrix,
+                                     realize_cases, progress)
+    except Exception as e:  # noqa: BLE001 - a bug of sdqtest: every run is kept
+        progress("")
+        return aborted(p, dict(enumerate(results)), e, elapsed)
     progress("")
     ran = [RunResult(s, r) for s, r in zip(p.runs, results, strict=True)]
     notes = compat_matrix.unverified_notes(p.every_build)  # every run, whatever is selected

@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 #: The driver: ``FAIL_AT`` (the Nth scenario run, counted in each process
 #: that runs scenarios) raises there; ``FAIL_IN`` (a scenario name) makes
-#: that scenario's body raise instead (a harness bug inside one run).
+#: that scenario's body raise instead (a harness bug inside one run);
+#: ``FAIL_SIDE`` the compat matrix (in its process beside the runs).
 DRIVER = textwrap.dedent('''
     import os, sys
     from harness.check import parallel
@@ -54,6 +55,13 @@ DRIVER = textwrap.dedent('''
             raise LookupError(f"planted failure in scenario {name}")
 
         object.__setattr__(sc, "fn", body)
+    if os.environ.get("FAIL_SIDE"):
+        from harness.check import compat_matrix
+
+        def matrix(*args, **kw):
+            raise LookupError("planted failure in the compat matrix")
+
+        compat_matrix.check_verdicts = matrix
     from harness.cli import main
     sys.exit(main(sys.argv[1:]))
 ''')
@@ -152,6 +160,22 @@ def test_a_harness_bug_inside_a_run_exits_70_after_every_run(qemu_build: QemuBui
     bad = [r for r in data["results"] if r["internal_error"]]
     assert [r["scenario"] for r in bad] == ["card-registers"] and bad[0]["status"] == "error"
     assert 'type="internal-error"' in (tmp_path / "j.xml").read_text()
+
+
+@pytest.mark.qemu
+def test_a_failure_beside_the_runs_keeps_every_run(qemu_build: QemuBuild,
+                                                   tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    p = run_cli(tmp_path, "check", "--qemu", str(qemu_build.binary), "--group", "compat",
+                "--json", str(out), "--report-dir", str(tmp_path / "r"), FAIL_SIDE="1")
+    assert p.returncode == EXIT_INTERNAL, p.stdout + p.stderr
+    line = internal_line(p)
+    assert "LookupError: planted failure in the compat matrix" in line
+    assert "in the process beside the check" in traceback_file(line).read_text()
+    data = json.loads(out.read_text())
+    validate_check(data)
+    s = data["summary"]
+    assert not s["complete"] and s["runs"] == s["planned_runs"] == len(data["results"]) > 0
 
 
 def test_any_unexpected_exception_of_any_command_is_70(monkeypatch: pytest.MonkeyPatch,
