@@ -17,7 +17,8 @@ from typing import Any
 
 from harness.bench.output import Run
 from harness.check import session
-from harness.commands.common import board_options, qemu_option, show_progress
+from harness.commands.common import board_options, check_output, qemu_option, show_progress
+from harness.errors import UsageError
 from harness.qemu.selection import select_builds
 
 PARTS = ("data", "erase", "harness")
@@ -155,6 +156,23 @@ def job_list(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"{text!r}: worker counts like 1,2") from None
 
 
+def _outputs(args: argparse.Namespace) -> None:
+    """``--json`` and ``--out`` refused before anything runs when they
+    cannot be written (a usage error; the JSON file's directory is made
+    as ``--out`` is)."""
+    dest = getattr(args, "json", None)
+    if dest == "-":
+        raise UsageError("--json -: bench writes its results to a file")
+    if dest is not None:
+        if Path(dest).is_dir():
+            raise UsageError(f"--json {dest}: is a directory, not a file")
+        try:
+            check_output("--json", str(Path(dest).absolute().parent), directory=True)
+        except UsageError as e:
+            raise UsageError(f"--json {dest}: {str(e).split(': ', 1)[1]}") from None
+    check_output("--out", args.out, directory=True)
+
+
 def kib_list(text: str) -> tuple[int, ...]:
     """``--sizes 4,16,128``: positive KiB numbers (a usage error otherwise:
     argparse says so in one line, exit status 2, before anything runs)."""
@@ -187,6 +205,7 @@ def _emit(res: Run, args: argparse.Namespace, json_path: Path | None) -> None:
 
 def run_part(args: argparse.Namespace) -> int:
     """One part: ``bench data``, ``bench erase`` or ``bench harness``."""
+    _outputs(args)
     from harness.qemu.session import install_signal_handlers
 
     install_signal_handlers()
@@ -199,6 +218,7 @@ def run_part(args: argparse.Namespace) -> int:
 
 def run_all(args: argparse.Namespace) -> int:
     """Every part in turn, one JSON file (and plots) per part in ``--out``."""
+    _outputs(args)
     from harness.qemu.session import install_signal_handlers
 
     install_signal_handlers()
