@@ -100,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         for sc in scenarios.all_scenarios().values():
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
+    if args.strict and (args.json or args.junit):
+        raise UsageError("--strict prints its findings; it writes no --json or --junit")
     check_output("--json", args.json)
     if args.junit == "-":
         raise UsageError("--junit -: JUnit XML goes to a file (--json - writes to standard "
