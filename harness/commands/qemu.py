@@ -79,11 +79,17 @@ def run_list(args: argparse.Namespace) -> int:
             from harness.qemu import sources
 
             sources.list_source_builds()
+        more = [(b, cannot_run(b)) for b in [x for x in builds if _is_arm(x)]
+                + _arm_source_builds(args)]
+        lines = [ln for b, cannot in more for ln in _say(b, cannot)]
+        if lines:
+            print("\n" + "\n".join(lines))
         if args.json:
-            rows = [build_json(b) for b in builds]
-            rows += [build_json(b, arm=True, cannot=lines) for b, lines in arm]
+            rows = [build_json(b) for b in builds if not _is_arm(b)]
+            rows += [build_json(b, arm=True, cannot=c) for b, c in arm + more]
             cannot = sum(len(r["cannot_run"]) for r in rows)
-            write_json(document("qemu list", {"builds": len(builds), "arm_builds": len(arm),
+            write_json(document("qemu list", {"builds": len(rows) - len(arm) - len(more),
+                                              "arm_builds": len(arm) + len(more),
                                               "boards_cannot_run": cannot,
                                               "without_qtest": sum(not r["qtest_accel"]
                                                                    for r in rows)},
@@ -151,6 +157,28 @@ def _list_arm_builds() -> list[tuple[Any, list[tuple[str, str, str]]]]:
     lines = [ln for b, cannot in out for ln in _say(b, cannot)]
     if lines:
         print("\n" + "\n".join(lines))
+    return out
+
+
+def _is_arm(b: Any) -> bool:
+    return "aarch64" in b.binary.name or "arm" in b.binary.name
+
+
+def _arm_source_builds(args: argparse.Namespace) -> list[Any]:
+    """The ARM source builds in the cache (``qemu build VERSION --arm``),
+    probed; none with ``--qemu``."""
+    from harness.provision import source
+    from harness.qemu import builds
+
+    if args.qemu:
+        return []
+    out = []
+    for name, binary in source.source_builds().items():
+        if "aarch64" in binary.name:
+            try:
+                out.append(builds.probe(binary, name))
+            except builds.BuildError:
+                continue  # its row in the source builds' table says why
     return out
 
 

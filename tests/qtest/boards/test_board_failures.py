@@ -24,7 +24,7 @@ from harness.fuzz import emit
 from harness.fuzz.run import ERROR, execute
 from harness.qemu.builds import QemuBuild, probe
 from harness.qemu.cannot_run import board_refusal
-from tests.qtest.core.schema_subset import validate_check
+from tests.qtest.core.schema_subset import validate, validate_check
 
 ROOT = Path(__file__).resolve().parents[3]
 ROM = "npcm7xx_bootrom.bin"
@@ -80,6 +80,19 @@ def test_qemu_list_names_a_board_the_build_cannot_start(arm_build: QemuBuild,
     assert lines == [f"[{fake.name}] board quanta-gbs (quanta-gbs-bmc): cannot run on this "
                      f"build: {QEMU_SAYS}"]
     assert not [ln for ln in board_lines(arm_build) if "board quanta-gbs " in ln]
+    e = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "harness.cli", "qemu", "list", "--qemu",
+                        str(fake.binary), "--json", "-"], capture_output=True, text=True,
+                       timeout=120, env=e, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    said = lines[0].split("] ", 1)[1]  # the build's name is the path probed here
+    assert said in p.stderr  # the text went to stderr, the JSON to stdout
+    doc = json.loads(p.stdout)
+    validate(doc, "qemu-list")
+    assert doc["summary"]["boards_cannot_run"] == 1
+    assert doc["builds"][0]["cannot_run"] == [{"board": "quanta-gbs",
+                                                "machine": "quanta-gbs-bmc",
+                                                "reason": QEMU_SAYS}]
 
 
 def test_a_board_the_build_cannot_start_is_counted_apart(arm_build: QemuBuild,
