@@ -16,6 +16,7 @@ from harness.commands import (
     compat,
     coverage,
     explore,
+    failure,
     fuzz,
     migrate,
     mutants,
@@ -40,7 +41,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)
+    with_exit_statuses(p)
     return p
+
+
+def with_exit_statuses(p: argparse.ArgumentParser) -> None:
+    """Every (sub)command's ``--help`` ends with its exit statuses: its own
+    epilog's, then those all commands share (:data:`failure.COMMON_EXITS`)."""
+    for action in p._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for sp in dict.fromkeys(action.choices.values()):
+            own = sp.epilog or ""
+            internal = sp.get_default("internal_exit")
+            if internal is not None:  # bisect-run: git bisect run's codes
+                sp.epilog = (own + f"; an internal error of sdqtest exits {internal} "
+                             "(git bisect run aborts), with one line and its traceback file")
+            elif failure.COMMON_EXITS not in own:
+                sp.epilog = (f"{own}; also " if own else "exit status: 0 done; ") \
+                    + failure.COMMON_EXITS + "."
+            with_exit_statuses(sp)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,7 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["coverage"] and "--" in argv:  # the rest is for 'check'
         at = argv.index("--")
         argv, passed = argv[:at], argv[at + 1:]
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except Exception as e:  # noqa: BLE001 - a bug of sdqtest before any command ran
+        line, rc = failure.internal_error(e)
+        print(f"sdqtest: {line}", file=sys.stderr)
+        return rc
     if passed:
         args.check_args = passed
     return call(args)

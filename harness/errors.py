@@ -67,6 +67,11 @@ tree and the code in step.
     +-- ReuseDependent               [explore.search] an explored input reads card
                                      state a reused QEMU carries over (not kept)
 
+Anything else raised (a ``KeyError``, an ``IndexError``) is a bug of
+sdqtest: the command line turns it into exit status :data:`EXIT_INTERNAL`,
+one line on stderr and the traceback in a file
+(:mod:`harness.commands.failure`).
+
 Not an error: ``check.lockstep.Divergence`` is a result (the first step
 where model and QEMU disagree); it is raised to stop a scenario and caught
 by the runner.  Nor is ``check.lockstep.ModelStopped``: it ends a run
@@ -78,6 +83,13 @@ reached its limit of distinct differences (``--max-differences``).
 """
 
 from __future__ import annotations
+
+#: The exit status of an internal error of sdqtest: an exception no layer
+#: expected (not one of this tree), or a run a harness or model bug ended.
+#: 70 is ``EX_SOFTWARE`` of BSD's ``sysexits.h``; no command exits 70 for
+#: anything else (0-4 are a check's verdicts, 130 an interrupt), so CI never
+#: takes a bug of sdqtest for a QEMU regression.
+EXIT_INTERNAL = 70
 
 
 class SdqtestError(Exception):

@@ -105,6 +105,9 @@ class ScenarioCheck:
                                                           runner.SKIP)]
         first = _one_line(bad[0]) if bad else ""
         status = out.verdict.status
+        if status == verdict.INTERNAL:  # a bug of sdqtest says nothing of the commit
+            return CheckResult(ABORT, "internal error of sdqtest: "
+                               + "; ".join(out.verdict.why), detail=divergence_lines(bad))
         if status == verdict.CLEAN:
             return CheckResult(GOOD, "model and QEMU agree")
         if status == verdict.FAILED:

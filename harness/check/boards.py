@@ -19,8 +19,8 @@ from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
 
-__all__ = ["DEFAULT_BOARDS", "SPI_GROUP", "applicable", "board_names", "default_scenarios",
-           "machines_for", "not_run", "skip_reason"]
+__all__ = ["DEFAULT_BOARDS", "SPI_GROUP", "absent_machines", "applicable", "board_names",
+           "default_scenarios", "machines_for", "not_run", "skip_reason"]
 
 #: Groups that need a PC: the compat matrix of versioned pc machine types, the
 #: migration matrix (run on pc machine types), the eMMC device (``-device emmc``
@@ -95,16 +95,27 @@ def machines_for(build: QemuBuild, names: Sequence[str]) -> list[str]:
 
 
 def not_run(builds: Sequence[QemuBuild], names: Sequence[str]) -> list[str]:
-    """One line per build and board that runs no scenario, with the reason."""
-    out: list[str] = []
+    """One line per build and board that runs no scenario, with the reason:
+    a machine type the build lacks (:func:`absent_machines`: it cannot run
+    on the build), or what keeps the harness from running it there."""
+    out = [f"[{b}] board {by_name(n).name} ({m}): cannot run on this build: {why}"
+           for b, n, m, why in absent_machines(builds, names)]
     for b in builds:
         for n in names:
             board = by_name(n)
-            why = (board_only_reason(board, b.profile) if b.offers(board.machine)
-                   else f"this build has no machine type {board.machine}")
+            why = board_only_reason(board, b.profile) if b.offers(board.machine) else None
             if why is not None:
                 out.append(f"[{b.name}] board {n} ({board.machine}): not run: {why}")
     return out
+
+
+def absent_machines(builds: Sequence[QemuBuild], names: Sequence[str]
+                    ) -> list[tuple[str, str, str, str]]:
+    """``(build, board, machine type, why)`` of each board whose machine type
+    a build does not offer (QEMU's ``query-machines`` answer lacks it)."""
+    return [(b.name, n, by_name(n).machine,
+             f"no machine type {by_name(n).machine} (the build's query-machines)")
+            for b in builds for n in names if not b.offers(by_name(n).machine)]
 
 
 def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None:

@@ -5,8 +5,13 @@ machine and scenario) and every top-level list is equal once the fields
 that may differ between runs are left out: ``seconds`` (timing),
 ``scope`` (the ledger's field, absent from reports older than it) and the
 ``value`` of an adoption (a value QEMU draws at random or leaves
-undefined: that is why it is adopted).  ``python -m harness.check.json_diff
-BEFORE AFTER`` prints the figures and exits 1 when something differs.
+undefined: that is why it is adopted).  A report of schema version 2
+against an older one: a result's ``internal_error`` false is its absence,
+and the ``summary`` block (figures drawn from the results, compared
+already) counts only where both have it, its ``elapsed_seconds`` left out;
+``schema_version`` and ``command`` are not behaviour.
+``python -m harness.check.json_diff BEFORE AFTER`` prints the figures and
+exits 1 when something differs.
 """
 
 from __future__ import annotations
@@ -18,14 +23,17 @@ from pathlib import Path
 from typing import Any
 
 #: Fields left out wherever they appear.
-IGNORED = frozenset({"seconds", "scope"})
+IGNORED = frozenset({"seconds", "scope", "elapsed_seconds"})
+#: Top-level keys that say what the report is, not what the check found.
+FORMAT_KEYS = frozenset({"schema_version", "command"})
 
 
 def strip(x: Any, *, in_adoption: bool = False) -> Any:
     """``x`` without the fields that may differ between runs."""
     if isinstance(x, dict):
         return {k: strip(v, in_adoption=k == "adoptions") for k, v in x.items()
-                if k not in IGNORED and not (in_adoption and k == "value")}
+                if k not in IGNORED and not (in_adoption and k == "value")
+                and not (k == "internal_error" and v is False)}
     if isinstance(x, list):
         return [strip(v, in_adoption=in_adoption) for v in x]
     return x
@@ -75,7 +83,9 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> Comparison:
         else:
             c.differ.append(k)
     c.only_after = [k for k in b if k not in a]
-    for section in sorted((set(before) | set(after)) - {"results"}):
+    for section in sorted((set(before) | set(after)) - {"results"} - FORMAT_KEYS):
+        if section == "summary" and (section not in before or section not in after):
+            continue
         if strip(before.get(section)) != strip(after.get(section)):
             c.sections.append(section)
     return c

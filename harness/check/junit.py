@@ -4,7 +4,9 @@ each scenario run as a test case).
 One ``<testsuite>`` per build; each run is a ``<testcase>`` named
 ``scenario[machine]`` in class ``sdqtest.<build>.<group>``: a divergence,
 spec miss or error is a ``<failure>``, a crash an ``<error>``, a skip a
-``<skipped>`` with its reason.
+``<skipped>`` with its reason, and so is a run the build cannot start
+(``cannot run on this build: <QEMU's words>``); a run that ended on an
+internal error of sdqtest is an ``<error>`` of type ``internal-error``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness.check.runner import CRASH, DIVERGE, ERROR, SKIP, SPEC_MISS, Result
+from harness.check.runner import CANNOT_RUN, CRASH, DIVERGE, ERROR, SKIP, SPEC_MISS, Result
 
 
 def to_xml(results: list[Result], name: str = "sdqtest check") -> ET.Element:
@@ -24,9 +26,9 @@ def to_xml(results: list[Result], name: str = "sdqtest check") -> ET.Element:
     for build, rs in by.items():
         suite = ET.SubElement(root, "testsuite", name=f"sdqtest {build}", tests=str(len(rs)),
                               failures=str(sum(r.status in (DIVERGE, ERROR, SPEC_MISS)
-                                               for r in rs)),
-                              errors=str(sum(r.status == CRASH for r in rs)),
-                              skipped=str(sum(r.status == SKIP for r in rs)),
+                                               and not r.internal for r in rs)),
+                              errors=str(sum(r.status == CRASH or r.internal for r in rs)),
+                              skipped=str(sum(r.status in (SKIP, CANNOT_RUN) for r in rs)),
                               time=f"{sum(r.seconds for r in rs):.3f}")
         for r in rs:
             case = ET.SubElement(suite, "testcase", classname=f"sdqtest.{build}.{r.group}",
@@ -34,8 +36,11 @@ def to_xml(results: list[Result], name: str = "sdqtest check") -> ET.Element:
             detail = r.divergence.render() if r.divergence else r.reason
             if r.divergence and r.divergence.trace_file:
                 detail += f"\nreproducer: {r.divergence.trace_file}"
-            if r.status == SKIP:
+            if r.status in (SKIP, CANNOT_RUN):
                 ET.SubElement(case, "skipped", message=r.reason)
+            elif r.internal:
+                ET.SubElement(case, "error", message=r.reason, type="internal-error").text = \
+                    "\n".join([detail, *r.notes[:1]])
             elif r.status == CRASH:
                 ET.SubElement(case, "error", message=r.reason, type=r.status).text = detail
             elif r.status in (DIVERGE, ERROR, SPEC_MISS):

@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import signal
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -116,6 +117,7 @@ def _beside(send: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     try:
         answer: tuple[Any, ...] = (True, fn(*args))
     except Exception as e:  # noqa: BLE001 - re-raised in the check
+        e.add_note(f"in the process beside the check:\n{traceback.format_exc()}")
         answer = (False, e)
     _send_answer(send, (wall.CLOCK.beside, *answer))
     send.close()
@@ -179,14 +181,16 @@ def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats, int]:
 
 def run_all(runs: Sequence[RunSpec], opts: Options, jobs: int = 1,
             progress: Callable[[int, RunSpec], None] | None = None,
-            cost: Sequence[float] | None = None
+            cost: Sequence[float] | None = None,
+            on_result: Callable[[int, runner.Result], None] | None = None
             ) -> tuple[list[runner.Result], PoolStats]:
     """Every run's result, in the order of ``runs``, and what the pools did.
 
     The runs are done in chains of one reuse key each, longest first
     (:mod:`harness.check.schedule`; ``cost``: each run's expected seconds,
     default the group figures).  ``progress(done, run)`` is called as each
-    run finishes."""
+    run finishes, and ``on_result(index, result)`` (the caller keeps what
+    finished should an exception stop the rest)."""
     cost = list(cost) if cost is not None else [schedule.estimate(r, {}) for r in runs]
     order = schedule.chains(runs, cost)
     stats = PoolStats()
@@ -198,6 +202,8 @@ def run_all(runs: Sequence[RunSpec], opts: Options, jobs: int = 1,
     def finished(i: int, res: runner.Result, s: PoolStats, commands: int) -> None:
         nonlocal done
         out[i] = res
+        if on_result is not None:
+            on_result(i, res)
         stats.add(s)
         prof.add_run(runs[i].scenario.group, runs[i].machine, res.seconds, s, commands)
         done += 1
@@ -311,6 +317,7 @@ def _serve(conn: Any, opts: Options, runs: Sequence[RunSpec]) -> None:
             try:
                 answer: tuple[int, bool, Any] = (i, True, _run_one(runs[i]))
             except Exception as e:  # noqa: BLE001 - raised again in the check
+                e.add_note(f"in check worker {os.getpid()}:\n{traceback.format_exc()}")
                 answer = (i, False, e)
             _send_answer(conn, answer)
     except EOFError:

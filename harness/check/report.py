@@ -3,21 +3,19 @@ differences met (quirks, spec deviations, QEMU bugs apart)."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, TextIO
 
 from harness.check import runner
-from harness.check.quirks import to_json
+from harness.check.quirks import to_json as quirk_json
 from harness.check.runner import Result
 from harness.check.scoreboard import Finding, findings
 from harness.ledger import KnownDifference, Scope, entry
 from harness.table import print_table
 
 _ORDER = (runner.DIVERGE, runner.SPEC_MISS, runner.CRASH, runner.ERROR, runner.QUIRK,
-          runner.SKIP, runner.AGREE)
+          runner.CANNOT_RUN, runner.SKIP, runner.AGREE)
 _LOUD = (runner.DIVERGE, runner.SPEC_MISS, runner.CRASH, runner.ERROR)
 
 
@@ -60,6 +58,7 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
         print("\ncard image not compared completely:", file=out)
         for r in partial:
             print(f"  [{r.build} {r.machine}] {r.scenario}: {r.not_compared}", file=out)
+    _print_cannot_run(results, out)
     skipped = [r for r in results if r.status == runner.SKIP]
     if skipped:
         print("\nskipped, by reason:", file=out)
@@ -75,16 +74,48 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
         for r, (step, what, value) in adopted:
             print(f"  [{r.build} {r.machine}] {r.scenario} step {step}: {what} {value:#06x}",
                   file=out)
-    n_bad = len(bad)
-    distinct = (f" ({len(found)} distinct divergence{'s' if len(found) != 1 else ''})"
-                if found else "")
-    print(
-        f"\n{len(results) - n_bad - len(skipped)} agreed, {n_bad} unexplained{distinct}, "
-        f"{len(skipped)} skipped" + (" (reasons above; --verbose lists each)" if skipped else "")
-        + f", {len(adopted)} values adopted from QEMU"
-        + (" (--verbose lists them)" if adopted and not verbose else ""),
-        file=out,
-    )
+    print("\n" + summary_line(results, verbose=verbose), file=out)
+
+
+def counts(results: list[Result]) -> dict[str, int]:
+    """The figures of the report's last line (and of the JSON summary)."""
+    bad = [r for r in results if not r.ok]
+    skipped = sum(r.status == runner.SKIP for r in results)
+    cannot = sum(r.status == runner.CANNOT_RUN for r in results)
+    return {"runs": len(results), "agreed": len(results) - len(bad) - skipped - cannot,
+            "unexplained": len(bad), "distinct_divergences": len(run_findings(results)),
+            "skipped": skipped, "cannot_run": cannot,
+            "internal_errors": sum(r.internal for r in results),
+            "adopted": sum(len(r.adoptions) for r in results)}
+
+
+def summary_line(results: list[Result], *, verbose: bool = False) -> str:
+    """``2742 agreed, 0 unexplained, 12 skipped (...), 3 values adopted from QEMU``."""
+    c = counts(results)
+    n = c["distinct_divergences"]
+    distinct = f" ({n} distinct divergence{'s' if n != 1 else ''})" if n else ""
+    internal = (f" ({c['internal_errors']} internal error{'s' if c['internal_errors'] != 1 else ''}"
+                " of sdqtest)" if c["internal_errors"] else "")
+    return (f"{c['agreed']} agreed, {c['unexplained']} unexplained{distinct}{internal}, "
+            f"{c['skipped']} skipped"
+            + (" (reasons above; --verbose lists each)" if c["skipped"] else "")
+            + (f", {c['cannot_run']} cannot run on this build (above)" if c["cannot_run"]
+               else "")
+            + f", {c['adopted']} values adopted from QEMU"
+            + (" (--verbose lists them)" if c["adopted"] and not verbose else ""))
+
+
+def _print_cannot_run(results: list[Result], out: TextIO) -> None:
+    """Each machine a build cannot start, once, with QEMU's words and its runs."""
+    by: dict[tuple[str, str, str], int] = defaultdict(int)
+    for r in results:
+        if r.status == runner.CANNOT_RUN:
+            by[(r.build, r.machine, r.reason)] += 1
+    if by:
+        print("\nnot run, the build cannot start the machine (counted apart, not "
+              "unexplained):", file=out)
+    for (build, machine, why), n in by.items():
+        print(f"  [{build} {machine}] {n} run{'s' if n != 1 else ''}: {why}", file=out)
 
 
 def run_name(r: Result) -> str:
@@ -259,12 +290,25 @@ def _unique(qs: Iterable[KnownDifference]) -> list[KnownDifference]:
     return list(seen.values())
 
 
-def write_json(results: list[Result], path: Path, builds: list[dict[str, Any]]) -> None:
-    data = {
+#: Version of the JSON report's shape (``harness/schemas/check.schema.json``):
+#: 2 added ``schema_version``, ``command``, ``summary`` and each result's
+#: ``internal_error`` (1: the shape before them).
+SCHEMA_VERSION = 2
+
+
+def to_json(results: list[Result], builds: list[dict[str, Any]],
+            summary: dict[str, Any]) -> dict[str, Any]:
+    """The JSON report: the schema version, the check's summary (its verdict
+    and figures: :func:`counts`, and ``summary``'s own keys), the builds,
+    every result, the quirks and the distinct divergences."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "check",
+        "summary": {**counts(results), **summary},
         "builds": builds,
         "results": [r.to_json() for r in results],
-        "quirks_applied": [to_json(q) for q in _unique(q for r in results for q in r.quirks)],
-        "quirks_stale": [to_json(q) for q in _unique(q for r in results for q in r.stale)],
+        "quirks_applied": [quirk_json(q) for q in _unique(q for r in results for q in r.quirks)],
+        "quirks_stale": [quirk_json(q) for q in _unique(q for r in results for q in r.stale)],
         "findings": [f.to_json() for f in run_findings(results)],
     }
-    path.write_text(json.dumps(data, indent=1))
+

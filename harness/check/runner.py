@@ -31,9 +31,11 @@ from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.profile import DEVICE_ABSENT
 from harness.qemu import sanitizer
-from harness.qemu.argv import shell_line
+from harness.qemu.argv import replay_script
 from harness.qemu.builds import QemuBuild
+from harness.qemu.cannot_run import lacks
 from harness.qemu.pool import QemuPool
+from harness.qemu.session import QemuLaunchError
 from harness.qemu.target import QemuTarget
 from harness.replay.engine import reproducer_header
 from harness.scenarios import Context, Miss, Scenario
@@ -45,6 +47,10 @@ _CHUNK = 1 << 20
 
 AGREE, DIVERGE, QUIRK, SKIP, CRASH, ERROR, SPEC_MISS = (
     "agree", "diverge", "quirk", "skipped", "crash", "error", "spec-miss")
+#: The build cannot start the run's machine: a ROM, machine type or device
+#: it lacks, in QEMU's words (:mod:`harness.qemu.cannot_run`); counted apart,
+#: never unexplained.
+CANNOT_RUN = "cannot-run"
 
 #: Lockstep modes (:func:`run`'s ``lockstep``): step by step, or optimistic
 #: (:mod:`harness.check.optimistic`); a fallback is an optimistic run that
@@ -111,10 +117,14 @@ class Result:
     #: The run's QEMU was a reused process (:meth:`QemuTarget.reuse`); not in
     #: the JSON.
     reused: bool = False
+    #: The run ended on an exception of sdqtest itself (a harness or model
+    #: bug, status ``error``): its traceback is the first of :attr:`notes`,
+    #: and the check's exit status is 70, never a QEMU verdict.
+    internal: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.status in (AGREE, QUIRK, SKIP)
+        return self.status in (AGREE, QUIRK, SKIP, CANNOT_RUN)
 
     def known_met(self) -> list[str]:
         """Ledger keys of every known difference the run showed: the quirks
@@ -147,6 +157,7 @@ class Result:
             "not_compared": self.not_compared,
             "adoptions": [{"step": i, "what": w, "value": v, "scope": str(adopting(w).scope)}
                           for i, w, v in self.adoptions],
+            "internal_error": self.internal,
         }
 
 
@@ -267,17 +278,12 @@ def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str,
     lines = qemu.trace if upto is None else qemu.trace[:upto]
     trace.write_text(header + "\n".join(lines) + "\n")
     script = out_dir / f"{stem}.sh"
-    script.write_text(
-        "#!/bin/sh\n"
-        f"# Replays sdqtest scenario {d.scenario} on QEMU; divergence at step {d.step.index}:\n"
-        f"#   {d.step.describe()}\n"
-        "# QEMU prints one answer per command; the last one is what the model\n"
-        "# disagreed with.  QEMU does not exit at the end of its qtest input,\n"
-        "# so it is stopped after REPLAY_SECONDS (default 3).  The trace's\n"
-        "# '#' header lines (the machine, for 'sdqtest replay') are left out.\n"
-        f"grep -v '^#' {shlex.quote(str(trace))} | "
-        f"exec timeout -k 1 \"${{REPLAY_SECONDS:-3}}\" {shell_line(qemu.replay_argv())}\n"
-    )
+    script.write_text(replay_script(
+        qemu.replay_argv(), shlex.quote(str(trace)),
+        [f"Replays sdqtest scenario {d.scenario} on QEMU {qemu.machine.type}; divergence at "
+         f"step {d.step.index}:", f"  {d.step.describe()}",
+         "QEMU prints one answer per command; the last one is what the model",
+         "disagreed with."]))
     script.chmod(0o755)
     return script
 
@@ -374,6 +380,12 @@ def _run(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions) -> Resu
 _LEARNED: dict[str, set[tuple[int, int]]] = {}
 
 
+#: ``(binary, machine type)`` -> why the build cannot start that machine
+#: (a ROM, machine type or device it lacks, in QEMU's words), in this
+#: process: the later runs on it are reported so without a launch each.
+_REFUSED: dict[tuple[str, str], str] = {}
+
+
 def _resync(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
             first: Result, learned: frozenset[tuple[int, int]] = frozenset()
             ) -> tuple[Result | None, float]:
@@ -413,6 +425,10 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
     why = spec.skip_reason()
     if why:
         res.status, res.reason = SKIP, why
+        return res
+    refused = _REFUSED.get((str(build.binary), machine))
+    if refused is not None:  # this process saw the build refuse the machine
+        res.status, res.reason = CANNOT_RUN, refused
         return res
     qset = QuirkSet(opts.quirks, build.profile, sc.name)
     bench = Testbench(spec, strict=opts.strict, image=opts.image, record=opts.record,
@@ -495,6 +511,9 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
         if bench.qemu is not None and report_dir is not None:
             stem = f"{spec.build.name}-{spec.machine}-{spec.scenario.name}".replace("/", "_")
             e.trace_file = str(write_reproducer(e, bench.qemu, report_dir, stem))
+    elif isinstance(e, QemuLaunchError) and bench.lock is None and lacks(str(e)):
+        res.status, res.reason = CANNOT_RUN, f"cannot run on this build: {lacks(str(e))}"
+        _REFUSED[(str(spec.build.binary), spec.machine)] = res.reason
     elif bench.optimistic if bench.lock is not None else optimistic:
         # where step by step would have stopped is for it to say
         res.lockstep, res.fallback = FALLBACK, f"{type(e).__name__}: {e}"
@@ -512,9 +531,9 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
     elif isinstance(e, QemuError):
         res.status, res.reason = ERROR, str(e)
     else:  # a harness or model bug: report it, keep going
-        res.status = ERROR
-        res.reason = f"{type(e).__name__}: {e}"
-        res.notes.append(traceback.format_exc())
+        res.status, res.internal = ERROR, True
+        res.reason = f"internal error of sdqtest: {type(e).__name__}: {e}"
+        res.notes.insert(0, traceback.format_exc())
 
 
 def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
@@ -613,7 +632,7 @@ def skipped_too_much(results: list[Result]) -> list[str]:
     a device the build does not offer (an eMMC on 7.2 or 10.0) do not count."""
     by: dict[str, list[Result]] = {}
     for r in results:
-        if r.status == SKIP and r.reason in DEVICE_ABSENT:
+        if r.status == SKIP and r.reason in DEVICE_ABSENT or r.status == CANNOT_RUN:
             continue
         by.setdefault(r.build, []).append(r)
     out = []

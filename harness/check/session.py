@@ -15,6 +15,7 @@ by the command.
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +157,10 @@ class CheckOutcome:
     stats: PoolStats
     elapsed: float
     verdict: verdict.Verdict
+    #: The traceback of the exception of sdqtest that stopped the check
+    #: before every run was done ("" when it ran to the end): :attr:`ran`
+    #: holds the runs that finished, the verdict is 70.
+    aborted: str = ""
 
     @property
     def results(self) -> list[Result]:
@@ -240,7 +245,7 @@ def plan(request: CheckRequest) -> CheckPlan:
                      shard.shard_of("compat-matrix", n) == k - 1 and bool(builds))
 
 
-def _scenario_runs(p: CheckPlan, progress: Progress
+def _scenario_runs(p: CheckPlan, progress: Progress, done: dict[int, Result]
                    ) -> tuple[list[Result], PoolStats, float]:
     """The runs' results, what the pools did and the seconds they took, the
     longest first by the last check's seconds, which are then kept."""
@@ -252,7 +257,7 @@ def _scenario_runs(p: CheckPlan, progress: Progress
                                lockstep=rq.lockstep, max_differences=rq.max_differences),
         p.jobs, progress=lambda done, r: progress(
             f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"),
-        cost=[schedule.estimate(r, known) for r in runs])
+        cost=[schedule.estimate(r, known) for r in runs], on_result=done.__setitem__)
     elapsed = time.monotonic() - t0
     if not p.image:
         schedule.save_costs({schedule.cost_key(r): res.seconds
@@ -284,19 +289,30 @@ def run(request: CheckRequest | CheckPlan, progress: Progress = _quiet) -> Check
     side = (parallel.Beside(side_phases, p.builds, p.jobs, matrix, realize_cases)
             if p.runs and (matrix or realize_cases) else None)
     wall.CLOCK.mark("the scenario runs", beside_jobs=parallel.launch_jobs(p.jobs))
+    done: dict[int, Result] = {}
+    t0 = time.monotonic()
     try:
-        results, stats, elapsed = _scenario_runs(p, progress)
+        results, stats, elapsed = _scenario_runs(p, progress, done)
+    except Exception as e:  # noqa: BLE001 - a bug of sdqtest: the runs done are kept
+        if side is not None:
+            side.cancel()
+        progress("")
+        return aborted(p, done, e, time.monotonic() - t0)
     except BaseException:
         if side is not None:
             side.cancel()
         raise
     wall.CLOCK.mark("compat matrix and realize cases, after the runs")
-    if side is not None:
-        progress("compat matrix and realize cases, beside the runs: finishing")
-        got, cells = side.result()
-    else:
-        got, cells = side_phases(p.builds, parallel.launch_jobs(p.jobs), matrix,
-                                 realize_cases, progress)
+    try:
+        if side is not None:
+            progress("compat matrix and realize cases, beside the runs: finishing")
+            got, cells = side.result()
+        else:
+            got, cells = side_phases(p.builds, parallel.launch_jobs(p.jobs), matrix,
+                                     realize_cases, progress)
+    except Exception as e:  # noqa: BLE001 - a bug of sdqtest: every run is kept
+        progress("")
+        return aborted(p, dict(enumerate(results)), e, elapsed)
     progress("")
     ran = [RunResult(s, r) for s, r in zip(p.runs, results, strict=True)]
     notes = compat_matrix.unverified_notes(p.every_build)  # every run, whatever is selected
@@ -306,6 +322,19 @@ def run(request: CheckRequest | CheckPlan, progress: Progress = _quiet) -> Check
         notes += compat_matrix.default_notes(p.builds, cells)
     v = verdict.judge(results + got, allow_skips=p.request.allow_skips)
     return CheckOutcome(p, ran, got, notes, stats, elapsed, v)
+
+
+def aborted(p: CheckPlan, done: dict[int, Result], exc: Exception, elapsed: float
+            ) -> CheckOutcome:
+    """The outcome of a check that an exception of sdqtest stopped: the
+    runs that finished before it, verdict 70, the traceback kept."""
+    ran = [RunResult(p.runs[i], done[i]) for i in sorted(done)]
+    first = (str(exc).splitlines() or [""])[0][:200]
+    why = (f"the check stopped after {len(ran)} of {len(p.runs)} runs: "
+           f"{type(exc).__name__}" + (f": {first}" if first else ""))
+    return CheckOutcome(p, ran, [], [why], PoolStats(), elapsed,
+                        verdict.Verdict(verdict.INTERNAL, [why]),
+                        aborted="".join(traceback.format_exception(exc)))
 
 
 def lockstep_note(results: Sequence[Result]) -> str:
@@ -323,6 +352,9 @@ def summary(outcome: CheckOutcome) -> str:
     """The check's figures: runs, seconds, workers, launches and reuses, lockstep, shard."""
     p, o = outcome.plan, outcome
     runs, k, n = len(p.runs), *p.request.shard
+    if o.aborted:
+        return (f"{len(o.ran)} of {runs} scenario runs done in {o.elapsed:.1f} s, then the "
+                "check stopped on an internal error of sdqtest")
     return (f"{runs} scenario runs in {o.elapsed:.1f} s ({runs / max(o.elapsed, 1e-9):.1f}/s)"
             f" on {min(p.jobs, max(runs, 1))} workers; QEMU launched {o.stats.launched} times, "
             f"reused {o.stats.reused} times" + lockstep_note(o.results)

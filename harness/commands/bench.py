@@ -17,7 +17,8 @@ from typing import Any
 
 from harness.bench.output import Run
 from harness.check import session
-from harness.commands.common import board_options, qemu_option, show_progress
+from harness.commands.common import board_options, check_output, qemu_option, show_progress
+from harness.errors import UsageError
 from harness.qemu.selection import select_builds
 
 PARTS = ("data", "erase", "harness")
@@ -42,7 +43,7 @@ def register(sub: Any) -> None:
     bc.add_argument("--scenario", action="append", metavar="NAME",
                     help="one scenario by name (repeatable)")
     board_options(bc)
-    bc.add_argument("-j", "--jobs", metavar="N[,N...]",
+    bc.add_argument("-j", "--jobs", metavar="N[,N...]", type=job_list,
                     help="worker counts to measure (default: one per core)")
     bc.add_argument("--equivalence", action="store_true",
                     help="instead: run each scenario fresh and on a reused QEMU step by step "
@@ -93,7 +94,7 @@ def run_check(args: argparse.Namespace) -> int:
         show_progress("")
         print("\n".join(lines))
         return 0
-    jobs = [int(j) for j in args.jobs.split(",")] if args.jobs else [parallel.default_jobs()]
+    jobs = list(args.jobs) if args.jobs else [parallel.default_jobs()]
     before = os.getloadavg()
     ms = check_bench.measure(runs, jobs, progress=show_progress, ways=ways)
     show_progress("")
@@ -126,7 +127,7 @@ def _measure(part: str, args: argparse.Namespace, builds: list[Any], workdir: Pa
     usable = [b for b in builds if b.has_sdhci_pci]
     skipped = [b.name for b in builds if not b.has_sdhci_pci]
     if part == "data":
-        sizes = _ints(args.sizes) if args.sizes else (
+        sizes = args.sizes if args.sizes else (
             data.QUICK_SIZES if args.quick else data.DEFAULT_SIZES)
         res = data.run(usable, sizes_kib=sizes, modes=args.modes.split(","),
                        directions=args.directions.split(","), repeats=repeats,
@@ -147,11 +148,41 @@ def _measure(part: str, args: argparse.Namespace, builds: list[Any], workdir: Pa
     return res
 
 
-def _ints(text: str) -> tuple[int, ...]:
+def job_list(text: str) -> tuple[int, ...]:
+    """``-j 1,2``: positive worker counts (a usage error otherwise, exit 2)."""
     try:
-        return tuple(int(x) for x in text.split(",") if x)
-    except ValueError as e:
-        raise SystemExit(f"sdqtest bench: --sizes wants KiB numbers like 4,16,128: {e}") from e
+        return kib_list(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: worker counts like 1,2") from None
+
+
+def _outputs(args: argparse.Namespace) -> None:
+    """``--json`` and ``--out`` refused before anything runs when they
+    cannot be written (a usage error; the JSON file's directory is made
+    as ``--out`` is)."""
+    dest = getattr(args, "json", None)
+    if dest == "-":
+        raise UsageError("--json -: bench writes its results to a file")
+    if dest is not None:
+        if Path(dest).is_dir():
+            raise UsageError(f"--json {dest}: is a directory, not a file")
+        try:
+            check_output("--json", str(Path(dest).absolute().parent), directory=True)
+        except UsageError as e:
+            raise UsageError(f"--json {dest}: {str(e).split(': ', 1)[1]}") from None
+    check_output("--out", args.out, directory=True)
+
+
+def kib_list(text: str) -> tuple[int, ...]:
+    """``--sizes 4,16,128``: positive KiB numbers (a usage error otherwise:
+    argparse says so in one line, exit status 2, before anything runs)."""
+    try:
+        got = tuple(int(x) for x in text.split(",") if x)
+    except ValueError:
+        got = ()
+    if not got or min(got) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: KiB numbers like 4,16,128")
+    return got
 
 
 def _emit(res: Run, args: argparse.Namespace, json_path: Path | None) -> None:
@@ -174,6 +205,7 @@ def _emit(res: Run, args: argparse.Namespace, json_path: Path | None) -> None:
 
 def run_part(args: argparse.Namespace) -> int:
     """One part: ``bench data``, ``bench erase`` or ``bench harness``."""
+    _outputs(args)
     from harness.qemu.session import install_signal_handlers
 
     install_signal_handlers()
@@ -186,6 +218,7 @@ def run_part(args: argparse.Namespace) -> int:
 
 def run_all(args: argparse.Namespace) -> int:
     """Every part in turn, one JSON file (and plots) per part in ``--out``."""
+    _outputs(args)
     from harness.qemu.session import install_signal_handlers
 
     install_signal_handlers()
@@ -236,7 +269,7 @@ def _common(p: argparse.ArgumentParser, *, json: bool = True) -> None:
 
 
 def _data_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sizes", metavar="KIB,...",
+    p.add_argument("--sizes", metavar="KIB,...", type=kib_list,
                    help="block sizes in KiB (default 4,8,12,16,64,128,512,1024)")
     p.add_argument("--modes", default="pio,sdma,adma2", help="default pio,sdma,adma2")
     p.add_argument("--directions", default="read,write,mixed",
@@ -320,7 +353,7 @@ def run_guest(args: argparse.Namespace) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     opts = guest.Options(
         runtime=args.runtime, sweep_runtime=args.sweep_runtime,
-        sizes=_ints(args.sizes) if args.sizes else guest.DEFAULT_SIZES,
+        sizes=args.sizes if args.sizes else guest.DEFAULT_SIZES,
         sweep_rw=tuple(x for x in args.sweep_rw.split(",") if x), erase_mib=args.erase_mib,
         fio_mib=args.fio_mib, fmt=args.format, accel=args.accel,
         boot_timeout=args.boot_timeout, erase_limit=args.erase_limit,
@@ -365,7 +398,7 @@ def add_guest_parser(bench_sub: argparse._SubParsersAction) -> None:  # type: ig
                    help="seconds per fio job of the 128 KiB table (default 10; the seed used 60)")
     p.add_argument("--sweep-runtime", type=int, default=3, metavar="S",
                    help="seconds per fio job of the block-size sweep (default 3)")
-    p.add_argument("--sizes", metavar="KIB,...",
+    p.add_argument("--sizes", metavar="KIB,...", type=kib_list,
                    help="sweep block sizes in KiB (default 4,8,12,16,64,128,512,1024)")
     p.add_argument("--sweep-rw", default="read,write", help="sweep directions (default read,write)")
     p.add_argument("--erase-mib", type=int, default=1024, metavar="MIB",

@@ -213,4 +213,4 @@ def register(sub: Any) -> None:
     r.add_argument("--log", type=Path, metavar="FILE",
                    help="the step's log (default: under the sdqtest cache)")
     _check_options(r)
-    r.set_defaults(func=run_one_step)
+    r.set_defaults(func=run_one_step, internal_exit=ABORT)  # 70 would be 'bad'

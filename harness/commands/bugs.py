@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from harness.commands.common import document, json_option, machine_output, write_json
 from harness.table import print_table
 
 
@@ -39,6 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument("--no-check", action="store_true",
                    help="with --verify: skip the default check on the fixed build")
     p.add_argument("--build-timeout", type=float, default=7200.0, metavar="S")
+    json_option(p, "the bugs (with --qemu: each verdict on each build)")
     p.set_defaults(func=run)
 
 
@@ -50,14 +52,41 @@ def run(args: argparse.Namespace) -> int:
     if args.verify or args.qemu_src:
         if not (args.verify and args.qemu_src):
             raise UsageError("--verify needs --qemu-src TREE (and --qemu-src needs --verify)")
+        if args.json:
+            raise UsageError("--json lists the bugs or their verdicts on builds (--qemu), "
+                             "not --verify")
         from harness.bugs import verify
 
         return verify.verify(bugs, Path(args.qemu_src), build_dir=args.build_dir,
                              check=not args.no_check, timeout=args.build_timeout)
-    if args.qemu:
-        return _on_builds(bugs, args)
-    _list(bugs)
-    return 0
+    with machine_output(args) as stdout:
+        outcomes: list[Any] = []
+        rc = 0
+        if args.qemu:
+            rc, outcomes = _on_builds(bugs, args)
+        else:
+            _list(bugs)
+        if args.json:
+            write_json(bugs_json(bugs, outcomes, rc), args.json, stdout)
+    return rc
+
+
+def bugs_json(bugs: list[Any], outcomes: list[Any], rc: int) -> dict[str, Any]:
+    """``bugs --json``: each bug of the catalogue, and each verdict on a build."""
+    from harness.bugs import run as bug_run
+
+    return document(
+        "bugs", {"exit_status": rc, "bugs": len(bugs), "verdicts": len(outcomes),
+                 "errors": sum(o.verdict is bug_run.Verdict.ERROR for o in outcomes),
+                 "against_ledger": sum(o.agrees is False for o in outcomes)},
+        bugs=[{"name": b.name, "key": b.key, "title": b.title, "severity": b.severity.value,
+               "affected": versions_text(b.key), "c_test": bool(b.c_test),
+               "fix": bool(b.patch), "seen_on": list(b.entry.versions.confirmed)}
+              for b in bugs],
+        verdicts=[{"bug": o.bug.name, "build": o.build, "version": o.version,
+                   "verdict": o.verdict.value, "ledger_says_present": o.expected,
+                   "agrees_with_ledger": o.agrees, "detail": o.detail,
+                   "seconds": round(o.seconds, 3)} for o in outcomes])
 
 
 def versions_text(key: str) -> str:
@@ -89,7 +118,7 @@ def _list(bugs: list[Any]) -> None:
           "sdqtest bugs --qemu-src TREE --verify")
 
 
-def _on_builds(bugs: list[Any], args: argparse.Namespace) -> int:
+def _on_builds(bugs: list[Any], args: argparse.Namespace) -> tuple[int, list[Any]]:
     from harness.bugs import run
     from harness.qemu.selection import select_builds
 
@@ -123,4 +152,4 @@ def _on_builds(bugs: list[Any], args: argparse.Namespace) -> int:
     errors = [o for o in outcomes.values() if o.verdict is run.Verdict.ERROR]
     for o in errors:
         print(f"error: {o.bug.name} on {o.build}: {o.detail}")
-    return 1 if errors else 0
+    return (1 if errors else 0), list(outcomes.values())

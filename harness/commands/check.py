@@ -5,23 +5,36 @@ options become a request, and the outcome the report and the files)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from harness.check import session
+from harness.commands import failure
 from harness.commands.common import (
     add_difference_options,
     board_options,
+    check_output,
     max_differences,
     qemu_option,
     show_progress,
+    write_json,
 )
+from harness.errors import UsageError
+
+#: ``check``'s own exit statuses (:mod:`harness.check.verdict`).
+EXITS = ("0 nothing unexplained (known differences and boards that cannot run on the build "
+         "do not count); 1 a divergence, an error or a spec miss; 3 QEMU crashed or hung, "
+         "and nothing worse; 4 everything skipped, or a build skipped more than half of its "
+         f"scenarios (--allow-skips accepts that); {failure.EXIT_INTERNAL} also when a run "
+         "ended on an internal error of sdqtest (the report and --json hold every run done)")
 
 
 def register(sub: Any) -> None:
     """``sdqtest check``."""
-    c = sub.add_parser("check", help="the main job: cross-check model and QEMU")
+    c = sub.add_parser("check", help="the main job: cross-check model and QEMU",
+                       epilog=failure.epilog(EXITS))
     qemu_option(c)
     c.add_argument("--machine", action="append", metavar="TYPE",
                    help="machine type (repeatable; default q35)")
@@ -34,7 +47,9 @@ def register(sub: Any) -> None:
                    "instead of the generated ones")
     c.add_argument("--strict", action="store_true",
                    help="model follows the SD specs: list each spec deviation as a finding")
-    c.add_argument("--json", metavar="FILE", help="write every result as JSON")
+    c.add_argument("--json", metavar="FILE|-", help="write every result as JSON, with a "
+                   "summary (schema: harness/schemas/check.schema.json); '-': on standard "
+                   "output, the report then on standard error")
     c.add_argument("--junit", metavar="FILE", help="write every result as JUnit XML (CI)")
     c.add_argument("--report-dir", default="reports", metavar="DIR",
                    help="where reproducers of divergences go (default: ./reports)")
@@ -76,15 +91,34 @@ def request(args: argparse.Namespace) -> session.CheckRequest:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The main job: scenario library and compat matrix, model vs QEMU."""
-    from harness.check import report, wall
-
+    """The main job: scenario library and compat matrix, model vs QEMU.
+    With ``--json -`` the JSON is standard output and the report goes to
+    standard error."""
     if args.list:
         import harness.scenarios as scenarios
 
         for sc in scenarios.all_scenarios().values():
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
+    if args.strict and (args.json or args.junit):
+        raise UsageError("--strict prints its findings; it writes no --json or --junit")
+    check_output("--json", args.json)
+    if args.junit == "-":
+        raise UsageError("--junit -: JUnit XML goes to a file (--json - writes to standard "
+                         "output)")
+    check_output("--junit", args.junit)
+    check_output("--report-dir", args.report_dir, directory=True)
+    stdout = sys.stdout
+    human = contextlib.redirect_stdout(sys.stderr) if args.json == "-" \
+        else contextlib.nullcontext()
+    with human:
+        return _run(args, stdout)
+
+
+def _run(args: argparse.Namespace, stdout: TextIO) -> int:
+    """:func:`run` after its outputs were found writable; the JSON on ``stdout``."""
+    from harness.check import report, wall
+
     clock = wall.start("selecting and probing builds")
     p = session.plan(request(args))
     if args.strict:
@@ -92,34 +126,90 @@ def run(args: argparse.Namespace) -> int:
                              (args.machine or ["q35"])[0], p.request.report_dir, p.jobs)
     out = session.run(p, show_progress)
     clock.mark("report and files")
-    results = out.results
-    report.print_report(results, sys.stdout, verbose=args.verbose)
+    written = _check_files(args, out, stdout)  # first: a failure below loses no run
+    report.print_report(out.results, sys.stdout, verbose=args.verbose)
     if out.notes:
         print("\n" + "\n".join(out.notes))
     print("\n" + session.summary(out))
     for why in out.stats.fallbacks:
         print(f"  reuse fell back to a fresh launch: {why}")
-    _explore_summary(out.ran, p.request.report_dir)
-    _check_files(args, results, p.every_build, out.notes)
-    for line in out.verdict.why:
-        print(f"sdqtest: {line}", file=sys.stderr)
+    if not out.aborted:
+        _explore_summary(out.ran, p.request.report_dir)
+    for line in written:
+        print(line)
+    status = _say_verdict(out, p.request.report_dir)
     wall.print_profile(args.profile, clock, p.every_build)
-    return out.verdict.status
+    return status
 
 
-def _check_files(args: argparse.Namespace, results: list[Any], builds: list[Any],
-                 notes: list[str]) -> None:
-    """The JUnit and JSON reports, when asked for."""
+def _say_verdict(out: session.CheckOutcome, report_dir: Path) -> int:
+    """The verdict's lines on stderr: for an internal error one line, the
+    tracebacks in a file it names; the exit status."""
+    from harness.check import verdict
+
+    v = out.verdict
+    if v.status != verdict.INTERNAL:
+        for line in v.why:
+            print(f"sdqtest: {line}", file=sys.stderr)
+        return v.status
+    _say_internal(v.why[0], [r for r in out.results if r.internal], report_dir, out.aborted)
+    return v.status
+
+
+def _say_internal(why: str, bad: list[Any], report_dir: Path, aborted: str = "") -> None:
+    """One line on stderr for runs that ended on an internal error of
+    sdqtest (``bad``) or a check it stopped (``aborted``: the traceback);
+    their tracebacks in a file of ``report_dir`` that the line names."""
+    texts = [f"the check stopped:\n{aborted}"] if aborted else []
+    texts += [f"[{r.build} {r.machine}] {r.scenario}:\n{r.notes[0] if r.notes else r.reason}"
+              for r in bad]
+    try:
+        path: Path | None = failure.write_traceback("\n".join(texts), report_dir)
+    except OSError:
+        path = None
+    what = why + (f" (the first: [{bad[0].build} {bad[0].machine}] {bad[0].scenario}: "
+                  f"{bad[0].reason.removeprefix('internal error of sdqtest: ')})"
+                  if bad and not aborted else "")
+    print(f"sdqtest: {failure.one_line(what, path)}", file=sys.stderr)
+
+
+def json_summary(out: session.CheckOutcome) -> dict[str, Any]:
+    """The JSON report's ``summary`` keys beside the figures
+    (:func:`harness.check.report.counts`): the verdict, the planned runs,
+    whether the check ran to its end, the machines a build cannot start."""
+    from harness.check import boards, runner, verdict
+
+    v = out.verdict
+    cannot = {(r.build, r.machine, r.reason) for r in out.results
+              if r.status == runner.CANNOT_RUN}
+    cannot |= {(b, m, f"cannot run on this build: {why}") for b, _, m, why in
+               boards.absent_machines(out.plan.boards.builds, out.plan.boards.names)}
+    return {"exit_status": v.status, "verdict": verdict.NAMES.get(v.status, str(v.status)),
+            "why": v.why, "planned_runs": len(out.plan.runs), "complete": not out.aborted,
+            "elapsed_seconds": round(out.elapsed, 3),
+            "cannot_run_on_build": [{"build": b, "machine": m, "reason": why}
+                                    for b, m, why in sorted(cannot)],
+            "notes": out.notes}
+
+
+def _check_files(args: argparse.Namespace, out: session.CheckOutcome,
+                 stdout: TextIO) -> list[str]:
+    """The JUnit and JSON reports, when asked for; the lines naming them."""
     from harness.check import report
 
+    lines = []
+    results = out.results
     if args.junit:
         from harness.check import junit
 
         junit.write(results, Path(args.junit))
-        print(f"JUnit report: {args.junit}")
+        lines.append(f"JUnit report: {args.junit}")
     if args.json:
-        report.write_json(results, Path(args.json), session.build_identities(builds, notes))
-        print(f"JSON report: {args.json}")
+        builds = session.build_identities(out.plan.every_build, out.notes)
+        write_json(report.to_json(results, builds, json_summary(out)), args.json, stdout)
+        if args.json != "-":
+            lines.append(f"JSON report: {args.json}")
+    return lines
 
 
 #: Seconds of scenario time the explore group may take per build (the
@@ -160,7 +250,8 @@ def _explore_summary(ran: list[session.RunResult], report_dir: Path) -> None:
                   f"own (sdqtest check --scenario {name})")
             continue
         show_progress(f"shrinking {build.name} {name}")
-        got = shrink_divergence(build, corpus[name], report_dir / "explore-findings")
+        got = shrink_divergence(build, corpus[name], report_dir / "explore-findings",
+                                machine_type=one.spec.machine)
         show_progress("")
         if got is None:
             print(f"  {build.name} {name}: did not fail again when re-run alone")
@@ -178,6 +269,7 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
     print("strict mode: the model follows the SD specifications; each finding is a "
           "place where QEMU does not\n")
     total = 0
+    internal: list[Any] = []
     for b in builds:
         rep = strict.findings_for(b, selected, machine, report_dir, progress=show_progress,
                                   jobs=jobs)
@@ -200,5 +292,11 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
         for r in errors:
             print(f"- {r.scenario}: {r.status}: {r.reason}")
         total += len(rep.findings) + len(rep.unexplained) + len(errors)
+        internal += [r for r in rep.results if r.internal]
         print()
+    if internal:
+        n = len(internal)
+        _say_internal(f"{n} run{'s' if n != 1 else ''} ended on an internal error of sdqtest",
+                      internal, Path(report_dir))
+        return failure.EXIT_INTERNAL
     return 1 if total else 0

@@ -4,9 +4,13 @@ line, and the exit status each error of the tree maps to."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
 
 from harness.errors import QemuError, SdqtestError, UsageError
 
@@ -54,22 +58,105 @@ def show_progress(text: str) -> None:
 
 def call(args: argparse.Namespace) -> int:
     """Run the command ``args.func`` names; each error of the tree is one
-    line on stderr and its exit status (2 bad input, 3 QEMU, 130 interrupted)."""
+    line on stderr and its exit status (2 bad input, 3 QEMU, 130
+    interrupted); any other exception is a bug of sdqtest: one line, its
+    traceback in a file (in ``--report-dir`` where the command has one),
+    exit status 70 (:mod:`harness.commands.failure`)."""
+    from harness.commands import failure
+
     try:
         rc: int = args.func(args)
         return rc
     except UsageError as e:
         print(f"sdqtest: error: {e}", file=sys.stderr)
-        return 2
+        return failure.EXIT_USAGE
     except QemuError as e:
         print(f"sdqtest: QEMU error: {e}", file=sys.stderr)
         return 3
     except SdqtestError as e:  # cannot start: a build, an image, an install step
         print(f"sdqtest: error: {e}", file=sys.stderr)
-        return 2
+        return failure.EXIT_USAGE
     except KeyboardInterrupt:
         print("sdqtest: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # noqa: BLE001 - a bug of sdqtest: said so, never exit 1
+        report_dir = getattr(args, "report_dir", None)
+        line, rc = failure.internal_error(e, Path(report_dir) if report_dir else None)
+        print(f"sdqtest: {line}", file=sys.stderr)
+        return int(getattr(args, "internal_exit", rc))
+
+
+def check_output(option: str, path: str | None, *, directory: bool = False) -> None:
+    """Refuse, before anything runs, an output the command could not write
+    at its end: a file (``-``: standard output) whose directory does not
+    exist or cannot be written, or that is a directory; a ``directory``
+    that cannot be made or written (it is made when first needed)."""
+    if path is None or (path == "-" and not directory):
+        return
+    p = Path(path)
+    if directory:
+        if p.exists() and not p.is_dir():
+            raise UsageError(f"{option} {path}: not a directory")
+        near = next((a for a in (p, *p.absolute().parents) if a.exists()), Path("/"))
+        if not near.is_dir():
+            raise UsageError(f"{option} {path}: {near} is not a directory")
+        if not os.access(near, os.W_OK | os.X_OK):
+            raise UsageError(f"{option} {path}: {near} cannot be written")
+        return
+    parent = p.absolute().parent
+    if p.is_dir():
+        raise UsageError(f"{option} {path}: is a directory, not a file")
+    if not parent.is_dir():
+        raise UsageError(f"{option} {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option} {path}: cannot be written")
+
+
+def write_json(data: Any, dest: str, stdout: TextIO | None = None) -> None:
+    """``data`` as indented JSON into file ``dest``, or on ``stdout``
+    (default: standard output) when ``dest`` is ``-``."""
+    text = json.dumps(data, indent=1) + "\n"
+    if dest == "-":
+        out = stdout or sys.stdout
+        out.write(text)
+        out.flush()
+    else:
+        Path(dest).write_text(text)
+
+
+#: Version of the JSON documents of ``qemu list``, ``bugs``, ``compat`` and
+#: ``migrate`` (``harness/schemas/COMMAND.schema.json``); ``check`` has its own
+#: (:data:`harness.check.report.SCHEMA_VERSION`).
+SCHEMA_VERSION = 1
+
+
+def json_option(p: Any, what: str) -> None:
+    """``--json FILE|-``: the command's result as a JSON document."""
+    p.add_argument("--json", metavar="FILE|-",
+                   help=f"write {what} as JSON (schema_version, command, summary; schema: "
+                   "harness/schemas/); '-': on standard output, the text then on standard "
+                   "error")
+
+
+def document(command: str, summary: dict[str, Any], **body: Any) -> dict[str, Any]:
+    """A command's JSON document: its schema version, its name, its summary
+    block, then its own keys."""
+    return {"schema_version": SCHEMA_VERSION, "command": command, "summary": summary, **body}
+
+
+@contextlib.contextmanager
+def machine_output(args: argparse.Namespace) -> Iterator[TextIO]:
+    """The command's body: its ``--json`` checked writable first; with
+    ``--json -`` the text it prints goes to standard error.  Yields the
+    real standard output, for :func:`write_json`."""
+    dest = getattr(args, "json", None)
+    check_output("--json", dest)
+    stdout = sys.stdout
+    if dest == "-":
+        with contextlib.redirect_stdout(sys.stderr):
+            yield stdout
+    else:
+        yield stdout
 
 
 def parse_one(register: Callable[[Any], None], argv: list[str]) -> argparse.Namespace:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import Any, TextIO
 
 from harness.commands import check as check_command
-from harness.commands.common import call, parse_one
+from harness.commands import failure
+from harness.commands.common import call, check_output, machine_output, parse_one, write_json
 from harness.errors import UsageError
 from harness.table import print_table
 
@@ -30,11 +31,14 @@ def register(sub: Any) -> None:
                     help="add to the counts of earlier runs instead of starting at zero")
     cv.add_argument("--functions", nargs="?", const="", metavar="REGEX",
                     help="also list every function (or those matching REGEX)")
-    cv.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    cv.add_argument("--json", metavar="FILE", help="write the figures as JSON ('-': on "
+                    "standard output, the text then on standard error)")
     cv.add_argument("--html", metavar="DIR", help="write an annotated HTML report")
     cv.set_defaults(func=run, check_args=[])
     cv.epilog = ("arguments after '--' go to 'sdqtest check' (e.g. sdqtest coverage BUILD "
-                 "-- --group data)")
+                 "-- --group data); " + failure.epilog(
+                     "0 measured, every check it ran clean; else the highest status of "
+                     "those checks (sdqtest check --help)"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,7 +48,13 @@ def run(args: argparse.Namespace) -> int:
     --arm``) shares the ``hw/sd`` objects: the boards' runs (``check --board``
     on it) add to the same counts, and the reachable set then leaves out only
     what no board reaches."""
-    import json
+    check_output("--html", args.html, directory=True)
+    with machine_output(args) as stdout:
+        return _run(args, stdout)
+
+
+def _run(args: argparse.Namespace, stdout: TextIO) -> int:
+    """:func:`run`, the JSON (if asked for) on ``stdout`` for ``--json -``."""
     from pathlib import Path
 
     from harness.check import boards as check_boards
@@ -73,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     cov = cb.measure()
     _print_coverage(cb, cov, args, boards)
     if args.json:
-        Path(args.json).write_text(json.dumps(cov.to_json(), indent=1))
+        write_json(cov.to_json(), args.json, stdout)
         print(f"JSON: {args.json}")
     if args.html:
         index = coverage.write_html(cov, Path(args.html), f"hw/sd coverage: {cb.build_dir}")

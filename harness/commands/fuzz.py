@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from harness.commands import failure
 from harness.commands.common import qemu_option, show_progress
 from harness.errors import UsageError
 from harness.qemu.selection import select_builds
@@ -14,7 +15,9 @@ from harness.qemu.selection import select_builds
 
 def register(sub: Any) -> None:
     """``sdqtest fuzz``."""
-    fz = sub.add_parser("fuzz", help="differential fuzzing: random inputs on model and QEMU")
+    fz = sub.add_parser("fuzz", help="differential fuzzing: random inputs on model and QEMU",
+                        epilog=failure.epilog("0 no finding; 1 a finding (divergence, QEMU "
+                                              "crash or hang), its reproducers written"))
     qemu_option(fz)
     fz.add_argument("--time", "--budget", metavar="T",
                     help="time budget per build: 60, 90s, 10m, 1h (default 60 s)")

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, TextIO
 
-from harness.commands.common import qemu_option, show_progress
+from harness.commands import failure
+from harness.commands.common import (
+    check_output,
+    document,
+    json_option,
+    machine_output,
+    qemu_option,
+    show_progress,
+    write_json,
+)
 from harness.errors import UsageError
 from harness.qemu.selection import select_builds
 from harness.table import print_table
@@ -13,7 +22,9 @@ from harness.table import print_table
 
 def register(sub: Any) -> None:
     """``sdqtest migrate``."""
-    mg = sub.add_parser("migrate", help="migration matrix: same-build and older->newer pairs")
+    mg = sub.add_parser("migrate", help="migration matrix: same-build and older->newer pairs",
+                        epilog=failure.epilog("0 every cell agrees (quirks and skips "
+                                              "included); 1 a cell diverges, errs or crashes"))
     qemu_option(mg)
     mg.add_argument("--from", dest="source", metavar="BUILD", help="only pairs from this build")
     mg.add_argument("--to", dest="destination", metavar="BUILD",
@@ -29,11 +40,18 @@ def register(sub: Any) -> None:
                     help="where reproducers go (default: ./reports)")
     mg.add_argument("--keep-all", action="store_true",
                     help="write a reproducer for every cell, not only the failing ones")
+    json_option(mg, "every cell")
     mg.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """The migration matrix: pairs x machine types x migration points."""
+    check_output("--report-dir", args.report_dir, directory=True)
+    with machine_output(args) as stdout:
+        return _run(args, stdout)
+
+
+def _run(args: argparse.Namespace, stdout: TextIO) -> int:
     from pathlib import Path
 
     from harness.check import inputs, migration
@@ -59,4 +77,16 @@ def run(args: argparse.Namespace) -> int:
     print()
     print("\n".join(migration.summary(cells)))
     bad = {c.status for c in cells} - {"agree", "quirk", "skipped"}
-    return 1 if bad else 0
+    rc = 1 if bad else 0
+    if args.json:
+        counts: dict[str, int] = {}
+        for c in cells:
+            counts[c.status] = counts.get(c.status, 0) + 1
+        write_json(document("migrate", {"exit_status": rc, "cells": len(cells),
+                                        "by_status": counts},
+                            cells=[{"pair": c.pair, "machine": c.machine, "point": c.point,
+                                    "status": c.status, "reason": c.reason,
+                                    "seconds": round(c.seconds, 3), "pci_lost": c.pci_lost,
+                                    "reproducer": c.reproducer} for c in cells]),
+                   args.json, stdout)
+    return rc

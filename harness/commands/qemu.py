@@ -7,7 +7,14 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from harness.commands.common import qemu_option
+from harness.commands import failure
+from harness.commands.common import (
+    document,
+    json_option,
+    machine_output,
+    qemu_option,
+    write_json,
+)
 from harness.errors import UsageError
 from harness.qemu.selection import select_builds
 from harness.table import print_table
@@ -17,12 +24,16 @@ def register(sub: Any) -> None:
     """``sdqtest qemu install|list|build``."""
     q = sub.add_parser("qemu", help="install and list QEMU builds")
     qsub = q.add_subparsers(dest="qemu_command", required=True)
-    qi = qsub.add_parser("install", help="install Debian's QEMU builds side by side")
+    qi = qsub.add_parser("install", help="install Debian's QEMU builds side by side",
+                         epilog=failure.epilog("0 installed; 2 an install step failed"))
     qi.add_argument("names", nargs="*", metavar="7.2|10.0|11.1|all")
     qi.add_argument("--quiet", action="store_true")
     qi.set_defaults(func=run_install)
-    ql = qsub.add_parser("list", help="list builds and what each offers")
+    ql = qsub.add_parser("list", help="list builds and what each offers",
+                         epilog=failure.epilog("0 listed (a build without qtest or a board "
+                                               "it cannot run is a row, not a failure)"))
     qemu_option(ql)
+    json_option(ql, "the builds and what each offers")
     ql.set_defaults(func=run_list)
     qb = qsub.add_parser("build", help="build a QEMU source tree (x86_64 system emulator) "
                          "out of tree, optionally for coverage")
@@ -59,8 +70,54 @@ def run_install(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    with machine_output(args) as stdout:
+        builds = select_builds(args.qemu, install_missing=False)
+        _print_builds(builds)
+        arm: list[Any] = []
+        if not args.qemu:
+            arm = _list_arm_builds()
+            from harness.qemu import sources
+
+            sources.list_source_builds()
+        more = [(b, cannot_run(b)) for b in [x for x in builds if _is_arm(x)]
+                + _arm_source_builds(args)]
+        lines = [ln for b, cannot in more for ln in _say(b, cannot)]
+        if lines:
+            print("\n" + "\n".join(lines))
+        if args.json:
+            rows = [build_json(b) for b in builds if not _is_arm(b)]
+            rows += [build_json(b, arm=True, cannot=c) for b, c in arm + more]
+            cannot = sum(len(r["cannot_run"]) for r in rows)
+            write_json(document("qemu list", {"builds": len(rows) - len(arm) - len(more),
+                                              "arm_builds": len(arm) + len(more),
+                                              "boards_cannot_run": cannot,
+                                              "without_qtest": sum(not r["qtest_accel"]
+                                                                   for r in rows)},
+                                builds=rows), args.json, stdout)
+    return 0
+
+
+def build_json(b: Any, *, arm: bool = False,
+               cannot: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
+    """One build as ``qemu list --json`` gives it."""
+    return {"name": b.name, "version": b.version, "package": b.profile.package,
+            "binary": str(b.binary), "qtest_accel": b.profile.has_qtest_accel, "arm": arm,
+            "pc_q35": b.versioned_machines("q35"), "pc_i440fx": b.versioned_machines("pc"),
+            "sdhci_pci": b.has_sdhci_pci, "erase_blocks_as_zero": b.has_erase_blocks_as_zero,
+            "boards": _offered(b) if arm else [],
+            "cannot_run": [{"board": n, "machine": m, "reason": why}
+                           for n, m, why in cannot or []]}
+
+
+def _offered(b: Any) -> list[str]:
+    from harness.hwdefs.boards import BOARDS
+
+    return [x.name for x in BOARDS if b.offers(x.machine)]
+
+
+def _print_builds(builds: list[Any]) -> None:
     rows = []
-    for b in select_builds(args.qemu, install_missing=False):
+    for b in builds:
         q35 = b.versioned_machines("q35")
         pc = b.versioned_machines("pc")
         rows.append(
@@ -78,29 +135,77 @@ def run_list(args: argparse.Namespace) -> int:
     head = ["build", "query-version", "qtest", "pc-q35", "pc-i440fx", "sdhci-pci",
             "erase-blocks-as-zero", "binary"]
     print_table(head, rows)
-    if not args.qemu:
-        _list_arm_builds()
-        from harness.qemu import sources
-
-        sources.list_source_builds()
-    return 0
 
 
-def _list_arm_builds() -> None:
-    """The installed ARM builds (``check --board``): version, qtest, the boards."""
-    from harness.hwdefs.boards import BOARDS
+def _list_arm_builds() -> list[tuple[Any, list[tuple[str, str, str]]]]:
+    """The installed ARM builds (``check --board``): version, qtest, the
+    boards, a line for each board a build cannot run; each build and those
+    boards (name, machine type, why)."""
     from harness.qemu import builds
 
     rows = []
+    out = []
     for b in builds.selected_arm():
-        offered = [x.name for x in BOARDS if b.offers(x.machine)]
         rows.append([b.name, b.version + (f" ({b.profile.package})" if b.profile.package
                                           else ""),
                      "yes" if b.profile.has_qtest_accel else "NO",
-                     ", ".join(offered) or "-", str(b.binary)])
+                     ", ".join(_offered(b)) or "-", str(b.binary)])
+        out.append((b, cannot_run(b)))
     if rows:
         print()
         print_table(["ARM build", "query-version", "qtest", "boards", "binary"], rows)
+    lines = [ln for b, cannot in out for ln in _say(b, cannot)]
+    if lines:
+        print("\n" + "\n".join(lines))
+    return out
+
+
+def _is_arm(b: Any) -> bool:
+    return "aarch64" in b.binary.name or "arm" in b.binary.name
+
+
+def _arm_source_builds(args: argparse.Namespace) -> list[Any]:
+    """The ARM source builds in the cache (``qemu build VERSION --arm``),
+    probed; none with ``--qemu``."""
+    from harness.provision import source
+    from harness.qemu import builds
+
+    if args.qemu:
+        return []
+    out = []
+    for name, binary in source.source_builds().items():
+        if "aarch64" in binary.name:
+            try:
+                out.append(builds.probe(binary, name))
+            except builds.BuildError:
+                continue  # its row in the source builds' table says why
+    return out
+
+
+def cannot_run(b: Any) -> list[tuple[str, str, str]]:
+    """The boards build ``b`` cannot run: (board, machine type, why), for a
+    machine type it does not offer (its query-machines) or one it cannot
+    start (QEMU's words: :func:`harness.qemu.cannot_run.board_refusal`)."""
+    from harness.hwdefs.boards import BOARDS
+    from harness.qemu.cannot_run import board_refusal
+
+    out = []
+    for x in BOARDS:
+        why = (board_refusal(b.binary, x.name) if b.offers(x.machine)
+               else f"no machine type {x.machine} (query-machines)")
+        if why is not None:
+            out.append((x.name, x.machine, why))
+    return out
+
+
+def board_lines(b: Any) -> list[str]:
+    """:func:`cannot_run` as ``qemu list`` prints it, one line a board."""
+    return _say(b, cannot_run(b))
+
+
+def _say(b: Any, cannot: list[tuple[str, str, str]]) -> list[str]:
+    return [f"[{b.name}] board {n} ({m}): cannot run on this build: {why}"
+            for n, m, why in cannot]
 
 
 def run_build(args: argparse.Namespace) -> int:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.commands import failure
 from harness.commands.common import qemu_option
 
 
 def register(sub: Any) -> None:
     """``sdqtest replay``."""
-    r = sub.add_parser("replay", help="replay a qtest trace on QEMU (and the model)")
+    r = sub.add_parser("replay", help="replay a qtest trace on QEMU (and the model)",
+                       epilog=failure.epilog(
+                           "0 clean; 1 the model disagrees or raises; 3 QEMU crashed, hung or "
+                           "a sanitizer reported, on some build; 4 QEMU refused a command line"))
     r.add_argument("trace", nargs="*", help="qtest commands, one per line (-qtest stdio "
                    "format), or a bug report's shell form; several may be given")
     r.add_argument("--field", action="store_true",

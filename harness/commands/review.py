@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from harness.commands.common import add_difference_options, max_differences
+from harness.commands.common import (
+    add_difference_options,
+    check_output,
+    json_option,
+    machine_output,
+    max_differences,
+    write_json,
+)
 from harness.errors import SdqtestError
 
 EPILOG = ("exit: 0 nothing is a problem; 1 the report names a problem (changed behaviour, "
@@ -60,6 +68,7 @@ def register(sub: Any) -> None:
     rv.add_argument("--report-dir", default="review-report", metavar="D",
                     help="report.txt/.md/.json and the reproducers (default review-report)")
     rv.add_argument("--markdown", action="store_true", help="print the Markdown report")
+    json_option(rv, "the report (report.json's content)")
     rv.set_defaults(func=run)
 
 
@@ -84,6 +93,14 @@ def _diff_text(scratch: Any, commits: list[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``sdqtest review`` (its outputs checked writable first; with
+    ``--json -`` the text goes to standard error)."""
+    check_output("--report-dir", args.report_dir, directory=True)
+    with machine_output(args) as stdout:
+        return _run(args, stdout)
+
+
+def _run(args: argparse.Namespace, stdout: TextIO) -> int:
     import harness.scenarios as scenarios
     from harness.check import parallel
     from harness.review import report, run, series
@@ -113,9 +130,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     rv.times = {**build_times, **rv.times}
     txt, md, js = report.write(rv, opts.report_dir)
+    rc = 1 if any(f.problem for f in report.findings(rv)) else 0
     print(report.render(rv, md=args.markdown), end="")
     print(f"\nreports: {txt}, {md}, {js} ({time.monotonic() - t0:.0f} s in all)")
-    return 1 if any(f.problem for f in report.findings(rv)) else 0
+    if args.json:
+        write_json(json.loads(js.read_text()), args.json, stdout)
+    return rc
 
 
 def _review_series(args: argparse.Namespace, opts: Any, times: dict[str, float]) -> Any:

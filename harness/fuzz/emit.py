@@ -28,7 +28,7 @@ from typing import Any
 from harness.fuzz.ops import Op, describe
 from harness.fuzz.run import CRASH, DIVERGE, HANG, Outcome
 from harness.fuzz.signature import slug
-from harness.qemu.argv import shell_line
+from harness.qemu.argv import replay_script
 from harness.replay.engine import reproducer_header
 
 _C_CALL = {"out": "qtest_out", "in": "qtest_in", "write": "qtest_write", "read": "qtest_read"}
@@ -116,6 +116,11 @@ def c_function(name: str, trace: Sequence[str], argv: Sequence[str], *,
                         else "    qtest_clock_step_next(s);")
         elif words[0] == "irq_intercept_in":
             body.append(f"    qtest_irq_intercept_in(s, {_c_string(words[1])});")
+        elif words[0] == "irq_intercept_out" and len(words) == 3:  # a board's named output
+            body.append(f"    qtest_irq_intercept_out_named(s, {_c_string(words[1])}, "
+                        f"{_c_string(words[2])});")
+        elif words[0] == "irq_intercept_out":
+            body.append(f"    qtest_irq_intercept_out(s, {_c_string(words[1])});")
         else:
             body.append(f"    /* not translated: {line} */")
         if last and expect is not None and expect[0].startswith("irq@"):
@@ -168,14 +173,12 @@ def write(out: Outcome, ops: Sequence[Op], sig: str, build: str, directory: Path
     trace_file = d / "repro.qtest"
     trace_file.write_text(reproducer_header(out.machine, what) + "\n".join(out.trace) + "\n")
     sh = d / "repro.sh"
-    kill = "" if out.status in (CRASH, HANG) else " QEMU does not exit at the end of its input."
-    sh.write_text(
-        "#!/bin/sh\n"
-        f"# sdqtest fuzz finding {sig} on QEMU {build}\n"
-        f"# {out.reason.splitlines()[0] if out.reason else ''}\n"
-        f"#{kill} Stopped after REPLAY_SECONDS (default 3).\n"
-        f"grep -v '^#' \"$(dirname \"$0\")/repro.qtest\" | "
-        f"exec timeout -k 1 \"${{REPLAY_SECONDS:-3}}\" {shell_line(out.replay_argv)}\n")
+    ends = {CRASH: ["QEMU crashes at the last command."],
+            HANG: ["QEMU stops answering at the last command."]}.get(out.status, [])
+    sh.write_text(replay_script(
+        out.replay_argv, '"$(dirname "$0")/repro.qtest"',
+        [f"sdqtest fuzz finding {sig} on QEMU {build} ({out.machine.type})",
+         out.reason.splitlines()[0] if out.reason else "", *ends]))
     sh.chmod(0o755)
     fn = "test_sdhci_fuzz_" + re.sub(r"[^0-9a-z]", "_", name.lower())
     note = {DIVERGE: "the model's answer to the last step is asserted",
@@ -202,7 +205,9 @@ def write(out: Outcome, ops: Sequence[Op], sig: str, build: str, directory: Path
 
 
 def pytest_text(sig: str, build: str, ops: Sequence[Op], out: Outcome) -> str:
-    """A pytest regression test that runs ``ops`` on each selected build."""
+    """A pytest regression test that runs ``ops`` on each selected build,
+    on the machine type the finding was on (a PC's, or a board's)."""
+    machine = out.machine.type if out.machine is not None else "q35"
     return (
         f'"""sdqtest fuzz finding {sig}, first seen on QEMU {build}.\n\n'
         f"{(out.reason.splitlines() or [''])[0]}\n\n"
@@ -211,8 +216,10 @@ def pytest_text(sig: str, build: str, ops: Sequence[Op], out: Outcome) -> str:
         "from harness.fuzz.run import OK, execute\n"
         "from harness.fuzz.signature import signature\n"
         "from harness.qemu.builds import QemuBuild\n\n"
-        f"OPS = {pprint.pformat(list(ops), width=96)}\n\n\n"
+        f"OPS = {pprint.pformat(list(ops), width=96)}\n"
+        f"MACHINE = {machine!r}\n\n\n"
         f"def test_fuzz_finding(qemu_build: QemuBuild) -> None:\n"
-        "    out = execute(qemu_build.binary, qemu_build.profile, OPS, name=qemu_build.name)\n"
+        "    out = execute(qemu_build.binary, qemu_build.profile, OPS, machine_type=MACHINE,\n"
+        "                  name=qemu_build.name)\n"
         "    assert out.status == OK, f\"{signature(out)}: {out.reason}\"\n"
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.driver.ops import Op
 from harness.fuzz import emit
-from harness.fuzz.run import execute
+from harness.fuzz.run import Outcome, execute
 from harness.fuzz.shrink import shrink_ops
 from harness.fuzz.signature import signature
 from harness.qemu.builds import QemuBuild
@@ -34,20 +34,25 @@ class Shrunk:
 
 
 def shrink_divergence(build: QemuBuild, ops: list[Op], out_dir: Path, *,
-                      calls: int = 60) -> Shrunk | None:
-    """Shrink ``ops`` (an explore input that diverged on ``build``) and
+                      calls: int = 60, machine_type: str = "q35") -> Shrunk | None:
+    """Shrink ``ops`` (an explore input that diverged on ``build``, on
+    ``machine_type``: a PC's, or a board's with its own controller) and
     write its reproducers under ``out_dir``; None if it does not fail when
     re-run alone (the check's run stays the evidence)."""
-    def run(cand: list[Op]) -> str:
-        return signature(execute(build.binary, build.profile, cand, polls=DRIVER_POLLS))
+    def go(cand: list[Op]) -> Outcome:
+        return execute(build.binary, build.profile, cand, polls=DRIVER_POLLS,
+                       machine_type=machine_type)
 
-    first = execute(build.binary, build.profile, ops, polls=DRIVER_POLLS)
+    def run(cand: list[Op]) -> str:
+        return signature(go(cand))
+
+    first = go(ops)
     sig = signature(first)
     if not sig:
         return None
     shrunk, runs = shrink_ops(ops, lambda c: run(c) == sig, stop_at=first.op_index,
                               calls=calls)
-    final = execute(build.binary, build.profile, shrunk, polls=DRIVER_POLLS)
+    final = go(shrunk)
     if signature(final) != sig:
         shrunk, final = ops, first
     d = emit.write(final, shrunk, sig, build.name, out_dir, runs=runs, original_len=len(ops))

@@ -34,11 +34,13 @@ from harness.driver.host import HostDriver
 from harness.errors import QemuGone
 from harness.fuzz import residue
 from harness.fuzz.ops import Op, apply
+from harness.hwdefs.boards import board_for
 from harness.machine import CardImage, Machine
 from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
 from harness.qemu import sanitizer
+from harness.qemu.argv import replay_argv
 from harness.qemu.pool import QemuPool
 from harness.qemu.qtest import QtestTimeout
 from harness.qemu.session import QemuDied
@@ -100,7 +102,15 @@ class Outcome:
 
 
 def fuzz_machine(machine_type: str = "q35") -> Machine:
-    return Machine(type=machine_type, image=CardImage(images.ensure(IMAGE)))
+    """The fuzz machine: ``machine_type`` with sdhci-pci and an SD card on
+    the :data:`IMAGE` recipe, or a board's machine type with the board's own
+    controller and card (:mod:`harness.hwdefs.boards`: an explore input
+    that diverged on a board is shrunk there)."""
+    image = CardImage(images.ensure(IMAGE))
+    board = board_for(machine_type)
+    if board is not None:
+        return Machine.for_board(board.name, image=image)
+    return Machine(type=machine_type, image=image)
 
 
 def _features(model: ModelTarget, op: Op) -> set[tuple[Any, ...]]:
@@ -262,6 +272,8 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
                 _release(pooled, qemu, model, out, carried, seen)
             else:
                 (side or qemu).close()
+        if not out.replay_argv:  # QEMU did not start: the command line is the same
+            out.replay_argv = replay_argv(binary, machine)
     if rec is not None:
         try:
             if out.status == OK:

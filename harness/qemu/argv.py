@@ -143,8 +143,36 @@ def qemu_argv(
     return argv
 
 
+def replay_argv(binary: str | os.PathLike[str], machine: Machine, *,
+                accel: str = "qtest") -> list[str]:
+    """The command line that replays a qtest trace of ``machine`` from
+    stdin (``-qtest stdio``), a PC's or a board's alike, its card image
+    (the original file, never a private copy) opened ``snapshot=on``."""
+    return qemu_argv(binary, machine, accel=accel, qtest="stdio", snapshot=True)
+
+
+def replay_script(argv: Sequence[str], trace: str, comment: Sequence[str], *,
+                  seconds: int = 3) -> str:
+    """A ``sh`` script that feeds the qtest trace file ``trace`` (a shell
+    word: quoted, or ``"$(dirname "$0")/..."``) to QEMU's ``argv``
+    (:func:`replay_argv`), for people without sdqtest; ``comment``: its
+    first lines.  QEMU does not exit at the end of its qtest input, so it is
+    stopped after ``$REPLAY_SECONDS`` (default ``seconds``); the trace's
+    ``#`` header lines (the machine, for ``sdqtest replay``) are left out."""
+    if not argv:
+        raise ValueError("a replay script needs QEMU's command line")
+    return ("#!/bin/sh\n" + "".join(f"# {line}\n" for line in comment)
+            + "# QEMU does not exit at the end of its qtest input: it is stopped after\n"
+            f"# REPLAY_SECONDS (default {seconds}).  The trace's '#' header lines (the\n"
+            "# machine, for 'sdqtest replay') are left out; $QEMU overrides the binary.\n"
+            f"grep -v '^#' {trace} | "
+            f"exec timeout -k 1 \"${{REPLAY_SECONDS:-{seconds}}}\" {shell_line(argv)}\n")
+
+
 def shell_line(argv: Sequence[str], *, binary_var: str | None = "QEMU") -> str:
     """``argv`` quoted for ``sh``; the binary overridable by ``$QEMU``."""
+    if not argv:
+        raise ValueError("no command line to quote")
     head = shlex.quote(argv[0])
     if binary_var:
         head = f'"${{{binary_var}:-{argv[0]}}}"'

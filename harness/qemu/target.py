@@ -30,7 +30,7 @@ from harness.hwdefs import pci as pcidefs
 from harness.hwdefs.boards import Board
 from harness.machine import CARD_ID, DRIVE_ID, Machine
 from harness.qemu import board, pci
-from harness.qemu.argv import qemu_argv
+from harness.qemu.argv import replay_argv
 from harness.qemu.qtest import (
     B64_CHUNK,
     b64read_lines,
@@ -591,8 +591,7 @@ class QemuTarget:
         """The QEMU command line that replays :attr:`trace` from stdin: the
         same machine and accelerator with ``-qtest stdio``, the card image
         (the original, not the private copy) opened with ``snapshot=on``."""
-        return qemu_argv(self.binary, self.machine, accel=self.session.accel or "qtest",
-                         qtest="stdio", snapshot=True)
+        return replay_argv(self.binary, self.machine, accel=self.session.accel or "qtest")
 
     @property
     def trace(self) -> list[str]:

@@ -268,8 +268,21 @@ def render(rv: Review, md: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
+#: Version of ``report.json``'s shape (``harness/schemas/review.schema.json``).
+SCHEMA_VERSION = 1
+
+
 def to_json(rv: Review) -> dict[str, Any]:
-    return {"title": rv.title, "base": str(rv.base.binary), "patched": str(rv.patched.binary),
+    """``report.json`` (and ``review --json``): the schema version, a summary
+    (the exit status ``review`` gives, the problems and findings), then the
+    report's parts."""
+    problems = sum(f.problem for f in findings(rv))
+    return {"schema_version": SCHEMA_VERSION, "command": "review",
+            "summary": {"exit_status": 1 if problems else 0, "problems": problems,
+                        "findings": len(findings(rv)),
+                        "behaviour_findings": len(rv.findings),
+                        "scenarios": len(rv.rows), "counts": classify.counts(rv.rows)},
+            "title": rv.title, "base": str(rv.base.binary), "patched": str(rv.patched.binary),
             "patches": rv.patches,
             "findings": [{"problem": f.problem, "text": f.text} for f in findings(rv)],
             "behaviour_findings": [f.to_json() for f in rv.findings],

@@ -1,11 +1,13 @@
 """A QEMU binary with extra options: a two-line shell wrapper.
 
 The direct comparison needs both QEMUs to draw the same "random" values (the
-RCA since QEMU 9.1 comes from ``qemu_guest_getrandom``): QEMU's ``-seed N``
-makes that generator deterministic.  A property the model does not know is
-set for every card with ``-global sd-card.PROP=VALUE``, which the model never
-sees.  A wrapper is an executable file, so every part of the harness that
-takes a binary (check, pools, reproducers) takes it unchanged.
+RCA since QEMU 9.1 comes from ``qemu_guest_getrandom``): every launch has the
+same ``-seed`` (:data:`harness.qemu.argv.SEED`; a second ``-seed`` would
+trip an assertion in QEMU's ``qemu_guest_random_seed_thread_part2``).  A
+property the model does not know is set for every card with ``-global
+sd-card.PROP=VALUE``, which the model never sees.  A wrapper is an
+executable file, so every part of the harness that takes a binary (check,
+pools, reproducers) takes it unchanged.
 
 The wrapper names the wrapped binary's contents (its answers-cache build
 id, :func:`harness.qemu.answers.build_id`) in a comment: what a build
@@ -23,9 +25,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.qemu import answers
-
-#: The ``-seed`` both sides of a direct comparison run with.
-SEED = 1
 
 
 def wrapper(binary: Path, options: Sequence[str], directory: Path) -> Path:
@@ -49,8 +48,9 @@ def wrapper(binary: Path, options: Sequence[str], directory: Path) -> Path:
 
 
 def seeded(binary: Path, directory: Path, globals_: Sequence[str] = ()) -> Path:
-    """``binary`` with ``-seed`` and ``-global`` options (``DEV.PROP=VALUE``)."""
-    return wrapper(binary, ["-seed", str(SEED), *_global_options(globals_)], directory)
+    """``binary`` as a direct comparison runs it: with ``-global`` options
+    (``DEV.PROP=VALUE``), if any; the seed is every launch's."""
+    return wrapper(binary, _global_options(globals_), directory)
 
 
 def with_globals(binary: Path, globals_: Sequence[str], directory: Path) -> Path:

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import pytest
 
-from harness.bisect import BAD, GOOD, SKIP
+from harness.bisect import ABORT, BAD, GOOD, SKIP
 from harness.bisect.checks import (
     CheckResult,
     FindingCheck,
@@ -36,7 +36,7 @@ from harness.check.lockstep import Divergence
 from harness.check.scoreboard import Difference
 from harness.check.session import CheckRequest
 from harness.check.step import Step
-from harness.check.verdict import CLEAN, CRASHED, FAILED, SKIPPED, Verdict
+from harness.check.verdict import CLEAN, CRASHED, FAILED, INTERNAL, SKIPPED, Verdict
 from harness.cli import main as bisect_main
 from harness.errors import QemuError
 from harness.provision.build import (
@@ -251,7 +251,7 @@ def test_scenario_check_maps_verdicts(tmp_path: Path) -> None:
     for status, results, crash_skip, code in [
             (CLEAN, [], False, GOOD), (FAILED, [diverged], False, BAD),
             (CRASHED, [], False, BAD), (CRASHED, [], True, SKIP),
-            (SKIPPED, [skipped], False, SKIP)]:
+            (SKIPPED, [skipped], False, SKIP), (INTERNAL, [], False, ABORT)]:
         out = _outcome(status, results)
 
         def fake(rq: CheckRequest, out: Any = out) -> Any:

@@ -38,3 +38,22 @@ def test_a_changed_verdict_or_step_is_named() -> None:
     assert not c.same
     assert c.differ == ["11.1 q35 a", "11.1 q35 b"] and c.only_after == ["7.2 q35 c"]
     assert c.sections == ["quirks_applied"]
+
+
+def test_a_schema_2_report_against_an_older_one() -> None:
+    """The keys schema version 2 added are not behaviour: the same results
+    with and without them are the same; two summaries differ in their
+    verdict, not in their timing."""
+    before, after = _report(), _report()
+    after.update(schema_version=2, command="check",
+                 summary={"exit_status": 0, "verdict": "clean", "elapsed_seconds": 3.0})
+    for r in after["results"]:
+        r["internal_error"] = False
+    assert compare(before, after).same
+    again = copy.deepcopy(after)
+    again["summary"]["elapsed_seconds"] = 9.0
+    assert compare(after, again).same
+    again["summary"]["verdict"] = "failed"
+    again["results"][0]["internal_error"] = True
+    c = compare(after, again)
+    assert c.sections == ["summary"] and c.differ == ["11.1 q35 a"]

@@ -79,5 +79,11 @@ def test_other_qemu_errors_are_errors(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def test_a_harness_bug_is_an_error_with_its_traceback(monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
     res = _run(monkeypatch, tmp_path, KeyError("oops"))
-    assert res.status == runner.ERROR and res.reason.startswith("KeyError")
-    assert "Traceback" in res.notes[0]
+    assert res.status == runner.ERROR and res.internal
+    assert res.reason == "internal error of sdqtest: KeyError: 'oops'"
+    assert "Traceback" in res.notes[0] and "KeyError: 'oops'" in res.notes[0]
+
+
+def test_qemu_errors_are_not_internal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    res = _run(monkeypatch, tmp_path, QtestError("readl 0xe0000024", "FAIL"))
+    assert not res.internal

@@ -279,10 +279,10 @@ def test_a_binary_rebuilt_in_place_gets_a_new_wrapper(tmp_path: Path) -> None:
     text kept the old build's answers after a rebuild in place."""
     binary = tmp_path / "qemu-system-x86_64"
     binary.write_bytes(b"old build")
-    first = wrap.seeded(binary, tmp_path / "w")
+    first = wrap.seeded(binary, tmp_path / "w", ["sd-card.spec_version=3"])
     old = first.read_text()
     binary.write_bytes(b"new build, same path")
-    again = wrap.seeded(binary, tmp_path / "w")
+    again = wrap.seeded(binary, tmp_path / "w", ["sd-card.spec_version=3"])
     assert again == first and again.read_text() != old and "# wrapped build: " in old
 
 
