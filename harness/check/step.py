@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness.hwdefs.layouts import layout
+from harness.hwdefs import layouts
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Step:
         differ; ``answers=False`` puts ``...`` for what the operation returned."""
         if self.op in ("read", "write"):
             offset, size = self.args[0], self.args[1]
-            regs = layout(self.layout).registers_in(offset, size)
+            regs = layouts.layout(self.layout).registers_in(offset, size)
             names = "+".join(r.name for r in regs) or "(hole)"
             where = f"{names}@{offset:#04x}/{size}"
             if self.op == "write":
