@@ -34,8 +34,8 @@ from harness.check.step import Step as Step
 from harness.check.step import Tracker, irq_events_text
 from harness.check.sunxi_transfer import SunxiTracker
 from harness.check.transfer import CommandTracker
-from harness.hwdefs import sdhci
 from harness.hwdefs.boards import Board
+from harness.hwdefs.layouts import layout, layout_of
 from harness.images import Recipe
 from harness.ledger import KnownDifference
 from harness.target import IrqEvents, Target, board_of
@@ -134,11 +134,12 @@ def collapse(steps: list[Step]) -> list[str]:
 
 
 def decode_difference(step: Step) -> list[str]:
-    """Which named register fields differ between the model's and QEMU's value."""
+    """Which named register fields differ between the model's and QEMU's value
+    (the registers of the step's layout)."""
     out: list[str] = []
     if step.op == "read" and isinstance(step.model, int) and isinstance(step.qemu, int):
         offset, size = step.args[0], step.args[1]
-        for reg in sdhci.registers_in(offset, size):
+        for reg in layout(step.layout).registers_in(offset, size):
             m, q = reg.part(offset, step.model), reg.part(offset, step.qemu)
             if m == q:
                 continue
@@ -266,6 +267,8 @@ class LockstepTarget:
         #: The command in progress and the data port position, for reports;
         #: ``recipe`` is the card image's, when the scenario's image has one.
         self.tracker = tracker_for(board_of(model), recipe)
+        #: The layout that names the registers of this board's steps.
+        self.layout = layout_of(board_of(model)).name
         # Interrupt events are compared when both sides report them; what
         # happened before the lockstep started is not part of the run.
         self._events: tuple[IrqEvents, IrqEvents] | None = None
@@ -291,7 +294,8 @@ class LockstepTarget:
         try:
             q = getattr(self.qemu, op)(*args)
         except Departed as e:  # a replayed QEMU: the run left the recorded path
-            step = Step(self.count, op, args, m, None, self.model.irq_level(), False, note)
+            step = Step(self.count, op, args, m, None, self.model.irq_level(), False, note,
+                        layout=self.layout)
             raise Divergence(step, "path", list(self._history), [str(e)],
                              context=self.tracker.context(step)) from None
         em: tuple[bool, ...] = ()
@@ -299,7 +303,7 @@ class LockstepTarget:
         if self._events is not None:
             em, eq = tuple(self._events[0].irq_events()), tuple(self._events[1].irq_events())
         step = Step(self.count, op, args, m, q, self.model.irq_level(), self.qemu.irq_level(),
-                    note, em, eq)
+                    note, em, eq, self.layout)
         self.count += 1
         if compare and m != q:
             self._differs(step, "result")
@@ -390,10 +394,10 @@ class LockstepTarget:
         try:
             q = self.qemu.irq_level()
         except Departed as e:
-            step = Step(self.count, "irq_level", (), m, None, m, False)
+            step = Step(self.count, "irq_level", (), m, None, m, False, layout=self.layout)
             raise Divergence(step, "path", list(self._history), [str(e)]) from None
         if m != q:
-            step = Step(self.count, "irq_level", (), m, q, m, q)
+            step = Step(self.count, "irq_level", (), m, q, m, q, layout=self.layout)
             self._differs(step, "irq")
         return q
 

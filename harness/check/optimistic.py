@@ -254,7 +254,7 @@ class OptimisticLockstep(LockstepTarget):
         index = self.count
         m = self._ahead(op, args)
         return Step(index, op, args, m, m, self._last[0], self._last[0], self._last[1],
-                    self._last[2], self._last[2])
+                    self._last[2], self._last[2], self.layout)
 
     def _do(self, op: str, *args: Any, compare: bool = True) -> Any:
         if self._sync(op, args):
@@ -551,7 +551,7 @@ class OptimisticLockstep(LockstepTarget):
             if self._keep:
                 self._history.extend(
                     _slim(st) if st.op == "mem_read" else st
-                    for st in (Step(index, op, args, m, m, irq, irq, note, em, em)
+                    for st in (Step(index, op, args, m, m, irq, irq, note, em, em, self.layout)
                                for index, op, args, m, note, em, irq, _ in b.ops
                                if op != "irq_level"))
             return level, mark
@@ -594,11 +594,11 @@ class OptimisticLockstep(LockstepTarget):
             if not with_events:
                 eq = ()
             if m != value or irq != level or em != eq:
-                step = Step(index, op, args, m, value, irq, level, note, em, eq)
+                step = Step(index, op, args, m, value, irq, level, note, em, eq, self.layout)
                 self.abandon()
                 raise Fallback(f"step {index} differs: {step.describe()}", index,
                                _read_of(op, args, m, value))
             if self._keep:
-                st = Step(index, op, args, m, value, irq, level, note, em, eq)
+                st = Step(index, op, args, m, value, irq, level, note, em, eq, self.layout)
                 self._history.append(_slim(st) if op == "mem_read" else st)
         return level, mark

@@ -16,6 +16,7 @@ from typing import Any
 from harness.check.step import Step
 from harness.hwdefs import pl181 as P
 from harness.hwdefs import sd
+from harness.hwdefs.layouts import layout
 
 __all__ = ["Pl181Tracker", "window_register"]
 
@@ -24,27 +25,13 @@ _ARGUMENT = P.mmci(P.MCIARGUMENT)
 _ENABLE = P.MCICOMMAND.mask("Enable")
 _INDEX = P.MCICOMMAND.field("CmdIndex")
 _FIFO = range(P.mmci(P.FIFO_START), P.mmci(P.FIFO_END))
+_LAYOUT = layout("pl181")
 
 
 def window_register(offset: int) -> str:
-    """The name of what ``offset`` of a PL181 board's window reaches."""
-    if offset in P.MMCI_WINDOW:
-        inner = offset - P.MMCI_WINDOW.start
-        if P.FIFO_START <= inner < P.FIFO_END:
-            return f"MCIFIFO (MMCI +{inner:#05x})"
-        if inner >= P.PERIPH_ID:
-            return f"MCIPeriphID/PCellID (MMCI +{inner:#05x})"
-        for reg in P.MMCI_REGISTERS:
-            if reg.offset <= inner < reg.offset + 4:
-                return f"{reg.name} (MMCI +{inner:#05x})"
-        return f"MMCI +{inner:#05x} (no register)"
-    if offset in P.SYSREG_WINDOW:
-        inner = offset - P.SYSREG_WINDOW.start
-        for reg in (P.SYS_ID, P.SYS_MCI):
-            if reg.offset <= inner < reg.offset + reg.width:
-                return f"{reg.name} (system registers +{inner:#05x})"
-        return f"system registers +{inner:#05x}"
-    return "outside the system register and MMCI windows"
+    """The name of what ``offset`` of a PL181 board's window reaches
+    (:data:`harness.hwdefs.layouts.LAYOUTS` ``pl181``)."""
+    return _LAYOUT.where(offset)
 
 
 @dataclass

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.check.step import Step
-from harness.hwdefs import sdhci
+from harness.hwdefs.layouts import LAYOUTS, layout
 
 
 class Divergence(Protocol):
@@ -65,9 +65,12 @@ def mask_numbers(text: str) -> str:
 #: the device stopping, then interrupts and status, then identity.
 DATA, CRASH, STATUS, IDENTITY, OTHER = "data", "crash", "status", "identity", "other"
 HARM_ORDER = (DATA, CRASH, STATUS, IDENTITY, OTHER)
-#: The response registers, and the controller's own identity registers.
-_RSP = {"RSPREG0", "RSPREG1", "RSPREG2", "RSPREG3"}
-_IDENTITY_REGS = {"CAPAB", "MAXCURR", "HCVER", "SLOT_INT_STATUS"}
+#: Every layout's data port, response registers and identity registers (the
+#: controller's own: capabilities, version, peripheral ID), by name.
+_DATA_PORTS = tuple(sorted({f"result:{lay.data_port}" for lay in LAYOUTS.values()
+                            if lay.data_port}))
+_RSP = {name for lay in LAYOUTS.values() for name in lay.responses}
+_IDENTITY_REGS = {name for lay in LAYOUTS.values() for name in lay.identity}
 #: Commands whose response or data is the card's identity and capabilities
 #: (ACMD2: QEMU answers CMD2 after CMD55 as CMD2, with the CID).
 _IDENTITY_COMMANDS = ("CMD2 ", "ACMD2 ", "CMD9 ", "CMD10 ", "ACMD51 ", "CMD8 ", "ACMD13 ",
@@ -77,13 +80,14 @@ _IDENTITY_COMMANDS = ("CMD2 ", "ACMD2 ", "CMD9 ", "CMD10 ", "ACMD51 ", "CMD8 ", 
 def what_differs(d: Divergence) -> str:
     """What differed, without addresses, values or step numbers:
     ``result:NORINTSTS.TRNSCMPL``, ``memory:the last transfer's buffer``,
-    ``image``, ``irq:model=R/1,qemu=/0``."""
+    ``image``, ``irq:model=R/1,qemu=/0``; registers and fields as the step's
+    layout names them (``result:MCIStatus.DataEnd`` on a PL181)."""
     s = d.step
     if d.kind == "result" and s.op == "read" and isinstance(s.model, int) \
             and isinstance(s.qemu, int):
         offset, size = int(s.args[0]), int(s.args[1])
         parts = []
-        for reg in sdhci.registers_in(offset, size):
+        for reg in layout(s.layout).registers_in(offset, size):
             m, q = reg.part(offset, s.model), reg.part(offset, s.qemu)
             if m != q:
                 names = [n for n, _, _ in reg.diff(m, q)] or ["?"]
@@ -111,7 +115,7 @@ def harm(sig: str) -> str:
     what, _, rest = sig.partition(" | ")
     command = rest.split(" | ", 1)[0]
     if what in ("image", "result:mem_read", "result:image_read") \
-            or what.startswith(("memory:", "result:BDATA", "crash", "hang")):
+            or what.startswith(("memory:", *_DATA_PORTS, "crash", "hang")):
         return CRASH if what.startswith(("crash", "hang")) else DATA
     if what.startswith("result:"):
         regs = {p.split(".", 1)[0] for p in what[len("result:"):].split(",")}

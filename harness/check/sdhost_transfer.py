@@ -16,28 +16,19 @@ from typing import Any
 from harness.check.step import Step
 from harness.hwdefs import bcm2835_sdhost as B
 from harness.hwdefs import sd
+from harness.hwdefs.layouts import layout
 
 __all__ = ["SdhostTracker", "window_register"]
 
 _CMD, _ARG, _DATA = B.host(B.SDCMD), B.host(B.SDARG), B.host(B.SDDATA)
 _NEW = B.SDCMD.mask("NEW_FLAG")
+_LAYOUT = layout("sdhost")
 
 
 def window_register(offset: int) -> str:
-    """The name of what ``offset`` of the SDHOST board's window reaches."""
-    if offset in B.SDHOST_WINDOW:
-        inner = offset - B.SDHOST_WINDOW.start
-        for reg in B.REGISTERS:
-            if reg.offset <= inner < reg.offset + reg.width:
-                return f"{reg.name} (SDHOST +{inner:#04x})"
-        return f"SDHOST +{inner:#04x} (no register)"
-    if offset in B.GPIO_WINDOW:
-        inner = offset - B.GPIO_WINDOW.start
-        for reg in B.GPIO_REGISTERS:
-            if reg.offset <= inner < reg.offset + reg.width:
-                return f"{reg.name} (GPIO +{inner:#04x})"
-        return f"GPIO +{inner:#04x}"
-    return "outside the GPIO and SDHOST windows"
+    """The name of what ``offset`` of the SDHOST board's window reaches
+    (:data:`harness.hwdefs.layouts.LAYOUTS` ``sdhost``)."""
+    return _LAYOUT.where(offset)
 
 
 @dataclass

@@ -18,36 +18,19 @@ from harness.check.step import Step
 from harness.hwdefs import pl022 as P
 from harness.hwdefs import sd
 from harness.hwdefs import sd_spi as T
-from harness.hwdefs.fields import Register
+from harness.hwdefs.layouts import layout
 
 __all__ = ["SpiTracker", "window_register"]
 
-_SSP_REGS = (P.SSPCR0, P.SSPCR1, P.SSPDR, P.SSPSR, P.SSPCPSR, P.SSPIMSC, P.SSPRIS, P.SSPMIS,
-             P.SSPICR, P.SSPDMACR)
+_LAYOUT = layout("spi")
 _DR = P.ssp(P.SSPDR)
 _WRITES = (24, 25)
 
 
 def window_register(offset: int) -> str:
-    """The name of what ``offset`` of an SPI board's window reaches."""
-    if offset in P.SSP_WINDOW:
-        inner = offset - P.SSP_WINDOW.start
-        for reg in _SSP_REGS:
-            if reg.offset <= inner < reg.offset + reg.width:
-                return f"{reg.name} (PL022 +{inner:#05x})"
-        if inner >= P.SSP_PERIPH_ID:
-            return f"SSP ID (PL022 +{inner:#05x})"
-        return f"PL022 +{inner:#05x} (no register)"
-    if offset in P.GPIO_WINDOW:
-        inner = offset - P.GPIO_WINDOW.start
-        regs: tuple[Register, ...] = (P.GPIODIR,)
-        if inner < P.GPIODIR.offset:
-            return f"GPIODATA (PL061 +{inner:#05x}, pins {inner >> 2:#04x})"
-        for reg in regs:
-            if reg.offset == inner:
-                return f"{reg.name} (PL061 +{inner:#05x})"
-        return f"PL061 +{inner:#05x}"
-    return "outside the GPIO D and SSP windows"
+    """The name of what ``offset`` of an SPI board's window reaches
+    (:data:`harness.hwdefs.layouts.LAYOUTS` ``spi``)."""
+    return _LAYOUT.where(offset)
 
 
 def _name(index: int, app: bool) -> str:

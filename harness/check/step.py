@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness.hwdefs import sdhci
+from harness.hwdefs import layouts
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,10 @@ class Step:
     #: both targets report them (:class:`harness.target.IrqEvents`).
     irq_events_model: tuple[bool, ...] = ()
     irq_events_qemu: tuple[bool, ...] = ()
+    #: The register layout of the board's controller (``Board.variant``,
+    #: :data:`harness.hwdefs.layouts.LAYOUTS`) that names the register an
+    #: access reaches in reports; the PC's sdhci-pci: ``sdhci``.
+    layout: str = "sdhci"
 
     @property
     def irq_differs(self) -> bool:
@@ -48,7 +52,8 @@ class Step:
         differ; ``answers=False`` puts ``...`` for what the operation returned."""
         if self.op in ("read", "write"):
             offset, size = self.args[0], self.args[1]
-            names = "+".join(r.name for r in sdhci.registers_in(offset, size)) or "(hole)"
+            regs = layouts.layout(self.layout).registers_in(offset, size)
+            names = "+".join(r.name for r in regs) or "(hole)"
             where = f"{names}@{offset:#04x}/{size}"
             if self.op == "write":
                 text = f"write {where} <- {self.args[2]:#x}"

@@ -15,6 +15,7 @@ from typing import Any
 from harness.check.step import Step
 from harness.hwdefs import allwinner as A
 from harness.hwdefs import sd
+from harness.hwdefs.layouts import layout
 
 __all__ = ["SunxiTracker", "window_register"]
 
@@ -24,15 +25,13 @@ _DATA = A.SD_CMDR.field("DATA_TRANS").mask
 #: The data port: SD_FIFO, and 0x100 on sun4i (on the others SD_THLDC, which
 #: no data command touches: counting it there only miscounts a register test).
 _FIFOS = (A.SD_FIFO.offset, A.SD_THLDC.offset)
+_LAYOUT = layout("allwinner")
 
 
 def window_register(offset: int) -> str:
-    """The name of what ``offset`` of the controller's window reaches."""
-    if not 0 <= offset < A.WINDOW:
-        return f"{offset:#x}: outside the controller's 4 KiB window"
-    reg = A.by_offset(offset & ~3)
-    name = reg.name if reg is not None else "no register"
-    return f"{name} (+{offset:#05x})"
+    """The name of what ``offset`` of the controller's window reaches
+    (:data:`harness.hwdefs.layouts.LAYOUTS` ``allwinner``)."""
+    return _LAYOUT.where(offset)
 
 
 @dataclass

@@ -19,7 +19,8 @@ from harness.hwdefs.fields import Access, Field, Register
 
 __all__ = ["CS_PIN", "GPIODATA", "GPIODIR", "GPIO_WINDOW", "SSPCPSR", "SSPCR0", "SSPCR1",
            "SSPDMACR", "SSPDR", "SSPICR", "SSPIMSC", "SSPMIS", "SSPRIS", "SSPSR",
-           "SSP_FIFO_DEPTH", "SSP_ID_BYTES", "SSP_PERIPH_ID", "SSP_WINDOW", "gpio", "ssp"]
+           "SSP_FIFO_DEPTH", "SSP_ID_BYTES", "SSP_ID_REGISTERS", "SSP_PERIPH_ID",
+           "SSP_REGISTERS", "SSP_WINDOW", "gpio", "ssp"]
 
 RO, RW, WO = Access.RO, Access.RW, Access.WO
 
@@ -92,6 +93,15 @@ SSPDMACR = Register("SSPDMACR", 0x024, 1, (
 #: SSPPeriphID0..3 and SSPPCellID0..3 at 0xFE0..0xFFC, one byte each (TRM 3.3.10-11).
 SSP_PERIPH_ID = 0xFE0
 SSP_ID_BYTES = (0x22, 0x10, 0x04, 0x00, 0x0D, 0xF0, 0x05, 0xB1)
+#: The eight identification registers, one byte each in a word (TRM 3.3.10-11).
+SSP_ID_REGISTERS: tuple[Register, ...] = tuple(
+    Register(f"SSP{kind}ID{i}", SSP_PERIPH_ID + 4 * (4 * (kind == "PCell") + i), 1, (
+        Field(f"{kind}ID{i}", 0, 8, RO, f"{kind} identification byte {i}"),),
+        f"{kind} identification register {i} (TRM 3.3.{10 + (kind == 'PCell')})")
+    for kind in ("Periph", "PCell") for i in range(4))
+#: Every SSP register but the identification ones, in offset order.
+SSP_REGISTERS: tuple[Register, ...] = (SSPCR0, SSPCR1, SSPDR, SSPSR, SSPCPSR, SSPIMSC, SSPRIS,
+                                       SSPMIS, SSPICR, SSPDMACR)
 
 #: PL061 TRM 3.3.1: GPIODATA is 256 words at 0x000..0x3FC; address bits [9:2]
 #: mask which pins an access reads or writes (0x3FC: all eight).

@@ -24,8 +24,9 @@ __all__ = [
     "CLEARABLE", "FIFO_DEPTH", "FIFO_END", "FIFO_START", "ID_BYTES", "MCIARGUMENT",
     "MCICLEAR", "MCICLOCK", "MCICOMMAND", "MCIDATACNT", "MCIDATACTRL", "MCIDATALENGTH",
     "MCIDATATIMER", "MCIFIFOCNT", "MCIMASK0", "MCIMASK1", "MCIPOWER", "MCIRESPCMD",
-    "MCIRESPONSE", "MCISELECT", "MCISTATUS", "MMCI_REGISTERS", "MMCI_WINDOW", "PERIPH_ID",
-    "RX_FIFO_BITS", "SYSREG_WINDOW", "SYS_ID", "SYS_MCI", "TX_FIFO_BITS", "mmci", "sysreg",
+    "MCIFIFO", "MCIRESPONSE", "MCISELECT", "MCISTATUS", "MMCI_REGISTERS", "MMCI_WINDOW",
+    "PERIPH_ID", "PERIPH_ID_REGISTERS", "RX_FIFO_BITS", "SYSREG_WINDOW", "SYS_ID", "SYS_MCI",
+    "TX_FIFO_BITS", "mmci", "sysreg",
 ]
 
 RO, RW, WO = Access.RO, Access.RW, Access.WO
@@ -144,6 +145,16 @@ MCIFIFOCNT = Register("MCIFifoCnt", 0x048, 2, (
 #: part number 0x181, designer 0x41 (ARM), revision 0; the PrimeCell ID 0xB105F00D.
 PERIPH_ID = 0xFE0
 ID_BYTES = (0x81, 0x11, 0x04, 0x00, 0x0D, 0xF0, 0x05, 0xB1)
+#: The eight identification registers, one byte each in a word (TRM 3.3.17-18).
+PERIPH_ID_REGISTERS: tuple[Register, ...] = tuple(
+    Register(f"MCI{kind}ID{i}", PERIPH_ID + 4 * (4 * (kind == "PCell") + i), 1, (
+        Field(f"{kind}ID{i}", 0, 8, RO, f"{kind} identification byte {i}"),),
+        f"{kind} identification register {i} (TRM 3.3.{17 + (kind == 'PCell')})")
+    for kind in ("Periph", "PCell") for i in range(4))
+#: TRM 3.3.16: the data FIFO, one 32-bit word, at every word of FIFO_START..FIFO_END.
+MCIFIFO = Register("MCIFIFO", FIFO_START, 4, (
+    Field("Data", 0, 32, RW, "Read: from the FIFO; write: into the FIFO"),
+), "Data FIFO register (TRM 3.3.16)")
 
 #: The MCIStatus bits that follow the FIFO while the data path sends
 #: (TX) or receives (RX) (TRM 3.3.11).

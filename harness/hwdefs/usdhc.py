@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from harness.hwdefs.fields import Access, Field, Register
 
-__all__ = ["CLK_TUNE_CTRL_STATUS", "CMD_XFR_TYP", "DLL_CTRL", "MIX_CTRL", "PRES_STATE",
-           "PROT_CTRL", "REG27", "TUNING_CTRL", "VEND_SPEC", "WTMK_LVL", "ZERO_REGISTERS"]
+__all__ = ["CLK_TUNE_CTRL_STATUS", "CMD_XFR_TYP", "DLL_CTRL", "MIX_CTRL", "OWN_REGISTERS",
+           "PRES_STATE", "PROT_CTRL", "REG27", "TUNING_CTRL", "VEND_SPEC", "WTMK_LVL",
+           "ZERO_REGISTERS"]
 
 RO, RW = Access.RO, Access.RW
 
@@ -105,3 +106,11 @@ TUNING_CTRL = Register("TUNING_CTRL", 0xCC, 4, (), "Tuning Control (i.MX 7 RM)")
 #: writes dropped, by offset; MIX_CTRL reads 0 as well but its writes land.
 ZERO_REGISTERS: dict[int, Register] = {r.offset: r for r in (
     WTMK_LVL, DLL_CTRL, CLK_TUNE_CTRL_STATUS, REG27, TUNING_CTRL)}
+
+#: The registers that take the place of standard ones (CMD_XFR_TYP, PROT_CTRL,
+#: WTMK_LVL over the upper half of the capabilities, MIX_CTRL over Maximum
+#: Current) or lie in the standard map's holes: what a report names at their
+#: offsets.  PRES_STATE only adds bits to Present State, which keeps its name.
+OWN_REGISTERS: tuple[Register, ...] = (
+    CMD_XFR_TYP, PROT_CTRL, WTMK_LVL, MIX_CTRL, DLL_CTRL, CLK_TUNE_CTRL_STATUS, REG27,
+    VEND_SPEC, TUNING_CTRL)
