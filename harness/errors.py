@@ -50,6 +50,7 @@ tree and the code in step.
     |   +-- SpiError                 [driver.spi] no R1, token or end of busy in SPI mode
     |   +-- MmciError                [driver.pl181] a PL181 command or transfer never ended
     |   +-- SdhostError              [driver.sdhost] SDCMD.NEW_FLAG never cleared
+    |   +-- SunxiError               [driver.allwinner] a command, transfer or IDMAC chain hung
     +-- BenchError                   [bench.data] a benchmark's check failed
     +-- GuestError                   the Linux guest could not run its jobs
     |   |                            (one line naming the cause)
