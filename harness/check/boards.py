@@ -29,6 +29,8 @@ PC_GROUPS = {
     "compat": "the sd-card compat properties of versioned pc machine types "
               "(a board's machine type is not versioned)",
     "migration": "the migration matrix runs on pc machine types",
+    "drivers": "recordings of Linux's sdhci-pci driver, made on pc machine types (a "
+               "board's controller has its own driver)",
 }
 
 

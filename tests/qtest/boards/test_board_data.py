@@ -72,7 +72,7 @@ def test_groups_that_need_a_pc_are_skipped_with_their_reason() -> None:
     v11 = NEWEST
     why = {name: check_boards.skip_reason(sc, "xilinx-zynq-a9", v11) for name, sc in scs.items()}
     for name, sc in scs.items():
-        if sc.group in ("compat", "migration"):
+        if sc.group in ("compat", "migration", "drivers"):
             assert "pc machine types" in str(why[name])
         elif sc.group == "spi":
             assert "SPI mode" in str(why[name])
