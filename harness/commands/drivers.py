@@ -34,6 +34,13 @@ def register(sub: Any) -> None:
     r.set_defaults(func=run_record)
     s = ds.add_parser("list", help="the recordings: source, phases, size")
     s.set_defaults(func=run_list)
+    e = ds.add_parser("evidence", help="replay the recordings on each build (default and "
+                      "strict) and measure which ledger entries they meet")
+    qemu_option(e)
+    e.add_argument("--write", action="store_true",
+                   help="rewrite harness/ledger/driver_evidence.json with what was measured")
+    e.add_argument("--report-dir", default="reports", metavar="DIR")
+    e.set_defaults(func=run_evidence)
     g = ds.add_parser("ledger", help="every ledger entry with the recorded drivers that "
                       "meet it")
     g.add_argument("--markdown", action="store_true", help="a Markdown table (the docs')")
@@ -123,6 +130,30 @@ def run_list(args: argparse.Namespace) -> int:
             print(f"  {ph['name']:10} {len(ph['ops']):4} ops (recorded {rd['accesses']} "
                   f"accesses, {rd['requests']} requests; kept {ph['kept']['requests']}): "
                   f"{ph['did']}")
+    return 0
+
+
+def run_evidence(args: argparse.Namespace) -> int:
+    """Measure the driver evidence on the selected x86 builds; print it, maybe write it."""
+    import json
+
+    from harness.check import driver_evidence
+    from harness.commands.common import show_progress
+    from harness.ledger import drivers as ledger_drivers
+    from harness.qemu.selection import select_builds
+    from harness.table import print_table
+
+    builds = [b for b in select_builds(args.qemu) if b.has_sdhci_pci]
+    ev = driver_evidence.measure(builds, Path(args.report_dir), show_progress)
+    show_progress("")
+    data = driver_evidence.to_json(ev, builds)
+    rows = [[k, "; ".join(f"{u['recording']}: {', '.join(u['phases'])} ({u['how']}; "
+                          f"{', '.join(u['builds'])})" for u in uses)]
+            for k, uses in data["entries"].items()]
+    print_table(["entry", "recorded drivers that meet it"], rows)
+    if args.write:
+        ledger_drivers.FILE.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"wrote {ledger_drivers.FILE}")
     return 0
 
 

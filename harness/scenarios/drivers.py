@@ -131,7 +131,9 @@ class Replay:
                 self.phase(ph)
 
     def phase(self, ph: dict[str, Any]) -> None:
-        """One phase's operations, then the DMA arena compared."""
+        """One phase's operations, then the DMA arena compared; on a lockstep, a
+        note of the steps it took and the ledger entries met so far."""
+        start = getattr(self.target, "count", None)
         for i, op in enumerate(ph["ops"]):
             self.where = (ph["name"], i)
             if isinstance(op, dict):
@@ -139,6 +141,8 @@ class Replay:
             else:
                 self.line(op)
         self.driver.arena.compare()
+        if self.ctx is not None and isinstance(start, int):
+            self.ctx.note(evidence_note(self.target, ph["name"], start))
 
     def line(self, text: str) -> None:
         m = _OP.match(text)
@@ -221,6 +225,33 @@ class Replay:
             for addr, n in segs:
                 self.target.mem_write(addr, data[pos:pos + n])
                 pos += n
+
+
+#: The start of the note a phase leaves (``sdqtest drivers evidence`` reads it).
+NOTE = "driver phase"
+
+
+def evidence_note(target: Target, phase: str, start: int) -> str:
+    """``driver phase NAME: steps A-B; consulted: K...; quirks: K...``: the steps
+    the phase took on the lockstep ``target`` and, so far in the run, the model's
+    switches consulted and the quirks that explained a difference."""
+    end = getattr(target, "count", start)
+    model = getattr(target, "model", None)
+    asked = getattr(model, "deviations_consulted", None)
+    consulted = sorted(asked()) if callable(asked) else []
+    quirks = sorted(getattr(getattr(target, "quirks", None), "used", ()))
+    return (f"{NOTE} {phase}: steps {start}-{end}; consulted: {' '.join(consulted)}; "
+            f"quirks: {' '.join(quirks)}")
+
+
+def parse_note(note: str) -> tuple[str, int, int, list[str], list[str]] | None:
+    """A phase note's phase, first and end step, switches consulted, quirks; None
+    for any other note."""
+    m = re.fullmatch(rf"{NOTE} (\S+): steps (\d+)-(\d+); consulted: ([^;]*); quirks: (.*)",
+                     note)
+    if m is None:
+        return None
+    return (m[1], int(m[2]), int(m[3]), m[4].split(), m[5].split())
 
 
 def describe(rec: dict[str, Any]) -> str:
