@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if out.notes:
         print("\n" + "\n".join(out.notes))
     print("\n" + session.summary(out))
+    _drivers_share(results)
     for why in out.stats.fallbacks:
         print(f"  reuse fell back to a fresh launch: {why}")
     _explore_summary(out.ran, p.request.report_dir)
@@ -105,6 +106,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"sdqtest: {line}", file=sys.stderr)
     wall.print_profile(args.profile, clock, p.every_build)
     return out.verdict.status
+
+
+def _drivers_share(results: list[Any]) -> None:
+    """The drivers group's share of the runs' time (real drivers' recorded traffic)."""
+    from harness.check.runner import SKIP
+    from harness.scenarios.drivers import GROUP
+
+    mine = [r for r in results if r.group == GROUP and r.status != SKIP]
+    total = sum(r.seconds for r in results)
+    if mine and total > 0:
+        t = sum(r.seconds for r in mine)
+        print(f"real drivers (group {GROUP}): {len(mine)} runs, {t:.1f} s of the runs' "
+              f"{total:.1f} s ({100 * t / total:.0f}%)")
 
 
 def _check_files(args: argparse.Namespace, results: list[Any], builds: list[Any],
