@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -89,7 +90,7 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
 
     prov = dict(raw.provenance)
     kver = prov["guest"]["kernel"]
-    prov["command"] = [Path(a).name if a.startswith("/") else a for a in prov["command"]]
+    prov["command"] = [re.sub(r"/(?:[^/,\s]+/)*([^/,\s]+)", r"\1", a) for a in prov["command"]]
     for ph in phases:
         ph["did"] = record_init.DID.get(ph["name"], "")
     mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
