@@ -29,9 +29,10 @@ PC_GROUPS = {
     "compat": "the sd-card compat properties of versioned pc machine types "
               "(a board's machine type is not versioned)",
     "migration": "the migration matrix runs on pc machine types",
-    "drivers": "recordings of Linux's sdhci-pci driver, made on pc machine types (a "
-               "board's controller has its own driver)",
 }
+#: The group of real drivers' recordings (harness.scenarios.drivers): each runs on
+#: the machine it was recorded on (a PC's, or its board's param ``board``).
+DRIVERS_GROUP = "drivers"
 
 
 #: The boards the default ``sdqtest check`` runs.  The model mirrors every
@@ -54,7 +55,8 @@ def default_scenarios(selected: Sequence[Scenario], chosen: bool) -> list[Scenar
     if chosen:
         return list(selected)
     return [sc for sc in selected if sc.group not in PC_GROUPS
-            and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"]
+            and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"
+            and (sc.group != DRIVERS_GROUP or sc.params.get("board"))]
 
 
 def on_its_bus(sc: Scenario, machine: str) -> bool:
@@ -102,12 +104,28 @@ def not_run(builds: Sequence[QemuBuild], names: Sequence[str]) -> list[str]:
     return out
 
 
+def _recorded_elsewhere(sc: Scenario, board: Board | None) -> str | None:
+    """Why a recording does not run on ``board`` (None: a PC): it was made on
+    another machine, whose controller has its own driver."""
+    mine = sc.params.get("board")
+    if mine is None and board is not None:
+        return ("a recording of Linux's sdhci-pci driver, made on pc machine types (a "
+                "board's controller has its own driver)")
+    if mine is not None and (board is None or board.name != mine):
+        return f"a recording made on board {mine} (its controller's own driver)"
+    return None
+
+
 def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None:
     """Why scenario ``sc`` does not run on ``machine`` (a board's), or None."""
     board = board_for(machine)
     if sc.group == SPI_GROUP and (board is None or not board.spi):
         return ("needs an SD card in SPI mode: a board with an SSI controller "
                 f"(--board {', '.join(b.name for b in BOARDS if b.spi)})")
+    if sc.group == DRIVERS_GROUP:
+        why = _recorded_elsewhere(sc, board)
+        if why is not None:
+            return why
     only = sc.params.get("variant")  # a controller's own registers (scenarios.vendor_registers)
     if only is not None and (board is None or board.variant != only):
         return (f"writes the {only} controller's own registers: board(s) "

@@ -25,10 +25,11 @@ from typing import Any
 
 from harness.check import session, strict
 from harness.check.runner import Result
+from harness.hwdefs.boards import by_name
 from harness.ledger import adopting
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import drivers
-from harness.scenarios.registry import REGISTRY
+from harness.scenarios.registry import REGISTRY, Scenario
 
 Phases = list[tuple[str, int, int]]
 
@@ -82,22 +83,37 @@ def from_result(ev: Evidence, r: Result, build: str) -> Phases:
     return phases
 
 
-def measure(builds: list[QemuBuild], report_dir: Path,
+def measure(builds: list[QemuBuild], arm_builds: list[QemuBuild], report_dir: Path,
             progress: Callable[[str], None] | None = None) -> Evidence:
-    """Both runs of the drivers group on each build, merged."""
+    """Both runs of the drivers group on each build, merged: the PC recordings on
+    ``builds``, the board recordings on their boards with ``arm_builds``."""
     ev: Evidence = {}
     scs = [sc for sc in REGISTRY.values() if sc.group == drivers.GROUP]
+    boards = sorted({str(sc.params["board"]) for sc in scs if sc.params.get("board")})
     for b in builds:
         req = session.CheckRequest(qemu=(b.name,), groups=(drivers.GROUP,), no_boards=True,
                                    report_dir=report_dir, jobs=1)
-        out = session.run(session.plan(req), progress or (lambda _s: None))
-        steps = {r.scenario: from_result(ev, r, b.name) for r in out.results}
-        rep = strict.findings_for(b, scs, "q35", report_dir, progress=progress)
-        for f in rep.findings:
-            m = re.search(r"#(\d+)", f.step)
-            phase = _phase_of(steps.get(f.scenario, []), int(m.group(1)) if m else -1)
-            _note(ev, f.deviation.key, f.scenario, phase, b.name, True)
+        _measure(ev, b, req, [sc for sc in scs if not sc.params.get("board")], "q35",
+                 report_dir, progress)
+    for b in arm_builds if boards else []:
+        for name in boards:
+            req = session.CheckRequest(qemu=(b.name,), groups=(drivers.GROUP,),
+                                       boards=(name,), report_dir=report_dir, jobs=1)
+            mine = [sc for sc in scs if sc.params.get("board") == name]
+            _measure(ev, b, req, mine, by_name(name).machine, report_dir, progress)
     return ev
+
+
+def _measure(ev: Evidence, b: QemuBuild, req: session.CheckRequest, scs: list[Scenario],
+             machine: str, report_dir: Path, progress: Callable[[str], None] | None) -> None:
+    out = session.run(session.plan(req), progress or (lambda _s: None))
+    steps = {r.scenario: from_result(ev, r, b.name) for r in out.results
+             if r.scenario in {sc.name for sc in scs}}
+    rep = strict.findings_for(b, scs, machine, report_dir, progress=progress)
+    for f in rep.findings:
+        m = re.search(r"#(\d+)", f.step)
+        phase = _phase_of(steps.get(f.scenario, []), int(m.group(1)) if m else -1)
+        _note(ev, f.deviation.key, f.scenario, phase, b.name, True)
 
 
 def to_json(ev: Evidence, builds: list[QemuBuild]) -> dict[str, Any]:

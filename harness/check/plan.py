@@ -32,7 +32,7 @@ def boundaries() -> tuple[str, ...]:
 def machines_for(build: QemuBuild, sc: Scenario) -> list[str]:
     """The machine types ``sc`` runs on with ``build`` when none is asked for
     (none for the ``spi`` group: its card is a board's, ``check --board``)."""
-    if sc.group == "spi":
+    if sc.group == "spi" or sc.params.get("board"):  # a board's card: check --board
         return []
     if sc.group != "compat":
         return ["q35"]

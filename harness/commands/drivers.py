@@ -27,6 +27,8 @@ def register(sub: Any) -> None:
     r = ds.add_parser("record", help="boot Debian's kernel under TCG with QEMU's trace on "
                       "and write the recording (a minute or more)")
     qemu_option(r)
+    r.add_argument("--board", help="an ARM board instead of a PC (mcimx7d-sabre): Debian's "
+                   "armhf kernel on the board's own controller, on an ARM build")
     r.add_argument("--name", default="", help="recording name (default: linux-KVER-sdhci-pci)")
     r.add_argument("--out", help="file to write (default: the drivers group's data folder)")
     r.add_argument("--keep", help="keep the trace, console and card image in this folder")
@@ -51,28 +53,22 @@ def register(sub: Any) -> None:
 def run_record(args: argparse.Namespace) -> int:
     """Record one boot on the first selected build and write its data."""
     from harness import images
-    from harness.errors import UsageError
-    from harness.guest import record, record_init
-    from harness.qemu.selection import select_builds
+    from harness.guest import record_init
     from harness.scenarios import drivers, drivers_convert, drivers_trace
 
-    chosen = [b for b in select_builds(args.qemu or ["11.1"]) if b.has_sdhci_pci]
-    if not chosen:
-        raise UsageError("no selected build has sdhci-pci and sd-card")
-    build = chosen[0]
+    build, base = _record_build(args)
     recipe = images.recipe(RECIPE)
     with tempfile.TemporaryDirectory(prefix="sdqtest-record-") as tmp:
         work = Path(args.keep) if args.keep else Path(tmp)
-        raw = record.record(build, images.ensure(RECIPE), work, {},
-                            log=lambda m: print(m, file=sys.stderr, flush=True))
+        raw = _boot(args, build, images.ensure(RECIPE), work)
         if raw.transcript.errors:
             job, err = raw.transcript.errors[0]
             print(f"sdqtest drivers record: the guest failed in {job}: {err}", file=sys.stderr)
             return 1
         phases = drivers_trace.read_trace(raw.trace, list(record_init.PHASES))
         ops, ctx = drivers_convert.convert(phases, raw.image_after, recipe,
-                                           record_init.PATTERNS, args.per_kind)
-        rec = recording(raw, ops, ctx, args.name, args.per_kind)
+                                           record_init.PATTERNS, args.per_kind, base)
+        rec = recording(raw, ops, ctx, args.name, args.per_kind, args.board)
     out = Path(args.out) if args.out else drivers.DATA / f"{rec['name']}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(drivers_convert.dump(rec))
@@ -82,8 +78,41 @@ def run_record(args: argparse.Namespace) -> int:
     return 0
 
 
+def _record_build(args: argparse.Namespace) -> tuple[Any, int | None]:
+    """The build to record on (11.1, or 11.1-arm with ``--board``) and the card's
+    controller base (None: the only one)."""
+    from harness.errors import UsageError
+    from harness.guest import record_board
+    from harness.qemu.selection import select_board_builds, select_builds
+
+    if args.board is None:
+        chosen = [b for b in select_builds(args.qemu or ["11.1"]) if b.has_sdhci_pci]
+        if not chosen:
+            raise UsageError("no selected build has sdhci-pci and sd-card")
+        return chosen[0], None
+    if args.board not in record_board.BOARDS:
+        raise UsageError(f"no recording guest for board {args.board}; known: "
+                         f"{', '.join(record_board.BOARDS)}")
+    return select_board_builds(args.qemu or ["11.1-arm"])[0], record_board.BOARDS[
+        args.board].base
+
+
+def _boot(args: argparse.Namespace, build: Any, image: Path, work: Path) -> Any:
+    from harness.guest import record, record_board, record_init
+
+    log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    if args.board is None:
+        return record.record(build, image, work, {}, log=log)
+    files = {}
+    for phase, pat in record_init.PATTERNS.items():
+        if phase.startswith("write-"):
+            _block, bs, n = record_init.REGIONS[phase]
+            files[f"sdqtest/{phase}.bin"] = pat * (bs * n // len(pat))
+    return record_board.record(build, args.board, image, work, files, log=log)
+
+
 def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
-              per_kind: int) -> dict[str, Any]:
+              per_kind: int, board: str | None = None) -> dict[str, Any]:
     """The recording's data: provenance, what the guest did, the phases."""
     from harness.guest import record_init
     from harness.scenarios import drivers
@@ -92,18 +121,24 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
     kver = prov["guest"]["kernel"]
     prov["command"] = [re.sub(r"/(?:[^/,\s]+/)*([^/,\s]+)", r"\1", a) for a in prov["command"]]
     for ph in phases:
-        ph["did"] = record_init.DID.get(ph["name"], "")
+        dd = raw.transcript.results.get(ph["name"], {}).get("dd")
+        ph["did"] = (record_init.DID_DD if dd else record_init.DID).get(ph["name"], "")
     mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     rewritten = sum(1 for n in ctx.written.values() if n > 1)
+    host = "sdhci-pci" if board is None else prov["guest"]["modules"][-1].removesuffix(".ko")
+    extra = {} if board is None else {"board": _board_name(board)}
     return {
         "format": drivers.FORMAT,
-        "name": name or f"linux-{kver.split('-')[0]}-sdhci-pci",
-        "driver": f"Linux {kver} sdhci-pci ({mods})",
-        "image": RECIPE,
-        "adma_end": "nop-end",
-        "adma_end_why": "Linux drivers/mmc/host/sdhci.c sdhci_adma_table_pre ends every "
-                        "ADMA2 table with a nop-end-valid descriptor; QEMU stops at the "
-                        "block count and never fetches it, so the trace cannot show it",
+        "name": name or f"linux-{kver.split('-')[0]}-{host}" + (f"-{board}" if board else ""),
+        "driver": f"Linux {kver} {host} ({mods})",
+        "image": RECIPE, **extra,
+        "adma_end": "nop-end" if ctx.end_unseen else "",
+        "adma_end_why": ("Linux drivers/mmc/host/sdhci.c sdhci_adma_table_pre ends every "
+                         "ADMA2 table with a nop-end-valid descriptor; QEMU stops at the "
+                         "block count and never fetches it, so the trace cannot show it"
+                         if ctx.end_unseen else "every table's last descriptor fetched "
+                         "carries End (Linux's SDHCI_QUIRK_NO_ENDATTR_IN_NOPDESC path: no "
+                         "descriptor after it)"),
         "rca_recorded": f"{ctx.rca:#06x}",
         "byte_addressed": ctx.byte_addressed,
         "trimmed": f"long phases keep their first {per_kind} requests of each kind and "
@@ -113,6 +148,14 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
         "guest_results": {k: v for k, v in raw.transcript.results.items()},
         "phases": phases,
     }
+
+
+def _board_name(machine: str) -> str:
+    """The board's name in the check (``mcimx7d``) for its QEMU machine type."""
+    from harness.hwdefs.boards import board_for
+
+    b = board_for(machine)
+    return b.name if b is not None else machine
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -141,13 +184,14 @@ def run_evidence(args: argparse.Namespace) -> int:
     from harness.check import driver_evidence
     from harness.commands.common import show_progress
     from harness.ledger import drivers as ledger_drivers
-    from harness.qemu.selection import select_builds
+    from harness.qemu.selection import select_board_builds, select_builds
     from harness.table import print_table
 
     builds = [b for b in select_builds(args.qemu) if b.has_sdhci_pci]
-    ev = driver_evidence.measure(builds, Path(args.report_dir), show_progress)
+    arm = [] if args.qemu else select_board_builds(None)
+    ev = driver_evidence.measure(builds, arm, Path(args.report_dir), show_progress)
     show_progress("")
-    data = driver_evidence.to_json(ev, builds)
+    data = driver_evidence.to_json(ev, builds + arm)
     rows = [[k, "; ".join(f"{u['recording']}: {', '.join(u['phases'])} ({u['how']}; "
                           f"{', '.join(u['builds'])})" for u in uses)]
             for k, uses in data["entries"].items()]

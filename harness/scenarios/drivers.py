@@ -265,9 +265,12 @@ def _scenario(rec: dict[str, Any]) -> Scenario:
     def fn(target: Target, ctx: Context) -> None:
         Replay(target, rec, ctx).run()
 
+    params = {"recording": rec["name"], "driver": rec["driver"]}
+    if rec.get("board"):  # recorded on this ARM board's controller: runs there only
+        params["board"] = rec["board"]
     return Scenario(rec["name"], GROUP, fn, describe(rec), image=rec["image"],
                     sd_card=dict(rec.get("sd_card", {})), sdhci=dict(rec.get("sdhci", {})),
-                    params={"recording": rec["name"], "driver": rec["driver"]})
+                    params=params)
 
 
 def register(folder: Path = DATA) -> int:

@@ -129,15 +129,19 @@ class Context:
     byte_addressed: bool = True
     last_cmd: int | None = None
     last_us: int = 0          #: time of the last access converted (µs, 0: none)
+    #: A table's last fetched descriptor lacked End: the driver ends its tables
+    #: with a descriptor of its own the controller did not fetch (Linux's nop-end).
+    end_unseen: bool = False
     written: dict[int, int] = field(default_factory=dict)  #: block -> times written
 
 
-def _rebase(ev: Event, base: int) -> Event:
+def _rebase(ev: Event, base: int) -> Event | None:
+    """``ev`` with its offset in the controller's window; None for an access to
+    another controller of the same kind (a board has several)."""
     if isinstance(ev, Access):
         off = ev.offset - base
         if not 0 <= off < H.REGISTER_WINDOW:
-            raise TraceError(f"controller access at {ev.offset:#x} outside the window at "
-                             f"{base:#x}")
+            return None
         return Access(ev.kind, off, ev.size, ev.value, ev.us)
     return ev
 
@@ -252,6 +256,8 @@ def adma_op(events: Sequence[Event], i: int, ctx: Context) -> dict[str, Any]:
     """The ``adma`` object for the ADMA System Address write at ``i``."""
     descs, cmd = _descriptors_after(events, i)
     op: dict[str, Any] = {"adma": place(descs), "cmd": cmd}
+    if descs and not descs[-1].attr & H.ADMA_END:
+        ctx.end_unseen = True
     if cmd in (24, 25):
         arg = _arg_before(events, i)
         first = arg // images.BLOCK if ctx.byte_addressed else arg
@@ -348,14 +354,19 @@ def convert_phase(events: Sequence[Event], ctx: Context) -> list[Any]:
 
 
 def convert(phases: dict[str, list[Event]], image: Path, recipe: images.Recipe,
-            fills: dict[str, bytes], per_kind: int) -> tuple[list[dict[str, Any]], Context]:
-    """Every phase's trimmed operations, in the recording's order, and what was learnt."""
+            fills: dict[str, bytes], per_kind: int, base: int | None = None
+            ) -> tuple[list[dict[str, Any]], Context]:
+    """Every phase's trimmed operations, in the recording's order, and what was learnt;
+    the controller at ``base`` (default: the only one the trace shows)."""
     every = [e for evs in phases.values() for e in evs]
-    base = mmio_base(every)
+    base = mmio_base(every) if base is None else base
     ctx = Context(base, image.read_bytes(), recipe, fills)
     out: list[dict[str, Any]] = []
     for name, evs in phases.items():
-        reqs = requests([_rebase(e, base) for e in evs])
+        mine = [r for r in (_rebase(e, base) for e in evs) if r is not None]
+        if not any(isinstance(e, Access) for e in mine):
+            continue  # a phase that did nothing with the card (no fio in the guest)
+        reqs = requests(mine)
         kept, dropped = trim(reqs, per_kind if name != "probe" else len(reqs))
         flat = [e for r in kept for e in r.events]
         ops = convert_phase(flat, ctx)

@@ -5,9 +5,9 @@ The trace is QEMU's *log* trace backend's file (``-D``) with the events of
 core's view of every CPU access to an MMIO or I/O region: offset in the region,
 value, size, region name), ``sdhci_adma_loop`` (each ADMA descriptor the controller
 fetched) and ``sdhci_send_command``.  Kept: the accesses to the controller's region
-(``sdhci``), the phase marks (writes to ``ioport80``), the ADMA descriptors and the
-commands.  The format of these events is the same in QEMU 7.2 to 11.1; a line of
-any other event, or of another region, is skipped.
+(``sdhci``), the phase marks (writes to ``ioport80``, or to a board's unimplemented
+``csu``), the ADMA descriptors and the commands.  The format of these events is
+the same in QEMU 7.2 to 11.1; a line of any other event or region is skipped.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from harness.errors import SdqtestError
 
 #: The controller's MMIO region name (QEMU's sdhci-pci BAR 0).
 REGION = "sdhci"
-#: The region whose writes mark the recording's phases (port 0x80).
-MARK_REGION = "ioport80"
+#: The regions whose writes mark the recording's phases: port 0x80 on a PC, a block
+#: the board leaves unimplemented on an ARM board (i.MX 7's CSU).
+MARK_REGIONS = ("ioport80", "csu")
 #: The mark that ends the last phase.
 END_MARK = 255
 
@@ -108,7 +109,7 @@ def parse_line(line: str) -> Event | None:
         kind, addr, value, size, name = m.groups()
         if name == REGION:
             return Access(kind[0], int(addr, 16), int(size), int(value, 16), line_time(line))
-        if name == MARK_REGION and kind == "write":
+        if name in MARK_REGIONS and kind == "write":
             return Mark(int(value, 16) & 0xFF)
         return None
     m = _ADMA.search(line)

@@ -33,9 +33,13 @@ def ctx(image: bytes = b"") -> C.Context:
     return C.Context(BASE, image or bytes(RECIPE.size), RECIPE, {"p": b"\x5a\xa5\xc3\x3c"})
 
 
+def rebased(events: list[Event]) -> list[Event]:
+    return [r for r in (C._rebase(e, BASE) for e in events) if r is not None]
+
+
 def ops(events: list[Event], c: C.Context | None = None) -> list[object]:
     c = c or ctx()
-    return C.convert_phase([C._rebase(e, BASE) for e in events], c)
+    return C.convert_phase(rebased(events), c)
 
 
 def test_the_rca_the_card_published_is_written_back_symbolically() -> None:
@@ -74,6 +78,8 @@ def test_an_adma_write_carries_the_data_the_card_holds_after_the_boot() -> None:
     assert adma["adma"] == [[0x100, 512, 0x21], [0x1000, 512, 0x21]]
     assert adma["block"] == 0x900000 // 512 and adma["data"] == [["f", "5aa5c33c", 2]]
     assert out[1].startswith("w4 0x58 @table")
+    assert c.end_unseen  # the last descriptor fetched had no End: the driver's own end
+    assert rebased([w(0x100, 1)]) == []  # another controller's window
     assert drivers.block_data(adma["data"]) == bytes(image[0x900000:0x900400])
 
 
@@ -96,7 +102,7 @@ def _request(kind: list[int]) -> list[Event]:
 
 def test_requests_end_with_the_handler_and_long_phases_are_trimmed() -> None:
     evs = [e for _ in range(6) for e in _request([18, 12])] + _request([32, 33, 38])
-    reqs = C.requests([C._rebase(e, BASE) for e in evs])
+    reqs = C.requests(rebased(evs))
     assert [q.kind for q in reqs] == ["18,12"] * 6 + ["32,33,38"]
     kept, dropped = C.trim(reqs, 2)
     assert [q.kind for q in kept] == ["18,12", "18,12", "32,33,38"] and dropped == {"18,12": 4}
@@ -105,7 +111,7 @@ def test_requests_end_with_the_handler_and_long_phases_are_trimmed() -> None:
 def test_a_multi_block_transfer_is_one_request_until_its_stop() -> None:
     evs: list[Event] = [cmd(25), Command(25, 0), r(0x30, 0), cmd(12), Command(12, 0),
                         r(0x30, 0)]
-    assert [q.kind for q in C.requests([C._rebase(e, BASE) for e in evs])] == ["25,12"]
+    assert [q.kind for q in C.requests(rebased(evs))] == ["25,12"]
 
 
 def test_dump_is_json_with_one_operation_per_line(tmp_path: Path) -> None:

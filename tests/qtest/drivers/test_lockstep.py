@@ -29,12 +29,32 @@ def test_every_recording_agrees_on_every_build(request: pytest.FixtureRequest,
                                groups=(drivers.GROUP,), no_boards=True, jobs=1,
                                report_dir=tmp_path)
     out = session.run(session.plan(req), lambda _s: None)
-    assert len(out.results) == len(builds) * len(drivers.recordings())
-    for r in out.results:
+    pc = [r for r in drivers.recordings() if not r.get("board")]
+    assert len(out.results) == len(builds) * len(pc)
+    _agree_with_every_phase_noted(out.results)
+
+
+def _agree_with_every_phase_noted(results: list[runner.Result]) -> None:
+    for r in results:
         assert r.status == runner.AGREE, (r.build, r.scenario, r.reason)
         noted = [p[0] for n in r.notes if (p := drivers.parse_note(n))]
         rec = next(x for x in drivers.recordings() if x["name"] == r.scenario)
         assert noted == [ph["name"] for ph in rec["phases"]]
+
+
+@pytest.mark.qemu
+def test_every_board_recording_agrees_on_the_arm_builds(tmp_path: Path) -> None:
+    from harness.provision.install_arm import installed_arm_builds
+
+    boards = sorted({r["board"] for r in drivers.recordings() if r.get("board")})
+    if not boards or not installed_arm_builds():
+        pytest.skip("no board recording, or no ARM build installed (sdqtest qemu install)")
+    req = session.CheckRequest(boards=tuple(boards), groups=(drivers.GROUP,), jobs=1,
+                               report_dir=tmp_path)
+    out = session.run(session.plan(req), lambda _s: None)
+    ran = [r for r in out.results if r.status != runner.SKIP]
+    assert ran and all(r.scenario.endswith(r.machine) for r in ran)
+    _agree_with_every_phase_noted(ran)
 
 
 @pytest.mark.qemu
