@@ -61,8 +61,11 @@ def default_scenarios(selected: Sequence[Scenario], chosen: bool) -> list[Scenar
 
 def on_its_bus(sc: Scenario, machine: str) -> bool:
     """Scenario ``sc`` is for the bus of ``machine``'s card: the ``spi``
-    group for a card in SPI mode, the SDHCI library for the others."""
+    group for a card in SPI mode, the SDHCI library for the others; a real
+    driver's recording on the board it was made on only."""
     board = board_for(machine)
+    if board is not None and sc.group == DRIVERS_GROUP:
+        return sc.params.get("board") == board.name
     return board is None or (sc.group == SPI_GROUP) == board.spi
 
 
