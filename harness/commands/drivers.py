@@ -119,10 +119,12 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
 
     prov = dict(raw.provenance)
     kver = prov["guest"]["kernel"]
-    prov["command"] = [re.sub(r"/(?:[^/,\s]+/)*([^/,\s]+)", r"\1", a) for a in prov["command"]]
+    cmd = prov["command"]  # the recorder's files by name (the kernel command line as is)
+    prov["command"] = [a if i and cmd[i - 1] == "-append" else
+                       re.sub(r"/(?:[^/,\s]+/)*([^/,\s]+)", r"\1", a) for i, a in enumerate(cmd)]
+    did = record_init.DID if board is None else record_init.DID_DD
     for ph in phases:
-        dd = raw.transcript.results.get(ph["name"], {}).get("dd")
-        ph["did"] = (record_init.DID_DD if dd else record_init.DID).get(ph["name"], "")
+        ph["did"] = did.get(ph["name"], "")
     mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     rewritten = sum(1 for n in ctx.written.values() if n > 1)
     host = "sdhci-pci" if board is None else prov["guest"]["modules"][-1].removesuffix(".ko")

@@ -46,6 +46,7 @@ def test_each_recording_names_its_source_and_what_the_guest_did(rec: dict[str, A
     assert src["qemu"]["version"] and src["qemu"]["package"].startswith("Debian")
     assert src["machine"] and src["controller"] and src["accel"] == "tcg"
     assert not any("/tmp/" in a or "/root/" in a for a in src["command"])  # no local paths
+    assert src["command"][src["command"].index("-append") + 1] == src["kernel_command_line"]
     for ph in rec["phases"]:
         assert ph["did"] and ph["ops"], ph["name"]
         assert rec["guest_results"][ph["name"]]["ok"]
