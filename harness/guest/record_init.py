@@ -149,6 +149,7 @@ DID_DD = {**DID,
           "write-512": "busybox dd oflag=direct conv=fsync bs=512 count=4 of a fixed pattern",
           "write-4k": "busybox dd oflag=direct conv=fsync bs=4k count=4 of a fixed pattern",
           "write-64k": "busybox dd oflag=direct conv=fsync bs=64k count=2 of a fixed pattern",
+          "discard": "busybox blkdiscard of 1 MiB (CMD32, 33, 38 per 512 KiB)",
           "probe": "insmod sdhci, cqhci, sdhci-pltfm and the board's host driver (mmc_core "
                    "and mmc_block are built in): the driver probes the controller and "
                    "initialises the card, mmc_block reads the partition table"}
