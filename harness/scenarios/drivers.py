@@ -66,7 +66,10 @@ def recordings(folder: Path = DATA) -> list[dict[str, Any]]:
     """Every recording in ``folder``, by file name."""
     out = []
     for p in sorted(folder.glob("*.json")):
-        data: dict[str, Any] = json.loads(p.read_text())
+        try:
+            data: dict[str, Any] = json.loads(p.read_text())
+        except ValueError as e:
+            raise FormatError(f"{p.name}: not JSON ({e})") from None
         if data.get("format") != FORMAT:
             raise FormatError(f"{p.name}: format {data.get('format')!r}, this sdqtest reads "
                               f"{FORMAT}")

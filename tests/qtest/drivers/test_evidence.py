@@ -4,6 +4,7 @@ the recordings, every entry says what it has, and a run's notes become uses."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +55,24 @@ def test_a_runs_phase_notes_and_adoptions_become_uses() -> None:
     assert ev["q.c"]["linux-x"].shown
     rca = ev[adopting("RCA").key]["linux-x"]
     assert rca.phases == {"probe"} and rca.shown and rca.builds == {"11.1"}
+
+
+def test_the_commands_refuse_bad_input_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
+    assert cli.main(["drivers", "record", "--board", "no-such-board"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no recording guest for board no-such-board" in err[0]
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(drivers.FormatError, match="bad.json: not JSON"):
+        drivers.recordings(tmp_path)
+    (tmp_path / "bad.json").write_text('{"format": 99}')
+    with pytest.raises(drivers.FormatError, match="format 99"):
+        drivers.recordings(tmp_path)
+
+
+def test_the_list_names_each_recordings_source(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["drivers", "list"]) == 0
+    out = capsys.readouterr().out
+    for rec in drivers.recordings():
+        assert out.count(f"{rec['name']}: {rec['driver']}") == 1
+        assert rec["source"]["guest"]["kernel_package_version"] in out
