@@ -29,6 +29,9 @@ def register(sub: Any) -> None:
     qemu_option(r)
     r.add_argument("--board", help="an ARM board instead of a PC (mcimx7d-sabre): Debian's "
                    "armhf kernel on the board's own controller, on an ARM build")
+    r.add_argument("--kernel-package", metavar="PKG",
+                   help="another of Debian's amd64 kernels for the PC guest (e.g. "
+                   "linux-image-6.12.117+deb13-amd64; default: linux-image-amd64's)")
     r.add_argument("--name", default="", help="recording name (default: linux-KVER-sdhci-pci)")
     r.add_argument("--out", help="file to write (default: the drivers group's data folder)")
     r.add_argument("--keep", help="keep the trace, console and card image in this folder")
@@ -102,7 +105,8 @@ def _boot(args: argparse.Namespace, build: Any, image: Path, work: Path) -> Any:
 
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     if args.board is None:
-        return record.record(build, image, work, {}, log=log)
+        return record.record(build, image, work, {}, log=log,
+                             kernel_package=args.kernel_package)
     files = {}
     for phase, pat in record_init.PATTERNS.items():
         if phase.startswith("write-"):

@@ -30,6 +30,7 @@ event: the card image after the boot holds it (see ``sdqtest drivers record``).
 from __future__ import annotations
 
 import shutil
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,7 +40,9 @@ from typing import Any
 from harness.guest import assemble, cpio, runner
 from harness.guest.protocol import Transcript
 from harness.guest.record_init import INIT, PHASES, kernel_args
+from harness.guest.record_modules import module_closure, module_index
 from harness.provision import firmware
+from harness.provision.install import InstallError, _run
 from harness.qemu.builds import QemuBuild
 
 #: The trace events a recording enables (``-trace enable=...``).
@@ -67,7 +70,8 @@ class RawRecording:
 def recording_initrd(base: Path, files: dict[str, bytes], out: Path) -> Path:
     """``base`` with a second archive appended: the recording ``/init`` (it replaces
     the bench's: the kernel unpacks the archives in order) and ``files``."""
-    entries = [cpio.directory("sdqtest"), cpio.file("init", INIT.encode(), executable=True)]
+    entries = [cpio.directory("sdqtest"), cpio.directory("sdqtest/mod"),
+               cpio.file("init", INIT.encode(), executable=True)]
     entries += [cpio.file(p.lstrip("/"), data) for p, data in sorted(files.items())]
     with open(out, "wb") as f, open(base, "rb") as src:
         shutil.copyfileobj(src, f)
@@ -87,12 +91,51 @@ def trace_args(trace: Path) -> list[str]:
     return out
 
 
+def other_kernel(package: str, log: Log) -> tuple[Path, str, str, list[tuple[str, bytes]]]:
+    """Another of Debian's amd64 kernels (``linux-image-6.12.117+deb13-amd64``):
+    ``apt-get download`` and ``dpkg-deb -x`` into the guest's cache; its vmlinuz,
+    ``uname -r``, package version and mmc modules (dependencies first)."""
+    folder = assemble.guest_dir() / "kernels"
+    debs = folder / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    if not sorted(debs.glob(f"{package}_*.deb")):
+        _run(["apt-get", "download", "-q", package], what=f"apt-get download {package}",
+             logfile=folder / "fetch.log", timeout=1800, cwd=debs,
+             fix="name a package apt-cache knows (apt-cache search linux-image-)")
+        log(f"record: apt-get download {package}")
+    deb = sorted(debs.glob(f"{package}_*.deb"))[-1]
+    root = folder / package
+    stamp = folder / f".{package}"
+    if not (stamp.exists() and stamp.read_text() == deb.name):
+        shutil.rmtree(root, ignore_errors=True)
+        _run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}",
+             logfile=folder / "fetch.log", timeout=600, fix=f"delete {deb}")
+        stamp.write_text(deb.name)
+    version = subprocess.run(["dpkg-deb", "-f", str(deb), "Version"], capture_output=True,
+                             text=True, timeout=60, check=False).stdout.strip()
+    kver, index = module_index(root)
+    kernels = sorted((root / "boot").glob("vmlinuz-*"))
+    if not kernels:
+        raise InstallError(f"record: {package} has no /boot/vmlinuz-*")
+    return kernels[-1], kver, version, module_closure(index, assemble.MMC_MODULES)
+
+
 def record(build: QemuBuild, image: Path, workdir: Path, files: dict[str, bytes],
-           log: Log = print) -> RawRecording:
+           log: Log = print, kernel_package: str | None = None) -> RawRecording:
     """Boot the recording guest on ``build`` with a copy of the raw ``image`` as its
     card; the trace, the console and the image after the boot go to ``workdir``.
+    With ``kernel_package``, that kernel and its modules instead of the bench's.
     Raises :class:`~harness.guest.runner.GuestRunError` for a boot that failed."""
     guest = assemble.assemble(log=log)
+    if kernel_package:
+        kernel, kver, kversion, mods = other_kernel(kernel_package, log)
+        files = {**files, **{f"sdqtest/mod/{n}": d for n, d in mods},
+                 "sdqtest/modules": "".join(f"/sdqtest/mod/{n}\n" for n, _ in mods).encode(),
+                 "sdqtest/kernel": kver.encode() + b"\n"}
+        guest = assemble.Guest(kernel, guest.initramfs, kver,
+                               {**{p: v for p, v in guest.packages.items()
+                                   if not p.startswith("linux-image-")},
+                                kernel_package: kversion}, [f"/sdqtest/mod/{n}" for n, _ in mods])
     workdir.mkdir(parents=True, exist_ok=True)
     card = workdir / "card.img"
     shutil.copyfile(image, card)

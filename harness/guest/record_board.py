@@ -30,6 +30,7 @@ from typing import Any
 from harness.guest import cpio, runner
 from harness.guest.record import RawRecording, trace_args
 from harness.guest.record_init import INIT, kernel_args
+from harness.guest.record_modules import module_closure, module_index
 from harness.paths import cache_dir, folder_lock
 from harness.provision.install import InstallError, _run
 from harness.qemu.builds import QemuBuild
@@ -108,37 +109,15 @@ def fetch(b: BoardGuest, log: Log) -> tuple[Path, dict[str, str]]:
     return folder / "root", versions
 
 
-def modules(root: Path, wanted: tuple[str, ...]) -> tuple[str, list[Path]]:
-    """The kernel version and ``wanted`` modules with their ``.modinfo`` ``depends``,
-    dependencies first (read from the module's bytes: the ELF reader is 64-bit only)."""
-    mods = root / "lib/modules"
-    version = sorted(p.name for p in mods.iterdir())[-1]
-    by = {ko.name[:-3].replace("-", "_"): ko for ko in (mods / version).rglob("*.ko")}
-    order: list[Path] = []
-
-    def visit(name: str) -> None:
-        ko = by.get(name.replace("-", "_"))
-        if ko is None or ko in order:
-            return  # built in (mmc_core, mmc_block in armmp) or already there
-        m = re.search(rb"\x00depends=([^\x00]*)\x00", b"\x00" + ko.read_bytes())
-        for dep in (m.group(1).decode().split(",") if m else []):
-            if dep:
-                visit(dep)
-        order.append(ko)
-
-    for w in wanted:
-        visit(w)
-    return version, order
-
-
-def initramfs(root: Path, order: list[Path], files: dict[str, bytes], out: Path) -> Path:
+def initramfs(root: Path, order: list[tuple[str, bytes]], files: dict[str, bytes],
+              out: Path) -> Path:
     """busybox, the modules (``/sdqtest/modules`` in load order), the recording ``/init``
     and ``files``, as one gzip newc archive."""
     members = {"bin/busybox": ((root / "bin/busybox").read_bytes(), True),
                "init": (INIT.encode(), True)}
-    for ko in order:
-        members[f"lib/modules/{ko.name}"] = (ko.read_bytes(), False)
-    members["sdqtest/modules"] = ("".join(f"/lib/modules/{ko.name}\n" for ko in order)
+    for name, data in order:
+        members[f"lib/modules/{name}"] = (data, False)
+    members["sdqtest/modules"] = ("".join(f"/lib/modules/{n}\n" for n, _ in order)
                                   .encode(), False)
     for p, data in files.items():
         members[p.lstrip("/")] = (data, False)
@@ -166,7 +145,8 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     """Boot ``board``'s recording guest on ``build`` (an ARM build) with a copy of ``image``."""
     b = BOARDS[board]
     root, versions = fetch(b, log)
-    kver, order = modules(root, b.modules)
+    kver, index = module_index(root)
+    order = module_closure(index, b.modules)
     workdir.mkdir(parents=True, exist_ok=True)
     card = workdir / "card.img"
     shutil.copyfile(image, card)
@@ -186,7 +166,7 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     prov: dict[str, Any] = {
         "guest": {"kernel_package": f"{kpkg}:{b.arch}",
                   "kernel_package_version": versions[kpkg], "kernel": kver,
-                  "modules": [ko.name for ko in order], "dtb": b.dtb,
+                  "modules": [n for n, _ in order], "dtb": b.dtb,
                   "packages": {f"{k}:{b.arch}": v for k, v in versions.items()}},
         "qemu": {"build": build.name, "version": build.version,
                  "package": build.profile.package},
