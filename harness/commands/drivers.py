@@ -47,6 +47,9 @@ def register(sub: Any) -> None:
                    help="rewrite harness/ledger/driver_evidence.json with what was measured")
     e.add_argument("--report-dir", default="reports", metavar="DIR")
     e.set_defaults(func=run_evidence)
+    c = ds.add_parser("coverage", help="the model's branch coverage by the recordings' "
+                      "traffic alone, beside the explore corpus's (the model alone, no QEMU)")
+    c.set_defaults(func=run_coverage)
     g = ds.add_parser("ledger", help="every ledger entry with the recorded drivers that "
                       "meet it")
     g.add_argument("--markdown", action="store_true", help="a Markdown table (the docs')")
@@ -205,6 +208,54 @@ def run_evidence(args: argparse.Namespace) -> int:
     if args.write:
         ledger_drivers.FILE.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {ledger_drivers.FILE}")
+    return 0
+
+
+def _arcs(report: dict[str, Any]) -> set[tuple[str, int, int]]:
+    """Every branch arc a coverage.py JSON report says was taken."""
+    return {(Path(f).name, a, b) for f, d in report["files"].items()
+            for a, b in d.get("executed_branches", [])}
+
+
+def run_coverage(args: argparse.Namespace) -> int:
+    """The model's branches the recordings take (on the model alone, the newest
+    profile, each on its own machine), beside those the explore corpus takes."""
+    import dataclasses
+
+    from harness.check.boards import DEFAULT_BOARDS
+    from harness.explore import report
+    from harness.hwdefs.boards import by_name
+    from harness.profile import NEWEST
+    from harness.scenarios import REGISTRY, drivers
+    from harness.scenarios import explore as corpus
+
+    recs = [sc for sc in REGISTRY.values() if sc.group == drivers.GROUP]
+    inputs = [sc for sc in REGISTRY.values() if sc.group == corpus.GROUP]
+    errors: dict[str, str] = {}
+
+    on_boards = dataclasses.replace(NEWEST, machine_types=tuple(
+        by_name(n).machine for n in DEFAULT_BOARDS))  # the newest profile, on a board
+
+    def replay() -> None:
+        errors.update(report.run_on_model(recs, NEWEST))
+        errors.update(report.run_on_boards(recs, [on_boards], DEFAULT_BOARDS))
+
+    mine = report.measure(replay)
+    theirs = report.measure(lambda: errors.update(report.run_on_model(inputs, NEWEST)))
+    d, e = _arcs(mine), _arcs(theirs)
+    total = sum(x["summary"]["num_branches"] for x in mine["files"].values())
+    print(f"model branches taken on the model alone ({total} in the files they reach):")
+    print(f"  real drivers' recordings ({len(recs)}): {len(d)}")
+    print(f"  explore corpus ({len(inputs)} inputs):  {len(e)}")
+    print(f"  by the recordings and not the corpus:  {len(d - e)}")
+    print(f"  by the corpus and not the recordings:  {len(e - d)}")
+    by_file: dict[str, int] = {}
+    for f, _a, _b in sorted(d - e):
+        by_file[f] = by_file.get(f, 0) + 1
+    for f, n in sorted(by_file.items(), key=lambda x: -x[1]):
+        print(f"    {f}: {n}")
+    for name, err in sorted(errors.items()):
+        print(f"  (not measured: {name}: {err})")
     return 0
 
 

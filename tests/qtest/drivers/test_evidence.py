@@ -76,3 +76,14 @@ def test_the_list_names_each_recordings_source(capsys: pytest.CaptureFixture[str
     for rec in drivers.recordings():
         assert out.count(f"{rec['name']}: {rec['driver']}") == 1
         assert rec["source"]["guest"]["kernel_package_version"] in out
+
+
+@pytest.mark.slow
+def test_coverage_by_the_recordings_beside_the_corpus(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """The model alone: the recordings take branches, some the explore corpus does not."""
+    assert cli.main(["drivers", "coverage"]) == 0
+    out = capsys.readouterr().out
+    counts = dict(line.strip().rsplit(":", 1) for line in out.splitlines()[1:5])
+    assert int(counts[next(k for k in counts if k.startswith("real drivers"))]) > 0
+    assert "not measured" not in out
