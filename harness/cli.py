@@ -15,6 +15,7 @@ from harness.commands import (
     check,
     compat,
     coverage,
+    drivers,
     explore,
     failure,
     fuzz,
@@ -29,7 +30,7 @@ from harness.qemu.session import install_signal_handlers
 
 #: The commands, in the order ``sdqtest --help`` lists them.
 COMMANDS = (qemu, check, coverage, compat, migrate, replay, fuzz, bench, bisect, mutants,
-            explore, bugs, review)
+            explore, bugs, review, drivers)
 
 
 def build_parser() -> argparse.ArgumentParser:

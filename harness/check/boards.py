@@ -30,6 +30,9 @@ PC_GROUPS = {
               "(a board's machine type is not versioned)",
     "migration": "the migration matrix runs on pc machine types",
 }
+#: The group of real drivers' recordings (harness.scenarios.drivers): each runs on
+#: the machine it was recorded on (a PC's, or its board's param ``board``).
+DRIVERS_GROUP = "drivers"
 
 
 #: The boards the default ``sdqtest check`` runs.  The model mirrors every
@@ -56,16 +59,20 @@ def default_scenarios(selected: Sequence[Scenario], chosen: bool) -> list[Scenar
     if chosen:
         return list(selected)
     return [sc for sc in selected if sc.group not in PC_GROUPS
-            and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"]
+            and sc.group not in NOT_BY_DEFAULT and sc.card == "sd-card"
+            and (sc.group != DRIVERS_GROUP or sc.params.get("board"))]
 
 
 def on_its_bus(sc: Scenario, machine: str) -> bool:
     """Scenario ``sc`` is for the controller of ``machine``'s card: a board's
     own group (``Board.group``: ``spi`` for a card in SPI mode) on that
-    board, the SDHCI library on the others."""
+    board, the SDHCI library on the others; a real driver's recording on the
+    board it was made on only."""
     board = board_for(machine)
     if board is None:
         return True
+    if sc.group == DRIVERS_GROUP:
+        return sc.params.get("board") == board.name
     return sc.group == board.group if board.group else sc.group not in OWN_GROUPS
 
 
@@ -116,6 +123,16 @@ def absent_machines(builds: Sequence[QemuBuild], names: Sequence[str]
     return [(b.name, n, by_name(n).machine,
              f"no machine type {by_name(n).machine} (the build's query-machines)")
             for b in builds for n in names if not b.offers(by_name(n).machine)]
+def _recorded_elsewhere(sc: Scenario, board: Board | None) -> str | None:
+    """Why a recording does not run on ``board`` (None: a PC): it was made on
+    another machine, whose controller has its own driver."""
+    mine = sc.params.get("board")
+    if mine is None and board is not None:
+        return ("a recording of Linux's sdhci-pci driver, made on pc machine types (a "
+                "board's controller has its own driver)")
+    if mine is not None and (board is None or board.name != mine):
+        return f"a recording made on board {mine} (its controller's own driver)"
+    return None
 
 
 def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None:
@@ -124,6 +141,10 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
     if sc.group in OWN_GROUPS and (board is None or board.group != sc.group):
         return (f"drives {_OWN_GROUP_NEEDS.get(sc.group, 'a board controller')} "
                 f"(--board {', '.join(b.name for b in BOARDS if b.group == sc.group)})")
+    if sc.group == DRIVERS_GROUP:
+        why = _recorded_elsewhere(sc, board)
+        if why is not None:
+            return why
     only = sc.params.get("variant")  # a controller's own registers (scenarios.vendor_registers)
     if only is not None and (board is None or board.variant != only):
         return (f"writes the {only} controller's own registers: board(s) "

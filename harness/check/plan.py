@@ -32,9 +32,9 @@ def boundaries() -> tuple[str, ...]:
 
 def machines_for(build: QemuBuild, sc: Scenario) -> list[str]:
     """The machine types ``sc`` runs on with ``build`` when none is asked for
-    (none for a board controller's own group, ``spi`` among them: its card
-    is a board's, ``check --board``)."""
-    if sc.group in OWN_GROUPS:
+    (none for a board controller's own group, ``spi`` among them, nor for a
+    recording made on a board: its card is a board's, ``check --board``)."""
+    if sc.group in OWN_GROUPS or sc.params.get("board"):
         return []
     if sc.group != "compat":
         return ["q35"]

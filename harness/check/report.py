@@ -143,6 +143,8 @@ def _print_findings(found: list[Finding], out: TextIO, verbose: bool) -> None:
         print(f"\n[{i}] {f.harm}: {f.signature}", file=out)
         print(f"  in {len(f.runs)} run{'s' if len(f.runs) != 1 else ''}: the first "
               f"difference in {f.first_in}, after earlier ones in {later}", file=out)
+        for line in real_drivers(f):
+            print(f"  {line}", file=out)
         how = "" if ex.first else " (earlier differences adopted by the model)"
         print(f"  shortest: {name} at step {ex.divergence.step.index}{how}", file=out)
         for line in ex.divergence.render().splitlines():
@@ -160,6 +162,22 @@ def _print_findings(found: list[Finding], out: TextIO, verbose: bool) -> None:
             print(f"  also in: {', '.join(others[:4])}"
                   + (f" and {len(others) - 4} more (--verbose)" if len(others) > 4 else ""),
                   file=out)
+
+
+def real_drivers(f: Finding) -> list[str]:
+    """``a real driver meets this: ...``, one line per recorded driver whose
+    replay (the drivers group, :mod:`harness.scenarios.drivers`) shows ``f``."""
+    from harness.scenarios import REGISTRY
+    from harness.scenarios.drivers import GROUP
+
+    out: list[str] = []
+    for n, _ in f.runs:
+        sc = REGISTRY.get(n.split("] ", 1)[-1])
+        if sc is not None and sc.group == GROUP:
+            line = f"a real driver meets this: {sc.params['driver']} (recording {sc.name})"
+            if line not in out:
+                out.append(line)
+    return out
 
 
 def _print_whats(found: list[Finding], out: TextIO) -> None:

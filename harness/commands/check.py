@@ -131,6 +131,7 @@ def _run(args: argparse.Namespace, stdout: TextIO) -> int:
     if out.notes:
         print("\n" + "\n".join(out.notes))
     print("\n" + session.summary(out))
+    _drivers_share(out.results)
     for why in out.stats.fallbacks:
         print(f"  reuse fell back to a fresh launch: {why}")
     if not out.aborted:
@@ -171,6 +172,19 @@ def _say_internal(why: str, bad: list[Any], report_dir: Path, aborted: str = "")
                   f"{bad[0].reason.removeprefix('internal error of sdqtest: ')})"
                   if bad and not aborted else "")
     print(f"sdqtest: {failure.one_line(what, path)}", file=sys.stderr)
+
+
+def _drivers_share(results: list[Any]) -> None:
+    """The drivers group's share of the runs' time (real drivers' recorded traffic)."""
+    from harness.check.runner import SKIP
+    from harness.scenarios.drivers import GROUP
+
+    mine = [r for r in results if r.group == GROUP and r.status != SKIP]
+    total = sum(r.seconds for r in results)
+    if mine and total > 0:
+        t = sum(r.seconds for r in mine)
+        print(f"real drivers (group {GROUP}): {len(mine)} runs, {t:.1f} s of the runs' "
+              f"{total:.1f} s ({100 * t / total:.0f}%)")
 
 
 def json_summary(out: session.CheckOutcome) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     commands,
     compat,
     data,
+    drivers,
     emmc,
     emmc_rpmb,
     erase,

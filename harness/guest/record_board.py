@@ -1,0 +1,178 @@
+"""A recording boot on an ARM board: Debian's armhf kernel on the board's own SD controller.
+
+The guest is assembled from Debian's armhf packages only (``dpkg --add-architecture
+armhf`` once, as root; then ``apt-get download``): the kernel of ``linux-image-armmp``
+with the board's device tree and its SD host modules, and ``busybox-static``; no fio
+(its libraries are another architecture's), so the sized phases use busybox's ``dd``
+(:mod:`harness.guest.record_init`).  The phase marks are 32-bit writes (busybox
+``devmem``) to a block QEMU's board leaves unimplemented, so they show in the trace
+as ``memory_region_ops_write`` of that region and change nothing.
+
+Boards (:data:`BOARDS`): ``mcimx7d-sabre`` (i.MX 7Dual SABRE, ``imx7d-sdb.dtb``,
+Linux's ``sdhci-esdhc-imx``).  The card sits on usdhc3: of the board's three
+uSDHCs, the device tree's usdhc1 (the SD slot) waits for a regulator and a card
+detect GPIO QEMU's board does not model and is never probed; usdhc3 (the eMMC slot,
+non-removable) is, and an SD card there initialises as in the slot.  Xilinx's Zynq
+has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.guest import cpio, runner
+from harness.guest.record import RawRecording, trace_args
+from harness.guest.record_init import INIT, kernel_args
+from harness.guest.record_modules import module_closure, module_index
+from harness.paths import cache_dir, folder_lock
+from harness.provision.install import InstallError, _run
+from harness.qemu.builds import QemuBuild
+
+Log = Callable[[str], None]
+BOOT_TIMEOUT = 600.0
+PHASE_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class BoardGuest:
+    """How to boot and record one board."""
+
+    machine: str          #: QEMU machine type
+    arch: str             #: Debian architecture of the guest
+    kernel_meta: str      #: the metapackage whose versioned image is booted
+    dtb: str              #: device tree file in the image package
+    console: str          #: the kernel's console= value
+    modules: tuple[str, ...]  #: SD host modules (their dependencies follow)
+    sd_index: int         #: -drive if=sd,index=N: the controller the card sits on
+    dev: str              #: the card's block device in the guest
+    mark: int             #: where the phase marks are written (an unimplemented block)
+    mark_region: str      #: that block's region name in the trace
+    base: int             #: the card's controller's MMIO base
+    controller: str       #: for the reader
+    memory_mib: int = 1024
+
+
+BOARDS = {
+    "mcimx7d-sabre": BoardGuest(
+        "mcimx7d-sabre", "armhf", "linux-image-armmp", "imx7d-sdb.dtb", "ttymxc0,115200",
+        ("sdhci-esdhc-imx",), 2, "/dev/mmcblk2", 0x303E0000, "csu", 0x30B60000,
+        "usdhc3 (imx-usdhc)"),
+}
+
+
+def guest_dir(arch: str) -> Path:
+    return cache_dir() / f"guest-{arch}"
+
+
+def _versioned(meta: str, arch: str) -> str:
+    out = subprocess.run(["apt-cache", "depends", f"{meta}:{arch}"], capture_output=True,
+                         text=True, timeout=120, check=False).stdout
+    m = re.search(r"Depends: (linux-image-[^\s:]+)", out)
+    if m is None:
+        raise InstallError(f"apt-cache knows no {meta}:{arch}: as root, dpkg "
+                           f"--add-architecture {arch} && apt-get update")
+    return m.group(1)
+
+
+def fetch(b: BoardGuest, log: Log) -> tuple[Path, dict[str, str]]:
+    """``apt-get download`` and ``dpkg-deb -x`` of the kernel and busybox (cached);
+    the extraction root and package -> version."""
+    folder = guest_dir(b.arch)
+    kpkg = _versioned(b.kernel_meta, b.arch)
+    with folder_lock(folder):
+        debs = folder / "debs"
+        debs.mkdir(parents=True, exist_ok=True)
+        versions: dict[str, str] = {}
+        for pkg in (kpkg, "busybox-static"):
+            if not sorted(debs.glob(f"{pkg}_*_{b.arch}.deb")):
+                _run(["apt-get", "download", "-q", f"{pkg}:{b.arch}"], what=f"apt-get "
+                     f"download {pkg}:{b.arch}", logfile=folder / "fetch.log", timeout=1800,
+                     cwd=debs, fix="check the network and apt's sources, then rerun")
+                log(f"record: apt-get download {pkg}:{b.arch}")
+            deb = sorted(debs.glob(f"{pkg}_*_{b.arch}.deb"))[-1]
+            root = folder / "root"
+            stamp = folder / f".{pkg}"
+            if not (stamp.exists() and stamp.read_text() == deb.name):
+                _run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}",
+                     logfile=folder / "fetch.log", timeout=600, fix=f"delete {deb}")
+                stamp.write_text(deb.name)
+            versions[pkg] = subprocess.run(["dpkg-deb", "-f", str(deb), "Version"],
+                                           capture_output=True, text=True, timeout=60,
+                                           check=False).stdout.strip()
+    return folder / "root", versions
+
+
+def initramfs(root: Path, order: list[tuple[str, bytes]], files: dict[str, bytes],
+              out: Path) -> Path:
+    """busybox, the modules (``/sdqtest/modules`` in load order), the recording ``/init``
+    and ``files``, as one gzip newc archive."""
+    members = {"bin/busybox": ((root / "bin/busybox").read_bytes(), True),
+               "init": (INIT.encode(), True)}
+    for name, data in order:
+        members[f"lib/modules/{name}"] = (data, False)
+    members["sdqtest/modules"] = ("".join(f"/lib/modules/{n}\n" for n, _ in order)
+                                  .encode(), False)
+    for p, data in files.items():
+        members[p.lstrip("/")] = (data, False)
+    dirs = {"dev", "proc", "sys", "tmp", "bin", "sbin", "usr/bin", "usr/sbin", "etc",
+            "lib/modules", "sdqtest", "lib", "usr"}
+    entries = [cpio.directory(d) for d in sorted(dirs)]
+    entries += [cpio.file(p, d, x) for p, (d, x) in sorted(members.items())]
+    out.write_bytes(cpio.gz_archive(entries))
+    return out
+
+
+def argv(build: QemuBuild, b: BoardGuest, kernel: Path, dtb: Path, initrd: Path,
+         card: Path, append: str, trace: Path) -> list[str]:
+    return [str(build.binary), "-M", b.machine,
+            "-m", str(b.memory_mib), "-nodefaults", "-no-user-config", "-display", "none",
+            "-no-reboot", "-serial", "stdio", "-monitor", "none",
+            "-kernel", str(kernel), "-dtb", str(dtb), "-initrd", str(initrd),
+            "-append", append,
+            "-drive", f"if=sd,index={b.sd_index},file={card},format=raw",
+            *trace_args(trace)]
+
+
+def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict[str, bytes],
+           log: Log = print) -> RawRecording:
+    """Boot ``board``'s recording guest on ``build`` (an ARM build) with a copy of ``image``."""
+    b = BOARDS[board]
+    root, versions = fetch(b, log)
+    kver, index = module_index(root)
+    order = module_closure(index, b.modules)
+    workdir.mkdir(parents=True, exist_ok=True)
+    card = workdir / "card.img"
+    shutil.copyfile(image, card)
+    initrd = initramfs(root, order, files, workdir / "initrd-record.cpio.gz")
+    trace = workdir / "trace.log"
+    trace.unlink(missing_ok=True)
+    append = (f"console={b.console} panic=-1 loglevel=4 iomem=relaxed sdqtest.mark={b.mark:#x} "
+              f"sdqtest.dev={b.dev} {kernel_args()}")
+    dtb = root / f"usr/lib/linux-image-{kver}" / b.dtb
+    cmd = argv(build, b, root / f"boot/vmlinuz-{kver}", dtb, initrd, card, append, trace)
+    start = time.monotonic()
+    log(f"record: booting {b.machine} on {build.name} (TCG, a minute or more)")
+    res = runner.run(cmd, accel="tcg", console_log=workdir / "console.log",
+                     boot_timeout=BOOT_TIMEOUT, job_timeout=lambda _job: PHASE_TIMEOUT,
+                     on_message=lambda m: log(f"record: {m.kind} {m.job}") if m.job else None)
+    kpkg = next(p for p in versions if p.startswith("linux-image-"))
+    prov: dict[str, Any] = {
+        "guest": {"kernel_package": f"{kpkg}:{b.arch}",
+                  "kernel_package_version": versions[kpkg], "kernel": kver,
+                  "modules": [n for n, _ in order], "dtb": b.dtb,
+                  "packages": {f"{k}:{b.arch}": v for k, v in versions.items()}},
+        "qemu": {"build": build.name, "version": build.version,
+                 "package": build.profile.package},
+        "command": [Path(cmd[0]).name, *cmd[1:]], "kernel_command_line": append,
+        "machine": b.machine, "controller": b.controller, "accel": "tcg",
+        "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    return RawRecording(trace, card, res.console_log, res.transcript, prov,
+                        time.monotonic() - start)

@@ -1,0 +1,122 @@
+"""Turning trace events into the drivers group's operations, on small made-up traces
+whose right conversion follows from the SD and SDHC specifications."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness import images
+from harness.hwdefs import sdhci as H
+from harness.scenarios import drivers
+from harness.scenarios import drivers_convert as C
+from harness.scenarios.drivers_trace import Access, Command, Descriptor, Event
+
+BASE = 0xFEBFE000
+RECIPE = images.recipe("sdsc-16m")
+
+
+def r(off: int, value: int, size: int = 4, us: int = 0) -> Access:
+    return Access("r", BASE + off, size, value, us)
+
+
+def w(off: int, value: int, size: int = 4, us: int = 0) -> Access:
+    return Access("w", BASE + off, size, value, us)
+
+
+def cmd(index: int, flags: int = 0x1A) -> Access:
+    """CMDREG write issuing ``index`` (SDHC 2.2.7: index in bits 13:8)."""
+    return w(H.CMDREG.offset, index << 8 | flags, 2)
+
+
+def ctx(image: bytes = b"") -> C.Context:
+    return C.Context(BASE, image or bytes(RECIPE.size), RECIPE, {"p": b"\x5a\xa5\xc3\x3c"})
+
+
+def rebased(events: list[Event]) -> list[Event]:
+    return [r for r in (C._rebase(e, BASE) for e in events) if r is not None]
+
+
+def ops(events: list[Event], c: C.Context | None = None) -> list[object]:
+    c = c or ctx()
+    return C.convert_phase(rebased(events), c)
+
+
+def test_the_rca_the_card_published_is_written_back_symbolically() -> None:
+    c = ctx()
+    out = ops([cmd(3), r(0x10, 0xB3680500),  # R6 (PLS 4.9.5): RCA 0xb368 in bits 31:16
+               w(0x08, 0xB3680000), cmd(7),   # CMD7 addressed by that RCA
+               w(0x08, 0xB3680000), cmd(17)], c)  # a block address that looks like it
+    assert c.rca == 0xB368
+    assert str(out[2]).startswith("a 0x0  #") and "CMD7" in str(out[2])
+    assert str(out[4]).startswith("w4 0x08 0xb3680000")
+
+
+def test_a_poll_becomes_an_until_and_repeats_stay_reads() -> None:
+    out = ops([r(0x2F, 1, 1), r(0x2F, 1, 1), r(0x2F, 0, 1),  # SWRST until the bit clears
+               r(0x24, 0x1FF0000), r(0x24, 0x1FF0000)])        # PRNSTS read twice
+    assert str(out[0]).startswith("u1 0x2f 0x1 0x0 19")
+    assert str(out[1]).startswith("r4 0x24 *2  # PRNSTS =0x1ff0000")
+
+
+def test_the_time_the_guest_let_pass_goes_with_the_access() -> None:
+    c = ctx()
+    out = ops([r(0x24, 0, us=1000), w(0x2E, 0xE, 1, us=1012)], c)
+    assert out == ["r4 0x24  # PRNSTS =0x0", "w1 0x2e 0xe +12  # TIMEOUTCON"]
+
+
+def test_an_adma_write_carries_the_data_the_card_holds_after_the_boot() -> None:
+    image = bytearray(RECIPE.size)
+    image[0x900000:0x900000 + 1024] = b"\x5a\xa5\xc3\x3c" * 256
+    c = ctx(bytes(image))
+    out = ops([w(0x58, 0x121C9200), w(0x08, 0x900000), cmd(25, 0x3A),
+               Command(25, 0x900000), Descriptor(0x2A000100, 512, 0x21),
+               Descriptor(0x2A005000, 512, 0x21)], c)
+    adma = out[0]
+    assert isinstance(adma, dict)
+    # buffers packed page by page, each at its offset in its page
+    assert adma["adma"] == [[0x100, 512, 0x21], [0x1000, 512, 0x21]]
+    assert adma["block"] == 0x900000 // 512 and adma["data"] == [["f", "5aa5c33c", 2]]
+    assert out[1].startswith("w4 0x58 @table")
+    assert c.end_unseen  # the last descriptor fetched had no End: the driver's own end
+    assert rebased([w(0x100, 1)]) == []  # another controller's window
+    assert drivers.block_data(adma["data"]) == bytes(image[0x900000:0x900400])
+
+
+def test_data_runs_round_trip() -> None:
+    blocks = [images.pattern_block(40), images.pattern_block(41), bytes(512),
+              bytes(512), b"\x01\x02" + bytes(300) + b"\x55\xaa" + bytes(208)]
+    data = b"".join(blocks)
+    runs = C.encode_data(data, 40, RECIPE, {})
+    assert [x[0] for x in runs] == ["i", "z", "s"]
+    assert runs[0] == ["i", 40, 2] and runs[1] == ["z", 2]
+    assert drivers.block_data(runs) == data
+
+
+def _request(kind: list[int]) -> list[Event]:
+    out: list[Event] = []
+    for c in kind:
+        out += [cmd(c), Command(c, 0), r(0x30, 1)]
+    return [*out, r(0x30, 0)]  # the interrupt handler's last read: nothing pending
+
+
+def test_requests_end_with_the_handler_and_long_phases_are_trimmed() -> None:
+    evs = [e for _ in range(6) for e in _request([18, 12])] + _request([32, 33, 38])
+    reqs = C.requests(rebased(evs))
+    assert [q.kind for q in reqs] == ["18,12"] * 6 + ["32,33,38"]
+    kept, dropped = C.trim(reqs, 2)
+    assert [q.kind for q in kept] == ["18,12", "18,12", "32,33,38"] and dropped == {"18,12": 4}
+
+
+def test_a_multi_block_transfer_is_one_request_until_its_stop() -> None:
+    evs: list[Event] = [cmd(25), Command(25, 0), r(0x30, 0), cmd(12), Command(12, 0),
+                        r(0x30, 0)]
+    assert [q.kind for q in C.requests(rebased(evs))] == ["25,12"]
+
+
+def test_dump_is_json_with_one_operation_per_line(tmp_path: Path) -> None:
+    rec = {"format": 1, "name": "x", "phases": [
+        {"name": "probe", "ops": ["w1 0x2f 0x1  # SWRST", {"adma": [[0, 512, 33]], "cmd": 17}]}]}
+    text = C.dump(rec)
+    assert json.loads(text) == rec
+    assert '   {"adma":[[0,512,33]],"cmd":17}' in text.splitlines()

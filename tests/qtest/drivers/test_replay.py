@@ -1,0 +1,156 @@
+"""The committed recordings: their provenance, and their replay on the model alone.
+
+No test here boots a guest: the recordings are data (``sdqtest drivers record``
+made them).  The replay's fidelity is held to the recording itself: the model,
+mirroring the build the recording was made on, must answer the driver's reads as
+that build answered the real driver, but for a value QEMU draws at random (the
+RCA, PLS 4.2.2) and a status whose answer depends on how much virtual time a TCG
+guest let pass (interrupt status, present state: at most one read in a hundred).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import images
+from harness.hwdefs import sdhci as H
+from harness.machine import CardImage, Machine
+from harness.model.target import ModelTarget
+from harness.profile import BuildProfile
+from harness.scenarios import REGISTRY, drivers
+from harness.target import Target
+
+RECORDINGS = drivers.recordings()
+#: Registers whose recorded answer depends on the time the guest let pass.
+TIMED = {H.NORINTSTS.offset, H.PRNSTS.offset}
+
+
+def test_there_are_recordings_and_each_is_a_scenario_of_the_group() -> None:
+    assert RECORDINGS
+    for rec in RECORDINGS:
+        sc = REGISTRY[rec["name"]]
+        assert sc.group == drivers.GROUP and sc.image == rec["image"]
+        assert rec["driver"] in sc.doc or sc.params["driver"] == rec["driver"]
+
+
+@pytest.mark.parametrize("rec", RECORDINGS, ids=lambda r: r["name"])
+def test_each_recording_names_its_source_and_what_the_guest_did(rec: dict[str, Any]) -> None:
+    src = rec["source"]
+    assert src["guest"]["kernel_package"].startswith("linux-image-")
+    assert src["guest"]["kernel_package_version"] and src["kernel_command_line"]
+    assert src["qemu"]["version"] and src["qemu"]["package"].startswith("Debian")
+    assert src["machine"] and src["controller"] and src["accel"] == "tcg"
+    local = tuple("/" + d + "/" for d in ("tmp", "root", "home"))  # the recorder's paths
+    assert not any(d in a for a in src["command"] for d in local)
+    assert src["command"][src["command"].index("-append") + 1] == src["kernel_command_line"]
+    for ph in rec["phases"]:
+        assert ph["did"] and ph["ops"], ph["name"]
+        assert rec["guest_results"][ph["name"]]["ok"]
+
+
+class Seen(drivers.Replay):
+    """A replay that keeps every read's answer with the operation it belongs to."""
+
+    def __init__(self, target: Target, recording: dict[str, Any]) -> None:
+        super().__init__(target, recording)
+        self.seen: list[tuple[tuple[str, int], int, int]] = []
+
+    def read(self, off: int, size: int) -> int:
+        v = super().read(off, size)
+        self.seen.append((self.where, off, v))
+        return v
+
+
+def _model(rec: dict[str, Any], tmp: Path) -> ModelTarget:
+    """The model on a copy of the recording's card, mirroring Debian's build it was
+    recorded on (the sd-card and sdhci-pci defaults of a Debian build)."""
+    img = tmp / "card.img"
+    shutil.copyfile(images.ensure(rec["image"]), img)
+    version = tuple(int(x) for x in rec["source"]["qemu"]["version"].split("."))
+    profile = BuildProfile(version=version,  # type: ignore[arg-type]
+                           sd_card_properties={"spec_version": "3"},
+                           sdhci_properties={"sd-spec-version": "2"},
+                           machine_types=(rec["source"]["machine"],) if rec.get("board")
+                           else ())
+    machine = (Machine.for_board(rec["board"], image=CardImage(img)) if rec.get("board")
+               else Machine(type=rec["source"]["machine"], image=CardImage(img)))
+    return ModelTarget(machine, profile=profile)
+
+
+def _recorded(rec: dict[str, Any]) -> list[tuple[tuple[str, int], int | None]]:
+    """Each read's recorded answer in replay order (None: a poll's, any number)."""
+    out: list[tuple[tuple[str, int], int | None]] = []
+    for ph in rec["phases"]:
+        for i, op in enumerate(ph["ops"]):
+            if isinstance(op, str) and op[0] == "r":
+                times = re.search(r" \*(\d+)", op)
+                value = int(op.rsplit("=", 1)[1], 16)
+                out += [((ph["name"], i), value)] * (int(times[1]) if times else 1)
+            elif isinstance(op, str) and op[0] == "u":
+                out.append(((ph["name"], i), None))
+    return out
+
+
+@pytest.mark.parametrize("rec", RECORDINGS, ids=lambda r: r["name"])
+def test_the_model_answers_the_driver_as_the_recording_build_did(
+        rec: dict[str, Any], tmp_path: Path) -> None:
+    t = _model(rec, tmp_path)
+    replay = Seen(t, rec)
+    replay.run()
+    assert replay.polls_unmet == []
+    got = iter(replay.seen)
+    differ = []
+    reads = 0
+    pending = next(got, None)
+    for where, value in _recorded(rec):
+        while pending is not None and pending[0] == where:
+            reads += 1
+            if value is not None and pending[2] != value:
+                differ.append((where, pending[1], pending[2], value))
+            pending = next(got, None)
+    assert pending is None and reads == len(replay.seen)
+    rca = [d for d in differ if d[1] == H.RSPREG0.offset and d[2] & 0xFFFF == d[3] & 0xFFFF]
+    timed = [d for d in differ if d[1] in TIMED]
+    assert len(rca) <= 1 and len(timed) <= reads // 100, differ
+    assert sorted(rca + timed) == sorted(differ), differ
+
+
+@pytest.mark.parametrize("rec", RECORDINGS, ids=lambda r: r["name"])
+def test_the_last_table_is_rebuilt_with_the_drivers_own_end(
+        rec: dict[str, Any], tmp_path: Path) -> None:
+    """Linux's sdhci ends every ADMA2 table with a nop-end-valid descriptor (SDHC
+    1.13.4: Valid, End, Act nop) QEMU never fetches, and the replay puts it back;
+    with SDHCI_QUIRK_NO_ENDATTR_IN_NOPDESC (i.MX) the last descriptor carries End
+    itself, and nothing follows it."""
+    t = _model(rec, tmp_path)
+    replay = drivers.Replay(t, rec)
+    replay.run(phases=[rec["phases"][0]["name"]])
+    last = [op for op in rec["phases"][0]["ops"] if isinstance(op, dict)][-1]
+    n = len(last["adma"])
+    table = t.mem_read(replay.driver.desc_area, 8 * (n + 1))
+    first = last["adma"][0]
+    assert table[:8] == H.adma2_desc32(replay.driver.data_area + first[0], first[1], first[2])
+    if rec["adma_end"] == "nop-end":
+        assert not last["adma"][-1][2] & H.ADMA_END
+        assert table[8 * n:] == H.adma2_desc32(0, 0, H.ADMA_VALID | H.ADMA_END)
+    else:
+        assert rec["adma_end"] == "" and last["adma"][-1][2] & H.ADMA_END
+
+
+def test_an_unmet_wait_is_a_miss_a_real_driver_would_time_out_on(tmp_path: Path) -> None:
+    rec = {**RECORDINGS[0], "phases": [{"name": "probe", "ops": [
+        "w1 0x2f 0x1  # SWRST", "u1 0x2f 0x1 0x1 3  # SWRST: never set again"]}]}
+    replay = drivers.Replay(_model(rec, tmp_path), rec)
+    replay.run()
+    assert len(replay.polls_unmet) == 1 and "a real driver times out" in replay.polls_unmet[0]
+
+
+def test_block_data_refuses_an_unknown_run() -> None:
+    with pytest.raises(drivers.FormatError):
+        drivers.block_data([["q", 1]])
+    assert drivers.block_data([["z", 1]]) == bytes(512)
