@@ -157,6 +157,7 @@ _OWN_GROUP_NEEDS: dict[str, str] = {
     SPI_GROUP: "an SD card in SPI mode: a board with an SSI controller",
     "mmci": "an ARM PL181 MMCI: a board with one",
     "sunxi": "an Allwinner SD/MMC host (allwinner-sdhost)",
+    "omap": "an OMAP1 MMC/SD host (omap-mmc)",
 }
 #: Scenarios whose expectations count the DMA Interrupts of a programmed
 #: SDMA buffer boundary (the data of the others does not depend on it).

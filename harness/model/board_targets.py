@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from harness.hwdefs.boards import Board
 from harness.model.allwinner_target import AwModelTarget
+from harness.model.omap_target import OmapModelTarget
 from harness.model.pl181_target import Pl181ModelTarget
 from harness.model.spi_target import SpiModelTarget
 from harness.model.target import ModelTarget
@@ -21,6 +22,7 @@ TARGETS: dict[str, type[ModelTarget]] = {
     "spi": SpiModelTarget,
     "pl181": Pl181ModelTarget,
     "allwinner": AwModelTarget,
+    "omap-mmc": OmapModelTarget,
 }
 
 
