@@ -97,6 +97,13 @@ MUTANTS: tuple[Mutant, ...] = (
            "s->response[3] = ldl_be_p(&response[12]) & ~1;",
            "s->response[3] = ldl_be_p(&response[12]);",
            ("--group", "mmci", "--board", "vexpress-a9"), "MCIResponse3"),
+    Mutant("omap-cmd12-no-card-busy",
+           "independent expectations are verdicts, on a board's own controller (#11 item 4; "
+           "#41 item 1: the OMAP MMC/SD host)",
+           "hw/sd/omap_mmc.c",
+           "host->status |= 0x0005;",
+           "host->status |= 0x0001;",
+           ("--group", "omap", "--board", "sx1"), "MMC_STAT"),
 )
 
 

@@ -311,8 +311,8 @@ def omap_errors(t: Target, ctx: Context) -> None:
     filled), R1 asked of CMD9 (16 bytes: RSP0..RSP5 the CSD's), R3 of CMD13,
     RSP types 4, 5 and 7 (ledger omap.response-words), CMD17 out of range
     (ADDRESS_ERROR/OUT_OF_RANGE in R1: CERR), a block length error, the
-    SDIO AKE bit, CMD12 outside a transfer (EOC with CB: ledger
-    omap.command-clears-status)."""
+    SDIO AKE bit, CMD12 outside a transfer (refused: CTO, which the next
+    answered command clears: ledger omap.command-clears-status)."""
     h = _ready(t, ctx)
     bad = h.command(60)
     ctx.expect(bad.timeout, "CMD60 (reserved): the card answered")
@@ -323,6 +323,9 @@ def omap_errors(t: Target, ctx: Context) -> None:
         t.read(reg.offset, _W)
     h.command(7, h.rca << 16)
     h.command(13, h.rca << 16, rsp="r3")
+    _wr(t, O.MMC_CMD, cmd_word(60))  # CTO, left set
+    _wr(t, O.MMC_CMD, cmd_word(13))  # answered: CTO goes
+    t.read(O.MMC_STAT.offset, _W)
     for kind in (4, 5, 7):
         _wr(t, O.MMC_CMD, cmd_word(13, "none") | O.MMC_CMD.field("RSP").value(kind))
         for reg in (O.MMC_STAT, O.MMC_RSP[6], O.MMC_RSP[7]):
