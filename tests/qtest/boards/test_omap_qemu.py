@@ -127,3 +127,19 @@ def test_a_model_with_a_zero_underrun_diverges(
     monkeypatch.setattr(model_omap.OmapMmc, "_data_read", zero)
     res = _run(arm_build, "omap-fifo", omap_pool)
     assert res.status == runner.DIVERGE, res.reason
+
+
+def test_the_stack_boundary_holds_on_each_side(
+        arm_build: QemuBuild, omap_pool: QemuPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Boundary omap.stack-zero: from 10.0 on RSP0..RSP5 after a short answer read
+    0 with nothing adopted; before it a model expecting 0 diverges (7.2.22's
+    stack bytes are not all 0 in omap-init)."""
+    old = parse_version(arm_build.version) < omap_target.STACK_ZERO
+    if old:
+        monkeypatch.setattr(omap_target, "STACK_ZERO", (0, 0, 0))
+    res = _run(arm_build, "omap-init", omap_pool)
+    if old:
+        assert res.status == runner.DIVERGE, res.reason
+    else:
+        assert res.status == runner.AGREE, res.reason
+        assert not [w for _i, w, _v in res.adoptions if w == omap_target.STACK.adopts]
