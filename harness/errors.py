@@ -49,6 +49,7 @@ tree and the code in step.
     |   +-- DriverTimeout            [driver.results] ... in time
     |   +-- SpiError                 [driver.spi] no R1, token or end of busy in SPI mode
     |   +-- MmciError                [driver.pl181] a PL181 command or transfer never ended
+    |   +-- OmapMmcError             [driver.omap_mmc] an OMAP MMC command never settled
     +-- BenchError                   [bench.data] a benchmark's check failed
     +-- GuestError                   the Linux guest could not run its jobs
     |   |                            (one line naming the cause)
