@@ -444,8 +444,9 @@ BOARDS: tuple[Board, ...] = (
                "no SDHCI: the SDHCI scenario groups do not apply; the omap group runs",
                "the DMA request lines go to the OMAP system DMA (hw/dma/omap_dma.c): qtest "
                "watches one device's lines, the interrupt controller's, so the lockstep "
-               "compares RXDE/TXDE only through MMC_STAT's AF/AE; cheetah (7.2 only) has "
-               "the same controller, n800/n810 (7.2 only) the OMAP2 revision"),
+               "compares RXDE/TXDE through MMC_STAT's AF/AE (a QEMU test watches the "
+               "named dma-rx/dma-tx outputs from 10.0); cheetah (7.2 only) has the same "
+               "controller, n800/n810 (7.2 only) the OMAP2 revision"),
     ),
 )
 

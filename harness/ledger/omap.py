@@ -63,6 +63,15 @@ OMAP: tuple[KnownDifference, ...] = (
         "written; MMC_CMD is ignored while POW is clear", _EVERY,
         spec=f"{_LINUX} mmc_omap_set_power (OMAP2) and mmc_omap_set_ios", evidence=_EVIDENCE),
     KnownDifference(
+        "omap.dma-request-left-raised", Scope.QEMU_BUG, _DEV,
+        "with RXDE/TXDE the DMA request follows the FIFO level, and drops when the "
+        "transfer has nothing left to move",
+        "when a transfer ends with the FIFO empty QEMU clears AF/AE but leaves the DMA "
+        "request lines as they were: a write's TX request stays raised after its last "
+        "word until BUF or another data access moves it", _EVERY,
+        spec=f"{_LINUX} mmc_omap_prepare_data (BUF 0x0F80/0x800F for DMA)",
+        evidence="tests/qtest/boards/test_omap_qemu.py (the dma-rx/dma-tx lines, 10.0 on)"),
+    KnownDifference(
         "omap.register-fields", Scope.SPEC, _DEV,
         "MMC_CON.CLKD is the clock divisor Linux computes (up to 250 on OMAP1); MMC_SDIO "
         "reads back as written",

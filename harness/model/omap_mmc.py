@@ -130,7 +130,8 @@ class OmapMmc:
     def fifolevel(self) -> None:
         """QEMU ``omap_mmc_fifolevel_update``: AF while a read's FIFO holds more
         than AFL words, AE while a write's holds fewer than AEL; with RXDE/TXDE
-        the DMA request line instead of the bit.  Idle and empty: both clear."""
+        the DMA request line instead of the bit.  Idle and empty: both bits clear,
+        the request lines left as they were (ledger ``omap.dma-request-left-raised``)."""
         if not self.transfer and not self.fifo_len:
             self.status &= ~(AF | AE)
             return

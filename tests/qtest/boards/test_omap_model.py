@@ -249,3 +249,17 @@ def test_the_mutant_is_caught_by_pairing_with_a_broken_model() -> None:
     step = caught.value.step
     assert step.op == "read" and step.args[0] == O.MMC_STAT.offset
     assert step.model == step.qemu | _st("CB")
+
+
+def test_dma_requests_replace_af_ae_and_stay_raised() -> None:
+    """With TXDE the transmit request replaces AE; when the write's last word has
+    gone the request stays raised (ledger omap.dma-request-left-raised)."""
+    t = _model()
+    for reg, v in ((O.MMC_CON, O.MMC_CON.mask("POW")), (O.MMC_NBLK, 0), (O.MMC_BLEN, 3),
+                   (O.MMC_BUF, 0x0086)):
+        _wr(t, reg, v)
+    _wr(t, O.MMC_CMD, cmd_word(24, ctype=O.TYPE_ADTC))
+    assert t.mmc.dma["tx"] and not _rd(t, O.MMC_STAT) & _st("AE")
+    for _ in range(2):
+        _wr(t, O.MMC_DATA, 0xFFFF)
+    assert _rd(t, O.MMC_STAT) & _st("BRS") and t.mmc.dma["tx"]

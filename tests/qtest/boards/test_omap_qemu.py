@@ -9,6 +9,7 @@ each ARM build, and broken models caught, the version boundaries included.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from harness.ledger.entry import parse_version
 from harness.machine import CardImage, Machine
 from harness.model import omap_mmc as model_omap
 from harness.model import omap_target
+from harness.qemu import board as qemu_board
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
@@ -143,3 +145,40 @@ def test_the_stack_boundary_holds_on_each_side(
     else:
         assert res.status == runner.AGREE, res.reason
         assert not [w for _i, w, _v in res.adoptions if w == omap_target.STACK.adopts]
+
+
+@pytest.mark.parametrize("line", ["dma-rx", "dma-tx"])
+def test_the_dma_request_lines_follow_the_model(arm_build: QemuBuild, tmp_path: Path,
+                                                line: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """With RXDE/TXDE the FIFO levels drive the DMA request lines instead of AF/AE:
+    watched here in place of the interrupt (qtest intercepts one device's lines;
+    the named outputs ``dma-rx``/``dma-tx`` exist from 10.0, when omap_mmc became a
+    QOM device, and 7.2's qtest cannot intercept named outputs anyway)."""
+    if parse_version(arm_build.version) < omap_target.CARD_ON_BUS:
+        pytest.skip(f"QEMU {arm_build.name}: omap_mmc has no named DMA outputs before 10.0")
+    route = boards.IrqRoute(kind="out", line=0, qom_type="omap-mmc", name=line,
+                            min_version=(10, 0))
+    dma_board = replace(BOARD, irq=route)
+    monkeypatch.setattr(qemu_board, "by_name", lambda name: dma_board)
+    model = omap_target.OmapModelTarget(Machine.for_board(BOARD.name,
+                                                          image=CardImage.null(16 << 20)),
+                                        profile=arm_build.profile)
+    read = line == "dma-rx"
+    ops: list[tuple[int, int | None]] = [
+        (O.MMC_CON.offset, O.MMC_CON.mask("POW")), (O.MMC_NBLK.offset, 0),
+        (O.MMC_BLEN.offset, 15), (O.MMC_BUF.offset, 0x8300 if read else 0x0086),
+        (O.MMC_CMD.offset, cmd_word(17 if read else 24, ctype=O.TYPE_ADTC, read=read))]
+    ops += [(O.MMC_DATA.offset, None if read else 0x1234)] * 9
+    ops += [(O.MMC_BUF.offset, 0x1F00), (O.MMC_STAT.offset, None)]
+    with _target(arm_build, tmp_path) as t:
+        levels = []
+        for off, value in ops:
+            for side in (t, model):
+                if value is None:
+                    side.read(off, _W)
+                else:
+                    side.write(off, _W, value)
+            assert t.irq_level() == model.mmc.dma[line[4:]], (off, value)
+            levels.append(t.irq_level())
+        assert True in levels and not levels[-1]
