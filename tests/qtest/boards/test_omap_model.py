@@ -263,3 +263,29 @@ def test_dma_requests_replace_af_ae_and_stay_raised() -> None:
     for _ in range(2):
         _wr(t, O.MMC_DATA, 0xFFFF)
     assert _rd(t, O.MMC_STAT) & _st("BRS") and t.mmc.dma["tx"]
+
+
+class _AdtcNever(model_omap.OmapMmc):
+    """The mutant ``omap-adtc-type-mismatch`` as a model: the TYPE field compared
+    with a value it cannot hold (the regression of upstream's "hw/sd/omap_mmc:
+    Don't use sd_cmd_type_t"), so no command starts a transfer."""
+
+    def _command(self, value: int) -> None:
+        super()._command(value & ~O.MMC_CMD.mask("TYPE"))
+
+
+def test_the_adtc_mutant_is_caught_by_pairing_with_a_broken_model() -> None:
+    """A CMD17 whose transfer never starts: the lockstep stops at the first
+    MMC_STAT read after the command (no AF), or at MMC_DATA."""
+    from harness.check.lockstep import Divergence, LockstepTarget
+    from harness.scenarios import all_scenarios
+    from harness.scenarios.registry import Context
+
+    model, broken = _model(), _model()
+    broken.mmc = _AdtcNever(broken.card)
+    t = LockstepTarget(model, broken)
+    sc = all_scenarios()["omap-read-single"]
+    with pytest.raises(Divergence) as caught:
+        sc.fn(t, Context(V111, BOARD.machine, sc.image, sc.params))  # type: ignore[arg-type]
+    step = caught.value.step
+    assert step.op == "read" and step.args[0] in (O.MMC_STAT.offset, O.MMC_DATA.offset)
