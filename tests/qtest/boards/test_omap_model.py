@@ -289,3 +289,23 @@ def test_the_adtc_mutant_is_caught_by_pairing_with_a_broken_model() -> None:
         sc.fn(t, Context(V111, BOARD.machine, sc.image, sc.params))  # type: ignore[arg-type]
     step = caught.value.step
     assert step.op == "read" and step.args[0] in (O.MMC_STAT.offset, O.MMC_DATA.offset)
+
+
+def test_the_command_follower_names_registers_and_commands() -> None:
+    """The report's lines: the register an access reaches; a command only once
+    MMC_CON.POW is set (QEMU ignores MMC_CMD before), an application command
+    after CMD55, the MMC_DATA words since."""
+    from harness.check.omap_transfer import OmapTracker, window_register
+
+    assert window_register(O.MMC_STAT.offset) == "MMC_STAT (+0x010)"
+    assert window_register(0x7FE) == "no register (+0x7fe)"
+    tr = OmapTracker()
+    assert tr.before("write", (O.MMC_CMD.offset, _W, cmd_word(55)), 0) == ""
+    tr.before("write", (O.MMC_CON.offset, _W, O.MMC_CON.mask("POW")), 1)
+    tr.before("write", (O.MMC_ARGH.offset, _W, 0x1234), 2)
+    assert tr.before("write", (O.MMC_CMD.offset, _W, cmd_word(55)), 3).startswith("CMD55")
+    name = tr.before("write", (O.MMC_CMD.offset, _W, cmd_word(51, ctype=O.TYPE_ADTC,
+                                                              read=True)), 4)
+    assert name.startswith("ACMD51")
+    tr.before("read", (O.MMC_DATA.offset, _W), 5)
+    assert tr.command is not None and (tr.command.arg, tr.command.words) == (0x1234_0000, 1)
