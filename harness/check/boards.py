@@ -40,8 +40,8 @@ PC_GROUPS = {
 #: vexpress-a9 (the PL181's mmci group, 12 scenarios: 8.7-10.9 s for the
 #: three ARM builds on 2 workers at load 16, docs/boards.md).
 #: orangepi-pc (the sunxi group, 14 scenarios: 2 to 4 s a build, docs/boards.md).
-#: sx1 (the omap group, 13 scenarios, a fresh launch each: 18.4 s for the
-#: three ARM builds on 2 workers at load 14, 4.5 s a build of scenario time).
+#: sx1 (the omap group, 13 scenarios, a fresh launch each: 6.9 s for the
+#: three ARM builds on 2 workers at load 8, 18.4 s at load 14).
 DEFAULT_BOARDS: tuple[str, ...] = ("zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
                                    "vexpress-a9", "orangepi-pc", "sx1")
 #: Groups the default check leaves to ``--board``: the explore corpus is
