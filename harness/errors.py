@@ -44,6 +44,8 @@ tree and the code in step.
     +-- SourceError                  [provision.source] a source release cannot be
     |                                fetched, unpacked or built
     +-- ImageError                   [images] no such recipe, or cannot make it
+    +-- FormatError (ValueError)     [scenarios.drivers] a driver recording cannot be read
+    +-- TraceError                   [scenarios.drivers_trace] a trace no recording comes from
     +-- DriverError                  [driver.results] the device did not do what
     |   |                            the host driver asked
     |   +-- DriverTimeout            [driver.results] ... in time
@@ -51,6 +53,7 @@ tree and the code in step.
     |   +-- MmciError                [driver.pl181] a PL181 command or transfer never ended
     |   +-- SdhostError              [driver.sdhost] SDCMD.NEW_FLAG never cleared
     |   +-- SunxiError               [driver.allwinner] a command, transfer or IDMAC chain hung
+    |   +-- OmapMmcError             [driver.omap_mmc] an OMAP MMC command never settled
     +-- BenchError                   [bench.data] a benchmark's check failed
     +-- GuestError                   the Linux guest could not run its jobs
     |   |                            (one line naming the cause)

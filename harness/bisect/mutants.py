@@ -97,6 +97,21 @@ MUTANTS: tuple[Mutant, ...] = (
            "s->response[3] = ldl_be_p(&response[12]) & ~1;",
            "s->response[3] = ldl_be_p(&response[12]);",
            ("--group", "mmci", "--board", "vexpress-a9"), "MCIResponse3"),
+    Mutant("omap-cmd12-no-card-busy",
+           "independent expectations are verdicts, on a board's own controller (#11 item 4; "
+           "#41 item 1: the OMAP MMC/SD host)",
+           "hw/sd/omap_mmc.c",
+           "host->status |= 0x0005;",
+           "host->status |= 0x0001;",
+           ("--group", "omap", "--board", "sx1"), "MMC_STAT"),
+    Mutant("omap-adtc-type-mismatch",
+           "independent expectations are verdicts, on a board's own controller (#11 item 4; "
+           "#41 item 1: the OMAP MMC/SD host; the regression upstream's 'hw/sd/omap_mmc: "
+           "Don't use sd_cmd_type_t' fixed: the TYPE field compared with another enum)",
+           "hw/sd/omap_mmc.c",
+           "if (type == SD_TYPE_ADTC) {",
+           "if (type == SD_TYPE_ADTC + 1) {",
+           ("--group", "omap", "--board", "sx1"), "MMC_DATA"),
 )
 
 

@@ -41,10 +41,11 @@ DRIVERS_GROUP = "drivers"
 #: without it 130-154 s (docs/boards.md), and the check's budget is three
 #: minutes; lm3s6965evb (SPI mode, 12 scenarios) costs seconds, and so do
 #: vexpress-a9 (the PL181's mmci group, 12 scenarios), orangepi-pc (the sunxi
-#: group, 14 scenarios) and raspi2b's SDHOST (the sdhost group, 17 scenarios,
-#: 10.0 and 11.1 only): a few seconds a build each (docs/boards.md).
+#: group, 14 scenarios), raspi2b's SDHOST (the sdhost group, 17 scenarios,
+#: 10.0 and 11.1 only) and sx1 (the omap group, 13 scenarios, a fresh launch
+#: each): a few seconds a build each (docs/boards.md).
 DEFAULT_BOARDS: tuple[str, ...] = ("zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
-                                   "vexpress-a9", "orangepi-pc", "raspi2b")
+                                   "vexpress-a9", "orangepi-pc", "raspi2b", "sx1")
 #: Groups the default check leaves to ``--board``: the explore corpus is
 #: searched on sdhci-pci, and its inputs on every board build would take as
 #: long as the whole PC check.
@@ -190,6 +191,7 @@ _OWN_GROUP_NEEDS: dict[str, str] = {
     "mmci": "an ARM PL181 MMCI: a board with one",
     "sunxi": "an Allwinner SD/MMC host (allwinner-sdhost)",
     "sdhost": "the BCM2835 SDHOST: a raspi board with the card routed to it",
+    "omap": "an OMAP1 MMC/SD host (omap-mmc)",
 }
 #: Scenarios whose expectations count the DMA Interrupts of a programmed
 #: SDMA buffer boundary (the data of the others does not depend on it).

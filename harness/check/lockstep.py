@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.check.omap_transfer import OmapTracker
 from harness.check.pl181_transfer import Pl181Tracker
 from harness.check.quirks import QuirkSet
 from harness.check.recording import Departed
@@ -223,6 +224,7 @@ TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
     "pl181": lambda recipe: Pl181Tracker(),
     "allwinner": lambda recipe: SunxiTracker(),
     "sdhost": lambda recipe: SdhostTracker(),
+    "omap-mmc": lambda recipe: OmapTracker(),
 }
 
 

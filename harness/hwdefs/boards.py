@@ -43,6 +43,9 @@ class IrqRoute:
     qom_path: str = ""
     name: str = ""
     min_version: tuple[int, int] = (0, 0)
+    #: ``in`` on a board with several devices of ``qom_type``: the ``nth``
+    #: created (``/machine/unattached/device[N]`` order; 0: the first found).
+    nth: int = 0
 
 
 @dataclass(frozen=True)
@@ -440,6 +443,39 @@ BOARDS: tuple[Board, ...] = (
                "GPFSEL4/5 (harness.model.bcm2835_sdhost, bcm2835_gpio)",
                "QEMU 7.2's qtest cannot intercept the line (a named GPIO): not driven there",
                "raspi3b is the same SoC family's SDHCI board; raspi2b's SDHCI is not driven"),
+    ),
+    Board(
+        name="sx1",
+        machine="sx1",
+        controller="omap-mmc",
+        # OMAP_INT_OQN (23) of the second omap-intc (the level-2 handler, ih[1]),
+        # an unnamed input: 7.2's qtest intercepts it as well.
+        base=0xFFFB_7800,
+        irq=IrqRoute(kind="in", line=23, qom_type="omap-intc", nth=1),
+        ram_base=0x1000_0000,
+        ram=32 * _MIB,
+        sdhci=(),
+        binary="qemu-system-arm",
+        source="hw/arm/omap1.c omap310_mpu_init (7.2.22: omap_mmc_init with a legacy "
+               "sd_init card; 10.0.13, 11.1.1: a TYPE_OMAP_MMC sysbus device with an "
+               "sd-card on its sd-bus): the MMC/SD host at 0xfffb7800 (0x800 bytes), its "
+               "interrupt on ih[1] input OMAP_INT_OQN (23), its DMA requests on the system "
+               "DMA's MMC_TX/MMC_RX, the card from if=sd index 0; hw/arm/omap_sx1.c: SDRAM "
+               "32 MiB at 0x10000000 (OMAP_EMIFF_BASE; any other -m is refused), the boot "
+               "flash a zero ROM at 0 without -pflash, no kernel needed under qtest; sx1-v1 "
+               "differs in its flash only",
+        variant="omap-mmc",
+        reset_keeps="omap.reset-keeps-sdio-be-fifo",
+        group="omap",
+        notes=("the OMAP1 MMC/SD host (hw/sd/omap_mmc.c): 16-bit registers, a 32-word "
+               "FIFO of 16-bit words moved by PIO with almost-full/almost-empty levels, "
+               "one interrupt output (harness.model.omap_mmc)",
+               "no SDHCI: the SDHCI scenario groups do not apply; the omap group runs",
+               "the DMA request lines go to the OMAP system DMA (hw/dma/omap_dma.c): qtest "
+               "watches one device's lines, the interrupt controller's, so the lockstep "
+               "compares RXDE/TXDE through MMC_STAT's AF/AE (a QEMU test watches the "
+               "named dma-rx/dma-tx outputs from 10.0); cheetah (7.2 only) has the same "
+               "controller, n800/n810 (7.2 only) the OMAP2 revision"),
     ),
 )
 

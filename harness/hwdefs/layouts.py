@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from harness.hwdefs import allwinner, aspeed, npcm, pl022, pl181, s3c, sdhci, usdhc
+from harness.hwdefs import allwinner, aspeed, npcm, omap_mmc, pl022, pl181, s3c, sdhci, usdhc
 from harness.hwdefs import bcm2835_sdhost as sdhost
 from harness.hwdefs.fields import Field, Register
 
@@ -186,6 +186,8 @@ LAYOUTS: dict[str, Layout] = {lay.name: lay for lay in (
                       Window("SDHOST", sdhost.SDHOST_WINDOW.start, len(sdhost.SDHOST_WINDOW),
                              sdhost.REGISTERS, word=4)),
            data_port=sdhost.SDDATA.name, responses=tuple(r.name for r in sdhost.SDRSP)),
+    Layout("omap-mmc", (Window("", 0, omap_mmc.WINDOW, omap_mmc.MMC_REGISTERS),),
+           data_port=omap_mmc.MMC_DATA.name, responses=tuple(r.name for r in omap_mmc.MMC_RSP)),
 )}
 
 

@@ -31,6 +31,7 @@ from harness.ledger.entry import (
     parse_version,
 )
 from harness.ledger.observed import OBSERVED
+from harness.ledger.omap import OMAP
 from harness.ledger.pl181 import PL181
 from harness.ledger.sd import SD
 from harness.ledger.sdhci import SDHCI
@@ -56,9 +57,9 @@ def _build(*tables: tuple[KnownDifference, ...]) -> Mapping[str, KnownDifference
 
 #: Key -> entry, in a stable order: SD card, controller, eMMC, the
 #: observed ones, the version entries, the board controllers, SPI mode, the PL181,
-#: Allwinner, the BCM2835 SDHOST.
+#: Allwinner, the BCM2835 SDHOST, the OMAP MMC.
 LEDGER: Mapping[str, KnownDifference] = _build(SD, SDHCI, EMMC, OBSERVED, VERSION, BOARDS, SPI,
-                                               PL181, ALLWINNER, SDHOST)
+                                               PL181, ALLWINNER, SDHOST, OMAP)
 
 
 def entry(key: str) -> KnownDifference:

@@ -232,11 +232,43 @@ SUNXI_IRQ_LEVEL = Boundary(
     "passes !!value; no 8.x or 9.x build here",
     "model.allwinner.AwSdHost (the orangepi-pc board)")
 
+OMAP_SRTS_CARD = Boundary(
+    "omap.srts-card-kept", (10, 0, 0),
+    "omap_mmc holds a legacy SD card outside any bus and resets it in its own reset: "
+    "MMC_SYSC.SRTS resets the card too",
+    "the card sits on the controller's SD bus: MMC_SYSC.SRTS resets the controller only",
+    ("7.2.22",), ("10.0.13", "11.1.3"),
+    "assumed 10.0: 7.2.22's omap_mmc.c calls device_cold_reset on its sd_init card in "
+    "omap_mmc_reset, 10.0.13's is a QOM device with an sd-bus (the legacy SD API gone); "
+    "no 8.x or 9.x build here",
+    "model.omap_mmc.OmapMmc (the sx1 board)")
+
+OMAP_STACK_ZERO = Boundary(
+    "omap.stack-zero", (10, 0, 0),
+    "the response buffer omap_mmc_command hands the card is uninitialised stack: a 4-byte "
+    "answer leaves RSP0..RSP5 with whatever the stack held",
+    "QEMU is built with -ftrivial-auto-var-init=zero: those registers read 0",
+    ("7.2.22",), ("10.0.13", "11.1.3"),
+    "assumed 10.0: 7.2.22's meson.build lacks -ftrivial-auto-var-init=zero, 10.0.13's "
+    "adds it (Debian's compilers take it); no 8.x or 9.x build here",
+    "model.omap_mmc.OmapMmc (the sx1 board)")
+
+OMAP_BADWIDTH = Boundary(
+    "omap.badwidth-logged", (11, 0, 0),
+    "an access of another width than 16 bits goes to omap_badwidth_read16/write16, which "
+    "read or write guest memory at the register's offset",
+    "it is logged as a guest error: reads 0, writes dropped",
+    ("7.2.22", "10.0.13"), ("11.1.3",),
+    "assumed 11.0: 10.2.2's source still calls omap_badwidth_read16, 11.1.1's logs; "
+    "11.0.3's source not read.  On sx1 both sides answer 0 (the boot flash ROM at 0 "
+    "is zero-filled without -pflash)",
+    "model.omap_target.OmapModelTarget (the sx1 board)")
+
 #: Every boundary the model uses.
 BOUNDARIES: tuple[Boundary, ...] = (
     SD_PROTOCOL, SD_10_1, SDMA_REWORK, HOSTCTL2_V4EN, CARD_SPEC_3, ERASE_SERIES,
     EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY, USDHC_SPEC_3, ASPEED_WP_INVERTED,
-    ASPEED_CAPAREG, SUNXI_IRQ_LEVEL,
+    ASPEED_CAPAREG, SUNXI_IRQ_LEVEL, OMAP_SRTS_CARD, OMAP_STACK_ZERO, OMAP_BADWIDTH,
 )
 
 #: First and last release whose defaults were held against a build: 7.2.0 up

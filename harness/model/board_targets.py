@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from harness.hwdefs.boards import Board
 from harness.model.allwinner_target import AwModelTarget
+from harness.model.omap_target import OmapModelTarget
 from harness.model.pl181_target import Pl181ModelTarget
 from harness.model.sdhost_target import SdhostModelTarget
 from harness.model.spi_target import SpiModelTarget
@@ -23,6 +24,7 @@ TARGETS: dict[str, type[ModelTarget]] = {
     "pl181": Pl181ModelTarget,
     "allwinner": AwModelTarget,
     "sdhost": SdhostModelTarget,
+    "omap-mmc": OmapModelTarget,
 }
 
 

@@ -58,11 +58,11 @@ def other_ram_ranges(machine: Machine) -> tuple[tuple[int, int], ...]:
     return () if b is None else tuple((base, base + n) for base, n in b.other_ram)
 
 
-def _controller_path(session: QemuSession, board: Board) -> str:
+def _controller_path(session: QemuSession, board: Board, nth: int = 0) -> str:
     """QOM path of the board's controller when the board leaves it unnamed: the
     first-created device of its type under ``/machine/unattached`` (QEMU numbers
     those ``device[N]`` in creation order, and a board creates its controllers
-    in address order: hw/arm/exynos4210.c SDHCI0 first)."""
+    in address order: hw/arm/exynos4210.c SDHCI0 first), or the ``nth``."""
     children = session.qmp_cmd("qom-list", path="/machine/unattached")
     found = []
     for c in children:
@@ -70,9 +70,10 @@ def _controller_path(session: QemuSession, board: Board) -> str:
         n = re.fullmatch(r"device\[(\d+)\]", str(c.get("name", "")))
         if m and n and m.group(1) == board.irq.qom_type:
             found.append((int(n.group(1)), f"/machine/unattached/{c['name']}"))
-    if not found:
-        raise BoardError(f"board {board.name}: no {board.irq.qom_type} in /machine/unattached")
-    return min(found)[1]
+    if len(found) <= nth:
+        raise BoardError(f"board {board.name}: no {board.irq.qom_type} number {nth} in "
+                         "/machine/unattached")
+    return sorted(found)[nth][1]
 
 
 def _version(session: QemuSession) -> tuple[int, int]:
@@ -86,7 +87,9 @@ def watch_irq(session: QemuSession, board: Board) -> int:
     route = board.irq
     qtest = session.qtest
     if route.kind == "in":
-        qtest.irq_intercept_in(find_by_type(session, route.qom_type))
+        path = (_controller_path(session, board, route.nth) if route.nth
+                else find_by_type(session, route.qom_type))
+        qtest.irq_intercept_in(path)
         return route.line
     version = _version(session)
     if version < route.min_version:

@@ -26,6 +26,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     misc,
     mmc_test,
     mmci,
+    omap,
     registers,
     sdhost,
     sizes,

@@ -42,6 +42,7 @@ from typing import Any
 
 from harness import images
 from harness.driver.host import HostDriver
+from harness.errors import SdqtestError
 from harness.hwdefs import sdhci as H
 from harness.scenarios.registry import Context, Scenario, add
 from harness.target import Target
@@ -58,7 +59,7 @@ _OP = re.compile(r"(?P<kind>[rwu])(?P<size>[1248]) (?P<off>0x[0-9a-f]+)(?P<rest>
 _ARG = re.compile(r"a (?P<low>0x[0-9a-f]+)")
 
 
-class FormatError(ValueError):
+class FormatError(SdqtestError, ValueError):
     """A recording file this module cannot read (its name and the bad line)."""
 
 
