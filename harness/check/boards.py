@@ -94,12 +94,26 @@ def machines_for(build: QemuBuild, names: Sequence[str]) -> list[str]:
             and board_only_reason(by_name(n), build.profile) is None]
 
 
+def binary_family(binary: str) -> str:
+    """``riscv``, ``arm`` (qemu-system-arm and -aarch64 alike) or the binary's name."""
+    name = binary.rsplit("/", 1)[-1]
+    if "riscv" in name:
+        return "riscv"
+    return "arm" if "arm" in name or "aarch64" in name else name
+
+
 def not_run(builds: Sequence[QemuBuild], names: Sequence[str]) -> list[str]:
-    """One line per build and board that runs no scenario, with the reason."""
+    """One line per build and board that runs no scenario, with the reason;
+    none for a build of another target (a RISC-V build and an ARM board)
+    when a build of the board's own target is among ``builds``."""
     out: list[str] = []
+    families = {binary_family(str(b.binary)) for b in builds}
     for b in builds:
         for n in names:
             board = by_name(n)
+            if (binary_family(board.binary) in families
+                    and binary_family(str(b.binary)) != binary_family(board.binary)):
+                continue
             why = (board_only_reason(board, b.profile) if b.offers(board.machine)
                    else f"this build has no machine type {board.machine}")
             if why is not None:

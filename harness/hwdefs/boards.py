@@ -83,7 +83,8 @@ class Board:
     """QEMU type of the card the board plugs there (``emmc``: an eMMC device,
     on builds that have one)."""
     binary: str = "qemu-system-aarch64"
-    """The QEMU target binary with this machine (aarch64 holds every ARM board)."""
+    """The QEMU target binary with this machine (aarch64 holds every ARM board;
+    ``qemu-system-riscv64`` the RISC-V ones)."""
     source: str = ""
     """Where the facts above come from."""
     nodefaults: bool = True
@@ -411,6 +412,30 @@ BOARDS: tuple[Board, ...] = (
         group="sunxi",
         notes=("the Allwinner R40's SD/MMC host: QEMU's sun50i-a64 variant, descriptors "
                "of up to 64 KiB, SD_SAMP_DL (0x144) present",),
+    ),
+    Board(
+        name="icicle",
+        machine="microchip-icicle-kit",
+        controller="cadence-sdhci",
+        # The SRS (the SDHCI) at 0x200 of the window at 0x20008000; the HRS
+        # below it (harness.hwdefs.cadence).  MICROCHIP_PFSOC_EMMC_SD_IRQ (88),
+        # an unnamed input of the PLIC (riscv.sifive.plic).
+        base=0x2000_8000 + 0x200,
+        irq=IrqRoute(kind="in", line=88, qom_type="riscv.sifive.plic"),
+        ram_base=0x8000_0000,
+        ram=1537 * _MIB,
+        sdhci=(("sd-spec-version", 2), ("capareg", 0x057834B4)),
+        binary="qemu-system-riscv64",
+        source="hw/riscv/microchip_pfsoc.c (7.2.22, 10.0.13, 11.1.1 alike): "
+               "TYPE_CADENCE_SDHCI at MICROCHIP_PFSOC_EMMC_SD 0x20008000, IRQ 88 of the "
+               "PLIC, the SDHCI inside with TYPE_SYSBUS_SDHCI's defaults (sd-spec-version 2, "
+               "capareg 0x057834b4); an sd-card on its bus from if=sd index 0 (only with a "
+               "drive); DRAM_LO at 0x80000000 (1 GiB, the rest of -m at 0x1000000000), "
+               "-m at least the default 1537 MiB; no firmware needed under qtest",
+        variant="cadence",
+        notes=("the Cadence SD4HC of the PolarFire SoC: a 2.00 SDHCI at 0x200 of a window "
+               "whose Host Register Set (HRS00 software reset, HRS04 PHY port, HRS06 eMMC "
+               "control) lies below it",),
     ),
 )
 

@@ -36,8 +36,8 @@ def select_board_builds(specs: list[str] | None) -> list[builds.QemuBuild]:
     ``qemu-system-arm`` package, installed first if none is)."""
     from harness.provision import install_arm
 
-    if not names_a_build(specs) and not install_arm.installed_arm_builds():
-        install_arm.install_arm(["all"], log=lambda m: print(m, file=sys.stderr))
+    if not names_a_build(specs) and not install_arm.installed_board_builds():
+        install_arm.install_boards(["all"], log=lambda m: print(m, file=sys.stderr))
     return _found(builds.selected_arm, specs, "no ARM QEMU build")
 
 
