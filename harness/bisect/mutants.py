@@ -97,6 +97,13 @@ MUTANTS: tuple[Mutant, ...] = (
            "s->response[3] = ldl_be_p(&response[12]) & ~1;",
            "s->response[3] = ldl_be_p(&response[12]);",
            ("--group", "mmci", "--board", "vexpress-a9"), "MCIResponse3"),
+    Mutant("cadence-swr-keeps-sdhci",
+           "independent expectations are verdicts, on a board's own controller (#11 item 4; "
+           "#41 item 1: the Cadence SD4HC's own reset)",
+           "hw/sd/cadence_sdhci.c",
+           "device_cold_reset(DEVICE(&s->sdhci));",
+           "/* the SDHCI inside is not reset */",
+           ("--group", "registers", "--board", "icicle"), "NORINTSTSEN"),
 )
 
 
