@@ -87,7 +87,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _list_arm_builds() -> None:
-    """The installed ARM builds (``check --board``): version, qtest, the boards."""
+    """The installed board builds, ARM and RISC-V (``check --board``): version,
+    qtest, the boards."""
     from harness.hwdefs.boards import BOARDS
     from harness.qemu import builds
 
@@ -100,7 +101,7 @@ def _list_arm_builds() -> None:
                      ", ".join(offered) or "-", str(b.binary)])
     if rows:
         print()
-        print_table(["ARM build", "query-version", "qtest", "boards", "binary"], rows)
+        print_table(["board build", "query-version", "qtest", "boards", "binary"], rows)
 
 
 def run_build(args: argparse.Namespace) -> int:
