@@ -181,8 +181,23 @@ def test_the_default_check_runs_the_modelled_boards(
     assert bool(picked.builds) is runs_boards
     if runs_boards:
         assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
-                                "vexpress-a9", "orangepi-pc"] == list(check_boards.DEFAULT_BOARDS)
+                                "vexpress-a9", "orangepi-pc", "icicle"] \
+            == list(check_boards.DEFAULT_BOARDS)
         assert picked.paired  # each board its bus's scenarios
+        assert picked.default == (not argv)  # and icicle its registers group only
+
+
+def test_icicle_runs_its_registers_group_only_by_default() -> None:
+    """The default check runs the Cadence board's registers group (its HRS
+    scenarios and the SDHCI's register scenarios), not the library the
+    generic SDHCI already gets on zynq; ``--board icicle`` runs it all."""
+    lib = check_boards.default_scenarios(list(all_scenarios().values()), chosen=False)
+    icicle = boards.by_name("icicle").machine
+    kept = {sc.name for sc in lib if check_boards.in_default(sc, icicle)}
+    assert {"cadence-host-registers", "cadence-software-reset"} <= kept
+    assert {sc.group for sc in lib if sc.name in kept} == {"registers"}
+    zynq = boards.by_name("zynq").machine
+    assert all(check_boards.in_default(sc, zynq) for sc in lib)
 
 
 def test_the_default_board_scenarios_leave_out_pc_emmc_and_explore() -> None:
