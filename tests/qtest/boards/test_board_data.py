@@ -234,3 +234,19 @@ def test_state_a_reset_keeps_is_a_ledger_entry() -> None:
     for b in boards.BOARDS:
         if b.reset_keeps:
             assert entry(b.reset_keeps).key == b.reset_keeps, b.name
+
+
+def test_a_board_is_not_reported_as_not_run_on_a_build_of_another_target() -> None:
+    """With ARM and RISC-V builds both selected, icicle is not "not run" on
+    the ARM build nor zynq on the RISC-V one; with only a build of another
+    target, the board still gets its line (nothing else would say why)."""
+    from harness.qemu.builds import QemuBuild
+
+    arm = QemuBuild("11.1-arm", Path("/c/11.1-arm/bin/qemu-system-aarch64"),
+                    replace(ARM, machine_types=("xilinx-zynq-a9",)))
+    riscv = QemuBuild("11.1-riscv", Path("/c/11.1-riscv/bin/qemu-system-riscv64"),
+                      replace(ARM, machine_types=("microchip-icicle-kit",)))
+    assert check_boards.not_run([arm, riscv], ["zynq", "icicle"]) == []
+    only_arm = check_boards.not_run([arm], ["zynq", "icicle"])
+    assert len(only_arm) == 1 and "board icicle" in only_arm[0]
+    assert check_boards.binary_family("qemu-system-arm") == "arm"
