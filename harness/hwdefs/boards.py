@@ -74,6 +74,9 @@ class Board:
     """The board's on-chip memories as ``(base, size)``: RAM that DMA reaches
     like the main RAM, which the board allocates itself (so a reused process
     zeroes it with qtest ``memset``)."""
+    ram_aliases: tuple[tuple[int, int, int], ...] = ()
+    """Windows that show the RAM again, as ``(base, size, target)``: QEMU alias
+    regions of the machine's RAM (DMA there reaches the RAM at ``target``)."""
     reset_keeps: str = ""
     """The ledger key of controller state QEMU's ``system_reset`` keeps on this
     board (empty: none): the pool never reuses a process for it."""
@@ -424,6 +427,9 @@ BOARDS: tuple[Board, ...] = (
         irq=IrqRoute(kind="in", line=88, qom_type="riscv.sifive.plic"),
         ram_base=0x8000_0000,
         ram=1537 * _MIB,
+        # DRAM_LO_ALIAS: the first GiB again at 0xC0000000 (the model's RAM
+        # range runs on into it; the alias wins, as QEMU maps it).
+        ram_aliases=((0xC000_0000, 1 << 30, 0x8000_0000),),
         sdhci=(("sd-spec-version", 2), ("capareg", 0x057834B4)),
         binary="qemu-system-riscv64",
         source="hw/riscv/microchip_pfsoc.c (7.2.22, 10.0.13, 11.1.1 alike): "

@@ -179,7 +179,8 @@ class ModelTarget:
         self.clock = VirtualClock()
         self.memory = GuestMemory(machine.ram, machine.type,
                                   ram_base=None if board is None else board.ram_base,
-                                  other_ram=() if board is None else board.other_ram)
+                                  other_ram=() if board is None else board.other_ram,
+                                  aliases=() if board is None else board.ram_aliases)
         if card is None:
             medium = machine.image
             if medium is not None and medium.readonly:

@@ -78,3 +78,16 @@ def test_the_mutant_is_caught_by_pairing_with_a_broken_model() -> None:
     step = caught.value.step
     assert step.op == "read" and step.args[0] >= 0  # an SDHCI register, not the HRS
     assert step.model != step.qemu
+
+
+def test_the_low_gib_shows_again_at_its_alias() -> None:
+    """hw/riscv/microchip_pfsoc.c: DRAM_LO_ALIAS maps the first GiB of RAM
+    again at 0xC0000000, so DMA there (an explored ADMA descriptor's buffer
+    at 0xFFFFF000) reads and writes that RAM; 0x80000000 + 1537 MiB and more
+    is the alias too, not more RAM."""
+    t = _model()
+    t.mem_write(0xFFFF_F000, b"alias")
+    assert t.mem_read(0xBFFF_F000, 5) == b"alias"
+    t.mem_write(0x8000_2000, b"low")
+    assert t.mem_read(0xC000_2000, 3) == b"low"
+    assert t.memory.read(0xFFFF_FFFE, 4)[1] is False  # past 4 GiB: nothing
