@@ -1,7 +1,7 @@
-"""ARM boards whose SD host controller QEMU builds, as data.
+"""ARM and RISC-V boards whose SD host controller QEMU builds, as data.
 
 Each :class:`Board` says where the board puts its SDHCI and how it wires it,
-as the board's QEMU source sets it up (``hw/arm/*.c``; quoted per board),
+as the board's QEMU source sets it up (``hw/arm/*.c``, ``hw/riscv/*.c``; quoted per board),
 never as a build under test answers: the machine type, the controller's QEMU
 type and MMIO base, the interrupt line and how qtest can watch it, the
 guest RAM the DMA arena may use, and the controller properties the board
