@@ -250,3 +250,12 @@ def test_a_board_is_not_reported_as_not_run_on_a_build_of_another_target() -> No
     only_arm = check_boards.not_run([arm], ["zynq", "icicle"])
     assert len(only_arm) == 1 and "board icicle" in only_arm[0]
     assert check_boards.binary_family("qemu-system-arm") == "arm"
+
+
+def test_a_riscv_board_line_is_a_board_line() -> None:
+    """A finding on icicle replays on the RISC-V builds as a board's command
+    line (its ``-drive if=sd`` kept), not on the PC builds."""
+    from harness.replay import rewrite
+
+    assert rewrite.is_arm(["/c/11.1-riscv/bin/qemu-system-riscv64", "-M", "microchip-icicle-kit"])
+    assert not rewrite.is_arm(["qemu-system-x86_64"])
