@@ -113,3 +113,42 @@ def test_non_root_gets_the_command_that_installs_both(
     msg = str(err.value)
     assert "\n" not in msg and "needs root" in msg
     assert "-m harness.provision.install_arm 11.1" in msg
+
+
+def test_a_riscv_install_extracts_its_package_and_rebuilds_its_module(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """7.2-riscv: qemu-system-misc from bookworm, qemu-system-riscv64 patched,
+    accel-qtest-riscv64.so rebuilt from Debian's source (one target), proved
+    on microchip-icicle-kit, the marker written last (no network, no QEMU)."""
+    calls: dict[str, object] = {}
+
+    def extract(build: inst.Build, root: Path, mirror: str, log: Path,
+                package: str = "") -> None:
+        calls["package"] = (build.suite, package)
+        root.mkdir(parents=True, exist_ok=True)
+
+    def patch(build: inst.Build, folder: Path, log: Path, name: str = "") -> Path:
+        binary = folder / "bin" / name
+        _script(binary)
+        return binary
+
+    def module(build: inst.Build, pkgversion: str, folder: Path, log: object,
+               targets: tuple[str, ...] = ()) -> list[Path]:
+        calls["targets"] = targets
+        built = [folder / f"accel-qtest-{t}.so" for t in targets]
+        for b in built:
+            b.write_bytes(b"")
+        return built
+
+    monkeypatch.setattr(inst, "_mmdebstrap", extract)
+    monkeypatch.setattr(inst, "_patch_binary", patch)
+    monkeypatch.setattr(inst, "_binary_version",
+                        lambda b: ("7.2.22", "Debian 1:7.2+dfsg-7+deb12u18+b3"))
+    monkeypatch.setattr(inst, "_build_module", module)
+    monkeypatch.setattr(install_arm, "verify_board",
+                        lambda b, m: None if m == "microchip-icicle-kit" else m)
+    found = install_arm._install_one("7.2", "http://mirror", lambda _: None, install_arm.RISCV)
+    assert calls == {"package": ("bookworm", "qemu-system-misc"), "targets": ("riscv64",)}
+    assert found.name == "7.2-riscv" and set(found.binaries) == {"riscv64"}
+    assert (found.root / inst.MODULE_DIR / "accel-qtest-riscv64.so").is_file()
+    assert install_arm.installed_arm_builds(install_arm.RISCV) == [found]
