@@ -112,6 +112,13 @@ MUTANTS: tuple[Mutant, ...] = (
            "if (type == SD_TYPE_ADTC) {",
            "if (type == SD_TYPE_ADTC + 1) {",
            ("--group", "omap", "--board", "sx1"), "MMC_DATA"),
+    Mutant("cadence-swr-keeps-sdhci",
+           "independent expectations are verdicts, on a board's own controller (#11 item 4; "
+           "#41 item 1: the Cadence SD4HC's own reset)",
+           "hw/sd/cadence_sdhci.c",
+           "device_cold_reset(DEVICE(&s->sdhci));",
+           "/* the SDHCI inside is not reset */",
+           ("--group", "registers", "--board", "icicle"), "NORINTSTSEN"),
 )
 
 

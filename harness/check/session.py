@@ -101,6 +101,9 @@ class Boards:
     #: default check's boards, and ``--board`` with no scenario chosen (no
     #: run is made only to be skipped for its bus)
     paired: bool = False
+    #: the default check's boards with nothing chosen: a board of
+    #: ``boards.DEFAULT_GROUPS`` runs only those groups
+    default: bool = False
 
 
 @dataclass
@@ -204,7 +207,7 @@ def board_selection(request: CheckRequest, selected: list[Scenario]) -> Boards:
     except SdqtestError as e:  # the boards are extra: the PC check still runs
         return Boards(note=f"boards not run: no ARM build ({e}); --no-boards says so quietly")
     return Boards(arm, list(boards.DEFAULT_BOARDS), boards.default_scenarios(selected, chosen),
-                  paired=True)
+                  paired=True, default=not chosen)
 
 
 def _specs(qemu: tuple[str, ...] | None) -> list[str] | None:
@@ -219,7 +222,8 @@ def _run_specs(rq: CheckRequest, builds: list[QemuBuild], selected: list[Scenari
             for m in (machines or machine_plan.machines_for(b, sc))]
     runs += [RunSpec(b, sc, m) for b in bd.builds for sc in bd.scenarios
              for m in (machines or boards.machines_for(b, bd.names))
-             if not bd.paired or boards.on_its_bus(sc, m)]
+             if (not bd.paired or boards.on_its_bus(sc, m))
+             and (not bd.default or boards.in_default(sc, m))]
     k, n = rq.shard
     return shard.take_shard(runs, lambda r: f"{r.scenario.name}@{r.machine}", k, n), len(runs)
 

@@ -138,9 +138,9 @@ def _print_builds(builds: list[Any]) -> None:
 
 
 def _list_arm_builds() -> list[tuple[Any, list[tuple[str, str, str]]]]:
-    """The installed ARM builds (``check --board``): version, qtest, the
-    boards, a line for each board a build cannot run; each build and those
-    boards (name, machine type, why)."""
+    """The installed board builds, ARM and RISC-V (``check --board``):
+    version, qtest, the boards, a line for each board of its target a build
+    cannot run; each build and those boards (name, machine type, why)."""
     from harness.qemu import builds
 
     rows = []
@@ -153,7 +153,7 @@ def _list_arm_builds() -> list[tuple[Any, list[tuple[str, str, str]]]]:
         out.append((b, cannot_run(b)))
     if rows:
         print()
-        print_table(["ARM build", "query-version", "qtest", "boards", "binary"], rows)
+        print_table(["board build", "query-version", "qtest", "boards", "binary"], rows)
     lines = [ln for b, cannot in out for ln in _say(b, cannot)]
     if lines:
         print("\n" + "\n".join(lines))
@@ -183,14 +183,19 @@ def _arm_source_builds(args: argparse.Namespace) -> list[Any]:
 
 
 def cannot_run(b: Any) -> list[tuple[str, str, str]]:
-    """The boards build ``b`` cannot run: (board, machine type, why), for a
-    machine type it does not offer (its query-machines) or one it cannot
-    start (QEMU's words: :func:`harness.qemu.cannot_run.board_refusal`)."""
+    """The boards of ``b``'s target (ARM, RISC-V) that build ``b`` cannot run:
+    (board, machine type, why), for a machine type it does not offer (its
+    query-machines) or one it cannot start (QEMU's words:
+    :func:`harness.qemu.cannot_run.board_refusal`)."""
+    from harness.check.boards import binary_family
     from harness.hwdefs.boards import BOARDS
     from harness.qemu.cannot_run import board_refusal
 
+    mine = binary_family(str(b.binary))
     out = []
     for x in BOARDS:
+        if binary_family(x.binary) != mine:
+            continue
         why = (board_refusal(b.binary, x.name) if b.offers(x.machine)
                else f"no machine type {x.machine} (query-machines)")
         if why is not None:

@@ -1,7 +1,7 @@
-"""ARM boards whose SD host controller QEMU builds, as data.
+"""ARM and RISC-V boards whose SD host controller QEMU builds, as data.
 
 Each :class:`Board` says where the board puts its SDHCI and how it wires it,
-as the board's QEMU source sets it up (``hw/arm/*.c``; quoted per board),
+as the board's QEMU source sets it up (``hw/arm/*.c``, ``hw/riscv/*.c``; quoted per board),
 never as a build under test answers: the machine type, the controller's QEMU
 type and MMIO base, the interrupt line and how qtest can watch it, the
 guest RAM the DMA arena may use, and the controller properties the board
@@ -77,6 +77,9 @@ class Board:
     """The board's on-chip memories as ``(base, size)``: RAM that DMA reaches
     like the main RAM, which the board allocates itself (so a reused process
     zeroes it with qtest ``memset``)."""
+    ram_aliases: tuple[tuple[int, int, int], ...] = ()
+    """Windows that show the RAM again, as ``(base, size, target)``: QEMU alias
+    regions of the machine's RAM (DMA there reaches the RAM at ``target``)."""
     reset_keeps: str = ""
     """The ledger key of controller state QEMU's ``system_reset`` keeps on this
     board (empty: none): the pool never reuses a process for it."""
@@ -86,7 +89,8 @@ class Board:
     """QEMU type of the card the board plugs there (``emmc``: an eMMC device,
     on builds that have one)."""
     binary: str = "qemu-system-aarch64"
-    """The QEMU target binary with this machine (aarch64 holds every ARM board)."""
+    """The QEMU target binary with this machine (aarch64 holds every ARM board;
+    ``qemu-system-riscv64`` the RISC-V ones)."""
     source: str = ""
     """Where the facts above come from."""
     nodefaults: bool = True
@@ -476,6 +480,33 @@ BOARDS: tuple[Board, ...] = (
                "compares RXDE/TXDE through MMC_STAT's AF/AE (a QEMU test watches the "
                "named dma-rx/dma-tx outputs from 10.0); cheetah (7.2 only) has the same "
                "controller, n800/n810 (7.2 only) the OMAP2 revision"),
+    ),
+    Board(
+        name="icicle",
+        machine="microchip-icicle-kit",
+        controller="cadence-sdhci",
+        # The SRS (the SDHCI) at 0x200 of the window at 0x20008000; the HRS
+        # below it (harness.hwdefs.cadence).  MICROCHIP_PFSOC_EMMC_SD_IRQ (88),
+        # an unnamed input of the PLIC (riscv.sifive.plic).
+        base=0x2000_8000 + 0x200,
+        irq=IrqRoute(kind="in", line=88, qom_type="riscv.sifive.plic"),
+        ram_base=0x8000_0000,
+        ram=1537 * _MIB,
+        # DRAM_LO_ALIAS: the first GiB again at 0xC0000000 (the model's RAM
+        # range runs on into it; the alias wins, as QEMU maps it).
+        ram_aliases=((0xC000_0000, 1 << 30, 0x8000_0000),),
+        sdhci=(("sd-spec-version", 2), ("capareg", 0x057834B4)),
+        binary="qemu-system-riscv64",
+        source="hw/riscv/microchip_pfsoc.c (7.2.22, 10.0.13, 11.1.1 alike): "
+               "TYPE_CADENCE_SDHCI at MICROCHIP_PFSOC_EMMC_SD 0x20008000, IRQ 88 of the "
+               "PLIC, the SDHCI inside with TYPE_SYSBUS_SDHCI's defaults (sd-spec-version 2, "
+               "capareg 0x057834b4); an sd-card on its bus from if=sd index 0 (only with a "
+               "drive); DRAM_LO at 0x80000000 (1 GiB, the rest of -m at 0x1000000000), "
+               "-m at least the default 1537 MiB; no firmware needed under qtest",
+        variant="cadence",
+        notes=("the Cadence SD4HC of the PolarFire SoC: a 2.00 SDHCI at 0x200 of a window "
+               "whose Host Register Set (HRS00 software reset, HRS04 PHY port, HRS06 eMMC "
+               "control) lies below it",),
     ),
 )
 

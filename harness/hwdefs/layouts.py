@@ -23,7 +23,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from harness.hwdefs import allwinner, aspeed, npcm, omap_mmc, pl022, pl181, s3c, sdhci, usdhc
+from harness.hwdefs import (
+    allwinner,
+    aspeed,
+    cadence,
+    npcm,
+    omap_mmc,
+    pl022,
+    pl181,
+    s3c,
+    sdhci,
+    usdhc,
+)
 from harness.hwdefs import bcm2835_sdhost as sdhost
 from harness.hwdefs.fields import Field, Register
 
@@ -164,6 +175,8 @@ LAYOUTS: dict[str, Layout] = {lay.name: lay for lay in (
                                     aspeed.WRAPPER_REGISTERS, word=4),),
            identity=(aspeed.SDC_S0_CAP1, aspeed.SDC_S0_CAP2, aspeed.SDC_S0_MAXCURR,
                      aspeed.SDC_S1_CAP1, aspeed.SDC_S1_CAP2, aspeed.SDC_S1_MAXCURR)),
+    _sdhci("cadence", before=(Window("HRS", -cadence.SRS_BASE, cadence.HRS_SIZE,
+                                     cadence.HRS_REGISTERS, word=4),)),
     # The card's data and its responses share SSPDR: no data port of its own.
     Layout("spi", (Window("PL061", pl022.GPIO_WINDOW.start, len(pl022.GPIO_WINDOW),
                           (pl022.GPIODIR,), word=4, aliases=(_GPIODATA,)),

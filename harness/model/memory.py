@@ -41,17 +41,32 @@ class GuestMemory:
 
     def __init__(self, ram_size: int = 128 << 20, machine: str | None = None, *,
                  ram_base: int | None = None,
-                 other_ram: tuple[tuple[int, int], ...] = ()) -> None:
+                 other_ram: tuple[tuple[int, int], ...] = (),
+                 aliases: tuple[tuple[int, int, int], ...] = ()) -> None:
         """``ram_base``: a board's RAM, ``[ram_base, ram_base + ram_size)`` in one
         range, and ``other_ram`` the board's on-chip memories as ``(base,
-        size)`` (:mod:`harness.hwdefs.boards`); None: a PC's layout."""
+        size)`` (:mod:`harness.hwdefs.boards`); None: a PC's layout.
+        ``aliases``: ``(base, size, target)`` windows that show the RAM at
+        ``target`` again (QEMU alias regions); they win over ``ranges``."""
         if ram_size <= 0:
             raise ValueError("ram_size must be positive")
         self.ram_size = ram_size
         self.ranges = (ram_ranges(ram_size, machine) if ram_base is None
                        else ((ram_base, ram_base + ram_size),
                              *((b, b + n) for b, n in other_ram)))
+        self.ranges += tuple((b, b + n) for b, n, _t in aliases)
+        #: ``(first page, end page, page delta)`` of each alias.
+        self._alias_pages = tuple((b >> PAGE_SHIFT, (b + n) >> PAGE_SHIFT, (b - t) >> PAGE_SHIFT)
+                                  for b, n, t in aliases)
         self._pages: dict[int, bytearray] = {}
+
+    def _pno(self, addr: int) -> int:
+        """The page that holds ``addr``'s byte (an alias's target page)."""
+        pno = addr >> PAGE_SHIFT
+        for first, end, delta in self._alias_pages:
+            if first <= pno < end:
+                return pno - delta
+        return pno
 
     def is_ram(self, addr: int) -> bool:
         return any(s <= addr < e for s, e in self.ranges)
@@ -90,7 +105,7 @@ class GuestMemory:
                 return bytes(length), False
             off = addr & (PAGE_SIZE - 1)
             if where and off + length <= PAGE_SIZE:
-                page = self._pages.get(addr >> PAGE_SHIFT)
+                page = self._pages.get(self._pno(addr))
                 return (bytes(length) if page is None else bytes(page[off:off + length])), True
         return self.read_spans(addr, length)
 
@@ -108,7 +123,7 @@ class GuestMemory:
                 addr = stop
                 continue
             while addr < stop:
-                page = self._pages.get(addr >> PAGE_SHIFT)
+                page = self._pages.get(self._pno(addr))
                 off = addr & (PAGE_SIZE - 1)
                 n = min(stop - addr, PAGE_SIZE - off)
                 out += page[off:off + n] if page is not None else bytes(n)
@@ -128,7 +143,7 @@ class GuestMemory:
                 return False
             off = addr & (PAGE_SIZE - 1)
             if where and off + n <= PAGE_SIZE:
-                pno = addr >> PAGE_SHIFT
+                pno = self._pno(addr)
                 page = self._pages.get(pno)
                 if page is None:
                     if not any(data):
@@ -152,7 +167,7 @@ class GuestMemory:
                 addr = stop
                 continue
             while addr < stop:
-                pno = addr >> PAGE_SHIFT
+                pno = self._pno(addr)
                 off = addr & (PAGE_SIZE - 1)
                 n = min(stop - addr, PAGE_SIZE - off)
                 chunk = data[pos:pos + n]

@@ -34,6 +34,7 @@ from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
 from harness.model.sdhci import SDHCI, SDBusCard
 from harness.model.sdhci_aspeed import AspeedSdhci
+from harness.model.sdhci_cadence import CadenceSdhci
 from harness.model.sdhci_npcm import NpcmSdhci
 from harness.model.sdhci_s3c import S3cSdhci
 from harness.model.sdhci_usdhc import Usdhc
@@ -42,7 +43,8 @@ from harness.target import check_access, check_clock_step, check_memory
 
 #: The controller model of each register layout (``Board.variant``).
 CONTROLLERS: dict[str, type[SDHCI]] = {"sdhci": SDHCI, "s3c": S3cSdhci, "npcm": NpcmSdhci,
-                                       "usdhc": Usdhc, "aspeed": AspeedSdhci}
+                                       "usdhc": Usdhc, "aspeed": AspeedSdhci,
+                                       "cadence": CadenceSdhci}
 
 
 def split_access(offset: int, size: int) -> list[tuple[int, int]]:
@@ -177,7 +179,8 @@ class ModelTarget:
         self.clock = VirtualClock()
         self.memory = GuestMemory(machine.ram, machine.type,
                                   ram_base=None if board is None else board.ram_base,
-                                  other_ram=() if board is None else board.other_ram)
+                                  other_ram=() if board is None else board.other_ram,
+                                  aliases=() if board is None else board.ram_aliases)
         if card is None:
             medium = machine.image
             if medium is not None and medium.readonly:

@@ -1,12 +1,22 @@
-"""Install Debian's ``qemu-system-arm`` 7.2, 10.0 and 11.1 beside the x86 builds.
+"""Install Debian's board builds of 7.2, 10.0 and 11.1 beside the x86 builds.
 
-The package holds both ``qemu-system-arm`` and ``qemu-system-aarch64``.  Each build
-lives in ``qemu_dir()/<name>-arm/`` with the layout of :mod:`harness.provision.install`
+Two families (:data:`FAMILIES`), each build in its own folder
+``qemu_dir()/<name>-<family>/`` with the layout of :mod:`harness.provision.install`
 (``root/``, patched copies in ``bin/``, ``bin/qemu-bundle -> ../root``, ``logs/``,
-``build.json`` written last).  Debian deletes ``accel-qtest-*.so`` from 7.2 and 10.0
-here too: both targets' modules are rebuilt from the same Debian source as the x86
-module (one configure, ``--target-list=arm-softmmu,aarch64-softmmu``), with Debian's
-exact ``--with-pkgversion`` so that their stamp matches.  11.1 ships ``accel-qtest.so``.
+``build.json`` written last):
+
+* ``arm``: Debian's ``qemu-system-arm``, which holds both ``qemu-system-arm`` and
+  ``qemu-system-aarch64`` (``7.2-arm``, ...);
+* ``riscv``: ``qemu-system-riscv64``, in ``qemu-system-misc`` up to 7.2 and in its
+  own ``qemu-system-riscv`` package since Debian's 9.1 split (``7.2-riscv``, ...).
+  A folder of its own rather than a third binary in the ARM root: a check run uses
+  one binary per build, the ARM builds already installed stay valid, and the
+  RISC-V module has its own configure anyway.
+
+Debian deletes ``accel-qtest-*.so`` from 7.2 and 10.0 here too: each family's
+modules are rebuilt from the same Debian source as the x86 module (one configure,
+``--target-list`` the family's targets), with Debian's exact ``--with-pkgversion``
+so that their stamp matches.  11.1 ships ``accel-qtest.so``.
 """
 
 from __future__ import annotations
@@ -26,13 +36,19 @@ from harness.provision import install as x86
 from harness.provision.install import BUILDS, InstallError, Log
 
 __all__ = [
+    "ARM",
     "ARM_BINARIES",
+    "FAMILIES",
+    "RISCV",
+    "Family",
     "install_all",
     "main",
     "ArmBuild",
     "arm_name",
     "install_arm",
+    "install_boards",
     "installed_arm_builds",
+    "installed_board_builds",
     "verify_board",
 ]
 
@@ -44,14 +60,46 @@ VERIFY_MACHINE = {"qemu-system-arm": "xilinx-zynq-a9", "qemu-system-aarch64": "r
 LAYOUT_VERSION = 1
 
 
+@dataclass(frozen=True)
+class Family:
+    """A family of board builds: which Debian package, which binaries, which board
+    proves each binary's ``-accel qtest``."""
+
+    suffix: str
+    """Cache folder and name suffix: ``7.2-<suffix>``."""
+    packages: dict[str, str]
+    """Debian binary package by release name (``7.2``)."""
+    binaries: dict[str, str]
+    """target (module suffix) -> binary name, in install order."""
+    verify: dict[str, str]
+    """binary name -> machine started under ``-accel qtest`` to prove it works."""
+    runs: str
+    """The target whose binary the boards run on (it has every board of the family)."""
+
+    def name(self, release: str) -> str:
+        """Cache folder and command-line name of this family's build of ``release``."""
+        return f"{release}-{self.suffix}"
+
+
+ARM = Family("arm", {n: PACKAGE for n in BUILDS}, ARM_BINARIES, VERIFY_MACHINE, "aarch64")
+#: Debian moved qemu-system-riscv* out of qemu-system-misc into qemu-system-riscv
+#: in 9.1 (the 10.0/11.1 package ``Replaces: qemu-system-misc (<< 1:9.1.0+ds-9~)``).
+RISCV = Family("riscv", {"7.2": "qemu-system-misc", "10.0": "qemu-system-riscv",
+                         "11.1": "qemu-system-riscv"},
+               {"riscv64": "qemu-system-riscv64"},
+               {"qemu-system-riscv64": "microchip-icicle-kit"}, "riscv64")
+FAMILIES: tuple[Family, ...] = (ARM, RISCV)
+
+
 def arm_name(name: str) -> str:
     """Cache folder and command-line name of the ARM build of x86 build ``name``."""
-    return f"{name}-arm"
+    return ARM.name(name)
 
 
 @dataclass(frozen=True)
 class ArmBuild:
-    """An installed ARM build: both binaries, sharing one extracted root."""
+    """An installed board build (ARM: both binaries sharing one extracted root;
+    RISC-V: ``qemu-system-riscv64``)."""
 
     name: str
     binaries: dict[str, Path]
@@ -73,10 +121,16 @@ def _read(folder: Path) -> ArmBuild | None:
     return found
 
 
-def installed_arm_builds() -> list[ArmBuild]:
-    """The ARM builds completely installed in the cache, in ``BUILDS`` order."""
-    found = (_read(qemu_dir() / arm_name(n)) for n in BUILDS)
+def installed_arm_builds(family: Family = ARM) -> list[ArmBuild]:
+    """The ARM (or ``family``'s) builds completely installed in the cache, in
+    ``BUILDS`` order."""
+    found = (_read(qemu_dir() / family.name(n)) for n in BUILDS)
     return [b for b in found if b is not None]
+
+
+def installed_board_builds() -> list[tuple[Family, ArmBuild]]:
+    """Every family's installed builds, family by family."""
+    return [(f, b) for f in FAMILIES for b in installed_arm_builds(f)]
 
 
 def verify_board(binary: Path, machine: str) -> str | None:
@@ -87,18 +141,19 @@ def verify_board(binary: Path, machine: str) -> str | None:
     )
 
 
-def _install_one(name: str, mirror: str, log: Log) -> ArmBuild:
+def _install_one(name: str, mirror: str, log: Log, family: Family = ARM) -> ArmBuild:
     build = BUILDS[name]
-    folder = qemu_dir() / arm_name(name)
+    folder = qemu_dir() / family.name(name)
     shutil.rmtree(folder, ignore_errors=True)
     logs = folder / "logs"
     logs.mkdir(parents=True)
     root = folder / "root"
-    with x86._step(log, f"QEMU {folder.name}: extract {PACKAGE} from {build.suite}"):
-        x86._mmdebstrap(build, root, mirror, logs / "mmdebstrap.log", package=PACKAGE)
+    package = family.packages[name]
+    with x86._step(log, f"QEMU {folder.name}: extract {package} from {build.suite}"):
+        x86._mmdebstrap(build, root, mirror, logs / "mmdebstrap.log", package=package)
     bins = {t: x86._patch_binary(build, folder, logs / "patchelf.log", b)
-            for t, b in ARM_BINARIES.items()}
-    upstream, pkgversion = x86._binary_version(bins["arm"])
+            for t, b in family.binaries.items()}
+    upstream, pkgversion = x86._binary_version(next(iter(bins.values())))
     if not upstream.startswith(build.upstream_series + "."):
         raise InstallError(
             f"QEMU {folder.name}: {build.suite} now ships QEMU {upstream}; "
@@ -110,7 +165,7 @@ def _install_one(name: str, mirror: str, log: Log) -> ArmBuild:
             moddir.mkdir(parents=True, exist_ok=True)
             shutil.copy2(built, moddir / built.name)
     for binary in bins.values():
-        machine = VERIFY_MACHINE[binary.name]
+        machine = family.verify[binary.name]
         with x86._step(log, f"QEMU {folder.name}: {binary.name} -machine {machine} qtest OK"):
             reason = verify_board(binary, machine)
             if reason is not None:
@@ -138,14 +193,17 @@ def _install_one(name: str, mirror: str, log: Log) -> ArmBuild:
 
 
 def need_root_arm(names: Sequence[str]) -> bool:
-    """True when installing the ARM builds of ``names`` has work to do."""
-    return any(_read(qemu_dir() / arm_name(n)) is None for n in x86.resolve_names(names))
+    """True when installing the board builds (every family) of ``names`` has work to do."""
+    return any(_read(qemu_dir() / f.name(n)) is None
+               for f in FAMILIES for n in x86.resolve_names(names))
 
 
-def install_arm(names: Sequence[str], *, log: Log = print) -> list[ArmBuild]:
-    """Install the ARM builds of the named releases; idempotent, fast when done."""
+def install_arm(names: Sequence[str], *, log: Log = print,
+                family: Family = ARM) -> list[ArmBuild]:
+    """Install the ARM (or ``family``'s) builds of the named releases;
+    idempotent, fast when done."""
     wanted = x86.resolve_names(names)
-    done = {n: _read(qemu_dir() / arm_name(n)) for n in wanted}
+    done = {n: _read(qemu_dir() / family.name(n)) for n in wanted}
     todo = [n for n, b in done.items() if b is None]
     for found in done.values():
         if found is not None:
@@ -159,24 +217,30 @@ def install_arm(names: Sequence[str], *, log: Log = print) -> list[ArmBuild]:
             x86.prepare_host(log, qemu_dir() / "host-setup.log")
             mirror = x86.debian_mirror()
             for n in todo:
-                again = _read(qemu_dir() / arm_name(n))
+                again = _read(qemu_dir() / family.name(n))
                 if again is None:
                     start = time.monotonic()
-                    again = _install_one(n, mirror, log)
+                    again = _install_one(n, mirror, log, family)
                     log(f"QEMU {again.name}: done in {time.monotonic() - start:.0f} s")
                 done[n] = again
     return [b for b in done.values() if b is not None]
 
 
+def install_boards(names: Sequence[str], *, log: Log = print) -> list[ArmBuild]:
+    """Install every family's builds of the named releases (ARM, then RISC-V)."""
+    return [b for f in FAMILIES for b in install_arm(names, log=log, family=f)]
+
+
 def install_all(names: Sequence[str], *, log: Log = print) -> list[x86.InstalledBuild]:
-    """Install the named x86 builds, then their ARM builds (``sdqtest qemu install``)."""
+    """Install the named x86 builds, then their board builds, every family
+    (``sdqtest qemu install``)."""
     done = x86.install(names, log=log)
-    install_arm(names, log=log)
+    install_boards(names, log=log)
     return done
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: install the named releases' x86 and ARM builds."""
+    """Command line: install the named releases' x86 and board (ARM, RISC-V) builds."""
     parser = argparse.ArgumentParser(prog=f"python -m {__name__}", description=__doc__)
     parser.add_argument("names", nargs="*", metavar="{7.2,10.0,11.1,all}", default=["all"])
     args = parser.parse_args(argv)

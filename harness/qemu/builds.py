@@ -233,20 +233,21 @@ def installed() -> dict[str, Path]:
 
 
 def installed_arm() -> dict[str, Path]:
-    """Installed ARM builds by name (``7.2-arm``) -> their ``qemu-system-aarch64``
-    (which has every ARM board), from the cache (nothing is run)."""
+    """Installed board builds by name (``7.2-arm``, ``7.2-riscv``) -> the binary
+    the boards run on (``qemu-system-aarch64``, which has every ARM board;
+    ``qemu-system-riscv64``), from the cache (nothing is run)."""
     from harness.provision import install_arm
 
-    return {b.name: b.binaries["aarch64"] for b in install_arm.installed_arm_builds()}
+    return {b.name: b.binaries[f.runs] for f, b in install_arm.installed_board_builds()}
 
 
 def selected_arm(specs: list[str] | None = None) -> list[QemuBuild]:
     """The builds boards run on: ``specs`` if given, else ``$QTEST_QEMU_BINARY``
-    when it is an ARM binary, else every installed ARM build."""
+    when it is an ARM or RISC-V binary, else every installed board build."""
     if specs:
         return _unique_names([resolve(s) for s in specs])
     env = os.environ.get("QTEST_QEMU_BINARY", "")
-    if "arm" in Path(env).name or "aarch64" in Path(env).name:
+    if any(t in Path(env).name for t in ("arm", "aarch64", "riscv")):
         return _unique_names([probe(env)])
     return probe_all([(p, n) for n, p in installed_arm().items()])
 

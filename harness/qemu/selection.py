@@ -32,13 +32,13 @@ def select_builds(specs: list[str] | None, *,
 
 def select_board_builds(specs: list[str] | None) -> list[builds.QemuBuild]:
     """The builds ``--board`` runs on: ``--qemu`` specs, else ``$QTEST_QEMU_BINARY``
-    if it is an ARM binary, else every installed ARM build (Debian's
-    ``qemu-system-arm`` package, installed first if none is)."""
+    if it is an ARM or RISC-V binary, else every installed board build (Debian's
+    ``qemu-system-arm`` and RISC-V packages, installed first if none is)."""
     from harness.provision import install_arm
 
-    if not names_a_build(specs) and not install_arm.installed_arm_builds():
-        install_arm.install_arm(["all"], log=lambda m: print(m, file=sys.stderr))
-    return _found(builds.selected_arm, specs, "no ARM QEMU build")
+    if not names_a_build(specs) and not install_arm.installed_board_builds():
+        install_arm.install_boards(["all"], log=lambda m: print(m, file=sys.stderr))
+    return _found(builds.selected_arm, specs, "no board (ARM or RISC-V) QEMU build")
 
 
 def _found(select: Callable[[list[str] | None], Sequence[builds.QemuBuild]],

@@ -125,9 +125,10 @@ def build_has_kvm(binary: str) -> bool:
 
 
 def is_arm(argv: list[str]) -> bool:
-    """A ``qemu-system-arm``/``-aarch64`` command line (a board's)."""
+    """A board's command line: ``qemu-system-arm``/``-aarch64``, or
+    ``qemu-system-riscv64`` (the RISC-V boards)."""
     name = Path(argv[0]).name
-    return "aarch64" in name or "-arm" in name
+    return "aarch64" in name or "-arm" in name or "riscv" in name
 
 
 def _nearest_machine(want: str, machines: Collection[str]) -> str | None:

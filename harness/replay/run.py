@@ -36,7 +36,10 @@ def builds_for(path: Path, specs: list[str] | None) -> list[QemuBuild]:
     arm = is_arm_report(path)
     if specs:
         return [b for b in select_builds(specs) if _is_arm_build(b) == arm]
-    return select_board_builds(None) if arm else select_builds(None)
+    if not arm:
+        return select_builds(None)
+    riscv = "riscv" in (field.parse(path.read_text(errors="replace")).argv or [""])[0]
+    return [b for b in select_board_builds(None) if ("riscv" in b.binary.name) == riscv]
 
 
 def run(args: argparse.Namespace) -> int:

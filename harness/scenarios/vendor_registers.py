@@ -4,8 +4,8 @@ A scenario here names the controller variant it writes (``params["variant"]``,
 :data:`harness.hwdefs.boards.Board.variant`): the check runs it only on the
 boards with that controller (:func:`harness.check.boards.skip_reason`), the
 default check on those of ``DEFAULT_BOARDS``.  Offsets and fields come from
-:mod:`harness.hwdefs.usdhc`, :mod:`harness.hwdefs.npcm` and
-:mod:`harness.hwdefs.aspeed`.
+:mod:`harness.hwdefs.usdhc`, :mod:`harness.hwdefs.npcm`,
+:mod:`harness.hwdefs.aspeed` and :mod:`harness.hwdefs.cadence`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from harness.driver import host as D
 from harness.driver.host import HostDriver
 from harness.hwdefs import aspeed as A
+from harness.hwdefs import cadence as C
 from harness.hwdefs import npcm as N
 from harness.hwdefs import sdhci as H
 from harness.hwdefs import usdhc as U
@@ -116,3 +117,67 @@ def _aspeed_wrapper(t: Target, ctx: Context) -> None:
         t.write(w + off, 4, value)
     t.read(H.CAPAB.offset, 4)
     t.read(H.CAPAB.offset + 4, 4)
+
+
+@scenario("cadence-host-registers", "registers", params={VARIANT: "cadence"})
+def _cadence_hrs(t: Target, ctx: Context) -> None:
+    """The Cadence SD4HC's Host Register Set, 0x200 below the SDHCI (QEMU's
+    cadence_sdhci.c; names as Linux's sdhci-cadence.c): every offset after
+    reset (HRS00 0x00010000), sizes other than 32 bits refused, HRS00
+    read-only, plain registers, the unassigned gap up to the SDHCI; HRS04's
+    PHY write and read as ``sdhci_cdns_write_phy_reg`` polls ACK; HRS06's
+    eMMC mode and TUNE_UP as ``sdhci_cdns_set_tune_val`` waits for it."""
+    w = -C.SRS_BASE
+    for off in range(0, C.HRS_SIZE, 4):
+        t.read(w + off, 4)
+    t.read(w + C.HRS00.offset, 2)
+    t.read(w + C.HRS00.offset + 2, 1)
+    for off, size, value in ((0x04, 4, 0xFFFF_FFFF), (0x04, 2, 0xABCD), (0x08, 4, 0x1234_5678),
+                             (0xFC, 4, 0xA5A5_5A5A), (C.HRS00.offset, 4, 0xFFFF_FFFE),
+                             (C.HRS_SIZE, 4, 0xFFFF_FFFF), (C.SRS_BASE - 4, 4, 0xFFFF_FFFF)):
+        t.write(w + off, size, value)
+        t.read(w + off, 4)
+    phy = w + C.HRS04.offset
+    for request in ("WR", "RD"):
+        tmp = C.HRS04.field("WDATA").put(0, 0x5A) | C.HRS04.field("ADDR").put(0, 0x06)
+        t.write(phy, 4, tmp)
+        t.read(phy, 4)
+        t.write(phy, 4, tmp | C.HRS04.mask(request))
+        t.read(phy, 4)
+        t.write(phy, 4, tmp)
+        t.read(phy, 4)
+    t.write(phy, 4, C.HRS04.mask("ACK", "RDATA"))
+    t.read(phy, 4)
+    emmc = w + C.HRS06.offset
+    mode = C.HRS06.field("MODE").put(0, 4) | C.HRS06.field("TUNE").put(0, 0x2A)
+    for value in (mode, mode | C.HRS06.mask("TUNE_UP"), 0xFFFF_FFFF):
+        t.write(emmc, 4, value)
+        t.read(emmc, 4)
+
+
+@scenario("cadence-software-reset", "registers", params={VARIANT: "cadence"})
+def _cadence_swr(t: Target, ctx: Context) -> None:
+    """HRS00.SWR (QEMU's cadence_sdhci.c): the HRS back to its reset values
+    and a cold reset of the SDHCI inside and of its SD bus, so an identified
+    card is back in *idle* with RCA 0 (``sd_reset``): CMD13 to its old RCA
+    gets no answer until it is identified again.  A Software Reset For All
+    of the SDHCI (SDHC 2.2.11) leaves the HRS and the card alone."""
+    w = -C.SRS_BASE
+    d = HostDriver(t)
+    d.init()
+    for off, value in ((0x04, 0x0000_0007), (C.HRS06.offset, 0x0000_0002)):
+        t.write(w + off, 4, value)
+    t.write(H.SWRST.offset, 1, H.SWRST_ALL)
+    t.read(w + 0x04, 4)
+    t.read(w + C.HRS06.offset, 4)
+    d.setup()
+    d.send_status()
+    t.write(w + C.HRS00.offset, 4, C.HRS00.mask("SWR"))
+    for off in (C.HRS00.offset, 0x04, C.HRS06.offset):
+        t.read(w + off, 4)
+    for reg in (H.PRNSTS, H.NORINTSTS, H.NORINTSTSEN, H.HOSTCTL, H.CLKCON, H.CAPAB):
+        t.read(reg.offset, reg.width)
+    d.setup()
+    d.send_status()
+    d.init_card()
+    d.send_status()

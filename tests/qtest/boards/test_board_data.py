@@ -183,9 +183,23 @@ def test_the_default_check_runs_the_modelled_boards(
     assert bool(picked.builds) is runs_boards
     if runs_boards:
         assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
-                                "vexpress-a9", "orangepi-pc", "raspi2b", "sx1"] \
+                                "vexpress-a9", "orangepi-pc", "raspi2b", "sx1", "icicle"] \
             == list(check_boards.DEFAULT_BOARDS)
         assert picked.paired  # each board its bus's scenarios
+        assert picked.default == (not argv)  # and icicle its registers group only
+
+
+def test_icicle_runs_its_registers_group_only_by_default() -> None:
+    """The default check runs the Cadence board's registers group (its HRS
+    scenarios and the SDHCI's register scenarios), not the library the
+    generic SDHCI already gets on zynq; ``--board icicle`` runs it all."""
+    lib = check_boards.default_scenarios(list(all_scenarios().values()), chosen=False)
+    icicle = boards.by_name("icicle").machine
+    kept = {sc.name for sc in lib if check_boards.in_default(sc, icicle)}
+    assert {"cadence-host-registers", "cadence-software-reset"} <= kept
+    assert {sc.group for sc in lib if sc.name in kept} == {"registers"}
+    zynq = boards.by_name("zynq").machine
+    assert all(check_boards.in_default(sc, zynq) for sc in lib)
 
 
 def test_the_default_board_scenarios_leave_out_pc_emmc_and_explore() -> None:
@@ -222,3 +236,28 @@ def test_state_a_reset_keeps_is_a_ledger_entry() -> None:
     for b in boards.BOARDS:
         if b.reset_keeps:
             assert entry(b.reset_keeps).key == b.reset_keeps, b.name
+
+
+def test_a_board_is_not_reported_as_not_run_on_a_build_of_another_target() -> None:
+    """With ARM and RISC-V builds both selected, icicle is not "not run" on
+    the ARM build nor zynq on the RISC-V one; with only a build of another
+    target, the board still gets its line (nothing else would say why)."""
+    from harness.qemu.builds import QemuBuild
+
+    arm = QemuBuild("11.1-arm", Path("/c/11.1-arm/bin/qemu-system-aarch64"),
+                    replace(ARM, machine_types=("xilinx-zynq-a9",)))
+    riscv = QemuBuild("11.1-riscv", Path("/c/11.1-riscv/bin/qemu-system-riscv64"),
+                      replace(ARM, machine_types=("microchip-icicle-kit",)))
+    assert check_boards.not_run([arm, riscv], ["zynq", "icicle"]) == []
+    only_arm = check_boards.not_run([arm], ["zynq", "icicle"])
+    assert len(only_arm) == 1 and "board icicle" in only_arm[0]
+    assert check_boards.binary_family("qemu-system-arm") == "arm"
+
+
+def test_a_riscv_board_line_is_a_board_line() -> None:
+    """A finding on icicle replays on the RISC-V builds as a board's command
+    line (its ``-drive if=sd`` kept), not on the PC builds."""
+    from harness.replay import rewrite
+
+    assert rewrite.is_arm(["/c/11.1-riscv/bin/qemu-system-riscv64", "-M", "microchip-icicle-kit"])
+    assert not rewrite.is_arm(["qemu-system-x86_64"])

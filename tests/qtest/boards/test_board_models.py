@@ -20,6 +20,7 @@ from harness.hwdefs import boards
 from harness.hwdefs import usdhc as U
 from harness.machine import Machine
 from harness.model.sdhci_aspeed import AspeedSdhci
+from harness.model.sdhci_cadence import CadenceSdhci
 from harness.model.sdhci_npcm import NpcmSdhci
 from harness.model.sdhci_s3c import S3cSdhci
 from harness.model.sdhci_usdhc import Usdhc
@@ -49,7 +50,8 @@ def _model(name: str, profile: BuildProfile = _V111) -> ModelTarget:
 def test_each_board_gets_its_variant() -> None:
     kinds = {"zynq": "SDHCI", "raspi3b": "SDHCI", "smdkc210": S3cSdhci.__name__,
              "quanta-gbs": NpcmSdhci.__name__, "mcimx7d": Usdhc.__name__,
-             "ast2600": AspeedSdhci.__name__, "fuji-emmc": AspeedSdhci.__name__}
+             "ast2600": AspeedSdhci.__name__, "fuji-emmc": AspeedSdhci.__name__,
+             "icicle": CadenceSdhci.__name__}
     for b in boards.SDHCI_BOARDS:
         assert type(_model(b.name).sdhci).__name__ == kinds[b.name], b.name
 

@@ -74,19 +74,19 @@ def _spec_version(board: boards.Board, build: QemuBuild) -> int:
 
 @pytest.mark.parametrize("board", boards.SDHCI_BOARDS, ids=lambda b: b.name)
 def test_controller_at_the_board_base_with_its_interrupt(
-        arm_build: QemuBuild, board: boards.Board, tmp_path: Path) -> None:
+        board_build: QemuBuild, board: boards.Board, tmp_path: Path) -> None:
     """CAPAB and HCVER at the board's base are what the board sets; CMD0's
     Command Complete raises the line where the board wires it and clearing
     the status lowers it."""
     need = board.irq.min_version
-    if arm_build.profile.version[:2] < need:
+    if board_build.profile.version[:2] < need:
         with pytest.raises(BoardError, match="cannot intercept the named GPIO"):
-            _target(arm_build, board, tmp_path)
+            _target(board_build, board, tmp_path)
         return
-    with _target(arm_build, board, tmp_path) as t:
+    with _target(board_build, board, tmp_path) as t:
         caps = t.read(H.CAPAB.offset, 4) | t.read(H.CAPAB.offset + 4, 4) << 32
-        assert caps == _capareg(board, arm_build)
-        assert t.read(H.HCVER.offset, 2) & 0xFF == _spec_version(board, arm_build) - 1
+        assert caps == _capareg(board, board_build)
+        assert t.read(H.HCVER.offset, 2) & 0xFF == _spec_version(board, board_build) - 1
         if board.variant == "npcm":  # its reset's Present State says no card
             assert t.read(H.PRNSTS.offset, 4) & ~H.PRNSTS_LINE_LEVELS \
                 == npcm.RESET_VALUES["prnsts"] & ~H.PRNSTS_LINE_LEVELS
@@ -129,18 +129,18 @@ def test_usdhc_vendor_register_is_the_imx_one(arm_build: QemuBuild, tmp_path: Pa
 
 @pytest.mark.parametrize("board", boards.SDHCI_BOARDS, ids=lambda b: b.name)
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_scenarios_agree_on_the_board(arm_build: QemuBuild, board: boards.Board, name: str,
+def test_scenarios_agree_on_the_board(board_build: QemuBuild, board: boards.Board, name: str,
                                       board_pool: QemuPool) -> None:
-    if not arm_build.offers(board.machine):
-        pytest.skip(f"QEMU {arm_build.name} has no machine type {board.machine}")
-    why = check_boards.board_only_reason(board, arm_build.profile)
+    if not board_build.offers(board.machine):
+        pytest.skip(f"QEMU {board_build.name} has no machine type {board.machine}")
+    why = check_boards.board_only_reason(board, board_build.profile)
     if why is not None:
         pytest.skip(why)
     sc = all_scenarios()[name]
-    skip = check_boards.skip_reason(sc, board.machine, arm_build.profile)
+    skip = check_boards.skip_reason(sc, board.machine, board_build.profile)
     if skip is not None:
         pytest.skip(skip)
-    res = runner.run(arm_build, sc, board.machine, runner.RunOptions(pool=board_pool))
+    res = runner.run(board_build, sc, board.machine, runner.RunOptions(pool=board_pool))
     assert res.status in (runner.AGREE, runner.QUIRK, runner.SKIP), res.reason
     if res.status == runner.SKIP:
         pytest.skip(res.reason)
@@ -199,6 +199,15 @@ def test_npcm_wrapper_on_qemu(arm_build: QemuBuild, tmp_path: Path) -> None:
     """The facts the Nuvoton model states: reset values, window, Software Reset."""
     with _driven(arm_build, "quanta-gbs", tmp_path) as t:
         variant_facts.npcm_wrapper(t)
+
+
+def test_cadence_hrs_on_qemu(riscv_build: QemuBuild, tmp_path: Path) -> None:
+    """The facts the Cadence model states: the HRS below the SDHCI, HRS00.SWR
+    resetting the SDHCI and the card on its bus."""
+    with _driven(riscv_build, "icicle", tmp_path) as t:
+        variant_facts.cadence_hrs(t)
+    with _driven(riscv_build, "icicle", tmp_path) as t:
+        variant_facts.cadence_software_reset(t)
 
 
 def test_usdhc_layout_on_qemu(arm_build: QemuBuild, tmp_path: Path) -> None:
@@ -266,16 +275,16 @@ def test_a_reused_board_trace_starts_as_a_fresh_one(arm_build: QemuBuild, tmp_pa
 
 @pytest.mark.parametrize("board", boards.SDHCI_BOARDS, ids=lambda b: b.name)
 def test_a_reused_board_process_starts_with_its_ram_zeroed(
-        arm_build: QemuBuild, board: boards.Board, tmp_path: Path) -> None:
+        board_build: QemuBuild, board: boards.Board, tmp_path: Path) -> None:
     """What one run leaves in guest RAM is not there for the next: in every
     RAM region the board maps (main RAM, on-chip memories such as zynq's
     OCM), the model starts from zeros.  A board that allocates its RAM
     itself (smdkc210: no ``default_ram_id``) is never reused; the others
     are, and come back zeroed (explore-069 on smdkc210 and explore-054 on
     zynq followed stale ADMA descriptors before)."""
-    if not arm_build.offers(board.machine):
-        pytest.skip(f"QEMU {arm_build.name} has no machine type {board.machine}")
-    why = check_boards.board_only_reason(board, arm_build.profile)
+    if not board_build.offers(board.machine):
+        pytest.skip(f"QEMU {board_build.name} has no machine type {board.machine}")
+    why = check_boards.board_only_reason(board, board_build.profile)
     if why is not None:
         pytest.skip(why)
     img = tmp_path / "card.img"
@@ -284,13 +293,13 @@ def test_a_reused_board_process_starts_with_its_ram_zeroed(
     probes = [board.ram_base + (16 << 20), board.ram_base + machine.ram - 16,
               *(base + size - 16 for base, size in board.other_ram)]
     with QemuPool() as pool:
-        t = pool.acquire(arm_build.binary, machine)
+        t = pool.acquire(board_build.binary, machine)
         for addr in probes:
             t.mem_write(addr, b"\xa5" * 16)
             assert t.mem_read(addr, 16) == b"\xa5" * 16, hex(addr)
         pool.release(t)
-        u = pool.acquire(arm_build.binary, machine)
-        reusable = reuse_key(arm_build.binary, machine) is not None
+        u = pool.acquire(board_build.binary, machine)
+        reusable = reuse_key(board_build.binary, machine) is not None
         assert (u is t) == reusable and not (reusable and board.ram_own)
         for addr in probes:
             assert u.mem_read(addr, 16) == bytes(16), hex(addr)

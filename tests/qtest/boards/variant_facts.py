@@ -6,7 +6,9 @@ never from a build's answers."""
 
 from __future__ import annotations
 
+from harness.driver.host import HostDriver
 from harness.hwdefs import aspeed as A
+from harness.hwdefs import cadence as C
 from harness.hwdefs import npcm as N
 from harness.hwdefs import s3c as S
 from harness.hwdefs import sdhci as H
@@ -143,3 +145,49 @@ def usdhc_command_takes_mix_ctrl(t: Target) -> None:
     t.write(U.CMD_XFR_TYP.offset, 4, H.cmdreg(7, H.RSP_48_BUSY) << 16)  # CMD7, R1b
     status = t.read(H.NORINTSTS.offset, 2)
     assert status & H.NIS_CMDCMPL and not status & H.NIS_TRNSCMPL
+
+
+def cadence_hrs(t: Target) -> None:
+    """The Cadence SD4HC's Host Register Set, 0x200 below the SDHCI (QEMU's
+    cadence_sdhci.c): HRS00 resets to 0x00010000 and keeps it, 32-bit accesses
+    only, HRS04's ACK set by a write with WR or RD and cleared by any other,
+    HRS06's TUNE_UP reading back 0, plain registers elsewhere, nothing
+    between the HRS and the SDHCI."""
+    w = -C.SRS_BASE
+    assert t.read(w + C.HRS00.offset, 4) == C.HRS00_RESET
+    t.write(w + C.HRS00.offset, 4, 0xFFFF_FFFE)
+    assert t.read(w + C.HRS00.offset, 4) == C.HRS00_RESET
+    assert t.read(w + C.HRS00.offset + 2, 2) == 0  # 16 bits: refused
+    t.write(w + 0x08, 4, 0x1234_5678)
+    t.write(w + 0x08, 2, 0xFFFF)  # refused
+    assert t.read(w + 0x08, 4) == 0x1234_5678
+    ack = C.HRS04.mask("ACK")
+    t.write(w + C.HRS04.offset, 4, C.HRS04.mask("WR") | 0x5A06)
+    assert t.read(w + C.HRS04.offset, 4) == ack | C.HRS04.mask("WR") | 0x5A06
+    t.write(w + C.HRS04.offset, 4, ack | 0x5A06)
+    assert t.read(w + C.HRS04.offset, 4) == 0x5A06
+    t.write(w + C.HRS06.offset, 4, 0xFFFF_FFFF)
+    assert t.read(w + C.HRS06.offset, 4) == 0xFFFF_FFFF & ~C.HRS06.mask("TUNE_UP")
+    t.write(w + C.HRS_SIZE, 4, 0xFFFF_FFFF)
+    assert t.read(w + C.HRS_SIZE, 4) == 0
+    assert t.read(H.CAPAB.offset, 4) == H.CAPAREG_DEFAULT  # TYPE_SYSBUS_SDHCI's default
+
+
+def cadence_software_reset(t: Target) -> None:
+    """HRS00.SWR resets the HRS and cold-resets the SDHCI inside with its SD
+    bus: the SDHCI's registers clear, and the identified card is back in
+    *idle* with RCA 0, so CMD13 to its old RCA times out (no answer) until
+    CMD0..CMD3 again; SWR itself reads back 0."""
+    d = HostDriver(t)
+    d.init()
+    assert not d.send_status().error
+    t.write(-C.SRS_BASE + C.HRS06.offset, 4, 2)
+    t.write(-C.SRS_BASE + C.HRS00.offset, 4, C.HRS00.mask("SWR"))
+    assert t.read(-C.SRS_BASE + C.HRS00.offset, 4) == C.HRS00_RESET
+    assert t.read(-C.SRS_BASE + C.HRS06.offset, 4) == 0
+    assert t.read(H.NORINTSTSEN.offset, 2) == 0 and t.read(H.CLKCON.offset, 2) == 0
+    d.setup()
+    res = d.send_status()
+    assert res.errintsts & H.EIS_CMDTOUT, res
+    info = d.init_card()
+    assert not d.send_status().error and info.rca == d.card.rca

@@ -456,7 +456,8 @@ def test_report_runs_the_library_on_the_default_boards_models() -> None:
 
     from harness.scenarios import all_scenarios
 
-    profiles = report._board_profiles([])[-1:]  # an ARM build knows the board's machine
+    profiles = [p for p in report._board_profiles([])  # a build that has the board
+                if "quanta-gbs-bmc" in p.machine_types][-1:]
     if not profiles:
         pytest.skip("no ARM QEMU build installed (sdqtest qemu install --arm)")
     library = [s for s in all_scenarios().values() if s.group == "registers"]
