@@ -25,6 +25,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     misc,
     mmc_test,
     registers,
+    restart,
     sizes,
     spi,
     vendor_registers,
