@@ -423,20 +423,23 @@ def card_mid_inputs() -> list[list[Op]]:
     pauses while the card is part-way through its block (PLS 4.3.3: the
     card sends or takes its block length; SDHC 2.2.2: the host counts its
     own Block Size).  CMD17 of 256 bytes: the card is left in sending-data
-    at byte 256, migrated there, and the rest read by an SDMA restart (SDMA
-    System Address's top byte, ledger ``sdhci.sdma-sysad-starts-transfer``);
-    CMD18 and CMD25 of 256-byte host blocks, migrated inside the second
-    host block (the card half-way through its first 512); ACMD13 (64 bytes)
+    at byte 256, migrated there, and the rest read by an SDMA restart (Block
+    Count 1, then SDMA System Address's top byte, ledger
+    ``sdhci.sdma-sysad-starts-transfer``); CMD18 and CMD25 of 256-byte host
+    blocks, migrated with the card half-way through its first 512 (a read:
+    inside the first host block, the controller has read it ahead; a write:
+    inside the second, the first is on the card); ACMD13 (64 bytes)
     8 bytes a block and ACMD51 (8 bytes) 4 bytes a block, migrated part-way."""
-    sdma = [{"op": "write", "off": H.HOSTCTL.offset, "size": 1,
+    sdma = [{"op": "write", "off": H.BLKSIZE.offset, "size": 4, "value": 1 << 16 | 256},
+            {"op": "write", "off": H.HOSTCTL.offset, "size": 1,
              "value": H.HOSTCTL_WIDTH4 | H.HOSTCTL_DMA_SDMA},
             {"op": "write", "off": H.SDMASYSAD.offset, "size": 4, "value": 0x0102_0000}]
     tick: Op = {"op": "clock", "ns": 1_000_000}
     cmd12: Op = {"op": "cmd", "index": 12, "arg": 0, "app": False}
     blocks = [_SETUP, _INIT,
               dict(_start(17, count=1), bs=256), _pio(False, 64), tick, _MIGRATE, *sdma, tick,
-              dict(_start(18, count=4), bs=256), _pio(False, 96), _MIGRATE,
-              _pio(False, 160), tick, cmd12,
+              dict(_start(18, count=4), bs=256), _pio(False, 32), _MIGRATE,
+              _pio(False, 224), tick, cmd12,
               dict(_start(25, count=4), bs=256), _pio(True, 96), _MIGRATE,
               _pio(True, 160), tick, cmd12, *_next_transfer()]
     app = [_SETUP, _INIT,
