@@ -652,7 +652,7 @@ def is_reach(f: object) -> bool:
 def render(reached: Iterable[Any]) -> str:
     """Per kind: its operations, the classes reached of the goal, those not."""
     got = {f for f in reached if is_reach(f)}
-    lines = ["reach (issue #34): operations and state classes"]
+    lines = ["reach (issues #34, #43): operations and state classes"]
     for kind, classes in goal().items():
         hit = [c for c in classes if c in got]
         lines.append(f"  {kind}: {len(hit)} of {len(classes)} classes "

@@ -23,9 +23,9 @@ from harness.scenarios import restart as R
 
 Feature = tuple[Any, ...]
 
-OPERATION = ("start (ADMA2 with End after 300 bytes, or a data segment past RAM; PIO) + "
-             "pio, then blkgap stop or reset DAT; write BLKSIZE+BLKCNT (256, 512, 1024 "
-             "bytes, 2 blocks); write HOSTCTL (SDMA) + SDMASYSAD, or blkgap continue")
+OPERATION = ("start of 256-byte blocks (ADMA2 with End after 200 bytes, or a data segment "
+             "past RAM; PIO) + pio, then blkgap stop or reset DAT; write BLKSIZE+BLKCNT (128, "
+             "256, 512 bytes, 2 blocks); write HOSTCTL (SDMA) + SDMASYSAD, or blkgap continue")
 _LEN = H.ADMAERR_LENMISMATCH
 _SYSAD_TOP = H.SDMASYSAD.offset + 3
 
