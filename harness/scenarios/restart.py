@@ -38,8 +38,10 @@ ENDS = ("mismatch", "error", "gap", "dat-reset")
 FIRST_BS = 256
 #: The Block Size written before the restart.
 RESIZES = {"smaller": 128, "same": 256, "larger": 512}
-#: Where the restarted SDMA transfer writes or reads (inside the DMA arena).
-SDMA_TARGET = DMA_BASE + 0x20000
+#: Where the restarted SDMA transfer writes or reads: the data area of a
+#: ``start`` (``DMA_BASE + 0x10000``), inside the DMA arena the probes compare
+#: with its guard zones (a page after it: 1024 bytes moved at most here).
+SDMA_TARGET = DMA_BASE + 0x10000
 #: The first byte past the explore machine's RAM (128 MiB): a failing access.
 _HOLE = 128 << 20
 
