@@ -422,19 +422,25 @@ def card_mid_inputs() -> list[list[Op]]:
     pauses while the card is part-way through its block (PLS 4.3.3: the
     card sends or takes its block length; SDHC 2.2.2: the host counts its
     own Block Size).  CMD17 of 256 bytes: the card is left in sending-data
-    at byte 256, migrated there (its vmstate fields compared after the round
-    trip), then CMD12; reading the rest there meets a QEMU bug of 9.1 and
-    later, ``sd-card``'s data size not migrated (the destination's card sends
-    one more byte or chunk, then nothing: docs/migration.md), kept out of the
-    default check until the ledger can explain memory; CMD25 of 256-byte host blocks,
+    at byte 256, migrated there, then two SDMA restarts of one byte each
+    (Block Size and Count 1, SDMA System Address's top byte, ledger
+    ``sdhci.sdma-sysad-starts-transfer``): the first byte is the block's 257th,
+    the second is 0 on QEMU >= 9.1 (ledger ``sd.data-size-not-migrated``: the
+    card stops after one more byte; one byte a chunk, so 10.0's byte-wise and
+    11.1's chunk-wise reads agree), then CMD12; CMD25 of 256-byte host blocks,
     migrated inside the second (the first is on the card: it is half-way
     through its 512); ACMD13 (64 bytes) read 8 bytes a block, migrated
     part-way.  One input, three points: each point is two QEMU processes
     in the default check (its time budget)."""
     tick: Op = {"op": "clock", "ns": 1_000_000}
     cmd12: Op = {"op": "cmd", "index": 12, "arg": 0, "app": False}
+    one = [{"op": "write", "off": H.BLKSIZE.offset, "size": 4, "value": 1 << 16 | 1},
+           {"op": "write", "off": H.HOSTCTL.offset, "size": 1,
+            "value": H.HOSTCTL_WIDTH4 | H.HOSTCTL_DMA_SDMA},
+           {"op": "write", "off": H.SDMASYSAD.offset, "size": 4, "value": 0x0101_0000}, tick]
     return [[_SETUP, _INIT,
-             dict(_start(17, count=1), bs=256), _pio(False, 64), tick, _MIGRATE, cmd12,
+             dict(_start(17, count=1), bs=256), _pio(False, 64), tick, _MIGRATE, *one,
+             *one, cmd12,
              dict(_start(25, count=4), bs=256), _pio(True, 96), _MIGRATE,
              _pio(True, 160), tick, cmd12,
              dict(_start(13, count=8), bs=8, app=True), _pio(False, 6), _MIGRATE,
