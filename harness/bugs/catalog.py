@@ -54,6 +54,11 @@ def _uhs(profile: BuildProfile) -> str | None:
     return None
 
 
+#: Where an OMAP1 MMC bug is shown: an ARM board's controller.
+_SX1 = ("an ARM board's controller (sx1): shown by tests/qtest/boards/test_omap_qemu.py on "
+        "the qemu-system-arm builds; the reproducers here run on x86 builds only")
+
+
 @dataclass(frozen=True)
 class Bug:
     """One QEMU bug: the ledger's key and what the catalog adds to it."""
@@ -148,6 +153,22 @@ BUGS: tuple[Bug, ...] = (
         Severity.MIGRATION, R.pci_config_not_migrated, qmp=True, has_c_test=False,
         note="no C test: it needs two QEMUs and a migration stream (qtest's migration "
              "helpers live in tests/qtest/migration/, a framework of their own)"),
+    Bug(13, "sd.data-size-not-migrated", "sd-data-size-not-migrated",
+        "a card migrated inside a data block loses the block's size: the destination "
+        "sends past it, then zeros",
+        Severity.MIGRATION, None, has_c_test=False,
+        note="no reproducer here: it needs two QEMUs and a migration stream; shown by "
+             "tests/qtest/crosscheck/test_migration_data_size.py on 10.0, 11.1 and the "
+             "11.1.1 source build (7.2 keeps the size)"),
+    Bug(14, "omap.response-words", "omap-response-words",
+        "OMAP MMC: a short response leaves stale words in the upper response registers",
+        Severity.DRIVER, None, has_c_test=False, note=_SX1),
+    Bug(15, "omap.con-pow-clear-keeps-line", "omap-con-pow-clear-keeps-line",
+        "OMAP MMC: powering the controller off clears the status but leaves the line raised",
+        Severity.DRIVER, None, has_c_test=False, note=_SX1),
+    Bug(16, "omap.dma-request-left-raised", "omap-dma-request-left-raised",
+        "OMAP MMC: a transfer that ends with the FIFO empty leaves the DMA requests raised",
+        Severity.DRIVER, None, has_c_test=False, note=_SX1),
     Bug(12, "usdhc.vendor-spec-16bit", "usdhc-vendor-spec-16bit",
         "i.MX uSDHC Vendor Specific Register keeps only its low 16 bits",
         Severity.DRIVER, None, has_c_test=False,

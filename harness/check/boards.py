@@ -213,7 +213,7 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
         return (f"counts DMA Interrupts at a 4 KiB SDMA boundary: board {board.name}'s "
                 "uSDHC has no SDMA Buffer Boundary field (i.MX 7 RM BLK_ATT; QEMU forces "
                 "512 KiB: usdhc.blk-att-boundary-forced)")
-    if sc.group == "explore" and board.ram_base != 0 and sc.params.get("absolute_dma"):
+    if board.ram_base != 0 and sc.params.get("absolute_dma"):
         return (f"writes a DMA address of its own into SDMA/ADMA System Address (near the "
                 f"PC's DMA area); board {board.name}'s RAM starts at {board.ram_base:#x}")
     return board_only_reason(board, profile)

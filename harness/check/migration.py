@@ -104,6 +104,7 @@ def model_moves_to(model: ModelTarget, profile: BuildProfile) -> None:
     if isinstance(model.card, SDCard):
         model.card.profile = profile
         model.card.version = profile.version
+        model.card.migrated()
 
 
 class Migrator:

@@ -30,11 +30,13 @@ def register(sub: Any) -> None:
     mu.add_argument("--build-dir", type=Path, metavar="DIR",
                     help="build directory (default: one per tree under the sdqtest cache)")
     mu.add_argument("--only", action="append", metavar="NAME", help="one mutant (repeatable)")
-    mu.add_argument("--set", choices=("named", "unnamed", "reach", "drivers"), default="named",
+    mu.add_argument("--set", choices=("named", "unnamed", "reach", "drivers", "cve"),
+                    default="named",
                     help="named: the six regressions of the check's promises (default); "
-                    "unnamed: issue #19's, in areas no scenario names, each checked by the "
-                    "default check; reach: issue #34's, one per kind the explorer reaches; "
-                    "drivers: issue #44's, on paths real drivers' recordings take")
+                    "unnamed: in areas no scenario names, each checked by the default check; "
+                    "reach: one per kind the explorer reaches; drivers: on paths real "
+                    "drivers' recordings take; cve: DMA into devices, restart without a "
+                    "command, migration inside a block")
     mu.add_argument("--auto", type=int, metavar="N",
                     help="instead of a hand-written set: N mutants drawn from the tree's own "
                     "source (operator flips, constants moved by one, deleted statements ...; "
@@ -56,6 +58,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build a tree with each deliberate hw/sd regression; the check must catch each."""
+    from harness.bisect.mutants_cve import CVE
     from harness.bisect.mutants_drivers import DRIVERS
     from harness.bisect.mutants_reach import REACH
     from harness.bisect.mutants_unnamed import UNNAMED
@@ -63,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.table import print_table
 
     src = args.qemu_src.resolve()
-    sets = {"unnamed": UNNAMED, "reach": REACH, "drivers": DRIVERS}
+    sets = {"unnamed": UNNAMED, "reach": REACH, "drivers": DRIVERS, "cve": CVE}
     pool: tuple[mutants.Mutant, ...] = sets.get(args.set, mutants.MUTANTS)
     drawn: tuple[automut.AutoMutant, ...] = ()
     if args.auto is not None:

@@ -260,6 +260,10 @@ def _g_csd(rng: random.Random) -> Op:
 #: Data commands a ``start`` issues: (index, read, multiple block).
 START_COMMANDS = ((17, True, False), (18, True, True), (24, False, False),
                   (25, False, True))
+#: Application commands a ``start`` with ``"app": true`` may issue (after
+#: its own CMD55 with the card's RCA): ACMD13 SD Status (64 bytes) and
+#: ACMD51 SCR (8 bytes), PLS 4.10.2 and 5.6, read in host blocks of any size.
+START_APP_COMMANDS = ((13, True, True), (51, True, True))
 #: Transfer modes of ``start``: PIO, SDMA, and each ADMA DMA Select (SDHC
 #: 2.2.10: ADMA1, ADMA2 32-bit, ADMA2 64-bit) with a one-descriptor table.
 START_MODES = ("pio", "sdma", "adma1", "adma2", "adma64")
@@ -408,8 +412,9 @@ def normalise(op: Op) -> Op:
         o["data"] = dict(o["data"], bs=max(1, o["data"]["bs"]),
                          count=max(1, o["data"]["count"]))
     elif o["op"] == "start":
-        if o["index"] not in {c[0] for c in START_COMMANDS}:
+        if o["index"] not in {c[0] for c in start_commands(o)}:
             o["index"] = 17
+            o.pop("app", None)
         o["bs"] = min(max(1, o["bs"]), 4095)
         o["count"] &= 0xFFFF
         o["boundary"] &= 7
@@ -489,6 +494,8 @@ def _apply(d: HostDriver, t: Target, op: Op) -> None:
     elif kind == "probe":
         probe(d, t, status=bool(op.get("status")), written=bool(op.get("written")))
     elif kind == "start":
+        if op.get("app"):  # its CMD55 first (PLS 4.3.9), addressed to the card
+            d.cmd(55, (d.card.rca & 0xFFFF) << 16)
         start(t, op, d.dma_base)
     elif kind == "csd":
         program_csd(d, op)
@@ -540,7 +547,7 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
     that points anywhere (issue #34): ``sdma_addr`` is the SDMA System
     Address itself, ``table_addr`` the ADMA System Address itself (no table
     written: the engine reads whatever is there)."""
-    _index, read, multi = next(c for c in START_COMMANDS if c[0] == op["index"])
+    _index, read, multi = next(c for c in start_commands(op) if c[0] == op["index"])
     dma = op["mode"] != "pio"
     if op["mode"] == "sdma":
         addr = op.get("sdma_addr")
@@ -548,7 +555,7 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
     elif dma and op.get("table_addr") is not None:
         t.write(H.ADMASYSADDR.offset, 4, op["table_addr"] & 0xFFFFFFFF)
         t.write(H.ADMASYSADDR.offset + 4, 4, 0)
-    elif dma and op.get("descs") and op["mode"] in ("adma2", "adma64"):
+    elif dma and op.get("descs") and op["mode"] in ("adma1", "adma2", "adma64"):
         t.mem_write(base, descriptor_table(op["mode"], op["descs"], 0 if op.get("abs")
                                            else base))
         t.write(H.ADMASYSADDR.offset, 4, base)
@@ -573,9 +580,20 @@ def start(t: Target, op: Op, base: int = DMA_BASE) -> None:
                                          data=True))
 
 
+def start_commands(op: Op) -> tuple[tuple[int, bool, bool], ...]:
+    """The commands ``op`` (a ``start``) may issue: an ACMD when ``app``."""
+    return START_APP_COMMANDS if op.get("app") else START_COMMANDS
+
+
 def descriptor_table(mode: str, descs: list[list[int]], base: int = DMA_BASE) -> bytes:
-    """An ADMA2 table of a ``start`` with ``descs`` (``[offset from base,
-    length, attribute]`` each, SDHC 1.13.4), 32- or 64-bit (``mode``)."""
+    """An ADMA table of a ``start`` with ``descs`` (``[offset from base,
+    length, attribute]`` each, SDHC 1.13.4), ADMA2 32- or 64-bit (``mode``);
+    ADMA1 (SDHC 2.00 1.13.3): a Set descriptor with the length, then the
+    descriptor with the 4 KiB aligned address, for each."""
+    if mode == "adma1":
+        return b"".join(H.adma1_desc(n, H.ADMA_VALID | H.ADMA_ACT_SET)
+                        + H.adma1_desc((base + a) & 0xFFFFF000, attr)
+                        for a, n, attr in descs)
     pack = H.adma2_desc64 if mode == "adma64" else H.adma2_desc32
     return b"".join(pack((base + a) & 0xFFFFFFFF, n & 0xFFFF, attr & 0xFF)
                     for a, n, attr in descs)

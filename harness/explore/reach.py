@@ -33,6 +33,19 @@ and table inputs that reach them:
     page; for SDMA, the ADMA table and ADMA data, to and from memory.  The
     model's memory reads a hole as zeros, drops a write and reports a
     decode error (ADMA: ADMA Error, ERRINTSTS), :mod:`harness.model.memory`.
+    And other devices' MMIO (:data:`DEVICE_MMIO`: the HPET, the I/O APIC,
+    the LAPIC/MSI window) as an ADMA2 or ADMA1 data segment, read and
+    written: since QEMU 7.0 (7.2.22 to 11.1.1 read alike) sdhci makes its
+    ADMA *data* accesses with ``MemTxAttrs.memory``, which the memory core
+    refuses for anything that is not RAM (``flatview_access_allowed``):
+    nothing moves, ADMA Error is raised (ERRINTSTS bit 9 and the Error
+    Interrupt summary, when its status enable is set; SDHC 2.2.18), the
+    ADMA Error Status state is left as it was (ledger
+    ``sdhci.adma-dma-error-continues``), the buffer position goes back to 0,
+    the ADMA System Address stays on the descriptor and, the descriptor
+    having End, the transfer ends with Length Mismatch and Transfer
+    Complete.  The model needs no model of the device: to the controller a
+    refused access is a hole.
 
 ``migrate``
     A migration point as an operation (``migrate``): the corpus input
@@ -50,10 +63,11 @@ The classes are computed by the search's runner (:func:`before` then
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.driver.ops import START_COMMANDS, Op
+from harness.driver.ops import Op, start_commands
+from harness.explore import restart
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 
@@ -75,8 +89,11 @@ OPERATIONS: dict[str, str] = {
             "(CMD12, Command Type Abort) / reset DAT or ALL / medium eject / ADMA error / start "
             "with auto12; then pio 1/2/4 and read/write at BDATA+1..+3; then rw",
     "dma": "start with sdma_addr (the SDMA System Address itself), table_addr (the ADMA "
-           "System Address itself) or abs descs (ADMA2 data addresses) at the end of RAM, "
-           "past it, unassigned space, the BIOS ROM, the controller's own BAR, across a page",
+           "System Address itself) or abs descs (ADMA2 and ADMA1 data addresses) at the end "
+           "of RAM, past it, unassigned space, the BIOS ROM, the controller's own BAR, across "
+           "a page, other devices' MMIO (HPET 0xfed00000, IOAPIC 0xfec00000, LAPIC/MSI "
+           "0xfee00000: refused, memory-only ADMA data accesses)",
+    "restart": restart.OPERATION,
     "migrate": "migrate (a migration point at any step: in the check's migration group, "
                "QEMU moves to a new process of the same build; the model goes on unmigrated)",
 }
@@ -84,8 +101,13 @@ OPERATIONS: dict[str, str] = {
 NOT_YET: dict[str, str] = {
     "dma": "DMA read from the BIOS ROM (as SDMA/ADMA source or descriptor table): the "
            "model cannot know a build's firmware bytes without reading them from the build; "
-           "other devices' MMIO (PCIe ECAM at 0xb0000000, IOAPIC, the LAPIC/MSI window): a "
-           "DMA write there is a config cycle or an interrupt, outside the model",
+           "SDMA and descriptor fetches from other devices' MMIO: 7.2 to 11.1 make them "
+           "with unspecified attributes (only ADMA data accesses are memory-only), so they "
+           "are not refused and read the device's registers, whose values are the device's "
+           "(an SDMA write into a device reaches it: the controller goes on as for RAM); "
+           "PCIe ECAM and another function's BAR: under qtest no firmware enables PCIEXBAR "
+           "or programs another BAR (and the Target has no configuration cycle), so both "
+           "are holes there, the unassigned class",
     "migrate": "SPI mode (ssi-sd): its machines are boards the migration check does not "
                "run (it migrates PC machine types).  The SD devices' vmstate is compared field "
                "by field after a round trip to the same build (harness.qemu.vmstate); a field "
@@ -239,14 +261,29 @@ _REGION_ADDR = {"ram-top": _RAM_END - 256, "past-ram": _RAM_END, "unassigned": 0
                 "rom": _ROM, "own-bar": _BAR0, "page-cross": 0x0101_0F00}
 
 
+#: Other devices' MMIO on the explore machine (q35 under qtest: what is mapped
+#: without firmware), as (base, size): the HPET (IA-PC HPET 1.0a, 2.3), the
+#: I/O APIC (82093AA), the LAPIC/MSI window (Intel SDM 10.4.1, 10.11.1).
+DEVICE_MMIO: dict[str, tuple[int, int]] = {
+    "hpet": (0xFED0_0000, 0x400), "ioapic": (0xFEC0_0000, 0x1000),
+    "lapic-msi": (0xFEE0_0000, 0x10_0000)}
+#: The ADMA data engines the device classes take: ADMA2 (32-bit) and ADMA1
+#: (sdhci-pci's Capabilities report both: CAPAB bits 19 and 20, SDHC 2.00 2.2.25).
+DEVICE_ENGINES = ("adma-data", "adma1-data")
+
+
 def region(addr: int, length: int, model: Any) -> str | None:
-    """The :data:`DMA_REGIONS` class of ``[addr, addr + length)`` on ``model``'s
-    memory (None: inside one page of RAM, the ordinary case)."""
+    """The :data:`DMA_REGIONS` or :data:`DEVICE_MMIO` class of ``[addr, addr +
+    length)`` on ``model``'s memory (None: inside one page of RAM, the
+    ordinary case)."""
     bar0 = getattr(getattr(model, "machine", None), "bar0", _BAR0)
     mem = model.memory
     end = addr + max(length, 1)
     if bar0 <= addr < bar0 + 0x1000:
         return "own-bar"
+    for name, (base, size) in DEVICE_MMIO.items():
+        if base <= addr < base + size:
+            return name
     if addr >= _ROM and addr < 1 << 32:
         return "rom"
     if mem.is_ram(addr) and not mem.is_ram(end - 1):
@@ -258,7 +295,7 @@ def region(addr: int, length: int, model: Any) -> str | None:
 
 def _dma_classes(model: Any, op: Op) -> list[Feature]:
     """The ``dma`` classes of a ``start`` (before it runs)."""
-    read = next(c[1] for c in START_COMMANDS if c[0] == op["index"])
+    read = next(c[1] for c in start_commands(op) if c[0] == op["index"])
     way = "to-mem" if read else "from-mem"
     n = op["bs"] * max(op["count"], 1)
     out: list[Feature] = []
@@ -269,9 +306,10 @@ def _dma_classes(model: Any, op: Op) -> list[Feature]:
         where = region(op["table_addr"], 8, model)
         out += [("reach", "dma", "adma-table", where, "read")] if where else []
     if op.get("abs"):
+        engine = "adma1-data" if op["mode"] == "adma1" else "adma-data"
         for addr, length, _attr in op.get("descs", ()):
             where = region(addr, length or 65536, model)
-            out += [("reach", "dma", "adma-data", where, way)] if where else []
+            out += [("reach", "dma", engine, where, way)] if where else []
     return out
 
 
@@ -287,6 +325,33 @@ def dma_goal() -> list[Feature]:
                 if where == "rom" and way == "from-mem":
                     continue
                 out.append(("reach", "dma", engine, where, way))
+    for engine in DEVICE_ENGINES:
+        wheres = (*DEVICE_MMIO, "own-bar") if engine == "adma1-data" else tuple(DEVICE_MMIO)
+        out += [("reach", "dma", engine, where, way) for where in wheres
+                for way in ("to-mem", "from-mem")]
+    return out
+
+
+def device_inputs() -> list[list[Op]]:
+    """An ADMA2 and an ADMA1 read and write whose one data segment (End
+    set, 1024 bytes) is another device's MMIO, each device in turn (each
+    followed by a clock step, a CMD + DAT line reset and CMD12), then the
+    next transfer read back byte for byte; ADMA1 into the controller's own
+    BAR too."""
+    tick: Op = {"op": "clock", "ns": 1_000_000}
+    clear: list[Op] = [{"op": "reset", "what": H.SWRST_CMD | H.SWRST_DAT},
+                       {"op": "cmd", "index": 12, "arg": 0, "app": False}]
+    tran = H.ADMA_VALID | H.ADMA_ACT_TRAN | H.ADMA_END
+    out = []
+    for mode in ("adma2", "adma1"):
+        targets = [base for base, _size in DEVICE_MMIO.values()]
+        targets += [_BAR0] if mode == "adma1" else []
+        for index in (18, 25):
+            ops: list[Op] = [_SETUP, _INIT]
+            for addr in targets:
+                ops += [dict(_start(index, count=2), mode=mode, abs=True,
+                             descs=[[addr, 1024, tran]]), tick, *clear]
+            out.append([*ops, *_next_transfer()])
     return out
 
 
@@ -333,7 +398,8 @@ def dma_inputs() -> list[list[Op]]:
 #: card): each migration is a QEMU process of its own in the default check,
 #: so the kind adds only the three no point had (its time budget, +10%).
 MIGRATE_POINTS: tuple[tuple[str, ...], ...] = (
-    ("between-blocks", "r"), ("gap-stopped", "r"), ("after-cmd12",))
+    ("between-blocks", "r"), ("gap-stopped", "r"), ("after-cmd12",),
+    ("card-mid-block", "r"), ("card-mid-data", "acmd13"))
 _MIGRATE: Op = {"op": "migrate"}
 
 
@@ -347,7 +413,37 @@ def migrate_inputs() -> list[list[Op]]:
             _pio(False, 256), *_next_transfer()]
     write = [_SETUP, _INIT, *_stopping("cmd12", True), _MIGRATE, *_port_ops(),
              *_next_transfer()]
-    return [read, write]
+    return [read, write, *card_mid_inputs()]
+
+
+def card_mid_inputs() -> list[list[Op]]:
+    """Migration points inside the card's data block (issue #43): Block
+    Size below the card's block length, so that the host's transfer ends or
+    pauses while the card is part-way through its block (PLS 4.3.3: the
+    card sends or takes its block length; SDHC 2.2.2: the host counts its
+    own Block Size).  CMD17 of 256 bytes: the card is left in sending-data
+    at byte 256, migrated there, then two SDMA restarts of one byte each
+    (Block Size and Count 1, SDMA System Address's top byte, ledger
+    ``sdhci.sdma-sysad-starts-transfer``): the first byte is the block's 257th,
+    the second is 0 on QEMU >= 9.1 (ledger ``sd.data-size-not-migrated``: the
+    card stops after one more byte; one byte a chunk, so 10.0's byte-wise and
+    11.1's chunk-wise reads agree), then CMD12 and a CMD25 of 256-byte host
+    blocks; ACMD13 (64 bytes) read 8 bytes a block, migrated part-way.  One
+    input, two points: each point is a QEMU process more in the default
+    check (its time budget: a third, CMD25 migrated inside its card block,
+    was cut for it)."""
+    tick: Op = {"op": "clock", "ns": 1_000_000}
+    cmd12: Op = {"op": "cmd", "index": 12, "arg": 0, "app": False}
+    one = [{"op": "write", "off": H.BLKSIZE.offset, "size": 4, "value": 1 << 16 | 1},
+           {"op": "write", "off": H.HOSTCTL.offset, "size": 1,
+            "value": H.HOSTCTL_WIDTH4 | H.HOSTCTL_DMA_SDMA},
+           {"op": "write", "off": H.SDMASYSAD.offset, "size": 4, "value": 0x0101_0000}, tick]
+    return [[_SETUP, _INIT,
+             dict(_start(17, count=1), bs=256), _pio(False, 64), tick, _MIGRATE, *one,
+             *one, cmd12,
+             dict(_start(25, count=4), bs=256), _pio(True, 96), _pio(True, 160), tick, cmd12,
+             dict(_start(13, count=8), bs=8, app=True), _pio(False, 6), _MIGRATE,
+             _pio(False, 10), tick, _next_transfer()[1]]]
 
 
 def _migrate_class(model: Any, tracker: Tracker) -> Feature:
@@ -360,6 +456,9 @@ def _migrate_class(model: Any, tracker: Tracker) -> Feature:
         return ("reach", "migrate", "gap-stopped", way)
     if tracker.stopped:
         return ("reach", "migrate", f"after-{tracker.stopped}")
+    card_at = _card_inside(card)
+    if card_at:
+        return ("reach", "migrate", *card_at)
     if s.prnsts & H.PRNSTS_DATINHIBIT:
         size = s.blksize & 0xFFF
         inside = s.data_count % size if size else 0
@@ -367,8 +466,23 @@ def _migrate_class(model: Any, tracker: Tracker) -> Feature:
     return ("reach", "migrate", "idle")
 
 
+def _card_inside(card: Any) -> tuple[str, str] | None:
+    """Where the card is inside a data block, if it is (sending-data or
+    receiving-data with part of its block moved, PLS 4.3.3)."""
+    state = int(getattr(card, "state", -1))
+    xfer = getattr(card, "xfer", None)
+    if state not in (S.CardState.DATA, S.CardState.RCV) or xfer is None or not xfer.offset:
+        return None
+    # the data block's size names it (a probe's CMD13 may be the last command)
+    named = {64: "acmd13", 8: "acmd51"}.get(getattr(xfer, "size", 0))
+    if named and state == S.CardState.DATA:
+        return ("card-mid-data", named)
+    return ("card-mid-block", "r" if state == S.CardState.DATA else "w")
+
+
 def table_inputs() -> list[list[Op]]:
-    return lock_inputs() + stop_inputs() + dma_inputs() + migrate_inputs()
+    return (lock_inputs() + stop_inputs() + dma_inputs() + device_inputs()
+            + migrate_inputs() + restart.inputs())
 
 
 def goal() -> dict[str, list[Feature]]:
@@ -388,7 +502,7 @@ def goal() -> dict[str, list[Feature]]:
         stop += [("reach", "stop", how, "port", "w" if w else "r", _lane(size, lane))
                  for w, size, lane in PORT]
         stop.append(("reach", "stop", how, "next"))
-    return {"lock": lock, "stop": stop, "dma": dma_goal(),
+    return {"lock": lock, "stop": stop, "dma": dma_goal(), "restart": restart.goal(),
             "migrate": [("reach", "migrate", *p) for p in MIGRATE_POINTS]}
 
 
@@ -403,9 +517,14 @@ def _lane(size: int, lane: int) -> str:
 @dataclass
 class Tracker:
     """What a run did so far that a class needs: the last stop, if the
-    data port has not started a new transfer since."""
+    data port has not started a new transfer since; the ``restart`` kind's
+    state."""
 
     stopped: str | None = None
+    restart: restart.State = field(default_factory=restart.State)
+
+    def copy(self) -> Tracker:
+        return Tracker(self.stopped, replace(self.restart))
 
 
 def _lock_state(card: Any) -> str:
@@ -475,12 +594,12 @@ def before(model: Any, op: Op) -> tuple[Any, ...]:
     active = bool(s.prnsts & H.PRNSTS_DATINHIBIT)
     lock = (_lock_before(model.card, op) if op["op"] == "lock" else
             _dma_classes(model, op) if op["op"] == "start" else [])
-    return active, s.errintsts & _DATA_ERRORS, s.trnmod, lock
+    return active, s.errintsts & _DATA_ERRORS, s.trnmod, lock, restart.before(model)
 
 
 def after(pre: tuple[Any, ...], model: Any, op: Op, tracker: Tracker) -> set[Feature]:
     """The classes ``op`` reached (``pre`` from :func:`before`)."""
-    active, errors, trnmod, out = pre
+    active, errors, trnmod, out, pre_restart = pre
     feats: set[Feature] = set(out)
     card = model.card
     if hasattr(card, "pwd"):
@@ -498,6 +617,7 @@ def after(pre: tuple[Any, ...], model: Any, op: Op, tracker: Tracker) -> set[Fea
         feats |= _port(tracker.stopped, op)
     s = model.sdhci
     how = _stop_how(model, op) if active else None
+    feats |= restart.after(pre_restart, model, op, active, how, tracker.restart)
     if how is None and s.errintsts & _DATA_ERRORS & ~errors:
         how = "error"   # a data error stops the transfer it starts, too (ADMA)
     elif (how is None and active and not s.prnsts & H.PRNSTS_DATINHIBIT
@@ -528,7 +648,7 @@ def is_reach(f: object) -> bool:
 def render(reached: Iterable[Any]) -> str:
     """Per kind: its operations, the classes reached of the goal, those not."""
     got = {f for f in reached if is_reach(f)}
-    lines = ["reach (issue #34): operations and state classes"]
+    lines = ["reach (issues #34, #43): operations and state classes"]
     for kind, classes in goal().items():
         hit = [c for c in classes if c in got]
         lines.append(f"  {kind}: {len(hit)} of {len(classes)} classes "

@@ -239,6 +239,14 @@ class SDCard:
         """Follow QEMU (True) or the specification for deviation ``key``."""
         return self.dev.qemu(key)
 
+    def migrated(self) -> None:
+        """The card as a migration's destination has it: QEMU >= 9.1 keeps
+        the data block's length (``data_size``) out of ``sd_vmstate``, so the
+        destination's is 0 and the card stops after one more byte or chunk
+        (ledger ``sd.data-size-not-migrated``)."""
+        if not self.legacy and self.qemu("sd.data-size-not-migrated"):
+            self.xfer.size = 0
+
     # -- reset and registers -----------------------------------------------
 
     def reset(self) -> None:

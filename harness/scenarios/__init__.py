@@ -28,6 +28,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     mmci,
     omap,
     registers,
+    restart,
     sdhost,
     sizes,
     spi,

@@ -86,8 +86,11 @@ def _scenario(name: str, ops: list[Op], doc: str, sdhci: dict[str, Any] | None =
     params: dict[str, Any] = {"absolute_dma": absolute_dma(ops)}
     if group != GROUP:  # a corpus input in the migration group: still the corpus's
         params["point"], params[FROM_CORPUS] = name, True
+    # the migration group's copy migrates (its own QEMU processes): without
+    # the flag the check ran it as one lockstep run and its migrate
+    # operations did nothing (since the run kind became Scenario.migrates)
     return Scenario(name, group, fn, doc, sdhci=sdhci or {}, sd_card=sd_card or {},
-                    params=params)
+                    params=params, migrates=group != GROUP, needs_clock=group != GROUP)
 
 
 def register(path: Path = CORPUS) -> int:

@@ -224,3 +224,15 @@ def test_an_input_with_migrate_ops_also_runs_in_the_migration_group(tmp_path: An
     finally:
         for name in ("explore-t01", "explore-t02", "migrate-explore-t01"):
             REGISTRY.pop(name, None)
+
+
+def test_the_migration_groups_corpus_inputs_migrate() -> None:
+    """A corpus input with ``migrate`` runs in the migration group as a
+    migrating run (its own QEMU processes), not as one lockstep run whose
+    migrate operations do nothing (issue #43: they had stopped migrating
+    when the run kind became ``Scenario.migrates``)."""
+    from harness.scenarios import select
+
+    scs = list(select(["migration"]))
+    assert any(s.params.get(group.FROM_CORPUS) for s in scs)
+    assert all(s.migrates for s in scs)
