@@ -21,7 +21,9 @@ def register(sub: Any) -> None:
         "a DMA engine writing one byte too many, an interrupt pulse, a block written twice). "
         "The unchanged tree is built and checked first; then each mutant is applied, built "
         "incrementally, checked with the groups that should catch it, and reverted. The tree "
-        "is left as it was.",
+        "is left as it was. A mutant checked with --board, or in a file only ARM SoCs "
+        "compile, makes the tree build qemu-system-aarch64 too (one configure) and is "
+        "checked on it; the others on qemu-system-x86_64.",
         epilog="exit: 0 every applicable mutant caught (--auto: every compiled one), 1 one "
         "missed or timed out or the baseline fails, 2 cannot start (dirty tree, not a git "
         "tree)")
@@ -31,14 +33,17 @@ def register(sub: Any) -> None:
                     help="build directory (default: one per tree under the sdqtest cache)")
     mu.add_argument("--only", action="append", metavar="NAME", help="one mutant (repeatable)")
     mu.add_argument("--set", choices=("named", "unnamed", "reach"), default="named",
-                    help="named: the six regressions of the check's promises (default); "
+                    help="named: the regressions of the check's promises, the boards' "
+                    "controllers among them (default); "
                     "unnamed: issue #19's, in areas no scenario names, each checked by the "
                     "default check; reach: issue #34's, one per kind the explorer reaches")
     mu.add_argument("--auto", type=int, metavar="N",
                     help="instead of a hand-written set: N mutants drawn from the tree's own "
                     "source (operator flips, constants moved by one, deleted statements ...; "
                     "see harness/bisect/automut.py), each checked by the default x86 check "
-                    "(--no-boards -j 2)")
+                    "(--no-boards -j 2), or in a file only ARM SoCs compile (pl181.c, "
+                    "allwinner-sdhost.c, ...) by the default check's boards on the tree's "
+                    "qemu-system-aarch64")
     mu.add_argument("--seed", type=int, default=1, help="--auto's seed (default 1): the same "
                     "seed and tree give the same mutants")
     mu.add_argument("--files", default=",".join(DEFAULT_FILES), metavar="F,F",
