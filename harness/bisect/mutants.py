@@ -19,8 +19,9 @@ build directory is rebuilt from the unchanged tree at the end.
 A mutant checked on the boards (its arguments name ``--board``) or in a file
 only ARM SoCs compile (:data:`ARM_FILES`) needs ``qemu-system-aarch64``: a
 set holding one is built with the ARM target too (``QemuTreeBuilder(arm=True)``,
-one configure, both emulators), and its checks get the tree's aarch64
-binary; the others keep the x86 one.
+one configure, both emulators; a set of board mutants only, the ARM target
+alone), and its checks get the tree's aarch64 binary; the others keep the
+x86 one.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import IO
 
 from harness.errors import SdqtestError
 from harness.provision import proc
-from harness.provision.build import ARM_BINARY, QemuTreeBuilder, configured_flags
+from harness.provision.build import ARM_BINARY, BINARY, QemuTreeBuilder, configured_flags
 
 #: The system emulators a mutant's check runs on.
 X86 = "x86_64"
@@ -261,9 +262,9 @@ def _record(name: str, status: str, out: str, t0: float, where: Path) -> Outcome
     return Outcome(name, status, first_finding(out), time.monotonic() - t0, failing_groups(out))
 
 
-def _binaries(x86: Path) -> dict[str, Path]:
-    """The tree's emulators, by :func:`target` name, beside its x86 binary."""
-    return {X86: x86, AARCH64: x86.parent / ARM_BINARY}
+def _binaries(first: Path) -> dict[str, Path]:
+    """The tree's emulators, by :func:`target` name, beside the first it built."""
+    return {X86: first.parent / BINARY, AARCH64: first.parent / ARM_BINARY}
 
 
 def _baseline(binaries: dict[str, Path], mutants: tuple[Mutant, ...], report_dir: Path,
@@ -324,8 +325,10 @@ def prove(
         raise MutantError(f"{src} has local changes in {', '.join(paths)}: commit or stash "
                           "them first (mutants edit those files and restore them)")
     # an existing coverage build stays one (no reconfigure, no full rebuild)
+    # the emulators the mutants' checks run on (a board-only set: aarch64 alone)
+    emulators = {target(m) for m in mutants}
     builder = QemuTreeBuilder(build_dir=build_dir, coverage="--enable-gcov" in configured_flags(
-        build_dir), arm=any(target(m) == AARCH64 for m in mutants))
+        build_dir), arm=AARCH64 in emulators, x86=X86 in emulators or AARCH64 not in emulators)
 
     def build() -> dict[str, Path] | None:
         res = builder.build(src, "HEAD", log, timeout)

@@ -154,7 +154,7 @@ def test_prove_builds_arm_and_gives_each_check_its_emulator(
     with open(tmp_path / "log", "w") as log:
         out = mutants.prove(tree, tmp_path / "b", chosen, log, tmp_path / "r",
                             say=open(tmp_path / "say", "w"))
-    assert made[0]["arm"] is True
+    assert made[0]["arm"] is True and made[0]["x86"] is True
     assert [o.status for o in out] == ["agrees", "MISSED (exit 0)", "caught", "not run"]
     assert "riscv64" in out[3].detail
     assert checked == [("qemu-system-x86_64", ("--group", "data")),
@@ -188,7 +188,29 @@ def test_an_x86_set_builds_no_arm_target(tmp_path: Path,
     with pytest.raises(Stop), open(tmp_path / "log", "w") as log:
         mutants.prove(tree, tmp_path / "b", (_mutant("hw/sd/sd.c", "--group", "data"),), log,
                       tmp_path / "r")
-    assert made[0]["arm"] is False
+    assert made[0]["arm"] is False and made[0]["x86"] is True
+    made.clear()
+    (tree / "hw/sd/pl181.c").write_text("a\n")
+    _git(tree, "add", "-A")
+    _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "y")
+    with pytest.raises(Stop), open(tmp_path / "log", "w") as log:
+        mutants.prove(tree, tmp_path / "b", (_mutant("hw/sd/pl181.c", "--board", "x"),), log,
+                      tmp_path / "r")
+    assert made[0]["arm"] is True and made[0]["x86"] is False  # the boards alone: no x86
+
+
+def test_a_tree_builder_makes_the_emulators_asked_for() -> None:
+    from harness.provision.build import QemuTreeBuilder
+
+    def b(**kw: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        t = QemuTreeBuilder(build_dir=Path("/nonexistent"), **kw)
+        return t.system_targets, t.binaries
+
+    assert b() == (("x86_64-softmmu",), ("qemu-system-x86_64",))
+    assert b(arm=True) == (("x86_64-softmmu", "aarch64-softmmu"),
+                           ("qemu-system-x86_64", "qemu-system-aarch64"))
+    assert b(arm=True, x86=False) == (("aarch64-softmmu",), ("qemu-system-aarch64",))
+    assert b(x86=False) == (("x86_64-softmmu",), ("qemu-system-x86_64",))  # never nothing
 
 
 def test_the_board_mutants_apply_to_qemu_11_1_1() -> None:
