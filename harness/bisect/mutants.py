@@ -288,6 +288,12 @@ def _restored(src: Path, paths: list[str]) -> None:
         proc.capture(["git", "-C", str(src), "checkout", "--", p], timeout=60)
 
 
+def _text(f: Path) -> str:
+    """A file's text; empty for one this tree does not have (the anchor is then
+    found 0 times: not applicable)."""
+    return f.read_text() if f.is_file() else ""
+
+
 def _skip(m: Mutant, text: str, started: float, budget: float | None) -> Outcome | None:
     """Why ``m`` is not run (budget spent, riscv64 only, anchor), or None."""
     if budget is not None and time.monotonic() - started > budget:
@@ -346,7 +352,7 @@ def prove(
     try:
         for m in mutants:
             outcomes.append(_one(m, src, build, report_dir, check_timeout, log.name,
-                                 _skip(m, (src / m.path).read_text(), started, budget)))
+                                 _skip(m, _text(src / m.path), started, budget)))
             print(f"{m.name}: {outcomes[-1].status}", file=say, flush=True)
     finally:
         _restored(src, paths)

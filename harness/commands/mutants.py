@@ -84,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
                          f"known: {', '.join(m.name for m in pool)}")
     if args.list:
         for m in pool:
-            what = m.diff if isinstance(m, automut.AutoMutant) else f"{m.path:24} {m.stands_for}"
-            print(f"{m.name:36} {what}")
+            what = m.diff if isinstance(m, automut.AutoMutant) else f"{m.path:26} {m.stands_for}"
+            print(f"{m.name:36} {mutants.target(m):8} {what}")
         return 0
     build_dir = (args.build_dir or build.bisect_root().parent / "builds"
                  / (build.tree_dir(src).name + "-mutants")).resolve()
