@@ -6,9 +6,9 @@ back 0: QEMU's aspeed_sdhci.c, as Linux's sdhci-of-aspeed.c expects)."""
 
 from __future__ import annotations
 
-import pytest
-
 from dataclasses import replace
+
+import pytest
 
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.hwdefs import aspeed as A
