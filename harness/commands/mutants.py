@@ -51,6 +51,9 @@ def register(sub: Any) -> None:
     mu.add_argument("--check-timeout", type=float, default=900.0, metavar="S",
                     help="seconds one mutant's check may take before it counts as timed out "
                     "(default 900)")
+    mu.add_argument("--build-timeout", type=float, default=1800.0, metavar="S",
+                    help="seconds one build may take (default 1800; the first builds the "
+                    "whole tree)")
     mu.add_argument("--budget", type=float, metavar="S",
                     help="start no mutant after S seconds (the rest are reported 'not run')")
     mu.add_argument("--report-dir", type=Path, default=Path("reports/mutants"), metavar="DIR")
@@ -96,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     with log_path.open("w") as log:
         try:
             outcomes = mutants.prove(src, build_dir, chosen, log, report_dir,
+                                     timeout=args.build_timeout,
                                      check_timeout=args.check_timeout, budget=args.budget)
         except mutants.MutantError as e:
             raise UsageError(str(e)) from e
