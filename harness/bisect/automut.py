@@ -23,7 +23,11 @@ anchor of a few tokens, widened with context until it occurs exactly once
 in the file (a site whose anchor never becomes unique is dropped), and its
 replacement.  Nothing of the tree is stored: the mutants exist only while
 the command runs.  The draw is a function of the seed and the files' text
-only: the same seed and the same tree give the same mutants.
+only: the same seed and the same tree give the same mutants.  A mutant in a
+file x86 compiles is judged by the default x86 check (:data:`CHECK_ARGS`);
+one in a file only ARM SoCs compile (``--files hw/sd/pl181.c``) by the
+default check's boards on the tree's ``qemu-system-aarch64``
+(:func:`board_check_args`; the tree is then built with the ARM target).
 """
 
 from __future__ import annotations
@@ -35,11 +39,25 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.bisect.mutants import Mutant, MutantError, Outcome
+from harness.bisect.mutants import ARM_FILES, Mutant, MutantError, Outcome
 
-#: ``sdqtest check`` arguments of every automatic mutant: the default x86
-#: check a packager runs, boards aside.
+#: ``sdqtest check`` arguments of every automatic mutant in a file x86
+#: compiles: the default x86 check a packager runs, boards aside.
 CHECK_ARGS = ("--no-boards", "-j", "2")
+
+
+def board_check_args() -> tuple[str, ...]:
+    """``sdqtest check`` arguments of an automatic mutant in a file only ARM
+    SoCs compile (:data:`mutants.ARM_FILES`): the default check's boards, on
+    the tree's ``qemu-system-aarch64``."""
+    from harness.check.boards import DEFAULT_BOARDS
+
+    return ("--board", ",".join(DEFAULT_BOARDS), "-j", "2")
+
+
+def check_args_for(path: str) -> tuple[str, ...]:
+    """The check that judges a mutant of ``path`` (see :data:`CHECK_ARGS`)."""
+    return board_check_args() if path in ARM_FILES else CHECK_ARGS
 DEFAULT_FILES = ("hw/sd/sd.c", "hw/sd/sdhci.c")
 
 #: Operator kinds, in the order the report counts them.
@@ -320,7 +338,7 @@ def mutant(text: str, toks: Sequence[Token], site: Site, index: int,
     return AutoMutant(
         name=f"auto{seed}-{index:03d}-{base}-{line}-{site.operator}",
         stands_for=f"automatic, seed {seed}: {site.operator}",
-        path=site.path, anchor=anc, replacement=replacement, check_args=CHECK_ARGS,
+        path=site.path, anchor=anc, replacement=replacement, check_args=check_args_for(site.path),
         expect="", line=line, operator=site.operator,
         old_line=_lines(text, site.start, site.end)[:120], new_line=new_line[:120])
 

@@ -15,6 +15,13 @@ against a baseline that already fails), then each mutant in turn: edit,
 incremental build, ``sdqtest check`` on the mutant's groups, restore.  The
 tree is restored after every mutant, on errors and interrupts too, and the
 build directory is rebuilt from the unchanged tree at the end.
+
+A mutant checked on the boards (its arguments name ``--board``) or in a file
+only ARM SoCs compile (:data:`ARM_FILES`) needs ``qemu-system-aarch64``: a
+set holding one is built with the ARM target too (``QemuTreeBuilder(arm=True)``,
+one configure, both emulators; a set of board mutants only, the ARM target
+alone), and its checks get the tree's aarch64 binary; the others keep the
+x86 one.
 """
 
 from __future__ import annotations
@@ -23,13 +30,31 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from harness.errors import SdqtestError
 from harness.provision import proc
-from harness.provision.build import QemuTreeBuilder, configured_flags
+from harness.provision.build import ARM_BINARY, BINARY, QemuTreeBuilder, configured_flags
+
+#: The system emulators a mutant's check runs on.
+X86 = "x86_64"
+AARCH64 = "aarch64"
+RISCV64 = "riscv64"
+
+#: ``hw/sd`` files only ARM machines compile: ``hw/sd/meson.build`` adds each
+#: under a Kconfig symbol that only ``hw/arm``'s SoCs select (PL181: versatile,
+#: realview, vexpress, integrator; OMAP: sx1; RASPI; ASPEED_SOC; ALLWINNER_H3;
+#: NPCM7XX; SSI_SD: stellaris, and riscv's sifive_u beside it).  No x86 build
+#: holds them, so a mutant there is built and checked on aarch64.
+ARM_FILES = frozenset({"hw/sd/pl181.c", "hw/sd/omap_mmc.c", "hw/sd/bcm2835_sdhost.c",
+                       "hw/sd/aspeed_sdhci.c", "hw/sd/allwinner-sdhost.c",
+                       "hw/sd/npcm7xx_sdhci.c", "hw/sd/ssi-sd.c"})
+#: Files only riscv64 machines compile (CADENCE_SDHCI: microchip-icicle-kit);
+#: a mutants build makes no riscv64 emulator, so such a mutant is not run.
+RISCV_FILES = frozenset({"hw/sd/cadence_sdhci.c"})
 
 
 class MutantError(SdqtestError):
@@ -119,7 +144,40 @@ MUTANTS: tuple[Mutant, ...] = (
            "device_cold_reset(DEVICE(&s->sdhci));",
            "/* the SDHCI inside is not reset */",
            ("--group", "registers", "--board", "icicle"), "NORINTSTSEN"),
+    Mutant("allwinner-descriptor-keeps-own",
+           "a board controller's own DMA is held to its manual (#41 item 1: the Allwinner "
+           "IDMAC hands each used descriptor back by clearing DES0.OWN, H3 manual 5.3.4.2)",
+           "hw/sd/allwinner-sdhost.c",
+           "desc->status &= ~DESC_STATUS_HOLD;",
+           "desc->status &= ~DESC_STATUS_ERROR;",
+           ("--group", "sunxi", "--board", "orangepi-pc"), "OWN"),
+    Mutant("aspeed-info-reset-sticks",
+           "a board wrapper's own registers are compared (#41 item 1: the Aspeed SDC_INFO "
+           "software reset bit reads back 0 after a write, as Linux's sdhci-of-aspeed expects)",
+           "hw/sd/aspeed_sdhci.c",
+           "sdhci->regs[TO_REG(addr)] = (uint32_t)val & ~ASPEED_SDHCI_INFO_RESET;",
+           "sdhci->regs[TO_REG(addr)] = (uint32_t)val;",
+           ("--board", "ast2600", "--scenario", "aspeed-wrapper-registers"), "SDC_INFO"),
 )
+
+
+def target(m: Mutant) -> str:
+    """The emulator ``m`` is checked on: aarch64 for a check on the boards
+    (``--board``) or a file only ARM SoCs compile, riscv64 for one only
+    riscv64 machines compile, else x86_64."""
+    if m.path in RISCV_FILES:
+        return RISCV64
+    return AARCH64 if "--board" in m.check_args or m.path in ARM_FILES else X86
+
+
+def check_args(m: Mutant) -> tuple[str, ...]:
+    """``m``'s check arguments as run: an aarch64 mutant that names no board
+    is checked on the default check's boards."""
+    if target(m) != AARCH64 or "--board" in m.check_args:
+        return m.check_args
+    from harness.check.boards import DEFAULT_BOARDS
+
+    return (*m.check_args, "--board", ",".join(DEFAULT_BOARDS))
 
 
 @dataclass
@@ -199,10 +257,24 @@ def baseline_args(mutants: tuple[Mutant, ...]) -> tuple[str, ...]:
     share them, else the union of their groups, else the default check."""
     if len({m.check_args for m in mutants}) == 1:
         return mutants[0].check_args
-    if all(m.check_args[:1] == ("--group",) for m in mutants):
+    if all(m.check_args[:1] == ("--group",) and len(m.check_args) == 2 for m in mutants):
         groups = sorted({a for m in mutants for a in m.check_args[1].split(",")})
         return ("--group", ",".join(groups))
     return ()
+
+
+def baseline_runs(mutants: tuple[Mutant, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    """``(emulator, check arguments)`` of the unchanged tree's checks: the x86
+    mutants' :func:`baseline_args` on x86_64, and each distinct board check
+    of the aarch64 mutants on aarch64 (boards' groups do not pool: one
+    board's group is not on another's bus)."""
+    runs: list[tuple[str, tuple[str, ...]]] = []
+    x86 = tuple(m for m in mutants if target(m) == X86)
+    if x86:
+        runs.append((X86, baseline_args(x86)))
+    arm = dict.fromkeys(check_args(m) for m in mutants if target(m) == AARCH64)
+    runs += [(AARCH64, a) for a in arm]
+    return runs
 
 
 def _record(name: str, status: str, out: str, t0: float, where: Path) -> Outcome:
@@ -210,6 +282,51 @@ def _record(name: str, status: str, out: str, t0: float, where: Path) -> Outcome
     where.mkdir(parents=True, exist_ok=True)
     (where / "check-output.txt").write_text(out)
     return Outcome(name, status, first_finding(out), time.monotonic() - t0, failing_groups(out))
+
+
+def _binaries(first: Path) -> dict[str, Path]:
+    """The tree's emulators, by :func:`target` name, beside the first it built."""
+    return {X86: first.parent / BINARY, AARCH64: first.parent / ARM_BINARY}
+
+
+def _baseline(binaries: dict[str, Path], mutants: tuple[Mutant, ...], report_dir: Path,
+              timeout: float) -> Outcome:
+    """The unchanged tree's checks (:func:`baseline_runs`): ``agrees`` when
+    each exits 0, else the first that fails, its output kept beside."""
+    t0 = time.monotonic()
+    runs = baseline_runs(mutants)
+    outs: list[str] = []
+    for k, (emu, args) in enumerate(runs, 1):
+        where = report_dir / ("baseline" if len(runs) == 1 else f"baseline-{k}-{emu}")
+        rc, out = run_check(binaries[emu], args, where, timeout)
+        outs.append(f"$ sdqtest check --qemu {binaries[emu]} {' '.join(args)}\n{out}")
+        if rc != 0:
+            return _record("(unchanged tree)", f"FAILS (exit {rc}) on {emu}", out, t0, where)
+    return _record("(unchanged tree)", "agrees", "\n".join(outs), t0, report_dir / "baseline")
+
+
+def _restored(src: Path, paths: list[str]) -> None:
+    for p in paths:
+        proc.capture(["git", "-C", str(src), "checkout", "--", p], timeout=60)
+
+
+def _text(f: Path) -> str:
+    """A file's text; empty for one this tree does not have (the anchor is then
+    found 0 times: not applicable)."""
+    return f.read_text() if f.is_file() else ""
+
+
+def _skip(m: Mutant, text: str, started: float, budget: float | None) -> Outcome | None:
+    """Why ``m`` is not run (budget spent, riscv64 only, anchor), or None."""
+    if budget is not None and time.monotonic() - started > budget:
+        return Outcome(m.name, "not run", f"the budget of {budget:.0f} s was spent")
+    if target(m) == RISCV64:
+        return Outcome(m.name, "not run", f"{m.path} is compiled for riscv64 machines only; "
+                       "a mutants build makes x86_64 and aarch64")
+    if not applicable(m, text):
+        return Outcome(m.name, "not applicable",
+                       f"anchor found {text.count(m.anchor)} times in {m.path}")
+    return None
 
 
 def prove(
@@ -224,10 +341,10 @@ def prove(
     budget: float | None = None,
 ) -> list[Outcome]:
     """Baseline, then each mutant: edit, build, check (``check_timeout``
-    seconds at most, default ``timeout``), restore.  A mutant that does not
-    build is reported and the next one built incrementally, without
-    configuring afresh.  After ``budget`` seconds no further mutant starts
-    (the rest are reported ``not run``)."""
+    seconds at most, default ``timeout``) on its emulator, restore.  A
+    mutant that does not build is reported and the next one built
+    incrementally, without configuring afresh.  After ``budget`` seconds no
+    further mutant starts (the rest are reported ``not run``)."""
     started = time.monotonic()
     paths = sorted({m.path for m in mutants})
     if not (src / ".git").exists():
@@ -236,56 +353,49 @@ def prove(
         raise MutantError(f"{src} has local changes in {', '.join(paths)}: commit or stash "
                           "them first (mutants edit those files and restore them)")
     # an existing coverage build stays one (no reconfigure, no full rebuild)
+    # the emulators the mutants' checks run on (a board-only set: aarch64 alone)
+    emulators = {target(m) for m in mutants}
     builder = QemuTreeBuilder(build_dir=build_dir, coverage="--enable-gcov" in configured_flags(
-        build_dir))
-    outcomes: list[Outcome] = []
+        build_dir), arm=AARCH64 in emulators, x86=X86 in emulators or AARCH64 not in emulators)
 
-    def build() -> Path | None:
+    def build() -> dict[str, Path] | None:
         res = builder.build(src, "HEAD", log, timeout)
-        return res.binary if res.ok else None
+        return _binaries(res.binary) if res.ok and res.binary is not None else None
 
-    t0 = time.monotonic()
-    binary = build()
-    if binary is None:
+    binaries = build()
+    if binaries is None:
         raise MutantError(f"the unchanged tree does not build (log: {log.name})")
     check_timeout = check_timeout or timeout
-    rc, out = run_check(binary, baseline_args(mutants), report_dir / "baseline", check_timeout)
-    outcomes.append(_record("(unchanged tree)", "agrees" if rc == 0 else f"FAILS (exit {rc})",
-                            out, t0, report_dir / "baseline"))
+    outcomes = [_baseline(binaries, mutants, report_dir, check_timeout)]
     builder.retry_configure = False  # a mutant that does not compile is just that
     print(f"baseline: {outcomes[-1].status}", file=say, flush=True)
-    if rc != 0:
+    if outcomes[0].status != "agrees":
         return outcomes
     try:
         for m in mutants:
-            t0 = time.monotonic()
-            if budget is not None and t0 - started > budget:
-                outcomes.append(Outcome(m.name, "not run", f"the budget of {budget:.0f} s "
-                                        "was spent"))
-                continue
-            f = src / m.path
-            original = f.read_text()
-            if not applicable(m, original):
-                outcomes.append(Outcome(m.name, "not applicable",
-                                        f"anchor found {original.count(m.anchor)} times in "
-                                        f"{m.path}"))
-                print(f"{m.name}: not applicable", file=say, flush=True)
-                continue
-            try:
-                f.write_text(original.replace(m.anchor, m.replacement))
-                binary = build()
-                if binary is None:
-                    outcomes.append(Outcome(m.name, "build failed", f"see {log.name}",
-                                            time.monotonic() - t0))
-                    print(f"{m.name}: build failed", file=say, flush=True)
-                    continue
-                rc, out = run_check(binary, m.check_args, report_dir / m.name, check_timeout)
-            finally:
-                f.write_text(original)
-            outcomes.append(_record(m.name, verdict(rc, out), out, t0, report_dir / m.name))
+            outcomes.append(_one(m, src, build, report_dir, check_timeout, log.name,
+                                 _skip(m, _text(src / m.path), started, budget)))
             print(f"{m.name}: {outcomes[-1].status}", file=say, flush=True)
     finally:
-        for p in paths:
-            proc.capture(["git", "-C", str(src), "checkout", "--", p], timeout=60)
+        _restored(src, paths)
         build()  # leave the build directory as the unchanged tree
     return outcomes
+
+
+def _one(m: Mutant, src: Path, build: Callable[[], dict[str, Path] | None], report_dir: Path,
+         timeout: float, log_name: str, skipped: Outcome | None) -> Outcome:
+    """One mutant: edit, build, check on its emulator, restore the file."""
+    if skipped is not None:
+        return skipped
+    t0 = time.monotonic()
+    f = src / m.path
+    original = f.read_text()
+    try:
+        f.write_text(original.replace(m.anchor, m.replacement))
+        binaries = build()
+        if binaries is None:
+            return Outcome(m.name, "build failed", f"see {log_name}", time.monotonic() - t0)
+        rc, out = run_check(binaries[target(m)], check_args(m), report_dir / m.name, timeout)
+    finally:
+        f.write_text(original)
+    return _record(m.name, verdict(rc, out), out, t0, report_dir / m.name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Any, TextIO
 
 from harness.commands import check as check_command
@@ -17,23 +18,28 @@ from harness.table import print_table
 def register(sub: Any) -> None:
     """``sdqtest coverage``."""
     cv = sub.add_parser("coverage", help="line/branch/function coverage of QEMU's hw/sd "
-                        "code by the check, from a gcov build")
-    cv.add_argument("build_dir", help="QEMU build directory configured with --enable-gcov")
+                        "code by the check, from gcov builds of each target, merged")
+    cv.add_argument("build_dir", nargs="+",
+                    help="QEMU build directory configured with --enable-gcov; several (e.g. "
+                    "an x86_64+aarch64 tree and a riscv64 tree of the same source) merge "
+                    "into one measurement")
     cv.add_argument("--no-run", action="store_true",
                     help="run nothing: report the counts already on disk")
     cv.add_argument("--no-boards", action="store_true",
-                    help="leave out the ARM boards even when the build has "
-                    "qemu-system-aarch64 (sdqtest qemu build --arm --coverage)")
-    cv.add_argument("--boards", metavar="NAME,...",
-                    help="the boards run on qemu-system-aarch64 (default: every board; "
-                    "'default': those of the default check)")
+                    help="leave out the boards even when a build has qemu-system-aarch64 "
+                    "or qemu-system-riscv64 (sdqtest qemu build --arm --coverage)")
+    cv.add_argument("--boards", metavar="NAME,...", default="default",
+                    help="the boards run on each build's qemu-system-aarch64 and "
+                    "qemu-system-riscv64: 'default' (the default check's, the default), "
+                    "'all', or names")
     cv.add_argument("--keep", action="store_true",
                     help="add to the counts of earlier runs instead of starting at zero")
     cv.add_argument("--functions", nargs="?", const="", metavar="REGEX",
                     help="also list every function (or those matching REGEX)")
     cv.add_argument("--json", metavar="FILE", help="write the figures as JSON ('-': on "
                     "standard output, the text then on standard error)")
-    cv.add_argument("--html", metavar="DIR", help="write an annotated HTML report")
+    cv.add_argument("--html", metavar="DIR", help="write an annotated HTML report (gcovr's, "
+                    "with a Cobertura coverage.xml beside it, when gcovr is installed)")
     cv.set_defaults(func=run, check_args=[])
     cv.epilog = ("arguments after '--' go to 'sdqtest check' (e.g. sdqtest coverage BUILD "
                  "-- --group data); " + failure.epilog(
@@ -41,13 +47,44 @@ def register(sub: Any) -> None:
                      "those checks (sdqtest check --help)"))
 
 
+def board_runs(emulator: str, binary: Path, boards: str) -> list[list[str]]:
+    """The check on one emulator: the PC check on x86_64; on another, the
+    chosen boards whose machine that emulator holds (none: no run)."""
+    from harness.check.boards import DEFAULT_BOARDS
+    from harness.hwdefs.boards import BOARDS
+
+    if emulator == "x86_64":
+        return [["check", "--qemu", str(binary)]]
+    wanted = set(DEFAULT_BOARDS if boards == "default" else
+                 (b.name for b in BOARDS) if boards == "all" else boards.split(","))
+    unknown = wanted - {b.name for b in BOARDS}
+    if unknown:
+        raise UsageError(f"no board named {', '.join(sorted(unknown))}")
+    names = [b.name for b in BOARDS if b.name in wanted and b.binary == binary.name]
+    return [["check", "--board", ",".join(names), "--qemu", str(binary)]] if names else []
+
+
+def _runs(builds: list[Any], args: argparse.Namespace) -> list[list[str]]:
+    from harness.check import coverage_merge
+
+    runs: list[list[str]] = []
+    for cb in builds:
+        for emulator, binary in coverage_merge.emulators(cb).items():
+            if emulator == "x86_64" or not args.no_boards:
+                got = board_runs(emulator, binary, args.boards)
+                if not got:
+                    print(f"{binary}: none of the chosen boards runs on it (--boards all)")
+                runs += got
+    return runs
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the check (or nothing) on a gcov build and report hw/sd coverage.
+    """Run the check (or nothing) on gcov builds and report hw/sd coverage.
 
     A build with ``qemu-system-aarch64`` beside the x86 binary (``qemu build
     --arm``) shares the ``hw/sd`` objects: the boards' runs (``check --board``
-    on it) add to the same counts, and the reachable set then leaves out only
-    what no board reaches."""
+    on it) add to the same counts; the counts of separate builds (a riscv64
+    tree) are merged afterwards (:mod:`harness.check.coverage_merge`)."""
     check_output("--html", args.html, directory=True)
     with machine_output(args) as stdout:
         return _run(args, stdout)
@@ -55,49 +92,64 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, stdout: TextIO) -> int:
     """:func:`run`, the JSON (if asked for) on ``stdout`` for ``--json -``."""
-    from pathlib import Path
+    from harness.check import coverage, coverage_merge
 
-    from harness.check import boards as check_boards
-    from harness.check import coverage
-
-    cb = coverage.CoverageBuild(Path(args.build_dir))
-    if not cb.binary.is_file():
-        raise UsageError(f"{cb.binary} does not exist: build the tree first")
-    boards = cb.arm_binary is not None and not args.no_boards
+    builds = [coverage.CoverageBuild(Path(d)) for d in args.build_dir]
+    for cb in builds:
+        if not coverage_merge.emulators(cb):
+            raise UsageError(f"{cb.build_dir} holds no "
+                             f"{', '.join(coverage_merge.EMULATORS.values())}: build it first")
+    boards = not args.no_boards and any(
+        t != "x86_64" for cb in builds for t in coverage_merge.emulators(cb))
     rc = 0
     if not args.no_run:
         if not args.keep:
-            cb.reset()
-        os.environ.update(cb.environment())
-        runs = [["check", "--qemu", str(cb.binary)]]
-        if boards:
-            chosen = (",".join(check_boards.DEFAULT_BOARDS) if args.boards == "default"
-                      else args.boards)
-            names = [chosen] if chosen else []
-            runs.append(["check", "--board", *names, "--qemu", str(cb.arm_binary)])
-        for run in runs:
-            full = [*run, *args.check_args]
+            for cb in builds:
+                cb.reset()
+        os.environ.update(builds[0].environment())
+        for one in _runs(builds, args):
+            full = [*one, *args.check_args]
             print(f"running: sdqtest {' '.join(full)}")
             rc = max(rc, call(parse_one(check_command.register, full)))
             print()
-    cov = cb.measure()
-    _print_coverage(cb, cov, args, boards)
+    cov = coverage_merge.merge([cb.measure() for cb in builds])
+    _print_coverage(builds, cov, args, boards)
     if args.json:
         write_json(cov.to_json(), args.json, stdout)
         print(f"JSON: {args.json}")
     if args.html:
-        index = coverage.write_html(cov, Path(args.html), f"hw/sd coverage: {cb.build_dir}")
-        print(f"HTML: {index}")
+        _html(builds, cov, Path(args.html))
     return rc
 
 
-def _print_coverage(cb: Any, cov: Any, args: argparse.Namespace, boards: bool) -> None:
-    from harness.check import coverage
+def _html(builds: list[Any], cov: Any, out: Path) -> None:
+    """gcovr's HTML and Cobertura XML when gcovr is installed, else ours."""
+    from harness.check import coverage, coverage_merge
 
-    print(f"coverage of {', '.join(cb.roots)} in {cb.build_dir}"
-          + (" (x86 and ARM boards):" if boards else ":"))
+    title = "hw/sd coverage: " + ", ".join(str(cb.build_dir) for cb in builds)
+    if coverage_merge.gcovr_command() is None:
+        index = coverage.write_html(cov, out, title)
+        print(f"HTML: {index} (gcovr not installed: no Cobertura XML; "
+              "pip install 'sdqtest[bench]')")
+        return
+    index, xml = coverage_merge.gcovr_report(builds, out, title)
+    print(f"HTML: {index}\nCobertura XML: {xml}")
+
+
+def _print_coverage(builds: list[Any], cov: Any, args: argparse.Namespace,
+                    boards: bool) -> None:
+    from harness.check import coverage, coverage_merge
+
+    targets = sorted({t for cb in builds for t in coverage_merge.emulators(cb)
+                      if t == "x86_64" or boards})
+    print(f"coverage of {', '.join(builds[0].roots)} in "
+          f"{', '.join(str(cb.build_dir) for cb in builds)} ({', '.join(targets)}):")
+    files = sorted({f for cb in builds
+                    for f in coverage_merge.tree_files(coverage_merge.source_root(cb))})
     print_table(["file", "lines", "%", "branches", "%", "functions", "%"],
-                coverage.summary_rows(cov))
+                sorted(coverage.summary_rows(cov) + [
+                    [f, "not built", "", "", "", "", ""]
+                    for f in coverage_merge.not_built(cov, files)]))
     if boards:
         print("\nreachable by sdhci-pci (SD card and eMMC) and every board (functions no "
               "run of this project can reach left out: harness/check/coverage.py OUT_OF_REACH):")

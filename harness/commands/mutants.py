@@ -21,7 +21,9 @@ def register(sub: Any) -> None:
         "a DMA engine writing one byte too many, an interrupt pulse, a block written twice). "
         "The unchanged tree is built and checked first; then each mutant is applied, built "
         "incrementally, checked with the groups that should catch it, and reverted. The tree "
-        "is left as it was.",
+        "is left as it was. A mutant checked with --board, or in a file only ARM SoCs "
+        "compile, makes the tree build qemu-system-aarch64 too (one configure) and is "
+        "checked on it; the others on qemu-system-x86_64.",
         epilog="exit: 0 every applicable mutant caught (--auto: every compiled one), 1 one "
         "missed or timed out or the baseline fails, 2 cannot start (dirty tree, not a git "
         "tree)")
@@ -32,16 +34,18 @@ def register(sub: Any) -> None:
     mu.add_argument("--only", action="append", metavar="NAME", help="one mutant (repeatable)")
     mu.add_argument("--set", choices=("named", "unnamed", "reach", "drivers", "cve"),
                     default="named",
-                    help="named: the six regressions of the check's promises (default); "
-                    "unnamed: in areas no scenario names, each checked by the default check; "
-                    "reach: one per kind the explorer reaches; drivers: on paths real "
-                    "drivers' recordings take; cve: DMA into devices, restart without a "
-                    "command, migration inside a block")
+                    help="named: the regressions of the check's promises, the boards' "
+                    "controllers among them (default); unnamed: in areas no scenario names, "
+                    "each checked by the default check; reach: one per kind the explorer "
+                    "reaches; drivers: on paths real drivers' recordings take; cve: DMA into "
+                    "devices, restart without a command, migration inside a block")
     mu.add_argument("--auto", type=int, metavar="N",
                     help="instead of a hand-written set: N mutants drawn from the tree's own "
                     "source (operator flips, constants moved by one, deleted statements ...; "
                     "see harness/bisect/automut.py), each checked by the default x86 check "
-                    "(--no-boards -j 2)")
+                    "(--no-boards -j 2), or in a file only ARM SoCs compile (pl181.c, "
+                    "allwinner-sdhost.c, ...) by the default check's boards on the tree's "
+                    "qemu-system-aarch64")
     mu.add_argument("--seed", type=int, default=1, help="--auto's seed (default 1): the same "
                     "seed and tree give the same mutants")
     mu.add_argument("--files", default=",".join(DEFAULT_FILES), metavar="F,F",
@@ -49,6 +53,9 @@ def register(sub: Any) -> None:
     mu.add_argument("--check-timeout", type=float, default=900.0, metavar="S",
                     help="seconds one mutant's check may take before it counts as timed out "
                     "(default 900)")
+    mu.add_argument("--build-timeout", type=float, default=1800.0, metavar="S",
+                    help="seconds one build may take (default 1800; the first builds the "
+                    "whole tree)")
     mu.add_argument("--budget", type=float, metavar="S",
                     help="start no mutant after S seconds (the rest are reported 'not run')")
     mu.add_argument("--report-dir", type=Path, default=Path("reports/mutants"), metavar="DIR")
@@ -84,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
                          f"known: {', '.join(m.name for m in pool)}")
     if args.list:
         for m in pool:
-            what = m.diff if isinstance(m, automut.AutoMutant) else f"{m.path:24} {m.stands_for}"
-            print(f"{m.name:36} {what}")
+            what = m.diff if isinstance(m, automut.AutoMutant) else f"{m.path:26} {m.stands_for}"
+            print(f"{m.name:36} {mutants.target(m):8} {what}")
         return 0
     build_dir = (args.build_dir or build.bisect_root().parent / "builds"
                  / (build.tree_dir(src).name + "-mutants")).resolve()
@@ -96,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     with log_path.open("w") as log:
         try:
             outcomes = mutants.prove(src, build_dir, chosen, log, report_dir,
+                                     timeout=args.build_timeout,
                                      check_timeout=args.check_timeout, budget=args.budget)
         except mutants.MutantError as e:
             raise UsageError(str(e)) from e

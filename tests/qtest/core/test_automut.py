@@ -170,3 +170,17 @@ def test_a_mutant_applies_to_a_scratch_copy_and_prove_restores_it(
 def test_read_files_names_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(mutants.MutantError, match="has no hw/sd/nope.c"):
         automut.read_files(tmp_path, ["hw/sd/nope.c"])
+
+
+def test_a_board_file_mutant_is_judged_by_the_default_boards() -> None:
+    from harness.check.boards import DEFAULT_BOARDS
+
+    drawn = automut.draw({"hw/sd/pl181.c": SAMPLE, "hw/sd/sd.c": SAMPLE}, 12, seed=1)
+    assert {m.path for m in drawn} == {"hw/sd/pl181.c", "hw/sd/sd.c"}
+    for m in drawn:
+        if m.path == "hw/sd/pl181.c":
+            assert m.check_args == ("--board", ",".join(DEFAULT_BOARDS), "-j", "2")
+            assert mutants.target(m) == mutants.AARCH64
+        else:
+            assert m.check_args == automut.CHECK_ARGS
+            assert mutants.target(m) == mutants.X86
