@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from harness.bugs import qtest_file, seen
@@ -21,26 +22,32 @@ a driver that stalls). Each patch adds a case to a new qtest,
 tests/qtest/sdcard-test.c (patch 1), that fails without its fix."""
 
 
+def _wrap(text: str, indent: str = "  ") -> list[str]:
+    first = "" if text.startswith("* ") else indent
+    return textwrap.wrap(text, 72, initial_indent=first, subsequent_indent=indent)
+
+
 def body(bugs: list[Bug], *, author: str | None, signoff: bool) -> str:
     """The cover letter's text (below the subject)."""
     table = seen.load()
     lines = [_HOW, "", "The bugs, worst first in each class:", ""]
     for b in sorted(bugs, key=lambda b: list(Harm).index(b.severity)):
         c = qtest_file.case(b)
-        lines += [f"* {b.title} [{b.severity.value}]",
-                  f"  {b.triage.evidence}",
-                  f"  Reproducer: sdcard-test {', '.join(c.paths)}; outside QEMU's tree,",
-                  f"  sdqtest bugs --qemu BUILD --trace {b.number:04d} prints it as qtest",
-                  "  commands replayable with -qtest stdio.",
-                  f"  {seen.since_text(b, table)}", ""]
+        lines += [*_wrap(f"* {b.title} [{b.severity.value}]", "  "),
+                  *_wrap("Evidence: " + b.triage.evidence),
+                  *_wrap(f"Reproducer: sdcard-test {', '.join(c.paths)}; outside QEMU's "
+                         f"tree, 'sdqtest bugs --qemu BUILD --trace {b.number:04d}' prints "
+                         "it as qtest commands that -qtest stdio replays."),
+                  *_wrap(seen.since_text(b, table)), ""]
     lines += ["Verified on Debian's 11.1.1 source: each case fails without its fix and",
               "passes with it; sdhci-test and fuzz-sdcard-test still pass",
               "(sdqtest bugs --qemu-src TREE --verify)."]
     if not (author and signoff):
-        lines += ["", "NOTE TO THE SUBMITTER: these patches carry no Signed-off-by and "
-                  + ("a placeholder author" if not author else "no sign-off") + ";",
-                  "regenerate with sdqtest bugs --series DIR --from 'Name <mail>' --signoff",
-                  "(the DCO is your statement, nobody else can make it)."]
+        lines += ["", *textwrap.wrap(
+            "NOTE TO THE SUBMITTER: these patches carry no Signed-off-by and "
+            + ("a placeholder author" if not author else "no sign-off") + "; regenerate "
+            "them with sdqtest bugs --series DIR --from 'Name <mail>' --signoff (the DCO "
+            "is your statement, nobody else can make it).", 72)]
     return "\n".join(lines)
 
 

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,14 +86,20 @@ def base_repo(src: Path, work: Path) -> Path:
     return repo
 
 
-def _commit(repo: Path, message: str, author: str, *, allow_empty: bool = False) -> None:
+def _ident(author: str) -> dict[str, str]:
+    """The environment that makes ``author`` git's author and committer (and
+    the cover letter's sender), whatever the machine's git configuration says."""
     name, _, mail = author.rpartition(" <")
-    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": mail.rstrip(">"),
-           "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": mail.rstrip(">"),
-           "GIT_AUTHOR_DATE": "2026-12-07T00:00:00Z",
-           "GIT_COMMITTER_DATE": "2026-12-07T00:00:00Z", "PATH": "/usr/bin:/bin"}
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": mail.rstrip(">"),
+            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": mail.rstrip(">"),
+            "GIT_AUTHOR_DATE": "2026-12-07T00:00:00Z",
+            "GIT_COMMITTER_DATE": "2026-12-07T00:00:00Z", "PATH": "/usr/bin:/bin",
+            "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _commit(repo: Path, message: str, author: str, *, allow_empty: bool = False) -> None:
     args = ["commit", "-q", "-a", "-m", message] + (["--allow-empty"] if allow_empty else [])
-    _git(repo, *args, env=env)
+    _git(repo, *args, env=_ident(author))
 
 
 def cc_lines(repo: Path, files: list[str]) -> list[str]:
@@ -119,9 +126,10 @@ def bug_body(bug: Bug, fix: FixPatch) -> str:
     """The fix's message, the test case that shows it and since when."""
     c = qtest_file.case(bug)
     paths = ", ".join(c.paths)
-    return (f"{fix.body}\n\nThe new sdcard-test case {paths} shows it: it "
-            f"{'aborts QEMU' if bug.aborts else 'fails'} without this change.\n\n"
-            f"{seen.since_text(bug)}")
+    more = (f"The new sdcard-test case {paths} shows it: it "
+            f"{'aborts QEMU' if bug.aborts else 'fails'} without this change.",
+            seen.since_text(bug))
+    return fix.body + "".join("\n\n" + textwrap.fill(p, 72) for p in more)
 
 
 def write(bugs: list[Bug], src: Path, out: Path, *, author: str | None,
@@ -160,7 +168,7 @@ def write(bugs: list[Bug], src: Path, out: Path, *, author: str | None,
         for old in out.glob("*.patch"):
             old.unlink()
         _git(repo, "format-patch", "-q", "--cover-letter", "--no-signature", "-o", str(out),
-             f"{base}..HEAD")
+             f"{base}..HEAD", env=_ident(who))
         patches = sorted(out.glob("*.patch"))
         from harness.bugs import cover
 

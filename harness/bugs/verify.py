@@ -1,12 +1,15 @@
 """``sdqtest bugs --qemu-src TREE --verify``: the C tests in QEMU's own suite.
 
-Each bug's libqtest test (``bugs/tests/NNNN-slug.c``) goes into TREE's
-tests/qtest as ``sdqtest-NNNN-slug-test.c``, listed with the x86_64 qtests;
+The bugs' libqtest tests (``bugs/tests/NNNN-slug.c``) go into TREE as one
+program, ``tests/qtest/sdcard-test.c`` (:mod:`harness.bugs.qtest_file`, the
+file the series adds), registered in tests/qtest/meson.build;
 ninja builds it beside the binary (:class:`harness.provision.build.QemuTreeBuilder`)
-and it runs with ``QTEST_QEMU_BINARY``: without a fix it must fail.  Each
+and each bug's cases run (``-p``) with ``QTEST_QEMU_BINARY``: without a
+fix they must fail.  Each
 fix (``bugs/NNNN-slug.patch``) is then applied in turn, the build redone
 (incrementally) and the bug's test run again: it must pass.  With every fix
-applied, the default check runs on the fixed binary and must be clean.
+applied, QEMU's own sdhci-test and fuzz-sdcard-test must pass, and the
+default check runs on the fixed binary and must be clean.
 Then TREE is restored (:class:`harness.bugs.tree.TreeEdits`) and rebuilt,
 so tree and build directory are as they were.
 """
@@ -21,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness.bugs.catalog import C_HELPERS, Bug
+from harness.bugs import qtest_file
+from harness.bugs.catalog import Bug
 from harness.bugs.tree import TreeEdits, git_status
 from harness.check import report, session
 from harness.errors import UsageError
@@ -40,15 +44,26 @@ class TestRun:
     seconds: float
 
 
-def run_test(build_dir: Path, bug: Bug, log: IO[str]) -> TestRun:
-    """Run ``bug``'s built C test on the build directory's binary."""
-    exe = build_dir / "tests" / "qtest" / bug.qtest_name
+#: QEMU's own SD tests, which must still pass with the fixes.
+QEMU_TESTS = ("sdhci-test", "fuzz-sdcard-test")
+SDCARD_TEST = qtest_file.MESON_NAME
+
+
+def run_program(build_dir: Path, name: str, log: IO[str], paths: tuple[str, ...] = ()
+                ) -> TestRun:
+    """Run tests/qtest/``name`` (only ``paths`` when given: ``-p /x86_64PATH``)
+    on the build directory's binary, as QEMU's test runner does (TAP)."""
+    exe = build_dir / "tests" / "qtest" / name
     env = dict(os.environ, QTEST_QEMU_BINARY=str(build_dir / build.BINARY))
-    out_path = build_dir / f"{bug.qtest_name}.tap"
+    select = [a for p in paths for a in ("-p", f"/x86_64{p}")]
+    tag = "-" + paths[0].strip("/").replace("/", "-") if paths else ""
+    out_path = build_dir / f"{name}{tag}.tap"
     with out_path.open("wb") as out:
-        ran = proc.run([exe, "--tap", "-k"], log=log, timeout=TEST_TIMEOUT, cwd=build_dir,
-                       env=env, stdout=out)
+        ran = proc.run([exe, "--tap", "-k", *select], log=log, timeout=TEST_TIMEOUT,
+                       cwd=build_dir, env=env, stdout=out)
     lines = out_path.read_text(errors="replace").splitlines()
+    log.write(f"$ QTEST_QEMU_BINARY=... {exe.name} --tap -k {' '.join(select)}\n"
+              + "\n".join(lines) + "\n")
     oks = [ln for ln in lines if ln.startswith(("ok ", "not ok "))]
     if ran.timed_out:
         how = f"timed out after {TEST_TIMEOUT:g} s"
@@ -59,7 +74,12 @@ def run_test(build_dir: Path, bug: Bug, log: IO[str]) -> TestRun:
         why = next((ln for ln in lines if ln.startswith("Bail out!")), "")
         if why:  # the failed assertion, without the path of the tree
             how += ": " + re.sub(r"\.\./[^/: ]+/", "", why.removeprefix("Bail out! "))
-    return TestRun(ran.returncode == 0, how, ran.seconds)
+    return TestRun(ran.returncode == 0 and bool(oks), how, ran.seconds)
+
+
+def run_test(build_dir: Path, bug: Bug, log: IO[str]) -> TestRun:
+    """Run ``bug``'s cases of sdcard-test."""
+    return run_program(build_dir, SDCARD_TEST, log, qtest_file.case(bug).paths)
 
 
 def _build(builder: build.QemuTreeBuilder, src: Path, log: IO[str], timeout: float,
@@ -105,7 +125,7 @@ def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
     log_path = out.parent / f"{out.name}-bugs-verify.log"
     before = git_status(src)
     edits = TreeEdits(src)
-    targets = tuple(f"tests/qtest/{b.qtest_name}" for b in with_tests)
+    targets = tuple(f"tests/qtest/{n}" for n in (SDCARD_TEST, *QEMU_TESTS))
     builder = build.QemuTreeBuilder(build_dir=out, jobs=min(2, os.cpu_count() or 1),
                                     targets=targets)
     print(f"verifying {len(with_tests)} C tests in {src}, build {out} (log: {log_path})")
@@ -128,12 +148,13 @@ def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
 def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
            builder: build.QemuTreeBuilder, log: IO[str], timeout: float,
            check: bool) -> int:
-    edits.write(Path("tests/qtest") / C_HELPERS.name, C_HELPERS.read_bytes())
-    for b in bugs:
-        assert b.c_test is not None
-        edits.write(Path("tests/qtest") / f"{b.qtest_name}.c", b.c_test.read_bytes())
-    edits.add_qtests([b.qtest_name for b in bugs])
-    _build(builder, src, log, timeout, "the tree with the C tests")
+    edits.write(qtest_file.TREE_PATH, qtest_file.render(bugs).encode())
+    meson = Path("tests/qtest/meson.build")
+    edits.write(meson, qtest_file.meson_edit((src / meson).read_text()).encode())
+    _build(builder, src, log, timeout, f"the tree with {qtest_file.TREE_PATH}")
+    smoke = run_program(out, SDCARD_TEST, log, qtest_file.SMOKE_PATHS)
+    print(f"sdcard-test smoke cases without fixes: {'pass' if smoke.passed else 'FAIL'} "
+          f"({smoke.summary})")
     without = {b.key: run_test(out, b, log) for b in bugs}
     patched = [b for b in bugs if b.patch is not None]
     for b in patched:
@@ -157,9 +178,25 @@ def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
                      "" if f is None else f.summary, b.patch.name if b.patch else "-"])
     print()
     print_table(["bug", "11.1.1 as is", "", "with the fixes", "", "fix"], rows)
+    bad += not smoke.passed
     if patched:
+        bad += _qemu_tests(out, log)
         bad += _fixed_build(patched, out / build.BINARY, log, check)
     return 1 if bad else 0
+
+
+def _qemu_tests(out: Path, log: IO[str]) -> int:
+    """QEMU's own SD tests and sdcard-test's smoke cases on the build with
+    every fix; the number that fail."""
+    print("\nQEMU's own tests on the build with the fixes:")
+    bad = 0
+    for name, paths in ((n, ()) for n in QEMU_TESTS):
+        r = run_program(out, name, log, paths)
+        bad += not r.passed
+        print(f"  {name}: {'pass' if r.passed else 'FAIL'} ({r.summary})")
+    r = run_program(out, SDCARD_TEST, log, qtest_file.SMOKE_PATHS)
+    print(f"  {SDCARD_TEST} smoke cases: {'pass' if r.passed else 'FAIL'} ({r.summary})")
+    return bad + (not r.passed)
 
 
 def _fixed_build(patched: list[Bug], binary: Path, log: IO[str], check: bool) -> int:
