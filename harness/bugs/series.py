@@ -170,11 +170,24 @@ def write(bugs: list[Bug], src: Path, out: Path, *, author: str | None,
         _git(repo, "format-patch", "-q", "--cover-letter", "--no-signature", "-o", str(out),
              f"{base}..HEAD", env=_ident(who))
         patches = sorted(out.glob("*.patch"))
+        _am_check(repo, base, patches[1:], who)
         from harness.bugs import cover
 
         cover.fill(patches[0], fixed, author=author, signoff=signoff)
         (out / "base-commit").write_text(f"{base}\n")
         return patches
+
+
+def _am_check(repo: Path, base: str, patches: list[Path], who: str) -> None:
+    """``git am`` the written patches on the release: they must apply, and
+    give the tree the series was made from."""
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    _git(repo, "checkout", "-q", "--detach", base)
+    _git(repo, "am", "-q", *map(str, patches), env=_ident(who))
+    if _git(repo, "diff", "--stat", head, "HEAD").strip():
+        raise UsageError("git am of the written series does not give the series' tree")
+    print(f"git am: the {len(patches)} patches apply on the release and give the "
+          "series' tree", flush=True)
 
 
 def _diff_files(diff: str) -> list[str]:

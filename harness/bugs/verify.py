@@ -112,7 +112,7 @@ def default_build_dir(src: Path) -> Path:
 
 
 def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
-           timeout: float) -> int:
+           timeout: float, series_dir: Path | None = None) -> int:
     """Run the C tests without and with the fixes in ``src`` (module doc)."""
     src = src.resolve()
     if not (src / "configure").is_file() or not (src / "tests/qtest/meson.build").is_file():
@@ -132,6 +132,9 @@ def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
     with log_path.open("w") as log:
         try:
             rc = _steps(with_tests, src, out, edits, builder, log, timeout, check)
+            if series_dir is not None:
+                edits.restore()
+                rc |= _series_steps(series_dir, src, out, edits, builder, log, timeout)
         finally:
             restored = edits.restore()
             print(f"\nrestored {len(restored)} files of {src}; rebuilding the binary as "
@@ -219,3 +222,29 @@ def _fixed_build(patched: list[Bug], binary: Path, log: IO[str], check: bool) ->
         print("\n".join("  " + ln for ln in tail.splitlines()))
         bad += not clean
     return bad
+
+
+def _series_steps(series_dir: Path, src: Path, out: Path, edits: TreeEdits,
+                  builder: build.QemuTreeBuilder, log: IO[str], timeout: float) -> int:
+    """The series of ``series_dir`` applied to the tree patch by patch (what
+    ``git am`` applies; the tree need not be a git repository), built
+    incrementally, then every sdcard-test case and QEMU's own SD tests run:
+    all must pass.  1 on a failure."""
+    patches = sorted(p for p in series_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
+                     if not p.name.startswith("0000-"))
+    if not patches:
+        raise UsageError(f"{series_dir}: no patches (sdqtest bugs --series DIR writes them)")
+    print(f"\napplying the series of {series_dir} ({len(patches)} patches) to {src}:")
+    for p in patches:
+        err = edits.apply_patch(p)
+        if err:
+            print(f"  {p.name}: DOES NOT APPLY: {err}")
+            return 1
+        print(f"  {p.name}: applied")
+    _build(builder, src, log, timeout, "the tree with the series")
+    bad = 0
+    for name in (SDCARD_TEST, *QEMU_TESTS):
+        r = run_program(out, name, log)
+        bad += not r.passed
+        print(f"  {name}: {'pass' if r.passed else 'FAIL'} ({r.summary})")
+    return 1 if bad else 0

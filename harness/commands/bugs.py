@@ -32,7 +32,9 @@ def register(sub: Any) -> None:
                    help="with --qemu: what each reproducer saw")
     p.add_argument("--qemu-src", metavar="TREE", help="a QEMU source tree (for --verify)")
     p.add_argument("--verify", action="store_true",
-                   help="build and run the C tests in --qemu-src, without and with the fixes")
+                   help="build and run the C tests in --qemu-src, without and with the fixes "
+                   "(with --series DIR: then the series applied patch by patch, built and "
+                   "tested)")
     p.add_argument("--build-dir", metavar="D",
                    help="with --verify: TREE's build directory (default: sdqtest's own for "
                    "TREE, as 'sdqtest qemu build' makes it)")
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.errors import UsageError
 
     bugs = catalog.select(args.bug)
-    if args.series:
+    if args.series and not args.verify:
         return _series(bugs, args)
     if args.author or args.signoff:
         raise UsageError("--from and --signoff go with --series DIR")
@@ -71,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         from harness.bugs import verify
 
         return verify.verify(bugs, Path(args.qemu_src), build_dir=args.build_dir,
-                             check=not args.no_check, timeout=args.build_timeout)
+                             check=not args.no_check, timeout=args.build_timeout,
+                             series_dir=Path(args.series) if args.series else None)
     if args.qemu:
         return _on_builds(bugs, args)
     if args.record:
