@@ -39,9 +39,12 @@ def body(bugs: list[Bug], *, author: str | None, signoff: bool) -> str:
                          f"tree, 'sdqtest bugs --qemu BUILD --trace {b.number:04d}' prints "
                          "it as qtest commands that -qtest stdio replays."),
                   *_wrap(seen.since_text(b, table)), ""]
-    lines += ["Verified on Debian's 11.1.1 source: each case fails without its fix and",
-              "passes with it; sdhci-test and fuzz-sdcard-test still pass",
-              "(sdqtest bugs --qemu-src TREE --verify)."]
+    lines += textwrap.wrap(
+        "How the series is checked: 'sdqtest bugs --qemu-src TREE --verify --series DIR' "
+        "on Debian's 11.1.1 source builds every case without the fixes (each must fail) "
+        "and with them (each must pass, and sdhci-test and fuzz-sdcard-test with it), "
+        "then applies these patches one by one, builds and runs the three tests again "
+        "(sdqtest's docs/bugs.md has its output).", 72)
     if not (author and signoff):
         lines += ["", *textwrap.wrap(
             "NOTE TO THE SUBMITTER: these patches carry no Signed-off-by and "

@@ -77,6 +77,25 @@ def run_program(build_dir: Path, name: str, log: IO[str], paths: tuple[str, ...]
     return TestRun(ran.returncode == 0 and bool(oks), how, ran.seconds)
 
 
+def meson_test(build_dir: Path, bug: Bug, log: IO[str]) -> str:
+    """``bug``'s cases through QEMU's own runner (``meson test``, the way
+    ``make check-qtest`` runs sdcard-test), its output as it prints it."""
+    meson = build_dir / "pyvenv" / "bin" / "meson"
+    if not meson.is_file():
+        return f"(no {meson}: meson test not run)"
+    paths = " ".join(f"-p /x86_64{p}" for p in qtest_file.case(bug).paths)
+    cmd = [str(meson), "test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
+           f"qtest-x86_64/{SDCARD_TEST}", "--test-args", paths]
+    out_path = build_dir / f"{SDCARD_TEST}-meson-test.txt"
+    with out_path.open("wb") as out:
+        proc.run(cmd, log=log, timeout=TEST_TIMEOUT * 2, cwd=build_dir, stdout=out)
+    text = out_path.read_text(errors="replace")
+    log.write(text)
+    keep = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("ninja:")]
+    return "\n".join([f"$ meson test --no-rebuild --print-errorlogs qtest-x86_64/{SDCARD_TEST} "
+                      f"--test-args '{paths}'", *keep])
+
+
 def run_test(build_dir: Path, bug: Bug, log: IO[str]) -> TestRun:
     """Run ``bug``'s cases of sdcard-test."""
     return run_program(build_dir, SDCARD_TEST, log, qtest_file.case(bug).paths)
@@ -159,6 +178,10 @@ def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
     print(f"sdcard-test smoke cases without fixes: {'pass' if smoke.passed else 'FAIL'} "
           f"({smoke.summary})")
     without = {b.key: run_test(out, b, log) for b in bugs}
+    shown = next((b for b in bugs if b.patch is not None), None)
+    if shown is not None:
+        print(f"\n{shown.name} without its fix, as QEMU's test runner prints it:\n"
+              + meson_test(out, shown, log))
     patched = [b for b in bugs if b.patch is not None]
     for b in patched:
         assert b.patch is not None
@@ -170,6 +193,9 @@ def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
         _build(builder, src, log, timeout,
                "with " + ", ".join(b.patch.name for b in patched if b.patch))
         fixed = {b.key: run_test(out, b, log) for b in bugs}
+        if shown is not None:
+            print(f"\n{shown.name} with the fixes, as QEMU's test runner prints it:\n"
+                  + meson_test(out, shown, log))
     rows, bad = [], 0
     for b in bugs:
         w, f = without[b.key], fixed.get(b.key)

@@ -126,8 +126,11 @@ def _list(bugs: list[Any]) -> None:
     for b in bugs:
         s = table.get(b.name)
         fixed = s.fixed_in() if s else None
-        rows.append([b.name, b.severity.value, versions_text(b.key),
-                     (f"fixed in {fixed}" if fixed else s.cell()) if s else "-",
+        cell = (f"fixed in {fixed}" if fixed else s.cell()) if s else "-"
+        if not fixed and b.entry.versions.fixed:
+            cell = f"fixed in {b.entry.versions.fixed} (ledger)" + (
+                "" if cell == "-" else f"; {cell}")
+        rows.append([b.name, b.severity.value, versions_text(b.key), cell,
                      "yes" if b.c_test else "-", "yes" if b.patch else "-"])
     print_table(["bug (bugs/tests/BUG.c, bugs/BUG.patch)", "class", "affected (ledger)",
                  "on the builds (bugs/seen.json)", "C test", "fix"], rows)
