@@ -145,8 +145,12 @@ def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
     before = git_status(src)
     edits = TreeEdits(src)
     targets = tuple(f"tests/qtest/{n}" for n in (SDCARD_TEST, *QEMU_TESTS))
+    # configure as the build directory was (with the ARM target or not): a
+    # different target list would configure it afresh and rebuild it all
+    arm = any(f.startswith("--target-list=") and "aarch64-softmmu" in f
+              for f in build.configured_flags(out))
     builder = build.QemuTreeBuilder(build_dir=out, jobs=min(2, os.cpu_count() or 1),
-                                    targets=targets)
+                                    targets=targets, arm=arm)
     print(f"verifying {len(with_tests)} C tests in {src}, build {out} (log: {log_path})")
     with log_path.open("w") as log:
         try:
@@ -158,8 +162,8 @@ def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
             restored = edits.restore()
             print(f"\nrestored {len(restored)} files of {src}; rebuilding the binary as "
                   "the tree is", flush=True)
-            _build(build.QemuTreeBuilder(build_dir=out, jobs=builder.jobs), src, log,
-                   timeout, "the tree as found")
+            _build(build.QemuTreeBuilder(build_dir=out, jobs=builder.jobs, arm=arm), src,
+                   log, timeout, "the tree as found")
         after = git_status(src)
         if before is not None:
             print("git status of the tree: " + ("as found" if after == before else
