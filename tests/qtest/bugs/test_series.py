@@ -99,3 +99,18 @@ def test_series_refusals_are_one_line(argv: list[str], capsys: pytest.CaptureFix
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err
+
+
+def test_the_cover_letter_names_each_bug_its_reproducer_and_the_missing_signoff() -> None:
+    from harness.bugs import cover
+
+    fixed = [b for b in BUGS if b.c_test is not None and b.patch is not None]
+    text = cover.body(fixed, author=None, signoff=False)
+    for b in fixed:
+        assert b.title in text and f"--trace {b.number:04d}" in text
+        for p in qtest_file.case(b).paths:
+            assert p in text
+    assert "NOTE TO THE SUBMITTER" in text and "--signoff" in text
+    assert all(len(ln) <= 76 for ln in text.splitlines())
+    signed = cover.body(fixed, author="A U Thor <a@example.org>", signoff=True)
+    assert "NOTE TO THE SUBMITTER" not in signed
