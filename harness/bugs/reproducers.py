@@ -17,7 +17,7 @@ from pathlib import Path
 from harness import images
 from harness.driver.emmc import EmmcDriver, frames_of
 from harness.driver.host import HostDriver
-from harness.driver.results import Transfer
+from harness.driver.results import Mode, Transfer
 from harness.hwdefs import emmc as E
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
@@ -253,3 +253,61 @@ def emmc_gp_partition_access(t: Target) -> Observation:
     return Observation(not refused, f"PARTITION_ACCESS {int(Partition.GP1)} without general "
                        f"purpose partitions: status {st:#010x}, " +
                        ("SWITCH_ERROR" if refused else "accepted"))
+
+
+def sd_image_machine() -> Machine:
+    """q35, sdhci-pci and an SDSC card on the ``sdsc-16m`` image (opened
+    with ``snapshot=on``: writes are seen by later reads, the file is kept)."""
+    return Machine(image=CardImage(images.ensure("sdsc-16m")))
+
+
+def sdma_boundary_resume(t: Target) -> Observation:
+    """SDHC 3.00 1.14.1, 2.2.1: an SDMA transfer stopped at a buffer
+    boundary resumes when the driver writes the next address to SDMA System
+    Address (what Linux's sdhci_data_irq and U-Boot's sdhci_transfer_data
+    do at each DMA Interrupt); 16 blocks over 4 KiB boundaries complete."""
+    d = _sd(t)
+    r = d.read_blocks(0, 16, mode=Mode.SDMA, sdma_boundary=4096)
+    stalled = r.timeout is not None or bool(r.errintsts)
+    return Observation(stalled, f"CMD18 of 16 blocks by SDMA with 4 KiB boundaries: "
+                       f"{r.dma_interrupts} DMA interrupts, " + (
+                           f"no Transfer Complete (timeout at {r.timeout})" if stalled
+                           else "Transfer Complete"))
+
+
+def wp_write_proceeds(t: Target) -> Observation:
+    """PLS 4.3.4, 4.10.1 (WP_VIOLATION): after CMD28 protects the group of
+    block 0, a CMD24 to block 0 is refused and the block keeps its data."""
+    d = _sd(t)
+    before = d.read_blocks(0, 1).data
+    d.cmd(28, d.address(0))
+    w = d.write_blocks(0, bytes([0x5A]) * 512)
+    after = d.read_blocks(0, 1).data
+    return Observation(after != before, f"CMD24 to a protected group: R1 {w.r1:#010x}, "
+                       "the block " + ("overwritten" if after != before else "kept"))
+
+
+def dat_reset_keeps_adma(t: Target) -> Observation:
+    """SDHC 3.00 2.2.16: Software Reset For DAT Line stops DMA.  An ADMA2
+    read of three descriptors, each with Int, pauses after the first; after
+    the DAT reset and a register read the third buffer is left as it was."""
+    d = _sd(t)
+    table, bufs = 0x200000, [0x210000 + i * 0x1000 for i in range(3)]
+    for i, buf in enumerate(bufs):
+        attr = 0x01 | 0x04 | 0x20 | (0x02 if i == 2 else 0)  # Valid, Int, Tran, End
+        t.mem_write(buf, b"\xff" * 512)
+        t.mem_write(table + 8 * i, ((512 << 16) | attr).to_bytes(4, "little")
+                    + buf.to_bytes(4, "little"))
+    d.wr(H.NORINTSIGEN, H.NIS_DMAINT)
+    d.wr(H.HOSTCTL, H.HOSTCTL_DMA_ADMA2_32)
+    d.wr(H.ADMASYSADDR, table, 4)
+    d.wr(H.BLKSIZE, 512)
+    d.wr(H.BLKCNT, 3)
+    d.wr(H.TRNMOD, H.TRNMOD_DMA | H.TRNMOD_BLKCNT_EN | H.TRNMOD_MULTI | H.TRNMOD_READ)
+    d.wr(H.ARGUMENT, 0)
+    d.wr(H.CMDREG, H.cmdreg(18, H.RSP_48, crc=True, idx=True, data=True))
+    d.wr(H.SWRST, H.SWRST_DAT)
+    d.rd(H.NORINTSTS)
+    after = t.mem_read(bufs[2], 4)
+    return Observation(after != b"\xff" * 4, "third ADMA2 buffer after the DAT reset and a "
+                       f"register read: {after.hex(' ')} (left as it was: ff ff ff ff)")

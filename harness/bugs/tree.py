@@ -35,7 +35,7 @@ class TreeEdits:
         return path
 
     def write(self, rel: Path, data: bytes) -> None:
-        self._save(rel).write_bytes(data)
+        _replace(self._save(rel), data)
 
     def add_qtests(self, names: list[str]) -> None:
         """Build ``names`` (``NAME-test``, with ``NAME-test.c`` written
@@ -71,11 +71,21 @@ class TreeEdits:
                 path.unlink(missing_ok=True)
             else:
                 data, mode = saved
-                path.write_bytes(data)
+                _replace(path, data)
                 os.chmod(path, mode & 0o7777)
             out.append(str(rel))
         self._saved.clear()
         return out
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``path`` as a new file (rename over it): a hard-linked copy of
+    the tree elsewhere (``bugs-src/``) is never written through."""
+    tmp = path.with_name(f".{path.name}.sdqtest-tmp")
+    tmp.write_bytes(data)
+    if path.exists():
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+    os.replace(tmp, path)
 
 
 def git_status(root: Path) -> str | None:

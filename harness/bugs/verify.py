@@ -1,12 +1,15 @@
 """``sdqtest bugs --qemu-src TREE --verify``: the C tests in QEMU's own suite.
 
-Each bug's libqtest test (``harness/bugs/data/tests/NNNN-slug.c``) goes into TREE's
-tests/qtest as ``sdqtest-NNNN-slug-test.c``, listed with the x86_64 qtests;
+The bugs' libqtest tests (``harness/bugs/data/tests/NNNN-slug.c``) go into TREE as one
+program, ``tests/qtest/sdcard-test.c`` (:mod:`harness.bugs.qtest_file`, the
+file the series adds), registered in tests/qtest/meson.build;
 ninja builds it beside the binary (:class:`harness.provision.build.QemuTreeBuilder`)
-and it runs with ``QTEST_QEMU_BINARY``: without a fix it must fail.  Each
+and each bug's cases run (``-p``) with ``QTEST_QEMU_BINARY``: without a
+fix they must fail.  Each
 fix (``bugs/NNNN-slug.patch``) is then applied in turn, the build redone
 (incrementally) and the bug's test run again: it must pass.  With every fix
-applied, the default check runs on the fixed binary and must be clean.
+applied, QEMU's own sdhci-test and fuzz-sdcard-test must pass, and the
+default check runs on the fixed binary and must be clean.
 Then TREE is restored (:class:`harness.bugs.tree.TreeEdits`) and rebuilt,
 so tree and build directory are as they were.
 """
@@ -16,12 +19,14 @@ from __future__ import annotations
 import io
 import os
 import re
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness.bugs.catalog import C_HELPERS, Bug
+from harness.bugs import qtest_file
+from harness.bugs.catalog import Bug
 from harness.bugs.tree import TreeEdits, git_status
 from harness.check import report, session
 from harness.errors import UsageError
@@ -39,15 +44,34 @@ class TestRun:
     seconds: float
 
 
-def run_test(build_dir: Path, bug: Bug, log: IO[str]) -> TestRun:
-    """Run ``bug``'s built C test on the build directory's binary."""
-    exe = build_dir / "tests" / "qtest" / bug.qtest_name
+#: QEMU's own SD tests, which must still pass with the fixes: sdhci-test.c
+#: is built into qos-test (its cases are the qos paths with "sdhci" in them).
+QEMU_TESTS = ("qos-test", "fuzz-sdcard-test")
+#: The cases of a program to run: those whose path has this (None: all).
+CASES = {"qos-test": "sdhci"}
+SDCARD_TEST = qtest_file.MESON_NAME
+
+
+def run_program(build_dir: Path, name: str, log: IO[str], paths: tuple[str, ...] = ()
+                ) -> TestRun:
+    """Run tests/qtest/``name`` (only ``paths`` when given: ``-p /x86_64PATH``)
+    on the build directory's binary, as QEMU's test runner does (TAP)."""
+    exe = build_dir / "tests" / "qtest" / name
     env = dict(os.environ, QTEST_QEMU_BINARY=str(build_dir / build.BINARY))
-    out_path = build_dir / f"{bug.qtest_name}.tap"
+    select = [a for p in paths for a in ("-p", f"/x86_64{p}")]
+    if not paths and name in CASES:
+        listed = subprocess.run([exe, "-l"], env=env, cwd=build_dir, capture_output=True,
+                                text=True, timeout=TEST_TIMEOUT, check=False).stdout
+        select = [a for ln in listed.splitlines() if CASES[name] in ln
+                  for a in ("-p", ln.strip())]
+    tag = "-" + paths[0].strip("/").replace("/", "-") if paths else ""
+    out_path = build_dir / f"{name}{tag}.tap"
     with out_path.open("wb") as out:
-        ran = proc.run([exe, "--tap", "-k"], log=log, timeout=TEST_TIMEOUT, cwd=build_dir,
-                       env=env, stdout=out)
+        ran = proc.run([exe, "--tap", "-k", *select], log=log, timeout=TEST_TIMEOUT,
+                       cwd=build_dir, env=env, stdout=out)
     lines = out_path.read_text(errors="replace").splitlines()
+    log.write(f"$ QTEST_QEMU_BINARY=... {exe.name} --tap -k {' '.join(select)}\n"
+              + "\n".join(lines) + "\n")
     oks = [ln for ln in lines if ln.startswith(("ok ", "not ok "))]
     if ran.timed_out:
         how = f"timed out after {TEST_TIMEOUT:g} s"
@@ -58,7 +82,31 @@ def run_test(build_dir: Path, bug: Bug, log: IO[str]) -> TestRun:
         why = next((ln for ln in lines if ln.startswith("Bail out!")), "")
         if why:  # the failed assertion, without the path of the tree
             how += ": " + re.sub(r"\.\./[^/: ]+/", "", why.removeprefix("Bail out! "))
-    return TestRun(ran.returncode == 0, how, ran.seconds)
+    return TestRun(ran.returncode == 0 and bool(oks), how, ran.seconds)
+
+
+def meson_test(build_dir: Path, bug: Bug, log: IO[str]) -> str:
+    """``bug``'s cases through QEMU's own runner (``meson test``, the way
+    ``make check-qtest`` runs sdcard-test), its output as it prints it."""
+    meson = build_dir / "pyvenv" / "bin" / "meson"
+    if not meson.is_file():
+        return f"(no {meson}: meson test not run)"
+    paths = " ".join(f"-p /x86_64{p}" for p in qtest_file.case(bug).paths)
+    cmd = [str(meson), "test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
+           f"qtest-x86_64/{SDCARD_TEST}", "--test-args", paths]
+    out_path = build_dir / f"{SDCARD_TEST}-meson-test.txt"
+    with out_path.open("wb") as out:
+        proc.run(cmd, log=log, timeout=TEST_TIMEOUT * 2, cwd=build_dir, stdout=out)
+    text = out_path.read_text(errors="replace")
+    log.write(text)
+    keep = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("ninja:")]
+    return "\n".join([f"$ meson test --no-rebuild --print-errorlogs qtest-x86_64/{SDCARD_TEST} "
+                      f"--test-args '{paths}'", *keep])
+
+
+def run_test(build_dir: Path, bug: Bug, log: IO[str]) -> TestRun:
+    """Run ``bug``'s cases of sdcard-test."""
+    return run_program(build_dir, SDCARD_TEST, log, qtest_file.case(bug).paths)
 
 
 def _build(builder: build.QemuTreeBuilder, src: Path, log: IO[str], timeout: float,
@@ -91,7 +139,7 @@ def default_build_dir(src: Path) -> Path:
 
 
 def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
-           timeout: float) -> int:
+           timeout: float, series_dir: Path | None = None) -> int:
     """Run the C tests without and with the fixes in ``src`` (module doc)."""
     src = src.resolve()
     if not (src / "configure").is_file() or not (src / "tests/qtest/meson.build").is_file():
@@ -104,19 +152,26 @@ def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
     log_path = out.parent / f"{out.name}-bugs-verify.log"
     before = git_status(src)
     edits = TreeEdits(src)
-    targets = tuple(f"tests/qtest/{b.qtest_name}" for b in with_tests)
+    targets = tuple(f"tests/qtest/{n}" for n in (SDCARD_TEST, *QEMU_TESTS))
+    # configure as the build directory was (with the ARM target or not): a
+    # different target list would configure it afresh and rebuild it all
+    arm = any(f.startswith("--target-list=") and "aarch64-softmmu" in f
+              for f in build.configured_flags(out))
     builder = build.QemuTreeBuilder(build_dir=out, jobs=min(2, os.cpu_count() or 1),
-                                    targets=targets)
+                                    targets=targets, arm=arm)
     print(f"verifying {len(with_tests)} C tests in {src}, build {out} (log: {log_path})")
     with log_path.open("w") as log:
         try:
             rc = _steps(with_tests, src, out, edits, builder, log, timeout, check)
+            if series_dir is not None:
+                edits.restore()
+                rc |= _series_steps(series_dir, src, out, edits, builder, log, timeout)
         finally:
             restored = edits.restore()
             print(f"\nrestored {len(restored)} files of {src}; rebuilding the binary as "
                   "the tree is", flush=True)
-            _build(build.QemuTreeBuilder(build_dir=out, jobs=builder.jobs), src, log,
-                   timeout, "the tree as found")
+            _build(build.QemuTreeBuilder(build_dir=out, jobs=builder.jobs, arm=arm), src,
+                   log, timeout, "the tree as found")
         after = git_status(src)
         if before is not None:
             print("git status of the tree: " + ("as found" if after == before else
@@ -127,13 +182,18 @@ def verify(bugs: list[Bug], src: Path, *, build_dir: str | None, check: bool,
 def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
            builder: build.QemuTreeBuilder, log: IO[str], timeout: float,
            check: bool) -> int:
-    edits.write(Path("tests/qtest") / C_HELPERS.name, C_HELPERS.read_bytes())
-    for b in bugs:
-        assert b.c_test is not None
-        edits.write(Path("tests/qtest") / f"{b.qtest_name}.c", b.c_test.read_bytes())
-    edits.add_qtests([b.qtest_name for b in bugs])
-    _build(builder, src, log, timeout, "the tree with the C tests")
+    edits.write(qtest_file.TREE_PATH, qtest_file.render(bugs).encode())
+    meson = Path("tests/qtest/meson.build")
+    edits.write(meson, qtest_file.meson_edit((src / meson).read_text()).encode())
+    _build(builder, src, log, timeout, f"the tree with {qtest_file.TREE_PATH}")
+    smoke = run_program(out, SDCARD_TEST, log, qtest_file.SMOKE_PATHS)
+    print(f"sdcard-test smoke cases without fixes: {'pass' if smoke.passed else 'FAIL'} "
+          f"({smoke.summary})")
     without = {b.key: run_test(out, b, log) for b in bugs}
+    shown = next((b for b in bugs if b.patch is not None), None)
+    if shown is not None:
+        print(f"\n{shown.name} without its fix, as QEMU's test runner prints it:\n"
+              + meson_test(out, shown, log))
     patched = [b for b in bugs if b.patch is not None]
     for b in patched:
         assert b.patch is not None
@@ -145,6 +205,9 @@ def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
         _build(builder, src, log, timeout,
                "with " + ", ".join(b.patch.name for b in patched if b.patch))
         fixed = {b.key: run_test(out, b, log) for b in bugs}
+        if shown is not None:
+            print(f"\n{shown.name} with the fixes, as QEMU's test runner prints it:\n"
+                  + meson_test(out, shown, log))
     rows, bad = [], 0
     for b in bugs:
         w, f = without[b.key], fixed.get(b.key)
@@ -156,9 +219,26 @@ def _steps(bugs: list[Bug], src: Path, out: Path, edits: TreeEdits,
                      "" if f is None else f.summary, b.patch.name if b.patch else "-"])
     print()
     print_table(["bug", "11.1.1 as is", "", "with the fixes", "", "fix"], rows)
+    bad += not smoke.passed
     if patched:
+        bad += _qemu_tests(out, log)
         bad += _fixed_build(patched, out / build.BINARY, log, check)
     return 1 if bad else 0
+
+
+def _qemu_tests(out: Path, log: IO[str]) -> int:
+    """QEMU's own SD tests and sdcard-test's smoke cases on the build with
+    every fix; the number that fail."""
+    print("\nQEMU's own tests on the build with the fixes:")
+    bad = 0
+    for name in QEMU_TESTS:
+        r = run_program(out, name, log)
+        bad += not r.passed
+        what = f"{name} ({CASES[name]} cases)" if name in CASES else name
+        print(f"  {what}: {'pass' if r.passed else 'FAIL'} ({r.summary})")
+    r = run_program(out, SDCARD_TEST, log, qtest_file.SMOKE_PATHS)
+    print(f"  {SDCARD_TEST} smoke cases: {'pass' if r.passed else 'FAIL'} ({r.summary})")
+    return bad + (not r.passed)
 
 
 def _fixed_build(patched: list[Bug], binary: Path, log: IO[str], check: bool) -> int:
@@ -181,3 +261,29 @@ def _fixed_build(patched: list[Bug], binary: Path, log: IO[str], check: bool) ->
         print("\n".join("  " + ln for ln in tail.splitlines()))
         bad += not clean
     return bad
+
+
+def _series_steps(series_dir: Path, src: Path, out: Path, edits: TreeEdits,
+                  builder: build.QemuTreeBuilder, log: IO[str], timeout: float) -> int:
+    """The series of ``series_dir`` applied to the tree patch by patch (what
+    ``git am`` applies; the tree need not be a git repository), built
+    incrementally, then every sdcard-test case and QEMU's own SD tests run:
+    all must pass.  1 on a failure."""
+    patches = sorted(p for p in series_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")
+                     if not p.name.startswith("0000-"))
+    if not patches:
+        raise UsageError(f"{series_dir}: no patches (sdqtest bugs --series DIR writes them)")
+    print(f"\napplying the series of {series_dir} ({len(patches)} patches) to {src}:")
+    for p in patches:
+        err = edits.apply_patch(p)
+        if err:
+            print(f"  {p.name}: DOES NOT APPLY: {err}")
+            return 1
+        print(f"  {p.name}: applied")
+    _build(builder, src, log, timeout, "the tree with the series")
+    bad = 0
+    for name in (SDCARD_TEST, *QEMU_TESTS):
+        r = run_program(out, name, log)
+        bad += not r.passed
+        print(f"  {name}: {'pass' if r.passed else 'FAIL'} ({r.summary})")
+    return 1 if bad else 0

@@ -15,7 +15,7 @@ SD: tuple[KnownDifference, ...] = (
         Versions(None, None, ("7.2.22", "10.0.13", "11.1.3")),
         spec="PLS 4.10.1 Table 4-42", toggle=True),
     KnownDifference(
-        "sd.wp-write-proceeds", Scope.SPEC, "sd",
+        "sd.wp-write-proceeds", Scope.QEMU_BUG, "sd",
         "a write to a write-protected group (or a TMP/PERM protected card) is not done",
         "reports WP_VIOLATION in the R1 of CMD24 (and CMD25 for CSD protection), clears it "
         "on that read and then writes the data anyway",
@@ -39,13 +39,13 @@ SD: tuple[KnownDifference, ...] = (
         "set the card can be locked or unlocked only while setting a new one, never cleared",
         Versions(None, None, ("7.2.22", "10.0.13")), spec="PLS 4.3.7.1-4.3.7.2", toggle=True),
     KnownDifference(
-        "sd.lock-password-volatile", Scope.SPEC, "sd",
+        "sd.lock-password-volatile", Scope.QEMU_BUG, "sd",
         "the password survives reset and power cycles; a card with a password is locked "
         "after power-up",
         "CMD0 and device reset forget the password and unlock the card",
         EVERY_VERSION, spec="PLS 4.3.7", toggle=True),
     KnownDifference(
-        "sd.force-erase-keeps-data", Scope.SPEC, "sd",
+        "sd.force-erase-keeps-data", Scope.QEMU_BUG, "sd",
         "a forced erase erases all user data along with the password",
         "only the password, the lock, TMP_WRITE_PROTECT and the group protection are "
         "cleared",
@@ -101,7 +101,7 @@ SD: tuple[KnownDifference, ...] = (
         "the card sets COPY after every write or erase, without updating the CSD CRC7",
         EVERY_VERSION, spec="PLS 5.3.2 (COPY)", toggle=True),
     KnownDifference(
-        "sd.wp-group-size", Scope.SPEC, "sd",
+        "sd.wp-group-size", Scope.QEMU_BUG, "sd",
         "a write-protect group is (WP_GRP_SIZE+1) * (SECTOR_SIZE+1) write blocks, as the "
         "CSD advertises (4 MiB for this CSD with 512-byte blocks)",
         "protects 2 MiB groups",

@@ -14,7 +14,7 @@ SDHCI: tuple[KnownDifference, ...] = (
         "The written bits are ORed into Transfer Mode: bits can be set, not cleared.",
         EVERY_VERSION, spec="SDHC 3.00 2.2.5", toggle=True),
     KnownDifference(
-        "sdhci.sdma-sysad-ignored-while-active", Scope.SPEC, "sdhci",
+        "sdhci.sdma-sysad-ignored-while-active", Scope.QEMU_BUG, "sdhci",
         "After an SDMA buffer boundary stop the driver writes the next address to SDMA "
         "System Address, which resumes the transfer.",
         "SDMA System Address writes are dropped while Read/Write Transfer Active is set, so "
@@ -58,7 +58,7 @@ SDHCI: tuple[KnownDifference, ...] = (
         "A reset happens only when exactly one of the three bits is written as 1.",
         Versions(None, None, ("7.2.22", "10.0.13")), spec="SDHC 3.00 2.2.16", toggle=True),
     KnownDifference(
-        "sdhci.dat-reset-keeps-adma", Scope.SPEC, "sdhci",
+        "sdhci.dat-reset-keeps-adma", Scope.QEMU_BUG, "sdhci",
         "Software Reset for DAT Line stops DMA.",
         "A pending ADMA continuation survives the DAT reset and resumes on the next "
         "register access or timer tick.",

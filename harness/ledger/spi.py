@@ -39,7 +39,7 @@ SPI: tuple[KnownDifference, ...] = (
         why="the byte cannot be predicted: the model marks it undefined and adopts QEMU's",
         evidence=_EVIDENCE),
     KnownDifference(
-        "spi.r1-illegal-of-previous", Scope.SPEC, "spi",
+        "spi.r1-illegal-of-previous", Scope.QEMU_BUG, "spi",
         "R1 reports the errors of the command it answers (PLS 7.3.2.1)",
         "QEMU keeps SD mode's card status: the illegal-command flag of a refused command "
         "shows in the R1 of the next accepted one, which clears it", _EVERY,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -70,3 +71,18 @@ def test_a_meson_build_without_the_anchor_is_refused(tmp_path: Path) -> None:
     (tmp_path / "tests/qtest/meson.build").write_text("nothing here\n")
     with pytest.raises(UsageError, match="cannot add tests"):
         TreeEdits(tmp_path).add_qtests(["x-test"])
+
+
+def test_a_hard_linked_copy_is_never_written_through(tmp_path: Path) -> None:
+    """bugs-src/ hard-links the release's files: an edit or a restore of the
+    tree replaces its file, the other link keeps the release's bytes."""
+    (tmp_path / "tree").mkdir()
+    f = tmp_path / "tree" / "sd.c"
+    f.write_bytes(b"release\n")
+    other = tmp_path / "copy-sd.c"
+    os.link(f, other)
+    e = TreeEdits(tmp_path / "tree")
+    e.write(Path("sd.c"), b"patched\n")
+    assert f.read_bytes() == b"patched\n" and other.read_bytes() == b"release\n"
+    e.restore()
+    assert f.read_bytes() == b"release\n" and other.read_bytes() == b"release\n"

@@ -8,8 +8,6 @@
  *
  * Copyright (c) 2026 The sdqtest authors
  *
- * This work is licensed under the terms of the GNU GPL, version 2 or later.
- * See the COPYING file in the top-level directory.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 

@@ -9,8 +9,6 @@
  *
  * Copyright (c) 2026 The sdqtest authors
  *
- * This work is licensed under the terms of the GNU GPL, version 2 or later.
- * See the COPYING file in the top-level directory.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
@@ -22,6 +20,7 @@
 #include "libqos/pci-pc.h"
 
 /* SD Host Controller Simplified Specification 2.2: register offsets */
+#define SDHC_SYSAD          0x00
 #define SDHC_BLKSIZE        0x04
 #define SDHC_BLKCNT         0x06
 #define SDHC_ARGUMENT       0x08
@@ -37,8 +36,10 @@
 
 #define SDHC_NIS_CMDCMPL    0x0001
 #define SDHC_NIS_TRSCMPL    0x0002
+#define SDHC_NIS_DMA        0x0008
 #define SDHC_NIS_ERR        0x8000
 
+#define SDHC_TRNS_DMA       0x0001
 #define SDHC_TRNS_BLKCNTEN  0x0002
 #define SDHC_TRNS_READ      0x0010
 #define SDHC_TRNS_MULTI     0x0020
@@ -173,6 +174,20 @@ static inline uint32_t sd_read(SDHCITest *t, uint8_t index, uint32_t arg,
 #define SD_MACHINE \
     "-blockdev driver=null-co,node-name=card,size=16777216,read-zeroes=on " \
     "-device sd-card,drive=card"
+
+/* An SD card on a fresh raw image of @size bytes (its path in @image). */
+static inline void sd_start_image(SDHCITest *t, size_t size, char **image)
+{
+    g_autofree char *args = NULL;
+    int fd = g_file_open_tmp("sdcard-XXXXXX.img", image, NULL);
+
+    g_assert(fd >= 0);
+    g_assert(ftruncate(fd, size) == 0);
+    close(fd);
+    args = g_strdup_printf("-drive if=none,id=card,file=%s,format=raw "
+                           "-device sd-card,drive=card", *image);
+    sdhci_start(t, args);
+}
 
 /* SD Physical Layer Simplified Specification 4.3.7, 4.10.1 */
 #define CARD_IS_LOCKED      (1u << 25)
