@@ -11,22 +11,21 @@ is refused (reads 0, writes dropped); outside the window reads are 0.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness.hwdefs import allwinner as A
-from harness.hwdefs.boards import Board
 from harness.ledger import boundaries, entry
 from harness.machine import Machine
 from harness.model.allwinner import CMD_IDX, AwSdHost
+from harness.model.board_target import BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
-from harness.model.target import ModelTarget, card_medium, model_params, split_access
+from harness.model.target import card_medium, model_params, split_access
 from harness.profile import NEWEST, BuildProfile
-from harness.target import check_access, check_clock_step, check_memory
+from harness.target import check_access
 
 __all__ = ["AwModelTarget"]
 
@@ -36,7 +35,7 @@ LEVEL_0_1 = boundaries.SUNXI_IRQ_LEVEL.since
 _RESP0_RCA = A.SD_RESP0.offset  # R6: RCA in bits 31:16 of SD_RESP0
 
 
-class AwModelTarget(ModelTarget):
+class AwModelTarget(BoardModelTarget):
     """The model of a board's Allwinner controller and card (see the module
     docstring); the arguments are :class:`ModelTarget`'s."""
 
@@ -80,40 +79,13 @@ class AwModelTarget(ModelTarget):
 
     # -- memory, time, interrupt --------------------------------------------------
 
-    def mem_write(self, addr: int, data: bytes) -> None:
-        check_memory(addr, len(data))
-        self.memory.write(addr, bytes(data))
-
-    def clock_step(self, ns: int | None = None) -> int:
-        check_clock_step(ns)
-        return self.clock.step(ns)
-
-    @property
-    def board(self) -> Board | None:
-        return self.machine.board_def
-
     def irq_level(self) -> bool:
         return self.host.level
 
-    def irq_events(self) -> list[bool]:
-        out = list(self.host.irq_changes)
-        self.host.irq_changes.clear()
-        return out
-
-    def irq_state(self) -> tuple[tuple[bool, ...], bool]:
-        return tuple(self.irq_events()), self.irq_level()
-
-    def reader(self, offset: int, size: int) -> Callable[[int, int], int]:
-        return self.read
-
-    def read_run(self, offset: int, size: int, count: int) -> list[int]:
-        """Every read of the data port moves the card: read one by one."""
-        return []
+    def _irq_changes(self) -> list[bool]:
+        return self.host.irq_changes
 
     # -- beyond the Target interface ------------------------------------------------
-
-    def deviations_consulted(self) -> set[str]:
-        return set(self.card.dev.consulted)
 
     def _rca_read(self, args: tuple[Any, ...]) -> bool:
         """A 4-byte read of SD_RESP0 right after CMD3 (an SD card, QEMU >= 9.1)."""
@@ -158,11 +130,3 @@ class AwModelTarget(ModelTarget):
             return
         self.card.inserted = inserted
         self.host.set_inserted(inserted)
-
-    @property
-    def hung(self) -> str | None:
-        return self.card.fatal
-
-    @property
-    def stop_key(self) -> str | None:
-        return self.card.fatal_key

@@ -14,22 +14,21 @@ handler (OMAP_INT_OQN).  The version differences are the boundaries
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness.hwdefs import omap_mmc as O
-from harness.hwdefs.boards import Board
 from harness.ledger import boundaries, entry
 from harness.machine import Machine
+from harness.model.board_target import BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
 from harness.model.omap_mmc import OmapMmc
 from harness.model.sdcard import SDCard
-from harness.model.target import ModelTarget, card_medium, model_params, split_access
+from harness.model.target import card_medium, model_params, split_access
 from harness.profile import NEWEST, BuildProfile
-from harness.target import check_access, check_clock_step, check_memory
+from harness.target import check_access
 
 __all__ = ["OmapModelTarget", "boot_flash_word"]
 
@@ -49,7 +48,7 @@ def boot_flash_word(offset: int) -> int:
     return 0
 
 
-class OmapModelTarget(ModelTarget):
+class OmapModelTarget(BoardModelTarget):
     """The model of a board's OMAP MMC/SD host and card (see the module
     docstring); the arguments are :class:`ModelTarget`'s."""
 
@@ -95,40 +94,13 @@ class OmapModelTarget(ModelTarget):
 
     # -- memory, time, interrupt --------------------------------------------------
 
-    def mem_write(self, addr: int, data: bytes) -> None:
-        check_memory(addr, len(data))
-        self.memory.write(addr, bytes(data))
-
-    def clock_step(self, ns: int | None = None) -> int:
-        check_clock_step(ns)
-        return self.clock.step(ns)
-
-    @property
-    def board(self) -> Board | None:
-        return self.machine.board_def
-
     def irq_level(self) -> bool:
         return self.mmc.level
 
-    def irq_events(self) -> list[bool]:
-        out = list(self.mmc.irq_changes)
-        self.mmc.irq_changes.clear()
-        return out
-
-    def irq_state(self) -> tuple[tuple[bool, ...], bool]:
-        return tuple(self.irq_events()), self.irq_level()
-
-    def reader(self, offset: int, size: int) -> Callable[[int, int], int]:
-        return self.read
-
-    def read_run(self, offset: int, size: int, count: int) -> list[int]:
-        """Every MMC_DATA read changes the FIFO: read one by one."""
-        return []
+    def _irq_changes(self) -> list[bool]:
+        return self.mmc.irq_changes
 
     # -- beyond the Target interface ------------------------------------------------
-
-    def deviations_consulted(self) -> set[str]:
-        return set(self.card.dev.consulted)
 
     def _unknown_rsp(self, offset: int, size: int) -> int | None:
         """The RSP index a 16-bit read at ``offset`` reaches whose value QEMU
@@ -193,11 +165,3 @@ class OmapModelTarget(ModelTarget):
         """Eject or insert the medium (QEMU ``sd_cardchange``: the card resets on
         insertion; OMAP1 wires no card detect, ledger ``omap.no-card-detect``)."""
         self.card.inserted = inserted
-
-    @property
-    def hung(self) -> str | None:
-        return self.card.fatal
-
-    @property
-    def stop_key(self) -> str | None:
-        return self.card.fatal_key

@@ -14,22 +14,21 @@ The interrupt line is MCIINTR0 (GIC SPI 9); MCIINTR1 (SPI 10) is
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness.hwdefs import pl181 as P
-from harness.hwdefs.boards import Board
 from harness.ledger import entry
 from harness.machine import Machine
+from harness.model.board_target import BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
 from harness.model.pl181 import Pl181
 from harness.model.sdcard import SDCard
-from harness.model.target import ModelTarget, card_medium, model_params, split_access
+from harness.model.target import card_medium, model_params, split_access
 from harness.profile import NEWEST, BuildProfile
-from harness.target import check_access, check_clock_step, check_memory
+from harness.target import check_access
 
 __all__ = ["Pl181ModelTarget", "SYS_ID_VALUE"]
 
@@ -41,7 +40,7 @@ _RESPONSE0 = P.mmci(P.MCIRESPONSE[0])
 _RCA_BYTES = range(_RESPONSE0 + 2, _RESPONSE0 + 4)  # R6 bits 31:16
 
 
-class Pl181ModelTarget(ModelTarget):
+class Pl181ModelTarget(BoardModelTarget):
     """The model of a PL181 board's MMCI, system registers and card (see
     the module docstring); the arguments are :class:`ModelTarget`'s."""
 
@@ -99,45 +98,18 @@ class Pl181ModelTarget(ModelTarget):
 
     # -- memory, time, interrupt --------------------------------------------------
 
-    def mem_write(self, addr: int, data: bytes) -> None:
-        check_memory(addr, len(data))
-        self.memory.write(addr, bytes(data))
-
-    def clock_step(self, ns: int | None = None) -> int:
-        check_clock_step(ns)
-        return self.clock.step(ns)
-
-    @property
-    def board(self) -> Board | None:
-        return self.machine.board_def
-
     def irq_level(self) -> bool:
         """MCIINTR0, the line the board's Target watches."""
         return self.mmci.levels[0]
 
-    def irq_events(self) -> list[bool]:
-        out = list(self.mmci.irq_changes[0])
-        self.mmci.irq_changes[0].clear()
-        return out
+    def _irq_changes(self) -> list[bool]:
+        return self.mmci.irq_changes[0]
 
     def irq1_level(self) -> bool:
         """MCIINTR1 (GIC SPI 10 on vexpress-a9)."""
         return self.mmci.levels[1]
 
-    def irq_state(self) -> tuple[tuple[bool, ...], bool]:
-        return tuple(self.irq_events()), self.irq_level()
-
-    def reader(self, offset: int, size: int) -> Callable[[int, int], int]:
-        return self.read
-
-    def read_run(self, offset: int, size: int, count: int) -> list[int]:
-        """Every FIFO read changes the FIFO: read one by one."""
-        return []
-
     # -- beyond the Target interface ------------------------------------------------
-
-    def deviations_consulted(self) -> set[str]:
-        return set(self.card.dev.consulted)
 
     def _cmd3_rca(self, offset: int, size: int) -> bool:
         """A read covering Response0's RCA bytes right after CMD3 (SD card, >= 9.1)."""
@@ -187,11 +159,3 @@ class Pl181ModelTarget(ModelTarget):
         """Eject or insert the medium: the card changes, and SYS_MCI with it
         (QEMU ``sd_cardchange`` -> ``pl181_set_inserted`` -> ``arm_sysctl``)."""
         self.card.inserted = inserted
-
-    @property
-    def hung(self) -> str | None:
-        return self.card.fatal
-
-    @property
-    def stop_key(self) -> str | None:
-        return self.card.fatal_key

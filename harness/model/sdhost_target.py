@@ -13,27 +13,26 @@ line is the SDHOST's (``sysbus-irq``, GPU IRQ 56 on bcm2835-ic).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness.hwdefs import bcm2835_sdhost as B
-from harness.hwdefs.boards import Board
 from harness.machine import Machine
 from harness.model.bcm2835_gpio import Bcm2835Gpio
 from harness.model.bcm2835_sdhost import Bcm2835Sdhost
+from harness.model.board_target import BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
 from harness.model.target import RCA, ModelTarget, card_medium, model_params, split_access
 from harness.profile import NEWEST, BuildProfile
-from harness.target import check_access, check_clock_step, check_memory
+from harness.target import check_access
 
 __all__ = ["SdhostModelTarget"]
 
 
-class SdhostModelTarget(ModelTarget):
+class SdhostModelTarget(BoardModelTarget):
     """The model of a raspi board's GPIO function select, SDHOST and card
     (see the module docstring); the arguments are :class:`ModelTarget`'s."""
 
@@ -89,40 +88,13 @@ class SdhostModelTarget(ModelTarget):
 
     # -- memory, time, interrupt --------------------------------------------------
 
-    def mem_write(self, addr: int, data: bytes) -> None:
-        check_memory(addr, len(data))
-        self.memory.write(addr, bytes(data))
-
-    def clock_step(self, ns: int | None = None) -> int:
-        check_clock_step(ns)
-        return self.clock.step(ns)
-
-    @property
-    def board(self) -> Board | None:
-        return self.machine.board_def
-
     def irq_level(self) -> bool:
         return self.host.level
 
-    def irq_events(self) -> list[bool]:
-        out = list(self.host.irq_changes)
-        self.host.irq_changes.clear()
-        return out
-
-    def irq_state(self) -> tuple[tuple[bool, ...], bool]:
-        return tuple(self.irq_events()), self.irq_level()
-
-    def reader(self, offset: int, size: int) -> Callable[[int, int], int]:
-        return self.read
-
-    def read_run(self, offset: int, size: int, count: int) -> list[int]:
-        """No shortcut: every SDDATA read runs the data path, read one by one."""
-        return []
+    def _irq_changes(self) -> list[bool]:
+        return self.host.irq_changes
 
     # -- beyond the Target interface ------------------------------------------------
-
-    def deviations_consulted(self) -> set[str]:
-        return set(self.card.dev.consulted)
 
     def reconcile(self, op: str, args: tuple[Any, ...], model_value: Any,
                   qemu_value: Any) -> bool:
@@ -184,15 +156,6 @@ class SdhostModelTarget(ModelTarget):
     def set_card_inserted(self, inserted: bool) -> None:
         """Eject or insert the card's medium (QMP ``eject``/``blockdev-change-medium``)."""
         self.card.inserted = inserted
-
-    @property
-    def hung(self) -> str | None:
-        return self.card.fatal
-
-    @property
-    def stop_key(self) -> str | None:
-        return self.card.fatal_key
-
 
 #: SDHOST registers a read returns straight from one piece of state (the
 #: attribute, and the index in a list attribute), by window offset: the ones

@@ -12,23 +12,22 @@ two devices reads are 0 and writes dropped.  The interrupt line is the SSP's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness.hwdefs import pl022 as P
-from harness.hwdefs.boards import Board
 from harness.ledger import entry
 from harness.machine import Machine
+from harness.model.board_target import BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
 from harness.model.pl022 import Pl022, Pl061
 from harness.model.sdcard_spi import SpiCard
 from harness.model.ssi_sd import SsiSd
-from harness.model.target import ModelTarget, card_medium, model_params, split_access
+from harness.model.target import card_medium, model_params, split_access
 from harness.profile import NEWEST, BuildProfile
-from harness.target import check_access, check_clock_step, check_memory
+from harness.target import check_access
 
 __all__ = ["SpiModelTarget"]
 
@@ -36,7 +35,7 @@ __all__ = ["SpiModelTarget"]
 STALE = entry("spi.illegal-r1-stale")
 
 
-class SpiModelTarget(ModelTarget):
+class SpiModelTarget(BoardModelTarget):
     """The model of an SPI board's chip select, SSP, ``ssi-sd`` and card
     (see the module docstring); the arguments are :class:`ModelTarget`'s."""
 
@@ -102,40 +101,13 @@ class SpiModelTarget(ModelTarget):
 
     # -- memory, time, interrupt --------------------------------------------------
 
-    def mem_write(self, addr: int, data: bytes) -> None:
-        check_memory(addr, len(data))
-        self.memory.write(addr, bytes(data))
-
-    def clock_step(self, ns: int | None = None) -> int:
-        check_clock_step(ns)
-        return self.clock.step(ns)
-
-    @property
-    def board(self) -> Board | None:
-        return self.machine.board_def
-
     def irq_level(self) -> bool:
         return self.ssp.level
 
-    def irq_events(self) -> list[bool]:
-        out = list(self.ssp.irq_changes)
-        self.ssp.irq_changes.clear()
-        return out
-
-    def irq_state(self) -> tuple[tuple[bool, ...], bool]:
-        return tuple(self.irq_events()), self.irq_level()
-
-    def reader(self, offset: int, size: int) -> Callable[[int, int], int]:
-        return self.read
-
-    def read_run(self, offset: int, size: int, count: int) -> list[int]:
-        """No controller data port here: every read is read one by one."""
-        return []
+    def _irq_changes(self) -> list[bool]:
+        return self.ssp.irq_changes
 
     # -- beyond the Target interface ------------------------------------------------
-
-    def deviations_consulted(self) -> set[str]:
-        return set(self.card.dev.consulted)
 
     def reconcile(self, op: str, args: tuple[Any, ...], model_value: Any,
                   qemu_value: Any) -> bool:
@@ -156,12 +128,3 @@ class SpiModelTarget(ModelTarget):
 
     def set_card_inserted(self, inserted: bool) -> None:
         self.card.inserted = inserted
-
-    @property
-    def hung(self) -> str | None:
-        return self.card.fatal
-
-    @property
-    def stop_key(self) -> str | None:
-        """The ledger's QEMU bug behind :attr:`hung` (no controller of its own to stop)."""
-        return self.card.fatal_key
