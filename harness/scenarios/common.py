@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness import images
 from harness.driver.host import HostDriver
+from harness.hwdefs import sd as S
 from harness.scenarios.registry import Context
 from harness.target import Target
 
@@ -41,3 +44,13 @@ def test_data(n: int, seed: int) -> bytes:
         x = (x * 1103515245 + 12345) & 0xFFFFFFFF
         out += x.to_bytes(4, "little")
     return bytes(out[:n])
+
+
+def expect_identified(ctx: Context, r: dict[str, Any], rca: int) -> None:
+    """A board driver's card identification (PLS 4.2) as the spec wants it:
+    ``r`` its ``init()`` answers by command (``cmd8``, ``acmd41``, ``cmd3``),
+    ``rca`` the address the card published."""
+    ctx.expect(r["cmd8"].r1 & 0xFFF == 0x1AA, f"CMD8: R7 {r['cmd8'].r1:#x} does not echo "
+               "0x1AA (PLS 4.3.13)")
+    ctx.expect(bool(r["acmd41"].r1 & S.OCR_BUSY), "ACMD41: the card never left busy")
+    ctx.expect(r["cmd3"].ok and rca != 0, "CMD3: no RCA published (PLS 4.2.2)")

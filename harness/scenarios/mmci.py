@@ -16,6 +16,7 @@ from harness.driver.pl181 import IRQENABLE, MmciHost, Transfer
 from harness.hwdefs import pl181 as P
 from harness.hwdefs import sd as S
 from harness.images import BLOCK
+from harness.scenarios.common import expect_identified
 from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
@@ -26,11 +27,7 @@ _ST = P.MCISTATUS
 def _ready(t: Target, ctx: Context) -> MmciHost:
     """Identification (PLS 4.2), the card selected, CMD16 512."""
     h = MmciHost(t)
-    r = h.init()
-    ctx.expect(r["cmd8"].r1 & 0xFFF == 0x1AA, f"CMD8: R7 {r['cmd8'].r1:#x} does not echo "
-               "0x1AA (PLS 4.3.13)")
-    ctx.expect(bool(r["acmd41"].r1 & S.OCR_BUSY), "ACMD41: the card never left busy")
-    ctx.expect(r["cmd3"].ok and h.rca != 0, "CMD3: no RCA published (PLS 4.2.2)")
+    expect_identified(ctx, h.init(), h.rca)
     return h
 
 
