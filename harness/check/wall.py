@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.hwdefs.boards import board_for
 from harness.qemu.pool import PoolStats
 
 #: Run kinds, in the order the profile shows them.
@@ -57,6 +58,8 @@ class Workers:
     count: dict[str, int] = field(default_factory=dict)
     idle_end: float = 0.0
     commands: int = 0
+    #: Each board's runs: seconds (their launches and resets included) and count.
+    by_board: dict[str, tuple[float, int]] = field(default_factory=dict)
 
     def add_run(self, group: str, machine: str, seconds: float, pool: PoolStats,
                 commands: int) -> None:
@@ -64,6 +67,10 @@ class Workers:
         own = max(seconds - pool.launch_seconds - pool.reset_seconds - pool.close_seconds, 0.0)
         self.runs[k] = self.runs.get(k, 0.0) + own
         self.count[k] = self.count.get(k, 0) + 1
+        board = board_for(machine)
+        if board is not None:
+            secs, n = self.by_board.get(board.name, (0.0, 0))
+            self.by_board[board.name] = (secs + seconds, n + 1)
         self.pool.add(pool)
         self.commands += commands
 
@@ -150,6 +157,11 @@ class Wall:
                f"(seconds per worker):"]
         out += [f"    {name:52} {secs / w.jobs:7.1f} s  "
                 f"{100 * secs / max(w.jobs * w.elapsed, 1e-9):5.1f}%" for name, secs in parts]
+        if w.by_board:
+            out.append("  each board's runs, launches and resets included (seconds per worker):")
+            out += [f"    {f'{name} ({n} runs)':52} {secs / w.jobs:7.1f} s  "
+                    f"{100 * secs / max(w.jobs * w.elapsed, 1e-9):5.1f}%"
+                    for name, (secs, n) in sorted(w.by_board.items(), key=lambda kv: -kv[1][0])]
         return out
 
 

@@ -52,3 +52,22 @@ def test_the_workers_split_adds_up_to_their_wall_time(qemu_build: QemuBuild,
             + w.pool.close_seconds)
     assert busy + w.idle_end <= w.jobs * w.elapsed + 1e-6
     assert busy >= sum(r.seconds for r in results) - 1e-6
+
+
+def test_each_board_has_its_share_of_the_runs() -> None:
+    """``check --profile`` names each board's seconds and runs, largest first
+    (a PC run is no board's)."""
+    from harness.qemu.pool import PoolStats
+
+    clock = wall.start("runs")
+    w = clock.workers
+    w.jobs, w.elapsed = 2, 10.0
+    for group, machine, secs in (("mmci", "vexpress-a9", 1.5), ("data", "q35", 2.0),
+                                 ("sunxi", "orangepi-pc", 3.0), ("mmci", "vexpress-a9", 0.5)):
+        w.add_run(group, machine, secs, PoolStats(), 0)
+    assert w.by_board == {"vexpress-a9": (2.0, 2), "orangepi-pc": (3.0, 1)}
+    lines = clock.lines()
+    shares = [ln.split()[0] for ln in lines[lines.index(
+        "  each board's runs, launches and resets included (seconds per worker):") + 1:]
+        if ln.startswith("    ")]
+    assert shares[:2] == ["orangepi-pc", "vexpress-a9"]
