@@ -287,8 +287,7 @@ class QemuTarget:
         fresh copy is swapped in with QMP ``blockdev-change-medium``;
         ``system_reset`` resets the controller, the card (which re-reads
         its size from the new medium) and PCI config; guest RAM is zeroed
-        (its shared file punched, else qtest ``memset`` outside the legacy
-        VGA/BIOS hole); the IRQ line must be low again; PCI is
+        (:meth:`_reset_with_ram_zeroed`); the IRQ line must be low again; PCI is
         programmed as at launch; and virtual time is counted from here
         (:attr:`clock_base`), since QEMU's clock never goes back.  The qtest
         trace starts over, so a reproducer replays on a fresh QEMU.
@@ -315,18 +314,7 @@ class QemuTarget:
         if old is not None and old != new and old.parent == self._workdir:
             old.unlink(missing_ok=True)
         q = self.qtest
-        if s.can_scrub:
-            s.scrub_ram()  # before the reset, which puts back any ROM blob in RAM
-            self._system_reset(machine)
-            # a board's on-chip memories are not in the file scrub_ram punches
-            by_memset = board.other_ram_ranges(machine)
-        else:
-            self._system_reset(machine)
-            by_memset = board.ram_ranges(machine) or ((0, _LEGACY_HOLE[0]),
-                                                      (_LEGACY_HOLE[1], machine.ram))
-        for lo, hi in by_memset:
-            q.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
-                       for a in range(lo, hi, _SCRUB_CHUNK))
+        self._reset_with_ram_zeroed(machine)
         # One nanosecond on (a zero step is refused): reads the clock and
         # drains the IRQ lines the reset sent (any answer would drain them).
         if s.has_clock:
@@ -344,6 +332,25 @@ class QemuTarget:
         self.image_format = machine.image.format if machine.image else "raw"
         if machine.board is None:  # a board's IRQ intercept outlives the reset
             self._replay_setup()
+
+    def _reset_with_ram_zeroed(self, machine: Machine) -> None:
+        """``system_reset`` with guest RAM zeroed: the shared RAM file
+        punched before the reset (which puts back any ROM blob in RAM) and
+        a board's on-chip memories, outside that file, by qtest ``memset``;
+        without the file, all of RAM by ``memset`` (a PC's outside the
+        legacy VGA/BIOS hole)."""
+        s = self.session
+        if s.can_scrub:
+            s.scrub_ram()
+            self._system_reset(machine)
+            by_memset = board.other_ram_ranges(machine)
+        else:
+            self._system_reset(machine)
+            by_memset = board.ram_ranges(machine) or ((0, _LEGACY_HOLE[0]),
+                                                      (_LEGACY_HOLE[1], machine.ram))
+        for lo, hi in by_memset:
+            self.qtest.pipeline(f"memset {a:#x} {min(_SCRUB_CHUNK, hi - a):#x} 0"
+                                for a in range(lo, hi, _SCRUB_CHUNK))
 
     def _system_reset(self, machine: Machine) -> None:
         """Reset the machine as QMP ``system_reset`` does.  A PC's through
