@@ -49,6 +49,9 @@ def register(sub: Any) -> None:
     qb.add_argument("--arm", action="store_true",
                     help="also build qemu-system-aarch64 from the same tree (every ARM "
                     "board; with --coverage, 'sdqtest coverage' then runs the boards too)")
+    qb.add_argument("--riscv", action="store_true",
+                    help="also build qemu-system-riscv64 from the same tree (the RISC-V "
+                    "boards, --qemu VERSION-src-riscv; with --coverage, as --arm)")
     qb.add_argument("--sanitize", metavar="LIST", nargs="?", const="address,undefined",
                     help="address,undefined: configure with --enable-asan/--enable-ubsan "
                     "(replay, check and fuzz then report sanitizer findings)")
@@ -165,16 +168,16 @@ def _is_arm(b: Any) -> bool:
 
 
 def _arm_source_builds(args: argparse.Namespace) -> list[Any]:
-    """The ARM source builds in the cache (``qemu build VERSION --arm``),
-    probed; none with ``--qemu``."""
-    from harness.provision import source
+    """The board source builds in the cache (``qemu build VERSION --arm``,
+    ``--riscv``), probed; none with ``--qemu``."""
+    from harness.provision import build, source
     from harness.qemu import builds
 
     if args.qemu:
         return []
     out = []
     for name, binary in source.source_builds().items():
-        if "aarch64" in binary.name:
+        if binary.name in (build.ARM_BINARY, build.RISCV_BINARY):
             try:
                 out.append(builds.probe(binary, name))
             except builds.BuildError:
@@ -227,12 +230,13 @@ def run_build(args: argparse.Namespace) -> int:
     bad = [n for n in sanitize if n not in build.SANITIZERS]
     if bad:
         raise UsageError(f"unknown sanitizer {', '.join(bad)} (address, undefined)")
-    suffix = ("-coverage" if args.coverage else "") + ("-arm" if args.arm else "")
+    suffix = ("-coverage" if args.coverage else "") + ("-arm" if args.arm else "") + (
+        "-riscv" if args.riscv else "")
     suffix += ("-" + "-".join(build.SANITIZERS[n] for n in sanitize)) if sanitize else ""
     out = Path(args.build_dir).resolve() if args.build_dir else (
         build.bisect_root().parent / "builds" / (build.tree_dir(src).name + suffix))
     builder = build.QemuTreeBuilder(build_dir=out, coverage=args.coverage, sanitize=sanitize,
-                                    arm=args.arm)
+                                    arm=args.arm, riscv=args.riscv)
     missing = builder.prerequisites(src)
     if missing:
         raise UsageError(build.format_missing(missing))
@@ -243,9 +247,10 @@ def run_build(args: argparse.Namespace) -> int:
         res = builder.build(src, "HEAD", log, args.timeout)
     if not res.ok or res.binary is None:
         raise UsageError(f"build failed: {res.message} (log: {log_path})")
-    print(f"built {res.binary}" + (f" and {out / build.ARM_BINARY}" if args.arm else ""))
+    boards = [out / b for b in builder.binaries if b != build.BINARY]
+    print(f"built {res.binary}" + "".join(f" and {b}" for b in boards))
     print(f"use it with: sdqtest check --qemu {res.binary}"
-          + (f"; sdqtest check --board --qemu {out / build.ARM_BINARY}" if args.arm else ""))
+          + "".join(f"; sdqtest check --board --qemu {b}" for b in boards))
     if args.coverage:
         print(f"measure with: sdqtest coverage {out}")
     return 0

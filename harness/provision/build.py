@@ -43,9 +43,13 @@ BINARY = "qemu-system-x86_64"
 #: board, the 32-bit ones included (its target's default devices include
 #: arm-softmmu's), so one target serves ``check --board``.
 ARM_BINARY = "qemu-system-aarch64"
-#: meson target names of the two system emulators.
+#: The RISC-V system emulator a build with ``riscv=True`` adds: the
+#: microchip-icicle-kit (hw/sd/cadence_sdhci.c) and sifive_u boards.
+RISCV_BINARY = "qemu-system-riscv64"
+#: meson target names of the system emulators.
 X86_TARGET = "x86_64-softmmu"
 ARM_TARGET = "aarch64-softmmu"
+RISCV_TARGET = "riscv64-softmmu"
 RECIPE = "sdqtest-build"
 #: Firmware QEMU needs to start a pc/q35 machine under qtest with -nodefaults.
 _FIRMWARE = (*firmware.PC_FIRMWARE, "bios.bin")
@@ -331,9 +335,12 @@ class QemuTreeBuilder:
     #: configure: one tree's ``hw/sd`` objects then count the runs of both
     #: (``sdqtest coverage`` with the boards).
     arm: bool = False
-    #: Build ``qemu-system-x86_64`` (off only beside ``arm``: a tree whose
-    #: every use is on the boards, ``sdqtest mutants`` of board files, is
-    #: configured for ``aarch64-softmmu`` alone and builds a fifth less).
+    #: Build ``qemu-system-riscv64`` too, from the same configure (``arm``'s
+    #: reasons: one set of ``hw/sd`` objects counts every emulator's runs).
+    riscv: bool = False
+    #: Build ``qemu-system-x86_64`` (off only beside ``arm`` or ``riscv``: a
+    #: tree whose every use is on the boards, ``sdqtest mutants`` of board
+    #: files, is configured for the board targets alone and builds a fifth less).
     x86: bool = True
     #: More ninja targets to build beside the binary (e.g. a qtest,
     #: ``tests/qtest/sdhci-test``): paths relative to the build directory.
@@ -343,15 +350,19 @@ class QemuTreeBuilder:
     #: (``sdqtest mutants``).
     retry_configure: bool = True
 
+    def _emulators(self) -> list[tuple[str, str]]:
+        """(meson target, binary) of each system emulator this build makes."""
+        out = [(X86_TARGET, BINARY)] if self.x86 or not (self.arm or self.riscv) else []
+        out += [(ARM_TARGET, ARM_BINARY)] if self.arm else []
+        return out + ([(RISCV_TARGET, RISCV_BINARY)] if self.riscv else [])
+
     @property
     def system_targets(self) -> tuple[str, ...]:
-        return ((X86_TARGET,) if self.x86 or not self.arm else ()) + (
-            (ARM_TARGET,) if self.arm else ())
+        return tuple(t for t, _ in self._emulators())
 
     @property
     def binaries(self) -> tuple[str, ...]:
-        return ((BINARY,) if self.x86 or not self.arm else ()) + (
-            (ARM_BINARY,) if self.arm else ())
+        return tuple(b for _, b in self._emulators())
 
     # -- prerequisites -----------------------------------------------------------
 

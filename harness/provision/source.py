@@ -5,7 +5,8 @@
     qemu_*.dsc, qemu_*.tar.xz   the files from Debian's pool (kept: a rerun downloads nothing)
     src/                        the tree: ``dpkg-source -x`` (Debian's patches applied), or
                                 the pool's ``.orig.tar.xz`` alone where no ``.dsc`` is left
-    plain/                      ``qemu-system-x86_64`` (``--arm``: and ``qemu-system-aarch64``)
+    plain/                      ``qemu-system-x86_64`` (``--arm``: and ``qemu-system-aarch64``,
+                                ``--riscv``: and ``qemu-system-riscv64``)
     asan-ubsan/ coverage/       the ``--sanitize`` and ``--coverage`` variants
     bugs-src/ bugs/             ``src`` with our fixes (``harness/bugs/data/*.patch``), built
 
@@ -21,6 +22,7 @@ its binary (or ``src/VERSION``) is.  Builds go through
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -299,14 +301,21 @@ def _run(cmd: list[str], what: str, cwd: Path | None = None) -> None:
 # -- building ---------------------------------------------------------------------------
 
 
+#: Each system emulator a source build may hold and its ``--qemu`` name's suffix.
+EMULATOR_SUFFIXES = ((build.BINARY, ""), (build.ARM_BINARY, "-arm"),
+                     (build.RISCV_BINARY, "-riscv"))
+
+
 @dataclass(frozen=True)
 class Wanted:
-    """One build of a release: which variant, and whether with qemu-system-aarch64."""
+    """One build of a release: which variant, and which emulators beside
+    ``qemu-system-x86_64`` (aarch64, riscv64)."""
 
     release: Release
     variant: str = "plain"
     arm: bool = False
     sanitize: tuple[str, ...] = ()
+    riscv: bool = False
 
     @property
     def folder(self) -> Path:
@@ -314,15 +323,26 @@ class Wanted:
 
     @property
     def binaries(self) -> list[Path]:
-        names = [build.BINARY, build.ARM_BINARY] if self.arm else [build.BINARY]
+        names = [build.BINARY] + ([build.ARM_BINARY] if self.arm else []) + (
+            [build.RISCV_BINARY] if self.riscv else [])
         return [self.folder / n for n in names]
+
+    def keeping_configured(self) -> Wanted:
+        """This build, with every emulator its folder was last configured for
+        too: a ``--riscv`` build into a folder built ``--arm`` keeps
+        ``qemu-system-aarch64`` up to date instead of configuring it away."""
+        listed = [f.split("=", 1)[1].split(",")
+                  for f in build.configured_flags(self.folder) if f.startswith("--target-list=")]
+        targets = set(listed[0]) if listed else set()
+        return dataclasses.replace(self, arm=self.arm or build.ARM_TARGET in targets,
+                                   riscv=self.riscv or build.RISCV_TARGET in targets)
 
     def present(self) -> bool:
         return all(b.is_file() and os.access(b, os.X_OK) for b in self.binaries)
 
 
 def wanted(rel: Release, *, coverage: bool = False, sanitize: tuple[str, ...] = (),
-           bugs: bool = False, arm: bool = False) -> Wanted:
+           bugs: bool = False, arm: bool = False, riscv: bool = False) -> Wanted:
     """The build the options ask for; one variant at a time."""
     if sum([coverage, bool(sanitize), bugs]) > 1:
         raise SourceError("choose one of --coverage, --sanitize, --bugs per build")
@@ -330,8 +350,9 @@ def wanted(rel: Release, *, coverage: bool = False, sanitize: tuple[str, ...] = 
         key = tuple(sorted(set(sanitize)))
         if key not in SANITIZE_FOLDERS:
             raise SourceError(f"unknown sanitizer list {','.join(sanitize)}")
-        return Wanted(rel, SANITIZE_FOLDERS[key], arm, key)
-    return Wanted(rel, "coverage" if coverage else "bugs" if bugs else "plain", arm)
+        return Wanted(rel, SANITIZE_FOLDERS[key], arm, key, riscv)
+    return Wanted(rel, "coverage" if coverage else "bugs" if bugs else "plain", arm,
+                  riscv=riscv)
 
 
 def install_prerequisites(missing: Sequence[build.Missing], log: Log) -> bool:
@@ -359,16 +380,19 @@ def install_prerequisites(missing: Sequence[build.Missing], log: Log) -> bool:
 
 
 def build_one(w: Wanted, log: Log = print, timeout: float = BUILD_TIMEOUT) -> list[Path]:
-    """Fetch and build ``w`` unless its binaries are there; returns them."""
+    """Fetch and build ``w`` unless its binaries are there; returns them.  A
+    folder already configured for more emulators is rebuilt with all of them
+    (:meth:`Wanted.keeping_configured`)."""
     if w.present():
         log(f"QEMU {w.release.version} {w.variant}: kept {w.binaries[0]}")
         return w.binaries
     with folder_lock(release_dir(w.release.version)):
         if w.present():
             return w.binaries
+        w = w.keeping_configured()
         src = bugs_tree(w.release, log) if w.variant == "bugs" else fetch(w.release, log)
         builder = build.QemuTreeBuilder(build_dir=w.folder, coverage=w.variant == "coverage",
-                                        sanitize=w.sanitize, arm=w.arm)
+                                        sanitize=w.sanitize, arm=w.arm, riscv=w.riscv)
         missing = builder.prerequisites(src)
         if missing and install_prerequisites(missing, log):
             missing = builder.prerequisites(src)
@@ -391,10 +415,12 @@ def build_one(w: Wanted, log: Log = print, timeout: float = BUILD_TIMEOUT) -> li
 # -- finding ----------------------------------------------------------------------------
 
 
-def build_name(version: str, variant: str, arm: bool = False) -> str:
-    """``11.1.1-src``, ``11.1.1-src-asan-ubsan``, ``11.1.1-src-arm``: ``--qemu`` names."""
+def build_name(version: str, variant: str, arm: bool = False, riscv: bool = False) -> str:
+    """``11.1.1-src``, ``11.1.1-src-asan-ubsan``, ``11.1.1-src-arm``,
+    ``11.1.1-src-coverage-riscv``: ``--qemu`` names (``arm``: of the
+    ``qemu-system-aarch64``, ``riscv``: of the ``qemu-system-riscv64``)."""
     return f"{version}-src" + ("" if variant == "plain" else f"-{variant}") + \
-        ("-arm" if arm else "")
+        ("-arm" if arm else "-riscv" if riscv else "")
 
 
 def source_builds() -> dict[str, Path]:
@@ -405,10 +431,10 @@ def source_builds() -> dict[str, Path]:
         if not folder.is_dir():
             continue
         for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
-            for arm, exe in ((False, build.BINARY), (True, build.ARM_BINARY)):
+            for exe, suffix in EMULATOR_SUFFIXES:
                 binary = sub / exe
                 if binary.is_file() and os.access(binary, os.X_OK):
-                    out[build_name(version, sub.name, arm)] = binary
+                    out[build_name(version, sub.name) + suffix] = binary
     return out
 
 

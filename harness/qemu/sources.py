@@ -33,7 +33,8 @@ def run_build(args: argparse.Namespace) -> int:
     try:
         rels = source.resolve_versions([args.src])
         todo = [source.wanted(r, coverage=args.coverage, sanitize=sanitize,
-                              bugs=getattr(args, "bugs", False), arm=args.arm) for r in rels]
+                              bugs=getattr(args, "bugs", False), arm=args.arm,
+                              riscv=getattr(args, "riscv", False)) for r in rels]
         if getattr(args, "fetch_only", False):
             for w in todo:
                 print(f"QEMU {w.release.version}: source in {source.fetch(w.release)}")
@@ -44,7 +45,8 @@ def run_build(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from e
     for w in todo:
         name = source.build_name(w.release.version, w.variant)
-        print(f"{name}: {w.binaries[0]}" + (f" (and {name}-arm)" if w.arm else ""))
+        more = [f"{name}-arm"] * w.arm + [f"{name}-riscv"] * w.riscv
+        print(f"{name}: {w.binaries[0]}" + (f" (and {', '.join(more)})" if more else ""))
     first = source.build_name(todo[0].release.version, todo[0].variant)
     print(f"use them with: sdqtest check --qemu {first} "
           f"(total {time.monotonic() - start:.0f} s)")

@@ -179,3 +179,21 @@ def test_arm_target_list_and_its_fdt(tmp_path: Path) -> None:
     assert "--target-list=x86_64-softmmu,aarch64-softmmu" in flags
     assert "--enable-fdt=system" in flags
     assert "--disable-fdt" in configure_flags(help_text, tmp_path)
+
+
+def test_riscv_target_list_beside_arm(tmp_path: Path) -> None:
+    """``qemu build --arm --riscv``: one configure and one ninja for the three
+    emulators (hw/sd compiled once); riscv64's .mak needs libfdt too;
+    ``x86=False`` leaves the board targets alone."""
+    help_text = "  --without-default-features\n  --enable-fdt[=CHOICE]\n  --disable-docs\n"
+    targets = tmp_path / "configs" / "targets"
+    targets.mkdir(parents=True)
+    (targets / "x86_64-softmmu.mak").write_text("TARGET_ARCH=x86_64\n")
+    (targets / "riscv64-softmmu.mak").write_text("TARGET_ARCH=riscv64\nTARGET_NEED_FDT=y\n")
+    b = QemuTreeBuilder(build_dir=tmp_path / "b", arm=True, riscv=True)
+    assert b.binaries == ("qemu-system-x86_64", "qemu-system-aarch64", "qemu-system-riscv64")
+    assert b.system_targets == ("x86_64-softmmu", "aarch64-softmmu", "riscv64-softmmu")
+    r = QemuTreeBuilder(build_dir=tmp_path / "r", riscv=True, x86=False)
+    assert r.binaries == ("qemu-system-riscv64",)
+    flags = configure_flags(help_text, tmp_path, r.system_targets)
+    assert "--target-list=riscv64-softmmu" in flags and "--enable-fdt=system" in flags

@@ -4,6 +4,7 @@ source releases, against a local pool (``file://``), without building QEMU."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -138,17 +139,36 @@ def test_variants_and_their_names(cache: Path) -> None:
     assert source.wanted(rel, bugs=True, arm=True).binaries[1].name == "qemu-system-aarch64"
     with pytest.raises(SourceError, match="one of"):
         source.wanted(rel, coverage=True, bugs=True)
-    for variant, arm in (("plain", False), ("asan-ubsan", False), ("plain", True)):
-        w = source.Wanted(rel, variant, arm)
+    assert [b.name for b in source.wanted(rel, coverage=True, arm=True, riscv=True).binaries] \
+        == ["qemu-system-x86_64", "qemu-system-aarch64", "qemu-system-riscv64"]
+    for variant, arm, riscv in (("plain", False, False), ("asan-ubsan", False, False),
+                                ("plain", True, False), ("coverage", False, True)):
+        w = source.Wanted(rel, variant, arm, riscv=riscv)
         for b in w.binaries:
             b.parent.mkdir(parents=True, exist_ok=True)
             b.write_text("#!/bin/sh\n")
             b.chmod(0o755)
         assert w.present()
-    (cache / "source" / "11.1.1" / "coverage").mkdir()  # no binary: not a build
+    (cache / "source" / "11.1.1" / "bugs").mkdir()  # no binary: not a build
     assert sorted(source.source_builds()) == ["11.1.1-src", "11.1.1-src-arm",
-                                              "11.1.1-src-asan-ubsan"]
+                                              "11.1.1-src-asan-ubsan", "11.1.1-src-coverage",
+                                              "11.1.1-src-coverage-riscv"]
     assert source.command_for("11.1.1", "bugs") == "sdqtest qemu build 11.1.1 --bugs"
+
+
+def test_a_folder_keeps_the_emulators_it_was_configured_for(cache: Path) -> None:
+    """``qemu build V --riscv`` into a folder built ``--arm`` configures both
+    (a narrower target list would leave a stale qemu-system-aarch64)."""
+    rel = source.RELEASES["11.1.1"]
+    w = source.wanted(rel, riscv=True)
+    assert (w.keeping_configured().arm, w.keeping_configured().riscv) == (False, True)
+    w.folder.mkdir(parents=True)
+    (w.folder / ".sdqtest-configure.json").write_text(json.dumps(
+        {"flags": ["--target-list=x86_64-softmmu,aarch64-softmmu", "--disable-docs"]}))
+    kept = w.keeping_configured()
+    assert (kept.arm, kept.riscv) == (True, True)
+    assert source.wanted(rel).keeping_configured().binaries[1:] == [
+        w.folder / "qemu-system-aarch64"]
 
 
 def test_the_command_names_the_releases(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
