@@ -30,8 +30,9 @@ def register(sub: Any) -> None:
                     "or qemu-system-riscv64 (sdqtest qemu build --arm --coverage)")
     cv.add_argument("--boards", metavar="NAME,...", default="default",
                     help="the boards run on each build's qemu-system-aarch64 and "
-                    "qemu-system-riscv64: 'default' (the default check's, the default), "
-                    "'all', or names")
+                    "qemu-system-riscv64: 'default' (the default check's boards with the "
+                    "groups it runs on them, the default), 'all' or names (every group, "
+                    "as check --board)")
     cv.add_argument("--keep", action="store_true",
                     help="add to the counts of earlier runs instead of starting at zero")
     cv.add_argument("--functions", nargs="?", const="", metavar="REGEX",
@@ -47,10 +48,15 @@ def register(sub: Any) -> None:
                      "those checks (sdqtest check --help)"))
 
 
-def board_runs(emulator: str, binary: Path, boards: str) -> list[list[str]]:
+def board_runs(emulator: str, binary: Path, boards: str,
+               chosen: bool = False) -> list[list[str]]:
     """The check on one emulator: the PC check on x86_64; on another, the
-    chosen boards whose machine that emulator holds (none: no run)."""
-    from harness.check.boards import DEFAULT_BOARDS
+    chosen boards whose machine that emulator holds (none: no run).  With
+    ``boards`` ``default`` and no ``--group``/``--scenario`` of the user's
+    (``chosen``), the runs the default check makes on those boards: its
+    groups only (:func:`harness.check.boards.default_scenarios`, a board of
+    ``DEFAULT_GROUPS`` with its own), not ``--board``'s every group."""
+    from harness.check.boards import DEFAULT_BOARDS, DEFAULT_GROUPS, binary_family
     from harness.hwdefs.boards import BOARDS
 
     if emulator == "x86_64":
@@ -60,8 +66,33 @@ def board_runs(emulator: str, binary: Path, boards: str) -> list[list[str]]:
     unknown = wanted - {b.name for b in BOARDS}
     if unknown:
         raise UsageError(f"no board named {', '.join(sorted(unknown))}")
-    names = [b.name for b in BOARDS if b.name in wanted and b.binary == binary.name]
-    return [["check", "--board", ",".join(names), "--qemu", str(binary)]] if names else []
+    # qemu-system-aarch64 holds the 32-bit ARM boards too (a coverage build has no
+    # qemu-system-arm): a board runs on any emulator of its family.
+    mine = binary_family(binary.name)
+    names = [b.name for b in BOARDS if b.name in wanted and binary_family(b.binary) == mine]
+    if not names:
+        return []
+    if boards != "default" or chosen:
+        return [["check", "--board", ",".join(names), "--qemu", str(binary)]]
+    sets: dict[frozenset[str], list[str]] = {}
+    for n in names:
+        sets.setdefault(DEFAULT_GROUPS.get(n, default_board_groups()), []).append(n)
+    return [["check", "--board", ",".join(members), "--group", ",".join(sorted(groups)),
+             "--qemu", str(binary)] for groups, members in sets.items()]
+
+
+def default_board_groups() -> frozenset[str]:
+    """The scenario groups the default check runs on a board."""
+    from harness.check.boards import default_scenarios
+    from harness.scenarios import all_scenarios
+
+    return frozenset(sc.group for sc in default_scenarios(list(all_scenarios().values()),
+                                                          False))
+
+
+def _chosen(check_args: list[str]) -> bool:
+    """The arguments after ``--`` choose scenarios (``--group``, ``--scenario``)."""
+    return any(a.split("=", 1)[0] in ("--group", "--scenario") for a in check_args)
 
 
 def _runs(builds: list[Any], args: argparse.Namespace) -> list[list[str]]:
@@ -71,7 +102,7 @@ def _runs(builds: list[Any], args: argparse.Namespace) -> list[list[str]]:
     for cb in builds:
         for emulator, binary in coverage_merge.emulators(cb).items():
             if emulator == "x86_64" or not args.no_boards:
-                got = board_runs(emulator, binary, args.boards)
+                got = board_runs(emulator, binary, args.boards, _chosen(args.check_args))
                 if not got:
                     print(f"{binary}: none of the chosen boards runs on it (--boards all)")
                 runs += got

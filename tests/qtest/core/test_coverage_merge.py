@@ -112,6 +112,10 @@ def test_gcovr_merges_the_trees_into_html_and_cobertura(
 
 
 def test_each_emulator_runs_its_part_of_the_default_check() -> None:
+    """The default check's boards with the default check's groups (no
+    ``explore``, icicle its ``registers`` only: docs/boards.md), the 32-bit
+    ARM boards on qemu-system-aarch64 (a coverage build has no
+    qemu-system-arm); named boards and ``all`` as ``check --board``."""
     from harness.check.boards import DEFAULT_BOARDS
     from harness.commands import coverage as command
     from harness.errors import UsageError
@@ -121,18 +125,34 @@ def test_each_emulator_runs_its_part_of_the_default_check() -> None:
     assert command.board_runs("x86_64", x86, "default") == [["check", "--qemu", str(x86)]]
     arm = Path("/b/qemu-system-aarch64")
     (run,) = command.board_runs("aarch64", arm, "default")
-    assert run[:2] == ["check", "--board"] and run[3:] == ["--qemu", str(arm)]
-    assert run[2].split(",") == [b.name for b in BOARDS if b.name in DEFAULT_BOARDS
-                                 and b.binary == arm.name]
+    assert run[:2] == ["check", "--board"] and run[3] == "--group"
+    assert run[5:] == ["--qemu", str(arm)]
+    names = run[2].split(",")
+    assert {"zynq", "vexpress-a9", "sx1", "raspi3b"} <= set(names) <= set(DEFAULT_BOARDS)
+    assert "icicle" not in names
+    groups = run[4].split(",")
+    assert {"data", "registers", "spi", "mmci"} <= set(groups)
+    assert not {"explore", "compat", "migration"} & set(groups)
+    # the user's own selection after '--': every group of the boards, theirs chosen
+    assert command.board_runs("aarch64", arm, "default", chosen=True) == [
+        ["check", "--board", run[2], "--qemu", str(arm)]]
     assert command.board_runs("aarch64", arm, "ast2600")[0][2] == "ast2600"
-    # a board of another emulator is not run on this one
+    assert command.board_runs("aarch64", arm, "vexpress-a9") == [
+        ["check", "--board", "vexpress-a9", "--qemu", str(arm)]]
     riscv = Path("/b/qemu-system-riscv64")
+    assert command.board_runs("riscv64", riscv, "default") == [
+        ["check", "--board", "icicle", "--group", "registers", "--qemu", str(riscv)]]
+    # a board of another emulator is not run on this one
     on_riscv = [b.name for b in BOARDS if b.binary == riscv.name]
+    assert "icicle" in on_riscv
     assert command.board_runs("riscv64", riscv, "ast2600") == []
-    assert command.board_runs("riscv64", riscv, "all") == (
-        [["check", "--board", ",".join(on_riscv), "--qemu", str(riscv)]] if on_riscv else [])
+    assert command.board_runs("riscv64", riscv, "all") == [
+        ["check", "--board", ",".join(on_riscv), "--qemu", str(riscv)]]
+    assert "icicle" not in command.board_runs("aarch64", arm, "all")[0][2].split(",")
     with pytest.raises(UsageError, match="no board named nope"):
         command.board_runs("aarch64", arm, "nope")
+    assert command._chosen(["--group=data"]) and command._chosen(["--scenario", "x"])
+    assert not command._chosen(["-j", "2"])
 
 
 def test_the_command_reports_the_merged_trees(
