@@ -61,6 +61,12 @@ STEP, OPTIMISTIC, FALLBACK, RESYNC = "step", "optimistic", "fallback", "resync"
 #: past these, the run goes step by step.
 RESYNC_ATTEMPTS = 3
 LOCKSTEP_MODES = (OPTIMISTIC, STEP)
+#: A command whose answer shows what QEMU's card keeps across
+#: ``system_reset`` (``sd_reset`` leaves it; :mod:`harness.fuzz.residue`),
+#: and the ledger entry that says so: ACMD22 sends ``blk_written``, the
+#: count of the last write command, which a reused process has from the
+#: scenario before (PLS 4.3.9; a fresh launch has 0).
+RESET_RESIDUE = {"ACMD22 ": "sd.acmd22-count-survives-reset"}
 
 
 @dataclass
@@ -341,9 +347,28 @@ def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
     fresh.seconds += res.seconds
     if fresh.differences:
         return fresh
+    key = reset_residue([d.signature for d in res.differences])
+    if key is not None and fresh.status in (AGREE, QUIRK):
+        fresh.status, fresh.met = QUIRK, [*fresh.met, key]
+        fresh.notes.append(f"on a reused QEMU process (after system_reset) it differed at "
+                           f"{res.reason or 'a read'}: what QEMU's card kept from the "
+                           f"scenario before ({key}); a fresh launch agrees")
+        return fresh
     res.notes.append("differed only on a reused QEMU process (after system_reset): a "
                      "fresh launch agrees, so its reproducer may not replay there")
     return res
+
+
+def reset_residue(signatures: list[str]) -> str | None:
+    """The ledger key of :data:`RESET_RESIDUE` when every difference (finding
+    signatures, ``what | command | state``) of a reused process's run, which
+    a fresh launch ran in agreement, was at that command; else None."""
+    commands = [(sig.split(" | ") + ["", ""])[1] for sig in signatures]
+    keys = {k for c in commands for prefix, k in RESET_RESIDUE.items() if c.startswith(prefix)}
+    if not commands or len(keys) != 1 or not all(
+            c.startswith(tuple(RESET_RESIDUE)) for c in commands):
+        return None
+    return keys.pop()
 
 
 def _run(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions) -> Result:
