@@ -350,8 +350,8 @@ def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
     key = reset_residue([d.signature for d in res.differences])
     if key is not None and fresh.status in (AGREE, QUIRK):
         fresh.status, fresh.met = QUIRK, [*fresh.met, key]
-        fresh.notes.append(f"on a reused QEMU process (after system_reset) it differed at "
-                           f"{res.reason or 'a read'}: what QEMU's card kept from the "
+        fresh.notes.append(f"on a reused QEMU process (after system_reset), "
+                           f"{res.reason or 'a difference'}: what QEMU's card kept from the "
                            f"scenario before ({key}); a fresh launch agrees")
         return fresh
     res.notes.append("differed only on a reused QEMU process (after system_reset): a "
