@@ -104,7 +104,9 @@ def render(found: dict[str, tuple[Path, Run]], plots: dict[str, list[str]]) -> s
 
 
 def write(results: Path, page: Path) -> Path:
-    """Write ``page`` from ``results``; the results' PNG plots are copied beside it."""
+    """Write ``page`` from ``results``; the results' PNG plots are copied beside
+    it (``figures/``), and the plots of earlier results of a part written
+    again are removed from there."""
     found = newest(results)
     plots: dict[str, list[str]] = {}
     fig_dir = page.parent / "figures"
@@ -113,6 +115,11 @@ def write(results: Path, page: Path) -> Path:
             fig_dir.mkdir(parents=True, exist_ok=True)
             shutil.copy2(png, fig_dir / png.name)
             plots.setdefault(part, []).append(png.name)
+    kept = {name for names in plots.values() for name in names}
+    for part in found:
+        for old in fig_dir.glob(f"{part}-*.png"):
+            if old.name not in kept:
+                old.unlink()
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(render(found, plots))
     return page

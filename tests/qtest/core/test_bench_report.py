@@ -111,3 +111,15 @@ def test_a_table_in_two_units_is_two_plots(tmp_path: Path) -> None:
     files = plots.plot(run, tmp_path, "r")
     assert [p.name for p in files] == ["r-time-per-operation-ms.png",
                                        "r-time-per-operation-x.png"]
+
+
+def test_the_plots_of_earlier_results_are_removed(tmp_path: Path) -> None:
+    res, figs = tmp_path / "results", tmp_path / "docs" / "figures"
+    figs.mkdir(parents=True)
+    for old in ("data-old-throughput.png", "erase-old-erase-time.png", "logo.png"):
+        (figs / old).write_bytes(b"png")
+    output.write_json(_run("data", "2026-02-01T00:00:00Z", 7.25), res / "data-new.json")
+    (res / "data-new-throughput.png").write_bytes(b"png")
+    report.write(res, tmp_path / "docs" / "figures.md")
+    assert sorted(p.name for p in figs.iterdir()) == [
+        "data-new-throughput.png", "erase-old-erase-time.png", "logo.png"]
