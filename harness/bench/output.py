@@ -3,8 +3,8 @@
 A run is a :class:`Run`: the part (``data``, ``erase``, ``harness``), when
 and where it ran, each build's identity, every :class:`Figure` with all its
 samples, and free-text notes.  ``write_json``/``read_json`` round-trip it;
-``plot`` draws one PNG per table; ``compare`` prints ratios between two runs
-or two builds of one run.
+``compare`` prints ratios between two runs or two builds of one run
+(:mod:`harness.bench.plots` draws the PNGs).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.bench.stats import Summary, summarize
+from harness.bench.stats import MIN_SPREAD_SAMPLES, Summary, samples_text, summarize
 
 Label = str | int | float
 
@@ -169,11 +169,36 @@ def fmt_value(v: float) -> str:
 
 
 def fmt_summary(f: Figure) -> str:
+    """The median and its spread, or, from fewer than
+    :data:`~harness.bench.stats.MIN_SPREAD_SAMPLES` samples, the median and
+    how many samples it is (one sample has no spread)."""
     s = f.summary
     if s is None:
         return f.status
-    spread = (s.high - s.low) / s.median * 50 if s.median else 0.0
-    return f"{fmt_value(s.median)} ±{spread:.0f}%"
+    if s.spread is None:
+        return f"{fmt_value(s.median)} ({samples_text(s.n)})"
+    return f"{fmt_value(s.median)} ±{s.spread:.0f}%"
+
+
+def quick(run: Run) -> bool:
+    """Whether ``run`` was measured with ``--quick`` (fewer, smaller samples)."""
+    return bool(run.options.get("quick"))
+
+
+def sample_counts(run: Run) -> str:
+    """How many samples its figures have ("1 sample", "3 samples", "1-3 samples")."""
+    ns = sorted({len(f.samples) for f in run.figures if f.samples})
+    if not ns:
+        return "no samples"
+    return samples_text(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]} samples"
+
+
+def marks(run: Run) -> str:
+    """What the run's figures must be read with: " (quick, 1 sample)", "" for
+    a full run whose every figure has a spread."""
+    few = any(0 < len(f.samples) < MIN_SPREAD_SAMPLES for f in run.figures)
+    parts = (["quick"] if quick(run) else []) + ([sample_counts(run)] if few else [])
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def print_run(run: Run, file: TextIO | None = None) -> None:
@@ -196,7 +221,7 @@ def print_run(run: Run, file: TextIO | None = None) -> None:
             rows.append([f.build, *(str(f.labels.get(k, "")) for k in label_names),
                          fmt_summary(f), f.unit if f.samples else "",
                          *(_cell(f.extra.get(k, "")) for k in extra_names)])
-        print(f"\n== {table} ==", file=out)
+        print(f"\n== {table}{marks(run)} ==", file=out)
         print_table(head, rows, out, right=[len(label_names) + 1])
     for n in run.notes:
         print(f"note: {n}", file=out)
@@ -210,129 +235,7 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-# -- plots ------------------------------------------------------------------------
-
-
-def plot(run: Run, out_dir: Path, stem: str) -> list[Path]:
-    """One PNG per table of ``run`` in ``out_dir``; returns the files written."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for table in run.tables():
-        figs = [f for f in run.figures if f.table == table
-                and (f.samples or "limit_s" in f.extra)]
-        if not figs:
-            continue
-        x_label = _x_label(figs)
-        if x_label is not None:
-            panels = _panels(figs)
-            fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 5),
-                                     sharey=True, squeeze=False)
-            for ax, (title, group) in zip(axes[0], panels.items(), strict=True):
-                _line_plot(ax, group, x_label)
-                ax.set_title(title)
-        else:
-            fig, ax = plt.subplots(figsize=(9, 1.5 + 0.32 * len(figs)))
-            _bar_plot(ax, figs)
-        fig.suptitle(f"sdqtest bench {run.part}: {table} ({run.created})", fontsize=10)
-        fig.tight_layout()
-        path = out_dir / f"{stem}-{_slug(table)}.png"
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-        written.append(path)
-    return written
-
-
-def _x_label(figs: Sequence[Figure]) -> str | None:
-    """The numeric label to put on the x axis (block size), if every figure has it."""
-    for name in ("block_kib",):
-        if all(isinstance(f.labels.get(name), int | float) for f in figs):
-            return name
-    return None
-
-
-def _panels(figs: Sequence[Figure]) -> dict[str, list[Figure]]:
-    """One panel per direction (when figures have one), else a single panel."""
-    out: dict[str, list[Figure]] = {}
-    for f in figs:
-        out.setdefault(str(f.labels.get("direction", "")), []).append(f)
-    return out
-
-
-_STYLES = ("-", "--", ":", "-.")
-_MARKERS = ("o", "s", "^", "D", "v")
-
-
-def _line_plot(ax: Any, figs: Sequence[Figure], x_label: str) -> None:
-    series: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
-    for f in figs:
-        s = f.summary
-        assert s is not None
-        rest = " ".join(str(v) for k, v in f.labels.items() if k not in (x_label, "direction"))
-        series.setdefault((f.build, rest), []).append(
-            (float(f.labels[x_label]), s.median, s.low, s.high))
-    builds = sorted({b for b, _ in series})
-    kinds = sorted({k for _, k in series})
-    for (build, kind), pts in series.items():
-        pts.sort()
-        xs = [p[0] for p in pts]
-        ki = kinds.index(kind)
-        ax.errorbar(xs, [p[1] for p in pts],
-                    yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
-                    color=f"C{builds.index(build)}", linestyle=_STYLES[ki % len(_STYLES)],
-                    marker=_MARKERS[ki % len(_MARKERS)], capsize=2,
-                    label=f"{build} {kind}".strip())
-    ax.set_xscale("log", base=2)
-    ticks = sorted({float(f.labels[x_label]) for f in figs})
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.minorticks_off()
-    ax.set_yscale("log")
-    ax.set_xlabel("block size (KiB per request)")
-    ax.set_ylabel(figs[0].unit)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-
-
-def _bar_plot(ax: Any, figs: Sequence[Figure]) -> None:
-    names = [f"{f.build}: " + " ".join(str(v) for v in f.labels.values()) for f in figs]
-    meds = []
-    errs: list[list[float]] = [[], []]
-    over: list[int] = []
-    for i, f in enumerate(figs):
-        s = f.summary
-        if s is None:  # stopped at the time limit: a hatched bar at the limit
-            meds.append(float(f.extra["limit_s"]))
-            errs[0].append(0.0)
-            errs[1].append(0.0)
-            over.append(i)
-            continue
-        meds.append(s.median)
-        errs[0].append(s.median - s.low)
-        errs[1].append(s.high - s.median)
-    builds = sorted({f.build for f in figs})
-    colors = [f"C{builds.index(f.build)}" for f in figs]
-    bars = ax.barh(range(len(figs)), meds, xerr=errs, color=colors, capsize=2)
-    for i in over:
-        bars[i].set_hatch("//")
-        bars[i].set_alpha(0.5)
-        proj = figs[i].extra.get("projected_s")
-        text = f"over budget (> {meds[i]:g} s)" + (f", projected {proj:g} s" if proj else "")
-        ax.text(meds[i] * 0.98, i, text, va="center", ha="right", fontsize=7)
-    ax.set_yticks(range(len(figs)), names, fontsize=7)
-    ax.invert_yaxis()
-    units = sorted({f.unit for f in figs})
-    ax.set_xlabel(", ".join(units))
-    positive = [m for m in meds if m > 0]
-    if positive and max(positive) / min(positive) > 1000:
-        ax.set_xscale("log")
-    ax.grid(True, axis="x", alpha=0.3)
-
-
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
 
 

@@ -6,7 +6,9 @@ Markdown page: for each part the date it ran, the machine (cores, memory,
 platform), the load average at its start, the builds with their versions
 and packages, then every table with its medians and spreads, and the plot
 beside the result file when there is one.  Nothing is measured here: the
-page says only what the result files hold.
+page says only what the result files hold.  A figure from fewer than three
+samples shows its number of samples instead of a spread, and a part run
+with ``--quick`` is marked "quick" in its heading, its tables and its plots.
 """
 
 from __future__ import annotations
@@ -70,15 +72,20 @@ def render(found: dict[str, tuple[Path, Run]], plots: dict[str, list[str]]) -> s
              "Every measured figure of sdqtest is on this page, with the machine, the",
              "load, the date and the QEMU builds it was measured on.  The other pages",
              "link here instead of quoting numbers.  To measure again and rewrite it:", "",
-             "```sh", "sdqtest bench all --quick     # or each part: bench data|erase|harness",
-             "sdqtest bench report", "```", ""]
+             "```sh", "sdqtest bench all     # or each part: bench data|erase|harness",
+             "sdqtest bench report", "```", "",
+             "Each figure is the median of its samples (three unless `--repeats` says",
+             "otherwise), ± half their range in % of the median; a figure from fewer",
+             "than three samples says how many it has, and has no spread.  A part run",
+             "with `--quick` (fewer and smaller samples, to try the bench out) is marked",
+             "\"quick\": its figures are not for comparing builds.", ""]
     if not found:
         lines += ["No bench results were found when this page was written.", ""]
     for part in PARTS:
         if part not in found:
             continue
         path, run = found[part]
-        lines += [f"## `sdqtest bench {part}`", "",
+        lines += [f"## `sdqtest bench {part}`{output.marks(run)}", "",
                   f"- measured: {run.created}",
                   f"- machine: {_machine(run)}",
                   f"- options: {', '.join(f'{k}={v}' for k, v in sorted(run.options.items()))}"
@@ -90,14 +97,16 @@ def render(found: dict[str, tuple[Path, Run]], plots: dict[str, list[str]]) -> s
         lines.append("")
         for table in run.tables():
             head, rows = _figure_rows([f for f in run.figures if f.table == table])
-            lines += [f"### {table}", "", *_md_table(head, rows), ""]
+            lines += [f"### {table}{output.marks(run)}", "", *_md_table(head, rows), ""]
         lines += [f"![{part}](figures/{name})" for name in plots.get(part, [])]
         lines += [f"- note: {n}" for n in run.notes] + [""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def write(results: Path, page: Path) -> Path:
-    """Write ``page`` from ``results``; the results' PNG plots are copied beside it."""
+    """Write ``page`` from ``results``; the results' PNG plots are copied beside
+    it (``figures/``), and the plots of earlier results of a part written
+    again are removed from there."""
     found = newest(results)
     plots: dict[str, list[str]] = {}
     fig_dir = page.parent / "figures"
@@ -106,6 +115,11 @@ def write(results: Path, page: Path) -> Path:
             fig_dir.mkdir(parents=True, exist_ok=True)
             shutil.copy2(png, fig_dir / png.name)
             plots.setdefault(part, []).append(png.name)
+    kept = {name for names in plots.values() for name in names}
+    for part in found:
+        for old in fig_dir.glob(f"{part}-*.png"):
+            if old.name not in kept:
+                old.unlink()
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(render(found, plots))
     return page

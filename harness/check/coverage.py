@@ -358,38 +358,3 @@ def function_rows(cov: Coverage, pattern: str | None = None) -> list[list[str]]:
             rows.append([path, str(fn.start), fn.name, str(fn.calls),
                          f"{fn.lines_hit}/{fn.lines}", percent(fn.lines_hit, fn.lines)])
     return rows
-
-
-def write_html(cov: Coverage, out_dir: Path, title: str) -> Path:
-    """An index with the per-file summary and one page per file with every
-    line's count (executed lines green, never executed red)."""
-    import html
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    style = ("<style>body{font-family:sans-serif}td,th{padding:2px 8px}"
-             "pre{margin:0}.hit{background:#dfd}.miss{background:#fdd}"
-             ".n{color:#888;text-align:right}</style>")
-    rows = "".join("<tr>" + "".join(
-        f"<td><a href='{html.escape(r[0].replace('/', '_'))}.html'>{html.escape(r[0])}</a></td>"
-        if i == 0 else f"<td>{html.escape(c)}</td>" for i, c in enumerate(r)) + "</tr>"
-        for r in summary_rows(cov))
-    head = "".join(f"<th>{h}</th>" for h in ("file", "lines", "%", "branches", "%",
-                                              "functions", "%"))
-    index = out_dir / "index.html"
-    index.write_text(f"<html><head><title>{html.escape(title)}</title>{style}</head><body>"
-                     f"<h1>{html.escape(title)}</h1><table>{head}{rows}</table></body></html>")
-    for path, f in cov.files.items():
-        text = f.source.read_text(errors="replace").splitlines() if f.source else []
-        body = []
-        for n, line in enumerate(text, 1):
-            count = f.lines.get(n)
-            cls = "" if count is None else (" class='hit'" if count else " class='miss'")
-            shown = "" if count is None else str(count)
-            body.append(f"<tr{cls}><td class='n'>{n}</td><td class='n'>{shown}</td>"
-                        f"<td><pre>{html.escape(line)}</pre></td></tr>")
-        if not text:
-            body.append("<tr><td>source file not found; counts only</td></tr>")
-        (out_dir / f"{path.replace('/', '_')}.html").write_text(
-            f"<html><head><title>{html.escape(path)}</title>{style}</head><body>"
-            f"<h1>{html.escape(path)}</h1><table>{''.join(body)}</table></body></html>")
-    return index

@@ -186,7 +186,7 @@ def kib_list(text: str) -> tuple[int, ...]:
 
 
 def _emit(res: Run, args: argparse.Namespace, json_path: Path | None) -> None:
-    from harness.bench import output
+    from harness.bench import output, plots
 
     output.print_run(res)
     out_dir = Path(args.out)
@@ -195,7 +195,7 @@ def _emit(res: Run, args: argparse.Namespace, json_path: Path | None) -> None:
     print(f"\nJSON: {path}")
     if not args.no_plot:
         try:
-            pngs = output.plot(res, path.parent, path.stem)
+            pngs = plots.plot(res, path.parent, path.stem)
         except ImportError:
             print("plots skipped: matplotlib is not installed (pip install 'sdqtest[bench]')")
         else:

@@ -39,8 +39,9 @@ def register(sub: Any) -> None:
                     help="also list every function (or those matching REGEX)")
     cv.add_argument("--json", metavar="FILE", help="write the figures as JSON ('-': on "
                     "standard output, the text then on standard error)")
-    cv.add_argument("--html", metavar="DIR", help="write an annotated HTML report (gcovr's, "
-                    "with a Cobertura coverage.xml beside it, when gcovr is installed)")
+    cv.add_argument("--html", metavar="DIR", help="write gcovr's annotated HTML report and a "
+                    "Cobertura coverage.xml beside it (needs gcovr: pip install "
+                    "'sdqtest[bench]')")
     cv.set_defaults(func=run, check_args=[])
     cv.epilog = ("arguments after '--' go to 'sdqtest check' (e.g. sdqtest coverage BUILD "
                  "-- --group data); " + failure.epilog(
@@ -117,6 +118,12 @@ def run(args: argparse.Namespace) -> int:
     on it) add to the same counts; the counts of separate builds (a riscv64
     tree) are merged afterwards (:mod:`harness.check.coverage_merge`)."""
     check_output("--html", args.html, directory=True)
+    if args.html:
+        from harness.check import coverage_merge
+
+        if coverage_merge.gcovr_command() is None:
+            raise UsageError("--html writes gcovr's report, and gcovr is not installed "
+                             "(pip install 'sdqtest[bench]')")
     with machine_output(args) as stdout:
         return _run(args, stdout)
 
@@ -149,20 +156,16 @@ def _run(args: argparse.Namespace, stdout: TextIO) -> int:
         write_json(cov.to_json(), args.json, stdout)
         print(f"JSON: {args.json}")
     if args.html:
-        _html(builds, cov, Path(args.html))
+        _html(builds, Path(args.html))
     return rc
 
 
-def _html(builds: list[Any], cov: Any, out: Path) -> None:
-    """gcovr's HTML and Cobertura XML when gcovr is installed, else ours."""
-    from harness.check import coverage, coverage_merge
+def _html(builds: list[Any], out: Path) -> None:
+    """gcovr's HTML and Cobertura XML of ``builds`` (gcovr's presence is
+    checked before the run)."""
+    from harness.check import coverage_merge
 
     title = "hw/sd coverage: " + ", ".join(str(cb.build_dir) for cb in builds)
-    if coverage_merge.gcovr_command() is None:
-        index = coverage.write_html(cov, out, title)
-        print(f"HTML: {index} (gcovr not installed: no Cobertura XML; "
-              "pip install 'sdqtest[bench]')")
-        return
     index, xml = coverage_merge.gcovr_report(builds, out, title)
     print(f"HTML: {index}\nCobertura XML: {xml}")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench import data, erase, output
+from harness.bench import data, erase, output, plots
 from harness.bench.output import Figure, Run
 from harness.bench.progress import Progress
 from harness.pytest_plugin import selected_builds
@@ -221,7 +221,7 @@ def test_compare_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_plots_are_png(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    files = output.plot(_run(1.0), tmp_path, "run")
+    files = plots.plot(_run(1.0), tmp_path, "run")
     assert {p.name for p in files} == {"run-throughput.png", "run-erase-time.png"}
     for p in files:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -231,7 +231,7 @@ def test_table_prints_every_figure() -> None:
     buf = io.StringIO()
     output.print_run(_run(1.0), buf)
     text = buf.getvalue()
-    assert "== throughput ==" in text and "over budget (>60 s)" in text
+    assert "== throughput (2 samples) ==" in text and "over budget (>60 s)" in text
     assert text.count("adma2") == 4
 
 

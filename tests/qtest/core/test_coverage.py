@@ -104,12 +104,25 @@ def test_reset_starts_at_zero_and_unrun_build_reads_as_zero(toy_build: Path,
     assert toy.lines and toy.lines_hit == 0
 
 
-def test_html_report_marks_lines(toy_build: Path, tmp_path: Path) -> None:
-    cb = coverage.CoverageBuild(toy_build)
-    index = coverage.write_html(cb.measure(), tmp_path / "html", "toy")
-    page = (tmp_path / "html" / "hw_sd_toy.c.html").read_text()
-    assert "hw_sd_toy.c.html" in index.read_text()
-    assert "class='miss'" in page and "class='hit'" in page and "never_called" in page
+def test_html_without_gcovr_is_refused_before_the_run(
+        toy_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The HTML report is gcovr's: without gcovr, --html is a usage error
+    raised before any check runs or any count is reset."""
+    from harness.check import coverage_merge
+    from harness.commands import coverage as command
+    from harness.commands.common import parse_one
+    from harness.errors import UsageError
+
+    shutil.copytree(toy_build, tmp_path / "build")
+    cb = coverage.CoverageBuild(tmp_path / "build")
+    counts = sorted(p.name for p in cb.counts())
+    monkeypatch.setattr(coverage_merge, "gcovr_command", lambda: None)
+    args = parse_one(command.register, ["coverage", str(tmp_path / "build"),
+                                        "--html", str(tmp_path / "html")])
+    with pytest.raises(UsageError, match="gcovr is not installed"):
+        command.run(args)
+    assert sorted(p.name for p in cb.counts()) == counts and counts
+    assert not (tmp_path / "html").exists()
 
 
 def test_not_a_coverage_build(tmp_path: Path) -> None:
