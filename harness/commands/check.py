@@ -51,6 +51,10 @@ def register(sub: Any) -> None:
                    "summary (schema: harness/schemas/check.schema.json); '-': on standard "
                    "output, the report then on standard error")
     c.add_argument("--junit", metavar="FILE", help="write every result as JUnit XML (CI)")
+    c.add_argument("--tap", metavar="FILE|-", nargs="?", const="-",
+                   help="write every run as a TAP 14 test point, for meson test's "
+                   "protocol: 'tap' (no FILE or '-': on standard output, the report then "
+                   "on standard error)")
     c.add_argument("--report-dir", default="reports", metavar="DIR",
                    help="where reproducers of divergences go (default: ./reports)")
     c.add_argument("--allow-skips", action="store_true",
@@ -100,16 +104,19 @@ def run(args: argparse.Namespace) -> int:
         for sc in scenarios.all_scenarios().values():
             print(f"{sc.group:12} {sc.name:40} {sc.doc}")
         return 0
-    if args.strict and (args.json or args.junit):
-        raise UsageError("--strict prints its findings; it writes no --json or --junit")
+    if args.strict and (args.json or args.junit or args.tap):
+        raise UsageError("--strict prints its findings; it writes no --json, --junit or --tap")
+    if args.json == "-" and args.tap == "-":
+        raise UsageError("--json - and --tap -: only one of them can be standard output")
     check_output("--json", args.json)
+    check_output("--tap", args.tap)
     if args.junit == "-":
         raise UsageError("--junit -: JUnit XML goes to a file (--json - writes to standard "
                          "output)")
     check_output("--junit", args.junit)
     check_output("--report-dir", args.report_dir, directory=True)
     stdout = sys.stdout
-    human = contextlib.redirect_stdout(sys.stderr) if args.json == "-" \
+    human = contextlib.redirect_stdout(sys.stderr) if "-" in (args.json, args.tap) \
         else contextlib.nullcontext()
     with human:
         return _run(args, stdout)
@@ -223,6 +230,12 @@ def _check_files(args: argparse.Namespace, out: session.CheckOutcome,
         write_json(report.to_json(results, builds, json_summary(out)), args.json, stdout)
         if args.json != "-":
             lines.append(f"JSON report: {args.json}")
+    if args.tap:
+        from harness.check import tap
+
+        tap.write(results, args.tap, stdout, out.aborted)
+        if args.tap != "-":
+            lines.append(f"TAP report: {args.tap}")
     return lines
 
 
