@@ -137,12 +137,14 @@ def _run(args: argparse.Namespace, stdout: TextIO) -> int:
     report.print_report(out.results, sys.stdout, verbose=args.verbose)
     if out.notes:
         print("\n" + "\n".join(out.notes))
-    print("\n" + session.summary(out))
-    _drivers_share(out.results)
-    for why in out.stats.fallbacks:
-        print(f"  reuse fell back to a fresh launch: {why}")
+    counters = args.verbose or args.profile  # the check's own workings, not results
+    print("\n" + session.summary(out, counters))
+    if counters:
+        _drivers_share(out.results)
+        for why in out.stats.fallbacks:
+            print(f"  reuse fell back to a fresh launch: {why}")
     if not out.aborted:
-        _explore_summary(out.ran, p.request.report_dir)
+        _explore_summary(out.ran, p.request.report_dir, counters)
     for line in written:
         print(line)
     status = _say_verdict(out, p.request.report_dir)
@@ -247,9 +249,11 @@ EXPLORE_BUDGET = 30.0
 EXPLORE_SHRINK = 2
 
 
-def _explore_summary(ran: list[session.RunResult], report_dir: Path) -> None:
-    """The explore group's line of the summary; each of its divergences
-    (at most :data:`EXPLORE_SHRINK`) shrunk into the fuzzer's reproducers."""
+def _explore_summary(ran: list[session.RunResult], report_dir: Path,
+                     counters: bool = True) -> None:
+    """The explore group's line of the summary (with ``counters``); each of
+    its divergences (at most :data:`EXPLORE_SHRINK`) shrunk into the
+    fuzzer's reproducers."""
     from harness.scenarios import explore
 
     runs = [r.result for r in ran if r.spec.scenario.group == explore.GROUP]
@@ -257,10 +261,11 @@ def _explore_summary(ran: list[session.RunResult], report_dir: Path) -> None:
         return
     secs = sum(r.seconds for r in runs)
     per = secs / max(len({r.build for r in runs}), 1)
-    print(f"explore group: {len(runs)} runs of the model-driven corpus "
-          f"({len(explore.load()['inputs'])} inputs), {secs:.1f} s of scenario time, "
-          f"{per:.1f} s per build (budget {EXPLORE_BUDGET:.0f} s per build"
-          + ("" if per <= EXPLORE_BUDGET else ", EXCEEDED") + ")")
+    if counters:
+        print(f"explore group: {len(runs)} runs of the model-driven corpus "
+              f"({len(explore.load()['inputs'])} inputs), {secs:.1f} s of scenario time, "
+              f"{per:.1f} s per build (budget {EXPLORE_BUDGET:.0f} s per build"
+              + ("" if per <= EXPLORE_BUDGET else ", EXCEEDED") + ")")
     bad = [r for r in ran if r.spec.scenario.group == explore.GROUP
            and r.result.status == "diverge"][:EXPLORE_SHRINK]
     if not bad:

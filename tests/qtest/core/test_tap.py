@@ -199,6 +199,7 @@ def test_meson_runs_the_check(tmp_path: Path) -> None:
                                str(tmp_path / "reports"), "--tap"], 900)
     log = (tmp_path / "build" / "meson-logs" / "testlog.txt").read_text()
     assert "TAP parsing error" not in log, log[-3000:]
+    assert "scenario runs in" in log and "QEMU launched" not in log  # counters: --verbose
     assert r.returncode == 0, r.stdout + log[-3000:]
     assert re.search(r"Ok:\s+1", r.stdout), r.stdout
 
