@@ -40,20 +40,13 @@ def board_options(p: Any) -> None:
                    "docs/boards.md)")
 
 
-_last_plain = [0.0]
-
-
 def show_progress(text: str) -> None:
-    """One self-erasing status line on a terminal; elsewhere (CI logs) a
-    plain line at most every 30 seconds."""
-    import time
+    """The shared status line (:mod:`harness.progress`): live on a terminal,
+    elsewhere (CI logs) a plain line at least and at most every 30 seconds;
+    ``""`` takes it down."""
+    from harness import progress
 
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\x1b[K" + text[:100])
-        sys.stderr.flush()
-    elif text and time.monotonic() - _last_plain[0] >= 30:
-        _last_plain[0] = time.monotonic()
-        print(f"sdqtest: {text}", file=sys.stderr, flush=True)
+    progress.show(text)
 
 
 def call(args: argparse.Namespace) -> int:
