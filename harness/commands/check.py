@@ -79,6 +79,24 @@ def register(sub: Any) -> None:
     c.set_defaults(func=run)
 
 
+def listing(width: int = 100) -> list[str]:
+    """``check --list``: each scenario's group and name on a line, its whole
+    description below, under the name, wrapped at ``width`` columns (a
+    word longer than a line is never cut)."""
+    import textwrap
+
+    import harness.scenarios as scenarios
+
+    scs = list(scenarios.all_scenarios().values())
+    gw = max(len(sc.group) for sc in scs) + 1
+    out = []
+    for sc in scs:
+        out.append(f"{sc.group:{gw}}{sc.name}")
+        out += textwrap.wrap(sc.doc, width, initial_indent=" " * gw, subsequent_indent=" " * gw,
+                             break_long_words=False, break_on_hyphens=False)
+    return out
+
+
 def request(args: argparse.Namespace) -> session.CheckRequest:
     """The check ``args`` ask for (``--group a,b`` is ``--group a --group b``)."""
     from harness.check import shard
@@ -99,10 +117,7 @@ def run(args: argparse.Namespace) -> int:
     With ``--json -`` the JSON is standard output and the report goes to
     standard error."""
     if args.list:
-        import harness.scenarios as scenarios
-
-        for sc in scenarios.all_scenarios().values():
-            print(f"{sc.group:12} {sc.name:40} {sc.doc}")
+        print("\n".join(listing()))
         return 0
     if args.strict and (args.json or args.junit or args.tap):
         raise UsageError("--strict prints its findings; it writes no --json, --junit or --tap")

@@ -72,6 +72,10 @@ def call(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("sdqtest: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``| head``): no more output, no traceback
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as e:  # noqa: BLE001 - a bug of sdqtest: said so, never exit 1
         report_dir = getattr(args, "report_dir", None)
         line, rc = failure.internal_error(e, Path(report_dir) if report_dir else None)
