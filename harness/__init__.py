@@ -41,7 +41,7 @@ own layer and of the layers after its arrow, so dependencies point one way
                -> base, errors
     target     target
                -> base, errors
-    base       paths, profile, machine, table, images.*, hwdefs.*, ledger.*
+    base       paths, profile, machine, table, progress, images.*, hwdefs.*, ledger.*
                -> errors
     errors     errors
                -> nothing

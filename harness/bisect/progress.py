@@ -1,26 +1,21 @@
 """The bisect's progress display: step, steps left (~log2), phase, elapsed.
 
-On a terminal the current phase's line ticks its elapsed time in place;
-elsewhere (CI logs, pipes) each phase prints one line when it ends.
+Each step and each phase's outcome is a line of its own; while a phase
+runs, the shared status line (:mod:`harness.progress`) shows it: ticking
+its elapsed time on a terminal, a plain line at least every 30 s elsewhere
+(a QEMU build of many minutes is never silent in a CI log).
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from typing import IO
 
-
-def fmt_duration(seconds: float) -> str:
-    """``2.7 s``, ``4:39``, ``1:02:03``."""
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    m, s = divmod(int(seconds), 60)
-    h, m = divmod(m, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+from harness.progress import StatusLine
+from harness.progress import fmt_duration as fmt_duration
 
 
 class Progress:
@@ -28,16 +23,15 @@ class Progress:
 
     def __init__(self, stream: IO[str] | None = None, *, live: bool | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
-        self.live = self.stream.isatty() if live is None else live
+        self.line = StatusLine(self.stream, live=live, prefix="")  # type: ignore[arg-type]
+        self.live = self.line.is_live()
         self.t0 = time.monotonic()
-        self._lock = threading.Lock()
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
 
     def say(self, text: str) -> None:
-        with self._lock:
-            print(text, file=self.stream, flush=True)
+        self.line.say(text)
 
     def step(self, number: int, left: int | None, commit: str, subject: str) -> None:
         """A step begins: ``[step 3 of ~5, 0:41 elapsed] 1a2b3c4d5e6f subject``.
@@ -54,26 +48,10 @@ class Progress:
         """Show ``name`` running; the caller appends the outcome text to the list."""
         result: list[str] = []
         t0 = time.monotonic()
-        stop = threading.Event()
-        ticker: threading.Thread | None = None
-        if self.live:
-            def tick() -> None:
-                while not stop.wait(0.5):
-                    with self._lock:
-                        self.stream.write(f"\r    {name} ... {fmt_duration(time.monotonic() - t0)}")
-                        self.stream.flush()
-
-            ticker = threading.Thread(target=tick, daemon=True)
-            ticker.start()
+        self.line.show(f"    {name} ...")
         try:
             yield result
         finally:
-            stop.set()
-            if ticker is not None:
-                ticker.join(1)
-            dt = fmt_duration(time.monotonic() - t0)
+            self.line.clear()
             outcome = result[0] if result else "interrupted"
-            with self._lock:
-                if self.live:
-                    self.stream.write("\r\033[K")
-                print(f"    {name}: {outcome} ({dt})", file=self.stream, flush=True)
+            self.say(f"    {name}: {outcome} ({fmt_duration(time.monotonic() - t0)})")

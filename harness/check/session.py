@@ -352,16 +352,19 @@ def lockstep_note(results: Sequence[Result]) -> str:
             + f", fell back to step by step {back}") if n + back + resync else ""
 
 
-def summary(outcome: CheckOutcome) -> str:
-    """The check's figures: runs, seconds, workers, launches and reuses, lockstep, shard."""
+def summary(outcome: CheckOutcome, counters: bool = True) -> str:
+    """The check's figures: runs, seconds, shard; with ``counters`` (the
+    check's ``--verbose`` or ``--profile``) also its own workings: runs a
+    second, workers, QEMU launches and reuses, lockstep modes."""
     p, o = outcome.plan, outcome
     runs, k, n = len(p.runs), *p.request.shard
     if o.aborted:
         return (f"{len(o.ran)} of {runs} scenario runs done in {o.elapsed:.1f} s, then the "
                 "check stopped on an internal error of sdqtest")
-    return (f"{runs} scenario runs in {o.elapsed:.1f} s ({runs / max(o.elapsed, 1e-9):.1f}/s)"
-            f" on {min(p.jobs, max(runs, 1))} workers; QEMU launched {o.stats.launched} times, "
-            f"reused {o.stats.reused} times" + lockstep_note(o.results)
+    inner = (f" ({runs / max(o.elapsed, 1e-9):.1f}/s) on {min(p.jobs, max(runs, 1))} workers; "
+             f"QEMU launched {o.stats.launched} times, reused {o.stats.reused} times"
+             + lockstep_note(o.results)) if counters else ""
+    return (f"{runs} scenario runs in {o.elapsed:.1f} s" + inner
             + (f"; shard {k}/{n}: {runs} of {p.total} runs"
                + ("" if p.matrix_here else ", compat matrix in another shard") if n > 1 else ""))
 

@@ -51,6 +51,10 @@ def register(sub: Any) -> None:
                    "summary (schema: harness/schemas/check.schema.json); '-': on standard "
                    "output, the report then on standard error")
     c.add_argument("--junit", metavar="FILE", help="write every result as JUnit XML (CI)")
+    c.add_argument("--tap", metavar="FILE|-", nargs="?", const="-",
+                   help="write every run as a TAP 14 test point, for meson test's "
+                   "protocol: 'tap' (no FILE or '-': on standard output, the report then "
+                   "on standard error)")
     c.add_argument("--report-dir", default="reports", metavar="DIR",
                    help="where reproducers of divergences go (default: ./reports)")
     c.add_argument("--allow-skips", action="store_true",
@@ -75,6 +79,24 @@ def register(sub: Any) -> None:
     c.set_defaults(func=run)
 
 
+def listing(width: int = 100) -> list[str]:
+    """``check --list``: each scenario's group and name on a line, its whole
+    description below, under the name, wrapped at ``width`` columns (a
+    word longer than a line is never cut)."""
+    import textwrap
+
+    import harness.scenarios as scenarios
+
+    scs = list(scenarios.all_scenarios().values())
+    gw = max(len(sc.group) for sc in scs) + 1
+    out = []
+    for sc in scs:
+        out.append(f"{sc.group:{gw}}{sc.name}")
+        out += textwrap.wrap(sc.doc, width, initial_indent=" " * gw, subsequent_indent=" " * gw,
+                             break_long_words=False, break_on_hyphens=False)
+    return out
+
+
 def request(args: argparse.Namespace) -> session.CheckRequest:
     """The check ``args`` ask for (``--group a,b`` is ``--group a --group b``)."""
     from harness.check import shard
@@ -95,21 +117,21 @@ def run(args: argparse.Namespace) -> int:
     With ``--json -`` the JSON is standard output and the report goes to
     standard error."""
     if args.list:
-        import harness.scenarios as scenarios
-
-        for sc in scenarios.all_scenarios().values():
-            print(f"{sc.group:12} {sc.name:40} {sc.doc}")
+        print("\n".join(listing()))
         return 0
-    if args.strict and (args.json or args.junit):
-        raise UsageError("--strict prints its findings; it writes no --json or --junit")
+    if args.strict and (args.json or args.junit or args.tap):
+        raise UsageError("--strict prints its findings; it writes no --json, --junit or --tap")
+    if args.json == "-" and args.tap == "-":
+        raise UsageError("--json - and --tap -: only one of them can be standard output")
     check_output("--json", args.json)
+    check_output("--tap", args.tap)
     if args.junit == "-":
         raise UsageError("--junit -: JUnit XML goes to a file (--json - writes to standard "
                          "output)")
     check_output("--junit", args.junit)
     check_output("--report-dir", args.report_dir, directory=True)
     stdout = sys.stdout
-    human = contextlib.redirect_stdout(sys.stderr) if args.json == "-" \
+    human = contextlib.redirect_stdout(sys.stderr) if "-" in (args.json, args.tap) \
         else contextlib.nullcontext()
     with human:
         return _run(args, stdout)
@@ -130,12 +152,14 @@ def _run(args: argparse.Namespace, stdout: TextIO) -> int:
     report.print_report(out.results, sys.stdout, verbose=args.verbose)
     if out.notes:
         print("\n" + "\n".join(out.notes))
-    print("\n" + session.summary(out))
-    _drivers_share(out.results)
-    for why in out.stats.fallbacks:
-        print(f"  reuse fell back to a fresh launch: {why}")
+    counters = args.verbose or args.profile  # the check's own workings, not results
+    print("\n" + session.summary(out, counters))
+    if counters:
+        _drivers_share(out.results)
+        for why in out.stats.fallbacks:
+            print(f"  reuse fell back to a fresh launch: {why}")
     if not out.aborted:
-        _explore_summary(out.ran, p.request.report_dir)
+        _explore_summary(out.ran, p.request.report_dir, counters)
     for line in written:
         print(line)
     status = _say_verdict(out, p.request.report_dir)
@@ -223,6 +247,12 @@ def _check_files(args: argparse.Namespace, out: session.CheckOutcome,
         write_json(report.to_json(results, builds, json_summary(out)), args.json, stdout)
         if args.json != "-":
             lines.append(f"JSON report: {args.json}")
+    if args.tap:
+        from harness.check import tap
+
+        tap.write(results, args.tap, stdout, out.aborted)
+        if args.tap != "-":
+            lines.append(f"TAP report: {args.tap}")
     return lines
 
 
@@ -234,9 +264,11 @@ EXPLORE_BUDGET = 30.0
 EXPLORE_SHRINK = 2
 
 
-def _explore_summary(ran: list[session.RunResult], report_dir: Path) -> None:
-    """The explore group's line of the summary; each of its divergences
-    (at most :data:`EXPLORE_SHRINK`) shrunk into the fuzzer's reproducers."""
+def _explore_summary(ran: list[session.RunResult], report_dir: Path,
+                     counters: bool = True) -> None:
+    """The explore group's line of the summary (with ``counters``); each of
+    its divergences (at most :data:`EXPLORE_SHRINK`) shrunk into the
+    fuzzer's reproducers."""
     from harness.scenarios import explore
 
     runs = [r.result for r in ran if r.spec.scenario.group == explore.GROUP]
@@ -244,10 +276,11 @@ def _explore_summary(ran: list[session.RunResult], report_dir: Path) -> None:
         return
     secs = sum(r.seconds for r in runs)
     per = secs / max(len({r.build for r in runs}), 1)
-    print(f"explore group: {len(runs)} runs of the model-driven corpus "
-          f"({len(explore.load()['inputs'])} inputs), {secs:.1f} s of scenario time, "
-          f"{per:.1f} s per build (budget {EXPLORE_BUDGET:.0f} s per build"
-          + ("" if per <= EXPLORE_BUDGET else ", EXCEEDED") + ")")
+    if counters:
+        print(f"explore group: {len(runs)} runs of the model-driven corpus "
+              f"({len(explore.load()['inputs'])} inputs), {secs:.1f} s of scenario time, "
+              f"{per:.1f} s per build (budget {EXPLORE_BUDGET:.0f} s per build"
+              + ("" if per <= EXPLORE_BUDGET else ", EXCEEDED") + ")")
     bad = [r for r in ran if r.spec.scenario.group == explore.GROUP
            and r.result.status == "diverge"][:EXPLORE_SHRINK]
     if not bad:

@@ -40,20 +40,13 @@ def board_options(p: Any) -> None:
                    "docs/boards.md)")
 
 
-_last_plain = [0.0]
-
-
 def show_progress(text: str) -> None:
-    """One self-erasing status line on a terminal; elsewhere (CI logs) a
-    plain line at most every 30 seconds."""
-    import time
+    """The shared status line (:mod:`harness.progress`): live on a terminal,
+    elsewhere (CI logs) a plain line at least and at most every 30 seconds;
+    ``""`` takes it down."""
+    from harness import progress
 
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\x1b[K" + text[:100])
-        sys.stderr.flush()
-    elif text and time.monotonic() - _last_plain[0] >= 30:
-        _last_plain[0] = time.monotonic()
-        print(f"sdqtest: {text}", file=sys.stderr, flush=True)
+    progress.show(text)
 
 
 def call(args: argparse.Namespace) -> int:
@@ -79,6 +72,10 @@ def call(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("sdqtest: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``| head``): no more output, no traceback
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as e:  # noqa: BLE001 - a bug of sdqtest: said so, never exit 1
         report_dir = getattr(args, "report_dir", None)
         line, rc = failure.internal_error(e, Path(report_dir) if report_dir else None)

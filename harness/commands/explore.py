@@ -74,10 +74,12 @@ def run(args: argparse.Namespace) -> int:
 
         print("\n".join(bench.bench(args.bench, args.seed)))
         return 0
-    say = (lambda s: print(s, flush=True)) if args.verbose else None
+    from harness.commands.common import show_progress
     from harness.explore import report
 
+    say = (lambda s: print(s, flush=True)) if args.verbose else show_progress
     found, seen, stats = search.search(args.seed, args.count, args.plateau, say=say)
+    show_progress("")
     library = report.library_arcs()
     kept = search.cover(found, args.limit, known=library)
     covered = set().union(*(e.features for e in kept)) if kept else set()

@@ -16,6 +16,7 @@ from harness.commands.common import (
     json_option,
     machine_output,
     max_differences,
+    show_progress,
     write_json,
 )
 from harness.errors import SdqtestError
@@ -81,12 +82,6 @@ def _binary(spec: str) -> Path:
     return p.absolute()
 
 
-def _progress(text: str) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\033[K" + text[:120])
-        sys.stderr.flush()
-
-
 def _diff_text(scratch: Any, commits: list[str]) -> str:
     """The series as one diff: line numbers are the last commit's."""
     return str(scratch.git("diff", f"{commits[0]}^", commits[-1]).stdout)
@@ -124,7 +119,7 @@ def _run(args: argparse.Namespace, stdout: TextIO) -> int:
         else:
             if not (args.base and args.patched) or args.series:
                 raise SdqtestError("give --base B --patched B, or --qemu-src TREE --series S")
-            rv = run.review(_binary(args.base), _binary(args.patched), opts, _progress)
+            rv = run.review(_binary(args.base), _binary(args.patched), opts, show_progress)
     except series.SeriesError as e:
         print(f"sdqtest review: {e}", file=sys.stderr)
         return 2
@@ -156,14 +151,14 @@ def _review_series(args: argparse.Namespace, opts: Any, times: dict[str, float])
     bins = [(s.label(i) if args.each or n == 1 else f"[1-{n}/{n}] the series",
              scratch.build(commits[i - 1], s.label(i)).binary) for i in points]
     times["builds"] = time.monotonic() - t
-    rv = run.review(base_bin, bins[-1][1], opts, _progress,
+    rv = run.review(base_bin, bins[-1][1], opts, show_progress,
                     title=f"{s.source} ({n} patch{'es' if n > 1 else ''}) on {base_sha[:12]}")
     rv.patches = [s.label(i) for i in range(1, n + 1)]
     rv.notes.append("builds: " + ", ".join(
         f"{b.commit[:12]} {'cached' if b.cached else f'{b.seconds:.0f} s'}"
         for b in scratch.builds))
     if len(bins) > 1:
-        run.attribute(rv, bins, opts, _progress)
+        run.attribute(rv, bins, opts, show_progress)
     else:
         for c in rv.props:
             c.patch = bins[0][0]

@@ -78,6 +78,10 @@ def _args(d: HostDriver, index: int) -> int:
     return d.card.rca << 16 if index in _RCA_ARG else 0
 
 
+#: Each state's name as PLS 4.8's state transition table gives it.
+_STATE_NAMES = {"idle": "idle", "ready": "ready", "ident": "identification",
+                "stby": "stand-by", "tran": "transfer"}
+
 for _state, _reach in _STATES.items():
 
     def _make(reach: Callable[[HostDriver], None], app: bool) -> Callable[[Target, Context],
@@ -96,7 +100,12 @@ for _state, _reach in _STATES.items():
 
     for _app in (False, True):
         _name = f"{'acmd' if _app else 'cmd'}-all-in-{_state}"
-        scenario(_name, "commands", needs_clock=True)(_make(_reach, _app))
+        _as = " as an application command (after CMD55)" if _app else ""
+        scenario(_name, "commands", needs_clock=True, doc=(
+            f"Every command index 0 to 63{_as} sent to a card brought to the "
+            f"{_STATE_NAMES[_state]} state, each followed by CMD13 and a CMD and DAT line "
+            "reset: the response or its absence, and the status bits (PLS 4.8, card state "
+            "transitions)."))(_make(_reach, _app))
 
 
 @scenario("cmd19-tuning-v3", "commands", sd_card={"spec_version": 3}, needs_clock=True)

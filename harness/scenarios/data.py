@@ -21,14 +21,26 @@ from harness.target import Target
 MODES = (Mode.PIO, Mode.SDMA, Mode.ADMA2)
 
 
+#: How each transfer mode moves the data, as the descriptions say it.
+_MODE_NAMES = {Mode.PIO: "PIO (the Buffer Data Port, SDHC 2.2.8)",
+               Mode.SDMA: "SDMA (SDHC 1.13.1)", Mode.ADMA2: "ADMA2 (SDHC 1.13.4)"}
+
+
 def _rw_scenario(mode: Mode, count: int) -> None:
-    @scenario(f"{mode.value}-read-{count}", "data", needs_clock=True)
+    cmd = ("CMD17", "CMD24") if count == 1 else ("CMD18", "CMD25")
+    blocks = "one block" if count == 1 else f"{count} blocks"
+
+    @scenario(f"{mode.value}-read-{count}", "data", needs_clock=True,
+              doc=f"A read of {blocks} from block 5 by {_MODE_NAMES[mode]} ({cmd[0]}), "
+              "compared with the image's known pattern.")
     def _read(t: Target, ctx: Context) -> None:
         d = ready(t)
         r = d.read_blocks(5, count, mode=mode)
         expect_pattern(ctx, r.data, 5, f"{mode.value} read of {count} blocks")
 
-    @scenario(f"{mode.value}-write-{count}", "data", needs_clock=True)
+    @scenario(f"{mode.value}-write-{count}", "data", needs_clock=True,
+              doc=f"A write of {blocks} at block 9 by {_MODE_NAMES[mode]} ({cmd[1]}), "
+              "read back by PIO and compared, and the card image compared.")
     def _write(t: Target, ctx: Context) -> None:
         d = ready(t)
         data = test_data(512 * count, count)

@@ -262,7 +262,7 @@ def describe(rec: dict[str, Any]) -> str:
     """One line: the driver, where and on what it was recorded, what it did."""
     src = rec["source"]
     return (f"{rec['driver']} recorded on QEMU {src['qemu']['version']} {src['machine']} "
-            f"{src['controller']}: " + ", ".join(p["name"] for p in rec["phases"]))
+            f"{src['controller']}: " + ", ".join(p["name"] for p in rec["phases"]) + ".")
 
 
 def _scenario(rec: dict[str, Any]) -> Scenario:

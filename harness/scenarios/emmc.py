@@ -49,13 +49,13 @@ def _needs(image: str, extra: tuple[Requirement, ...] = ()) -> tuple[Requirement
 
 def emmc_scenario(name: str, group: str, *, image: str = IMAGE,
                   props: dict[str, Any] | None = None,
-                  extra: tuple[Requirement, ...] = ()
+                  extra: tuple[Requirement, ...] = (), doc: str | None = None
                   ) -> Callable[[Callable[[Target, Context], None]],
                                 Callable[[Target, Context], None]]:
     """Register an eMMC scenario on ``image`` with its partition properties."""
     card = {**images.recipe(image).emmc_props(), **(props or {})}
     return scenario(name, group, image=image, needs_clock=True, card="emmc", sd_card=card,
-                    requires=_needs(image, extra))
+                    requires=_needs(image, extra), doc=doc)
 
 
 def emmc_ready(t: Target) -> EmmcDriver:
@@ -174,7 +174,7 @@ def _switch_refused(t: Target, ctx: Context) -> None:
 
 @emmc_scenario("emmc-boot-config-property", "emmc-registers", props={"boot-config": 0x49})
 def _boot_config(t: Target, ctx: Context) -> None:
-    """boot-config=0x49 (boot ack, boot partition 1 enabled, access boot 1):
+    """Property boot-config=0x49 (boot ack, boot partition 1 enabled, access boot 1):
     PARTITION_CONFIG starts there, reads go to boot 1, CMD0 restores it."""
     d = emmc_ready(t)
     ext = d.send_ext_csd().data or bytes(512)
@@ -252,6 +252,10 @@ def _args(d: EmmcDriver, index: int) -> int:
     return d.card.rca << 16 if index in (3, 7, 9, 10, 13, 15, 55) else 0
 
 
+#: Each state's name as JESD84-B51's state diagrams give it.
+_STATE_NAMES = {"idle": "idle", "ready": "ready", "ident": "identification",
+                "stby": "stand-by", "tran": "transfer"}
+
 for _state, _reach in _STATES.items():
 
     def _make(reach: Callable[[EmmcDriver], None], app: bool
@@ -271,8 +275,13 @@ for _state, _reach in _STATES.items():
         return run
 
     for _app in (False, True):
-        emmc_scenario(f"emmc-{'acmd' if _app else 'cmd'}-all-in-{_state}", "emmc-commands")(
-            _make(_reach, _app))
+        _after = " after CMD55" if _app else ""
+        emmc_scenario(f"emmc-{'acmd' if _app else 'cmd'}-all-in-{_state}", "emmc-commands",
+                      doc=(f"Every command index 0 to 63 but CMD5 (sleep){_after} sent to "
+                           f"an eMMC device brought to the {_STATE_NAMES[_state]} "
+                           "state, each followed by CMD13 and a CMD and DAT line reset: the "
+                           "response or its absence, and the status bits (JESD84-B51 device "
+                           "state transitions)."))(_make(_reach, _app))
 
 
 @emmc_scenario("emmc-sleep", "emmc-commands")
@@ -336,10 +345,21 @@ def _erase(t: Target, ctx: Context) -> None:
 # -- emmc-data -----------------------------------------------------------------------
 
 
+#: How each transfer mode moves the data, as the descriptions say it.
+_MODE_NAMES = {Mode.PIO: "PIO (the Buffer Data Port)", Mode.SDMA: "SDMA",
+               Mode.ADMA2: "ADMA2"}
+
+
 def _data_scenario(mode: Mode, part: Partition) -> None:
     name = _PART_NAMES[part]
 
-    @emmc_scenario(f"emmc-{mode.value}-{name}", "emmc-data")
+    where = "the user area" if part == Partition.USER else \
+        f"{name} (selected through EXT_CSD PARTITION_CONFIG)"
+    doc = (f"Data in {where} by {_MODE_NAMES[mode]}: a 4-block read compared with the image, "
+           "a 5-block write read back, a CMD23-counted write and read, single blocks, then "
+           "the user area again (JESD84-B51).")
+
+    @emmc_scenario(f"emmc-{mode.value}-{name}", "emmc-data", doc=doc)
     def _rw(t: Target, ctx: Context) -> None:
         d = emmc_ready(t)
         if part != Partition.USER:

@@ -185,7 +185,7 @@ def _odd(t: Target, ctx: Context) -> None:
 @emmc_scenario("emmc-rpmb-auth-key-property", "emmc-rpmb",
                props={"auth-key": KEY.hex()}, extra=(has_property("emmc", "auth-key"),))
 def _auth_key(t: Target, ctx: Context) -> None:
-    """auth-key programs the key at realize: programming again fails, a
+    """The auth-key property programs the key at realize: programming again fails, a
     counter read answers with a MAC under that key."""
     d = _rpmb(t)
     r = d.rpmb_program_key(bytes(32))

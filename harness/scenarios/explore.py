@@ -100,13 +100,14 @@ def register(path: Path = CORPUS) -> int:
         n = sum(1 for o in entry["ops"] if o["op"] != "probe")
         on = f" on {entry['variant']} {entry.get('sdhci')} {entry.get('sd_card')}" \
             if "variant" in entry else ""
-        doc = (f"explored input {entry['index']} (seed {data.get('seed')}): {n} "
-               f"operations{on}, {entry['new']} model branches/states first reached")
-        add(_scenario(entry["name"], entry["ops"], doc, entry.get("sdhci"),
+        doc = (f"Explored input {entry['index']} (seed {data.get('seed')}): {n} "
+               f"operations{on} that first reached {entry['new']} branches or states of "
+               "the model")
+        add(_scenario(entry["name"], entry["ops"], doc + ".", entry.get("sdhci"),
                       entry.get("sd_card")))
         if migrates(entry["ops"]):  # its migration points, run where the check migrates
             add(_scenario(f"migrate-{entry['name']}", entry["ops"],
-                          doc + "; migrated to the same build at each migrate operation",
+                          doc + ", migrated to the same build at each migrate operation.",
                           entry.get("sdhci"), entry.get("sd_card"), MIGRATION_GROUP))
     return len(data["inputs"])
 

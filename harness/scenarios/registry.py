@@ -118,16 +118,43 @@ def scenario(
     params: Mapping[str, Any] | None = None,
     card: str = "sd-card",
     migrates: bool = False,
+    doc: str | None = None,
 ) -> Callable[[Callable[[Target, Context], None]], Callable[[Target, Context], None]]:
-    """Register ``fn`` as scenario ``name`` in ``group``."""
+    """Register ``fn`` as scenario ``name`` in ``group``; its one-line
+    description ``doc``, by default the first sentence of ``fn``'s docstring
+    (:func:`first_sentence`)."""
 
     def deco(fn: Callable[[Target, Context], None]) -> Callable[[Target, Context], None]:
-        add(Scenario(name, group, fn, (fn.__doc__ or "").strip().split("\n")[0], image,
+        text = first_sentence(fn.__doc__ or "") if doc is None else doc
+        add(Scenario(name, group, fn, text, image,
                      needs_clock, requires, dict(sd_card or {}), dict(sdhci or {}),
                      dict(params or {}), card, migrates))
         return fn
 
     return deco
+
+
+#: Words whose period ends no sentence (``e.g. QEMU`` goes on).
+_ABBREVIATIONS = ("e.g.", "i.e.", "cf.", "vs.", "etc.", "approx.", "No.", "Fig.", "Sec.")
+
+
+def first_sentence(doc: str) -> str:
+    """The first sentence of ``doc``'s first paragraph, on one line: up to the
+    first ``.``, ``!`` or ``?`` outside brackets that ends the paragraph or
+    is followed by a space and a capital or a bracket (not an abbreviation's
+    period, not an ellipsis); the whole paragraph when none is."""
+    para = " ".join(doc.strip().split("\n\n")[0].split())
+    depth = 0
+    for i, ch in enumerate(para):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch not in ".!?" or depth > 0 or para[i - 1:i] == ".":
+            continue
+        after = para[i + 1:i + 3]
+        if after and not (after[:1] == " " and (after[1:].isupper() or after[1:] == "(")):
+            continue
+        if not any(para[:i + 1].endswith(" " + a) or para[:i + 1] == a for a in _ABBREVIATIONS):
+            return para[:i + 1]
+    return para
 
 
 def add(sc: Scenario) -> None:

@@ -33,6 +33,9 @@ from harness.target import Target
 GROUP = "restart"
 #: How the first transfer ends part-way.
 ENDS = ("mismatch", "error", "gap", "dat-reset")
+#: How each of :data:`ENDS` stops the first transfer (SDHC sections).
+_ENDED = {"mismatch": "an ADMA Length Mismatch (2.2.30)", "error": "a data error (2.2.18)",
+          "gap": "Stop At Block Gap (2.2.14)", "dat-reset": "a DAT line reset (2.2.17)"}
 #: The first transfer's Block Size: half the card's block, so that a larger
 #: one is still within sdhci-pci's buffer (512 bytes: Capabilities' Max Block
 #: Length 0, SDHC 2.2.25; QEMU caps Block Size there).
@@ -138,9 +141,9 @@ def _scenario(end: str, write: bool) -> Scenario:
             apply(d, target, op)
 
     way = "write" if write else "read"
-    doc = (f"a {way} ended part-way ({end}), Block Size made smaller, the same and larger, "
-           "restarted without a command (SDMA System Address"
-           f"{', Continue Request' if end == 'gap' else ''}); issue #43, CVE-2021-3409's shape")
+    doc = (f"A {way} stopped part-way by {_ENDED[end]}, then Block Size made smaller, the "
+           "same and larger and the transfer restarted with no command (SDMA System Address"
+           f"{', Continue Request' if end == 'gap' else ''}): the shape of CVE-2021-3409.")
     return Scenario(f"restart-{end}-{way}", GROUP, fn, doc, needs_clock=True,
                     params={"absolute_dma": True})
 

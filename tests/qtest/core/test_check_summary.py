@@ -82,3 +82,29 @@ def test_check_exits_non_zero_on_mostly_skipped_unless_allowed(
     assert cli.main(argv) == 4
     results = iter(_results())
     assert cli.main([*argv, "--allow-skips"]) == 0
+
+
+def _outcome(shard: tuple[int, int] = (1, 1)) -> session.CheckOutcome:
+    """An outcome with just what :func:`session.summary` reads."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    rs = _results()
+    for r in rs:
+        r.lockstep = "optimistic"
+    plan = SimpleNamespace(runs=rs, request=SimpleNamespace(shard=shard), jobs=2, total=14,
+                           matrix_here=True)
+    return cast(session.CheckOutcome, SimpleNamespace(
+        plan=plan, aborted="", elapsed=2.0, ran=rs, results=rs,
+        stats=SimpleNamespace(launched=2, reused=5, fallbacks=[])))
+
+
+def test_the_default_summary_leaves_out_the_checks_own_counters() -> None:
+    """Workers, launches, reuses and lockstep modes are how sdqtest ran, not
+    what it found: only with --verbose or --profile."""
+    plain = session.summary(_outcome(), counters=False)
+    assert plain == "7 scenario runs in 2.0 s"
+    full = session.summary(_outcome())
+    assert full.startswith(plain) and "QEMU launched 2 times, reused 5 times" in full
+    assert "optimistic lockstep 7, fell back to step by step 0" in full
+    assert session.summary(_outcome((2, 3)), counters=False).endswith("; shard 2/3: 7 of 14 runs")

@@ -53,6 +53,7 @@ MODULES: dict[str, str] = {
     "harness.profile": "base",
     "harness.machine": "base",
     "harness.table": "base",
+    "harness.progress": "base",
     "harness.images": "base",
     "harness.hwdefs": "base",
     "harness.ledger": "base",
