@@ -258,12 +258,15 @@ def _g_csd(rng: random.Random) -> Op:
 
 
 #: Data commands a ``start`` issues: (index, read, multiple block).
-START_COMMANDS = ((17, True, False), (18, True, True), (24, False, False),
-                  (25, False, True))
+START_COMMANDS = ((S.index("READ_SINGLE_BLOCK"), True, False),
+                  (S.index("READ_MULTIPLE_BLOCK"), True, True),
+                  (S.index("WRITE_BLOCK"), False, False),
+                  (S.index("WRITE_MULTIPLE_BLOCK"), False, True))
 #: Application commands a ``start`` with ``"app": true`` may issue (after
 #: its own CMD55 with the card's RCA): ACMD13 SD Status (64 bytes) and
 #: ACMD51 SCR (8 bytes), PLS 4.10.2 and 5.6, read in host blocks of any size.
-START_APP_COMMANDS = ((13, True, True), (51, True, True))
+START_APP_COMMANDS = ((S.index("SD_STATUS", app=True), True, True),
+                      (S.index("SEND_SCR", app=True), True, True))
 #: Transfer modes of ``start``: PIO, SDMA, and each ADMA DMA Select (SDHC
 #: 2.2.10: ADMA1, ADMA2 32-bit, ADMA2 64-bit) with a one-descriptor table.
 START_MODES = ("pio", "sdma", "adma1", "adma2", "adma64")
