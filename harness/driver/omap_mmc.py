@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.driver.layout import HOSTS
 from harness.driver.results import DriverError
 from harness.hwdefs import omap_mmc as O
 from harness.hwdefs import sd as S
@@ -121,6 +122,7 @@ class _Data:
         return self.size - (len(self.out) if self.read else self.pos)
 
 
+@HOSTS.controller("omap-mmc")
 class OmapHost:
     """Drives ``target``'s OMAP MMC/SD host (see the module docstring)."""
 
