@@ -242,6 +242,35 @@ def bisect(
     128 + the signal.
     """
     src = toplevel(src)
+    good_sha, bad_sha = _endpoints(src, good, bad, builder)
+    progress = progress or Progress()
+    log_dir = (log_dir or default_log_dir(src)).absolute()
+    log_dir.mkdir(parents=True, exist_ok=True)
+    _announce(src, good_sha, bad_sha, builder, check, log_dir, progress)
+    res = BisectResult(EXIT_NOT_FOUND, "", log_dir=log_dir)
+    loop = _Loop(src, builder, check, res, log_dir, progress, build_timeout, check_timeout)
+    with tree_lock(src), signals_as_exit():
+        started = False
+        try:
+            with signals_ignored():
+                out = _bisect_cmd(src, "start", bad_sha, good_sha, "--")
+                started = True
+            loop.run(out, good_sha if verify_good else None)
+        except KeyboardInterrupt:
+            res.code, res.message = 130, "interrupted (Ctrl-C)"
+        except SystemExit as e:
+            _stopped(res, e)
+        finally:
+            res.elapsed = progress.elapsed()
+            if started:
+                res.reset_ok = _finish(src, log_dir)
+    _write_summary(res)
+    return res
+
+
+def _endpoints(src: Path, good: str, bad: str, builder: Builder) -> tuple[str, str]:
+    """``good`` and ``bad`` as commits, checked before the tree is touched:
+    distinct, ``good`` an ancestor of ``bad``, the builder's prerequisites met."""
     check_tree(src)
     good_sha = resolve_commit(src, good, "good")
     bad_sha = resolve_commit(src, bad, "bad")
@@ -255,9 +284,11 @@ def bisect(
     missing = builder.prerequisites(src)
     if missing:
         raise BisectError(format_missing(missing))
-    progress = progress or Progress()
-    log_dir = (log_dir or default_log_dir(src)).absolute()
-    log_dir.mkdir(parents=True, exist_ok=True)
+    return good_sha, bad_sha
+
+
+def _announce(src: Path, good_sha: str, bad_sha: str, builder: Builder, check: Check,
+              log_dir: Path, progress: Progress) -> None:
     n = int(git(src, "rev-list", "--count", f"{good_sha}..{bad_sha}").strip())
     progress.say(f"bisecting {n} commits from good {good_sha[:12]} to bad {bad_sha[:12]} "
                  f"with {check.describe()}; logs in {log_dir}")
@@ -265,108 +296,125 @@ def bisect(
     if callable(advice):
         for line in advice(src):
             progress.say(f"  {line}")
-    res = BisectResult(EXIT_NOT_FOUND, "", log_dir=log_dir)
-    with tree_lock(src), signals_as_exit():
-        started = False
-        try:
-            with signals_ignored():
-                out = _bisect_cmd(src, "start", bad_sha, good_sha, "--")
-                started = True
-            _loop(src, out, builder, check, res, log_dir, progress,
-                  build_timeout, check_timeout, good_sha if verify_good else None)
-        except KeyboardInterrupt:
-            res.code, res.message = 130, "interrupted (Ctrl-C)"
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-            res.code = code
-            res.message = f"stopped (exit {code})"
-            with contextlib.suppress(ValueError):
-                res.message = f"interrupted ({signal.Signals(code - 128).name})"
-        finally:
-            res.elapsed = progress.elapsed()
-            if started:
-                res.reset_ok = _finish(src, log_dir)
-    _write_summary(res)
-    return res
 
 
-def _loop(src: Path, out: str, builder: Builder, check: Check, res: BisectResult,
-          log_dir: Path, progress: Progress, build_timeout: float,
-          check_timeout: float, verify: str | None) -> None:
-    tested: dict[str, StepOutcome] = {}
+def _stopped(res: BisectResult, e: SystemExit) -> None:
+    """``res`` ended by ``sys.exit`` (a signal made one: 128 + its number)."""
+    code = e.code if isinstance(e.code, int) else 1
+    res.code = code
+    res.message = f"stopped (exit {code})"
+    with contextlib.suppress(ValueError):
+        res.message = f"interrupted ({signal.Signals(code - 128).name})"
 
-    def step() -> StepOutcome:
-        head = git(src, "rev-parse", "HEAD").strip()
-        n = len(res.steps) + 1
-        log = log_dir / f"step-{n:02d}-{head[:12]}.log"
-        o = run_step(src, builder, check, log, build_timeout=build_timeout,
-                     check_timeout=check_timeout, progress=progress)
-        res.steps.append(o)
-        tested[o.commit] = o
+
+class _Loop:
+    """One bisection's steps: each commit git checks out is built and checked
+    (:func:`run_step`) and marked good, bad or skip until git names the
+    first bad commit; ``res`` collects the steps and the conclusion."""
+
+    def __init__(self, src: Path, builder: Builder, check: Check, res: BisectResult,
+                 log_dir: Path, progress: Progress, build_timeout: float,
+                 check_timeout: float) -> None:
+        self.src, self.builder, self.check, self.res = src, builder, check, res
+        self.log_dir, self.progress = log_dir, progress
+        self.build_timeout, self.check_timeout = build_timeout, check_timeout
+        self.tested: dict[str, StepOutcome] = {}
+
+    def step(self) -> StepOutcome:
+        """Build and check the commit checked out."""
+        head = git(self.src, "rev-parse", "HEAD").strip()
+        n = len(self.res.steps) + 1
+        log = self.log_dir / f"step-{n:02d}-{head[:12]}.log"
+        o = run_step(self.src, self.builder, self.check, log, build_timeout=self.build_timeout,
+                     check_timeout=self.check_timeout, progress=self.progress)
+        self.res.steps.append(o)
+        self.tested[o.commit] = o
         return o
 
-    if verify is not None:
-        with signals_ignored():
-            git(src, "checkout", "-q", "--detach", verify)
-        progress.step(1, None, verify, git(src, "log", "-1", "--format=%s", verify).strip()
-                      + " (--good, to confirm)")
-        o = step()
-        if o.code != GOOD:
-            res.code = EXIT_NOT_FOUND
-            res.message = (f"the --good commit {verify[:12]} does not test good "
-                           f"({o.verdict}: {o.summary}); nothing bisected")
+    def run(self, out: str, verify: str | None) -> None:
+        """From ``git bisect start``'s output ``out`` to the conclusion;
+        ``verify``: the --good commit, tested first."""
+        if verify is not None and not self.verify_good(out, verify):
             return
+        st = self.walk(out)
+        if st is None:
+            return
+        if st.candidates:
+            self.res.code = EXIT_NOT_FOUND
+            self.res.candidates = st.candidates
+            self.res.message = ("only skipped commits are left: the first bad commit is one "
+                                f"of these {len(st.candidates)} (builds failed or checks could "
+                                "not tell):")
+            return
+        assert st.first_bad is not None
+        self.conclude(st.first_bad, verify)
+
+    def verify_good(self, out: str, verify: str) -> bool:
+        """Test the --good commit; False (and the result says why) if it is not good."""
+        with signals_ignored():
+            git(self.src, "checkout", "-q", "--detach", verify)
+        self.progress.step(1, None, verify, git(self.src, "log", "-1", "--format=%s",
+                                                verify).strip() + " (--good, to confirm)")
+        o = self.step()
+        if o.code != GOOD:
+            self.res.code = EXIT_NOT_FOUND
+            self.res.message = (f"the --good commit {verify[:12]} does not test good "
+                                f"({o.verdict}: {o.summary}); nothing bisected")
+            return False
         back = out_head(out)
         if back is not None:
             with signals_ignored():
-                git(src, "checkout", "-q", "--detach", back)
-    while True:
-        st = _parse(out)
-        if st.first_bad or st.candidates:
-            break
-        head = git(src, "rev-parse", "HEAD").strip()
-        progress.step(len(res.steps) + 1, st.left, head,
-                      git(src, "log", "-1", "--format=%s", head).strip())
-        o = step()
-        if o.code == ABORT:
-            res.code = EXIT_CHECK_BROKEN
-            res.message = f"bisect stopped at {o.commit[:12]}: {o.summary}"
-            return
-        term = {GOOD: "good", SKIP: "skip"}.get(o.code, "bad")
-        with signals_ignored():
-            out = _bisect_cmd(src, term)
-    if st.candidates:
-        res.code = EXIT_NOT_FOUND
-        res.candidates = st.candidates
-        res.message = ("only skipped commits are left: the first bad commit is one of "
-                       f"these {len(st.candidates)} (builds failed or checks could not tell):")
-        return
-    assert st.first_bad is not None
-    res.first_bad = st.first_bad
-    res.subject = git(src, "log", "-1", "--format=%s", st.first_bad).strip()
-    outcome = tested.get(st.first_bad)
-    if outcome is None:
-        # git concluded without testing it: the --bad commit itself.  Test it so the
-        # summary can show what marks it (and catch a --bad that is not bad).
-        with signals_ignored():
-            git(src, "checkout", "-q", "--detach", st.first_bad)
-        progress.step(len(res.steps) + 1, 0, st.first_bad, res.subject + " (--bad, to confirm)")
-        outcome = step()
-        if outcome.code == GOOD:
-            res.code = EXIT_NOT_FOUND
-            res.message = (f"the --bad commit {st.first_bad[:12]} itself tests good "
-                           f"({outcome.summary}): nothing in the range goes bad under this "
-                           "check")
-            res.outcome = outcome
-            return
-        if outcome.code != BAD:
-            res.message = f"(the --bad commit could not be confirmed: {outcome.summary})"
-    res.outcome = outcome
-    res.code = EXIT_FOUND
-    tried = [s for s in res.steps if s.code in (GOOD, BAD)]
-    if tried and all(s.code == BAD for s in tried) and verify is None:
-        res.message = ("note: every commit tested was bad; if that is unexpected, check "
-                       "that --good is good (--verify-good tests it first)")
+                git(self.src, "checkout", "-q", "--detach", back)
+        return True
+
+    def walk(self, out: str) -> _State | None:
+        """Mark each commit git checks out until it concludes; None when a
+        check broke (the result says so), else git's last state."""
+        while True:
+            st = _parse(out)
+            if st.first_bad or st.candidates:
+                return st
+            head = git(self.src, "rev-parse", "HEAD").strip()
+            self.progress.step(len(self.res.steps) + 1, st.left, head,
+                               git(self.src, "log", "-1", "--format=%s", head).strip())
+            o = self.step()
+            if o.code == ABORT:
+                self.res.code = EXIT_CHECK_BROKEN
+                self.res.message = f"bisect stopped at {o.commit[:12]}: {o.summary}"
+                return None
+            term = {GOOD: "good", SKIP: "skip"}.get(o.code, "bad")
+            with signals_ignored():
+                out = _bisect_cmd(self.src, term)
+
+    def conclude(self, first_bad: str, verify: str | None) -> None:
+        """The first bad commit into the result, tested if git did not."""
+        res = self.res
+        res.first_bad = first_bad
+        res.subject = git(self.src, "log", "-1", "--format=%s", first_bad).strip()
+        outcome = self.tested.get(first_bad)
+        if outcome is None:
+            # git concluded without testing it: the --bad commit itself.  Test it so the
+            # summary can show what marks it (and catch a --bad that is not bad).
+            with signals_ignored():
+                git(self.src, "checkout", "-q", "--detach", first_bad)
+            self.progress.step(len(res.steps) + 1, 0, first_bad,
+                               res.subject + " (--bad, to confirm)")
+            outcome = self.step()
+            if outcome.code == GOOD:
+                res.code = EXIT_NOT_FOUND
+                res.message = (f"the --bad commit {first_bad[:12]} itself tests good "
+                               f"({outcome.summary}): nothing in the range goes bad under "
+                               "this check")
+                res.outcome = outcome
+                return
+            if outcome.code != BAD:
+                res.message = f"(the --bad commit could not be confirmed: {outcome.summary})"
+        res.outcome = outcome
+        res.code = EXIT_FOUND
+        tried = [s for s in res.steps if s.code in (GOOD, BAD)]
+        if tried and all(s.code == BAD for s in tried) and verify is None:
+            res.message = ("note: every commit tested was bad; if that is unexpected, check "
+                           "that --good is good (--verify-good tests it first)")
 
 
 def out_head(out: str) -> str | None:

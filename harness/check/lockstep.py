@@ -31,6 +31,7 @@ from harness.check.recording import Departed
 from harness.check.scoreboard import Scoreboard, signature
 from harness.check.sdhost_transfer import SdhostTracker
 from harness.check.spi_transfer import SpiTracker
+from harness.check.step import TRACKERS as TRACKERS
 from harness.check.step import Step as Step
 from harness.check.step import Tracker, irq_events_text
 from harness.check.sunxi_transfer import SunxiTracker
@@ -218,20 +219,16 @@ def endless(model: Any) -> str | None:
     return str(hung)
 
 
-#: The command follower of each non-SDHCI controller, by ``Board.variant``.
-TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
-    "spi": lambda recipe: SpiTracker(),
-    "pl181": lambda recipe: Pl181Tracker(),
-    "allwinner": lambda recipe: SunxiTracker(),
-    "sdhost": lambda recipe: SdhostTracker(),
-    "omap-mmc": lambda recipe: OmapTracker(),
-}
+#: The trackers, each bound to its ``Board.variant`` by its class
+#: (``@TRACKERS.controller``); imported above so that all are bound.
+_BOUND = (SpiTracker, Pl181Tracker, SunxiTracker, SdhostTracker, OmapTracker)
 
 
 def tracker_for(board: Board | None, recipe: Recipe | None) -> Tracker:
     """The follower of the commands of ``board``'s controller (the PC's: ``None``)."""
-    make = TRACKERS.get(board.variant) if board is not None else None
-    return make(recipe) if make is not None else CommandTracker(recipe)
+    if board is not None and board.variant in TRACKERS:
+        return TRACKERS[board.variant]()
+    return CommandTracker(recipe)
 
 
 class LockstepTarget:

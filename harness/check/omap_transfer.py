@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.step import Step
+from harness.check.step import TRACKERS, Step
 from harness.hwdefs import omap_mmc as O
 from harness.hwdefs import sd
 
@@ -45,6 +45,7 @@ class _Command:
         return sd.command_name(self.index, app=self.app)
 
 
+@TRACKERS.controller("omap-mmc")
 class OmapTracker:
     """Follows the commands a scenario issues (see the module docstring)."""
 

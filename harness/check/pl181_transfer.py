@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.step import Step
+from harness.check.step import TRACKERS, Step
 from harness.hwdefs import pl181 as P
 from harness.hwdefs import sd
 from harness.hwdefs.layouts import layout
@@ -47,6 +47,7 @@ class _Command:
         return sd.command_name(self.index, app=self.app)
 
 
+@TRACKERS.controller("pl181")
 class Pl181Tracker:
     """Follows the commands a scenario issues through MCICommand."""
 

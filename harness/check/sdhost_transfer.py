@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.step import Step
+from harness.check.step import TRACKERS, Step
 from harness.hwdefs import bcm2835_sdhost as B
 from harness.hwdefs import sd
 from harness.hwdefs.layouts import layout
@@ -46,6 +46,7 @@ class _Command:
         return sd.command_name(self.index, app=self.app)
 
 
+@TRACKERS.controller("sdhost")
 class SdhostTracker:
     """Follows the SDHOST commands a scenario issues (see the module docstring)."""
 

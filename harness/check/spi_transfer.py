@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.step import Step
+from harness.check.step import TRACKERS, Step
 from harness.hwdefs import pl022 as P
 from harness.hwdefs import sd
 from harness.hwdefs import sd_spi as T
@@ -52,6 +52,7 @@ class _Command:
         return _name(self.index, self.app)
 
 
+@TRACKERS.controller("spi")
 class SpiTracker:
     """Follows the SPI frames a scenario writes (see the module docstring)."""
 

@@ -6,10 +6,12 @@ which matches them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness.hwdefs import layouts
+from harness.hwdefs.boards import ByVariant
 
 
 @dataclass(frozen=True)
@@ -120,3 +122,9 @@ class Tracker(Protocol):
 
     def context(self, step: Step) -> list[str]:
         """Lines that place ``step`` in the command in progress."""
+
+
+#: The command follower of each non-SDHCI controller (``Board.variant``),
+#: bound with ``@TRACKERS.controller(variant)`` on its class; an SDHCI's is
+#: :class:`harness.check.transfer.CommandTracker`.
+TRACKERS: ByVariant[Callable[[], Tracker]] = ByVariant("command tracker")

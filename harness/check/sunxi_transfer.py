@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.step import Step
+from harness.check.step import TRACKERS, Step
 from harness.hwdefs import allwinner as A
 from harness.hwdefs import sd
 from harness.hwdefs.layouts import layout
@@ -50,6 +50,7 @@ class _Command:
         return sd.command_name(self.index, app=self.app)
 
 
+@TRACKERS.controller("allwinner")
 class SunxiTracker:
     """Follows the commands a scenario loads (see the module docstring)."""
 

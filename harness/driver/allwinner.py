@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.driver.layout import HOSTS
 from harness.driver.results import DriverError
 from harness.hwdefs import allwinner as A
 from harness.hwdefs.fields import Register
@@ -83,6 +84,7 @@ class Response:
         return self.resp[0]
 
 
+@HOSTS.controller("allwinner")
 class SunxiHost:
     """Drives ``target``'s SMHC (see the module docstring)."""
 

@@ -388,21 +388,30 @@ class Controller:
         self.clear_status(H.NIS_CMDCMPL)
 
         if data is None:
-            if resp is Resp.R1B and wait_busy and not self.layout.busy_irq:
-                # No Transfer Complete after busy (Linux SDHCI_QUIRK_NO_BUSY_IRQ):
-                # wait for the DAT line instead (Command Inhibit (DAT), 2.2.9).
-                _, ok = self.wait_prnsts(H.PRNSTS_DATINHIBIT, 0)
-                if not ok:
-                    res.timeout = "busy"
-                    return self._fail(res, data)
-            elif resp is Resp.R1B and wait_busy:
-                o = self.wait_status("busy", H.NIS_TRNSCMPL, res)
-                if not o.ok or o.errintsts:
-                    return self._fail(res, data)
-                self.clear_status(H.NIS_TRNSCMPL)
-            self._leftovers(res)
-            return res
+            return self._no_data(res, resp, wait_busy)
+        return self._data_phase(res, data, plan)
 
+    def _no_data(self, res: CommandResult, resp: Resp, wait_busy: bool) -> CommandResult:
+        """The end of a command without data: its busy (R1b) waited for when
+        asked, by Transfer Complete (2.2.17) or the DAT line."""
+        if resp is Resp.R1B and wait_busy and not self.layout.busy_irq:
+            # No Transfer Complete after busy (Linux SDHCI_QUIRK_NO_BUSY_IRQ):
+            # wait for the DAT line instead (Command Inhibit (DAT), 2.2.9).
+            _, ok = self.wait_prnsts(H.PRNSTS_DATINHIBIT, 0)
+            if not ok:
+                res.timeout = "busy"
+                return self._fail(res, None)
+        elif resp is Resp.R1B and wait_busy:
+            o = self.wait_status("busy", H.NIS_TRNSCMPL, res)
+            if not o.ok or o.errintsts:
+                return self._fail(res, None)
+            self.clear_status(H.NIS_TRNSCMPL)
+        self._leftovers(res)
+        return res
+
+    def _data_phase(self, res: CommandResult, data: Transfer,
+                    plan: AdmaPlan | None) -> CommandResult:
+        """The data of a command that has its response (3.7.2: PIO, SDMA, ADMA)."""
         if data.mode is Mode.PIO:
             self._pio(res, data)
         elif data.mode is Mode.SDMA:

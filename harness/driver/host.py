@@ -198,46 +198,11 @@ class HostDriver(Controller):
         up to ``acmd41_tries`` (the spec allows 1 s, PLS 4.2.3.1)."""
         info = CardInfo(block_len=block_len)
         self.card = info
-        steps = info.steps
-
-        steps.append(self.cmd(GO_IDLE_STATE, 0))
-        r8 = self.cmd(SEND_IF_COND, CMD8_VHS_27_36 | CMD8_CHECK_PATTERN)
-        steps.append(r8)
-        if r8.ok:
-            info.if_cond = r8.r1 & 0xFFF
-            if info.if_cond != CMD8_VHS_27_36 | CMD8_CHECK_PATTERN:
-                raise DriverError("CMD8 echo mismatch", r8)
-        v2 = r8.ok
-
-        enq = self.acmd(ACMD_SD_SEND_OP_COND, 0, rca=0)
-        steps.append(enq)
-        self._must(enq, "ACMD41 enquiry")
-        card_ocr = enq.r1
-        window = voltage_window & card_ocr & S.OCR_VOLTAGE_WINDOW
-        if not window:
-            raise DriverError(f"no common voltage: card OCR {card_ocr:#010x}", enq)
-        arg = window | (S.ACMD41_HCS if hcs and v2 else 0)
-        for _ in range(acmd41_tries):
-            r41 = self.acmd(ACMD_SD_SEND_OP_COND, arg, rca=0)
-            steps.append(r41)
-            self._must(r41, "ACMD41")
-            if r41.r1 & S.OCR_BUSY:
-                info.ocr = r41.r1
-                break
-            self.step(acmd41_step_ns)
-        else:
-            raise DriverError("card did not power up (ACMD41 busy never set)", steps[-1])
-
-        r2 = self._must(self.cmd(ALL_SEND_CID, 0), "CMD2")
-        steps.append(r2)
-        info.cid = r2.r2
-        r3 = self._must(self.cmd(SEND_RELATIVE_ADDR, 0), "CMD3")
-        steps.append(r3)
-        info.rca = r3.r1 >> 16
-        r9 = self._must(self.cmd(SEND_CSD, info.rca << 16), "CMD9")
-        steps.append(r9)
-        info.csd = r9.r2
+        v2 = self._if_cond(info)
+        self._power_up(info, voltage_window, hcs and v2, acmd41_step_ns, acmd41_tries)
+        self._identify(info)
         self.set_clock(freq_hz)
+        steps = info.steps
         steps.append(self._must(self.cmd(SELECT_DESELECT_CARD, info.rca << 16), "CMD7"))
         steps.append(self._must(self.cmd(SET_BLOCKLEN, block_len), "CMD16"))
         if read_scr:
@@ -253,6 +218,52 @@ class HostDriver(Controller):
                 self.set_bus_width(bus_width)
                 info.bus_width = bus_width
         return info
+
+    def _if_cond(self, info: CardInfo) -> bool:
+        """CMD0, then CMD8 (PLS 4.3.13): whether the card is a version 2.00 one."""
+        info.steps.append(self.cmd(GO_IDLE_STATE, 0))
+        r8 = self.cmd(SEND_IF_COND, CMD8_VHS_27_36 | CMD8_CHECK_PATTERN)
+        info.steps.append(r8)
+        if r8.ok:
+            info.if_cond = r8.r1 & 0xFFF
+            if info.if_cond != CMD8_VHS_27_36 | CMD8_CHECK_PATTERN:
+                raise DriverError("CMD8 echo mismatch", r8)
+        return r8.ok
+
+    def _power_up(self, info: CardInfo, voltage_window: int, hcs: bool, step_ns: int,
+                  tries: int) -> None:
+        """ACMD41's enquiry, then ACMD41 with the common voltages (and HCS)
+        until the card is powered up (PLS 4.2.3.1)."""
+        steps = info.steps
+        enq = self.acmd(ACMD_SD_SEND_OP_COND, 0, rca=0)
+        steps.append(enq)
+        self._must(enq, "ACMD41 enquiry")
+        card_ocr = enq.r1
+        window = voltage_window & card_ocr & S.OCR_VOLTAGE_WINDOW
+        if not window:
+            raise DriverError(f"no common voltage: card OCR {card_ocr:#010x}", enq)
+        arg = window | (S.ACMD41_HCS if hcs else 0)
+        for _ in range(tries):
+            r41 = self.acmd(ACMD_SD_SEND_OP_COND, arg, rca=0)
+            steps.append(r41)
+            self._must(r41, "ACMD41")
+            if r41.r1 & S.OCR_BUSY:
+                info.ocr = r41.r1
+                return
+            self.step(step_ns)
+        raise DriverError("card did not power up (ACMD41 busy never set)", steps[-1])
+
+    def _identify(self, info: CardInfo) -> None:
+        """CMD2 (CID), CMD3 (RCA), CMD9 (CSD): PLS 4.2.4 and the stand-by state."""
+        r2 = self._must(self.cmd(ALL_SEND_CID, 0), "CMD2")
+        info.steps.append(r2)
+        info.cid = r2.r2
+        r3 = self._must(self.cmd(SEND_RELATIVE_ADDR, 0), "CMD3")
+        info.steps.append(r3)
+        info.rca = r3.r1 >> 16
+        r9 = self._must(self.cmd(SEND_CSD, info.rca << 16), "CMD9")
+        info.steps.append(r9)
+        info.csd = r9.r2
 
     # -- card status and registers ---------------------------------------------
 

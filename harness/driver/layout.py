@@ -17,10 +17,10 @@ from typing import Protocol
 
 from harness.hwdefs import sdhci as H
 from harness.hwdefs import usdhc as U
-from harness.hwdefs.boards import Board
+from harness.hwdefs.boards import Board, ByVariant
 from harness.hwdefs.fields import Register
 
-__all__ = ["StandardLayout", "UsdhcLayout", "layout_for"]
+__all__ = ["HOSTS", "DRIVER_LAYOUTS", "StandardLayout", "UsdhcLayout", "layout_for"]
 
 
 class _Registers(Protocol):
@@ -31,7 +31,7 @@ class _Registers(Protocol):
 
 
 class StandardLayout:
-    """The standard register layout."""
+    """The standard register layout (every SDHCI variant not in :data:`DRIVER_LAYOUTS`)."""
 
     #: Transfer Complete follows a busy response without data (2.2.17).
     busy_irq = True
@@ -51,12 +51,21 @@ class StandardLayout:
         c.wr(H.CMDREG, cmdreg)
 
 
+#: The layout of each SDHCI variant that moves registers (``Board.variant``),
+#: bound with ``@DRIVER_LAYOUTS.controller(variant)`` on its class.
+DRIVER_LAYOUTS: ByVariant[type[StandardLayout]] = ByVariant("driver register layout")
+#: The host driver of each non-SDHCI controller (``Board.variant``), bound
+#: with ``@HOSTS.controller(variant)`` on its class; its scenario group
+#: (``Board.group``) drives it.
+HOSTS: ByVariant[type] = ByVariant("host driver")
+
 _DTW, _DMASEL = U.PROT_CTRL.field("DTW"), U.PROT_CTRL.field("DMASEL")
 _STD_DMASEL = H.HOSTCTL.field("DMASEL")
 #: PROT_CTRL bits with the standard meaning and place: LCTL, CDTL, CDSS.
 _SAME = U.PROT_CTRL.mask("LCTL", "CDTL", "CDSS")
 
 
+@DRIVER_LAYOUTS.controller("usdhc")
 class UsdhcLayout(StandardLayout):
     """The i.MX uSDHC layout, programmed as Linux's esdhc-imx driver does."""
 
@@ -94,4 +103,4 @@ class UsdhcLayout(StandardLayout):
 
 def layout_for(board: Board | None) -> StandardLayout:
     """The layout of ``board``'s controller (None: sdhci-pci, standard)."""
-    return UsdhcLayout() if board is not None and board.variant == "usdhc" else StandardLayout()
+    return DRIVER_LAYOUTS.get(board.variant if board is not None else "sdhci", StandardLayout)()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.driver.layout import HOSTS
 from harness.driver.results import DriverError
 from harness.hwdefs import omap_mmc as O
 from harness.hwdefs import sd as S
@@ -48,7 +49,8 @@ RSP: dict[int, str] = {0: "none", 4: "none", 15: "none", 2: "r2", 9: "r2", 10: "
                        3: "r6"}
 APP_RSP: dict[int, str] = {41: "r3"}
 #: Commands whose R1 has busy (R1b).
-BUSY = frozenset({7, 12, 28, 29, 38})
+BUSY = frozenset(map(S.index, ("SELECT_DESELECT_CARD", "STOP_TRANSMISSION", "SET_WRITE_PROT",
+                               "CLR_WRITE_PROT", "ERASE")))
 #: Command types (Linux's mmc_cmd_type): broadcast without and with response.
 _BC, _BCR, _AC = 0, 1, 2
 TYPES: dict[int, int] = {0: _BC, 2: _BCR, 3: _BCR, 8: _BCR}
@@ -120,6 +122,7 @@ class _Data:
         return self.size - (len(self.out) if self.read else self.pos)
 
 
+@HOSTS.controller("omap-mmc")
 class OmapHost:
     """Drives ``target``'s OMAP MMC/SD host (see the module docstring)."""
 

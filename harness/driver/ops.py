@@ -79,17 +79,65 @@ def _descriptor(rng: random.Random) -> list[int]:
     return [addr, length, attr]
 
 
+# -- the operation kinds -----------------------------------------------------------------
+
+Generator = Callable[[random.Random], Op]
+Runner = Callable[[HostDriver, Target, Op], None]
+
+
+class Operations:
+    """Each operation kind's generator (with its weight in a random
+    sequence) and runner, bound by decorator where each is written:
+    ``@operation("cmd", weight=14)`` above the generator and
+    ``@operation.runs("cmd")`` above the runner.  A kind is bound once; a
+    kind that is run but never drawn (``migrate``) has no generator."""
+
+    def __init__(self) -> None:
+        #: kind -> (generator, weight), in the order bound (a seed's draws follow it).
+        self.generators: dict[str, tuple[Generator, int]] = {}
+        self.runners: dict[str, Runner] = {}
+
+    def __call__(self, kind: str, *, weight: int) -> Callable[[Generator], Generator]:
+        """Bind the decorated function as the generator of ``kind``."""
+        if kind in self.generators:
+            raise ValueError(f"fuzz operation {kind!r}: a second generator")
+
+        def bind(fn: Generator) -> Generator:
+            self.generators[kind] = (fn, weight)
+            return fn
+        return bind
+
+    def runs(self, kind: str) -> Callable[[Runner], Runner]:
+        """Bind the decorated function as the runner of ``kind``."""
+        if kind in self.runners:
+            raise ValueError(f"fuzz operation {kind!r}: a second runner")
+
+        def bind(fn: Runner) -> Runner:
+            self.runners[kind] = fn
+            return fn
+        return bind
+
+
+#: The operation kinds of this module.
+operation = Operations()
+#: Each kind's generator and its weight in a random sequence.
+GENERATORS = operation.generators
+
+
 # -- generators, one per operation kind ----------------------------------------------
 
+@operation("setup", weight=1)
 def _g_setup(rng: random.Random) -> Op:
     return {"op": "setup", "freq": rng.choice([400_000, 25_000_000, 50_000_000])}
 
 
+@operation("init", weight=2)
 def _g_init(rng: random.Random) -> Op:
     return {"op": "init", "bus_width": rng.choice([1, 4, 4]), "hcs": rng.random() < 0.8,
             "block_len": rng.choice([512, 512, 512, 1, 64, 1024])}
 
 
+@operation("cmd", weight=14)
 def _g_cmd(rng: random.Random) -> Op:
     app = rng.random() < 0.25
     table = S.SD_APP_COMMANDS if app else S.SD_COMMANDS
@@ -107,6 +155,7 @@ def _g_cmd(rng: random.Random) -> Op:
     return op
 
 
+@operation("rw", weight=14)
 def _g_rw(rng: random.Random) -> Op:
     return {"op": "rw", "read": rng.random() < 0.6, "block": _block(rng),
             "count": rng.choice([1, 1, 2, 3, 7, 16, rng.randrange(1, 40)]),
@@ -116,6 +165,7 @@ def _g_rw(rng: random.Random) -> Op:
             "max_segment": rng.choice([65536, 512, 200, 4096])}
 
 
+@operation("adma", weight=5)
 def _g_adma(rng: random.Random) -> Op:
     return {"op": "adma", "read": rng.random() < 0.6, "block": rng.randrange(64),
             "count": rng.choice([1, 2, 3]), "bs": rng.choice([512, 512, 64, 4]),
@@ -123,6 +173,7 @@ def _g_adma(rng: random.Random) -> Op:
             "width64": rng.random() < 0.15}
 
 
+@operation("erase", weight=3)
 def _g_erase(rng: random.Random) -> Op:
     first = _block(rng)
     return {"op": "erase", "first": first, "last": first + rng.choice([0, 1, 7, 100, -1]),
@@ -141,6 +192,7 @@ def _password(rng: random.Random) -> bytes:
                        bytes(rng.randrange(256) for _ in range(rng.choice([1, 4, 16, 17])))])
 
 
+@operation("lock", weight=3)
 def _g_lock(rng: random.Random) -> Op:
     """CMD42 (PLS 4.3.7): set, clear, lock, unlock with a password a later
     ``lock`` can send back; ``pad``: the data block is 512 bytes whatever
@@ -155,16 +207,19 @@ def _g_lock(rng: random.Random) -> Op:
             "pad": rng.random() < 0.6, "bare": bare}
 
 
+@operation("reset", weight=3)
 def _g_reset(rng: random.Random) -> Op:
     return {"op": "reset", "what": rng.choice([H.SWRST_ALL, H.SWRST_CMD, H.SWRST_DAT,
                                                H.SWRST_CMD | H.SWRST_DAT])}
 
 
+@operation("clock", weight=4)
 def _g_clock(rng: random.Random) -> Op:
     return {"op": "clock", "ns": rng.choice([1, 100, 10_000, 1_000_000, 100_000_000,
                                              rng.randrange(1, 1 << 30)])}
 
 
+@operation("irq", weight=4)
 def _g_irq(rng: random.Random) -> Op:
     return {"op": "irq", "norsts": rng.choice([0xFFFF, 0x01FF, 0, rng.randrange(1 << 16)]),
             "errsts": rng.choice([0xFFFF, 0, rng.randrange(1 << 16)]),
@@ -172,6 +227,7 @@ def _g_irq(rng: random.Random) -> Op:
             "errsig": rng.choice([0xFFFF, 0, rng.randrange(1 << 16)])}
 
 
+@operation("write", weight=7)
 def _g_write(rng: random.Random) -> Op:
     size = rng.choice([1, 2, 4, 4, 8])
     if rng.random() < 0.85:
@@ -184,12 +240,14 @@ def _g_write(rng: random.Random) -> Op:
     return {"op": "write", "off": off, "size": size, "value": value}
 
 
+@operation("read", weight=3)
 def _g_read(rng: random.Random) -> Op:
     reg = rng.choice(H.REGISTERS)
     return {"op": "read", "off": reg.offset + rng.choice([0, 0, 0, 1, 2]),
             "size": rng.choice([1, 2, 4, 8])}
 
 
+@operation("mem", weight=2)
 def _g_mem(rng: random.Random) -> Op:
     n = rng.choice([8, 16, 64])
     fill = rng.choice(["random", "zero", "ff"])
@@ -199,38 +257,40 @@ def _g_mem(rng: random.Random) -> Op:
             "data": data.hex()}
 
 
+@operation("power", weight=1)
 def _g_power(rng: random.Random) -> Op:
     return {"op": "power", "on": rng.random() < 0.7,
             "volt": rng.choice([H.PWRCON_VOLT_33, H.PWRCON_VOLT_30, H.PWRCON_VOLT_18])}
 
 
+@operation("sdclk", weight=1)
 def _g_sdclk(rng: random.Random) -> Op:
     return {"op": "sdclk", "freq": rng.choice([0, 400_000, 25_000_000, 50_000_000, 1])}
 
 
+@operation("switch", weight=2)
 def _g_switch(rng: random.Random) -> Op:
     return {"op": "switch", "mode": rng.choice([0, 1]), "group": rng.randrange(1, 7),
             "value": rng.choice([0, 1, 2, 0xF, rng.randrange(16)])}
 
 
+@operation("hostctl", weight=2)
 def _g_hostctl(rng: random.Random) -> Op:
     return {"op": "hostctl", "value": rng.choice([0, 0x02, 0x04, 0x10, 0x18, 0x20,
                                                   rng.randrange(256)])}
 
 
+@operation("blkgap", weight=1)
 def _g_blkgap(rng: random.Random) -> Op:
     return {"op": "blkgap", "value": rng.choice([1, 2, 3, 0])}
 
 
-def _g_medium(rng: random.Random) -> Op:
-    """A media change by the management layer (QMP eject / blockdev-change-medium)."""
-    return {"op": "medium", "inserted": rng.random() < 0.5}
-
-
+@operation("probe", weight=4)
 def _g_probe(rng: random.Random) -> Op:
     return {"op": "probe", "status": rng.random() < 0.5}
 
 
+@operation("force", weight=1)
 def _g_force(rng: random.Random) -> Op:
     """A Force Event write (SDHC 2.2.22/2.2.23: FEAER and FEERR in one longword)."""
     return {"op": "force", "size": rng.choice([2, 4]),
@@ -238,32 +298,22 @@ def _g_force(rng: random.Random) -> Op:
                                  0x0000009F])}
 
 
-#: The CSD's writable bits (PLS 5.3.2/5.3.3, byte 14 of the 16-byte register):
-#: FILE_FORMAT_GRP, COPY, PERM_WRITE_PROTECT, TMP_WRITE_PROTECT, FILE_FORMAT.
-CSD_WRITABLE = {"file_format_grp": 0x80, "copy": 0x40, "perm_wp": 0x20, "tmp_wp": 0x10,
-                "file_format": 0x0C}
-
-
-_PROGRAM_CSD = S.index("PROGRAM_CSD")
-
-
-def _g_csd(rng: random.Random) -> Op:
-    """CMD27 with the card's CSD (read by CMD9) and writable bits changed;
-    ``flip``: one read-only byte changed too (CSD_OVERWRITE, PLS 4.10.1)."""
-    bits = list(CSD_WRITABLE.values())
-    return {"op": "csd", "set": rng.choice([CSD_WRITABLE["tmp_wp"], 0, rng.choice(bits),
-                                            CSD_WRITABLE["perm_wp"]]),
-            "clear": rng.choice([0, 0, CSD_WRITABLE["tmp_wp"], rng.choice(bits)]),
-            "flip": rng.choice([None, None, None, rng.randrange(15)])}
+@operation("medium", weight=1)
+def _g_medium(rng: random.Random) -> Op:
+    """A media change by the management layer (QMP eject / blockdev-change-medium)."""
+    return {"op": "medium", "inserted": rng.random() < 0.5}
 
 
 #: Data commands a ``start`` issues: (index, read, multiple block).
-START_COMMANDS = ((17, True, False), (18, True, True), (24, False, False),
-                  (25, False, True))
+START_COMMANDS = ((S.index("READ_SINGLE_BLOCK"), True, False),
+                  (S.index("READ_MULTIPLE_BLOCK"), True, True),
+                  (S.index("WRITE_BLOCK"), False, False),
+                  (S.index("WRITE_MULTIPLE_BLOCK"), False, True))
 #: Application commands a ``start`` with ``"app": true`` may issue (after
 #: its own CMD55 with the card's RCA): ACMD13 SD Status (64 bytes) and
 #: ACMD51 SCR (8 bytes), PLS 4.10.2 and 5.6, read in host blocks of any size.
-START_APP_COMMANDS = ((13, True, True), (51, True, True))
+START_APP_COMMANDS = ((S.index("SD_STATUS", app=True), True, True),
+                      (S.index("SEND_SCR", app=True), True, True))
 #: Transfer modes of ``start``: PIO, SDMA, and each ADMA DMA Select (SDHC
 #: 2.2.10: ADMA1, ADMA2 32-bit, ADMA2 64-bit) with a one-descriptor table.
 START_MODES = ("pio", "sdma", "adma1", "adma2", "adma64")
@@ -275,6 +325,7 @@ _START_DMASEL = {"sdma": H.HOSTCTL_DMA_SDMA, "adma1": H.HOSTCTL_DMA_ADMA1,
 SDMA_START_BLOCKS = 16
 
 
+@operation("start", weight=4)
 def _g_start(rng: random.Random) -> Op:
     """A data command issued through the registers and left running: no
     wait, no data moved (SDHC 3.7.2.1 steps 1-7), so that the operations
@@ -293,6 +344,7 @@ def _g_start(rng: random.Random) -> Op:
             "blkcnt_en": rng.random() < 0.9, "boundary": rng.randrange(8)}
 
 
+@operation("pio", weight=4)
 def _g_pio(rng: random.Random) -> Op:
     """Data port accesses of a transfer in progress (SDHC 2.2.8): a few, a
     whole 512-byte block at 4 bytes, or one more."""
@@ -300,17 +352,26 @@ def _g_pio(rng: random.Random) -> Op:
             "n": rng.choice([1, 2, 16, 127, 128, 129, 256]), "size": rng.choice([4, 4, 2, 1])}
 
 
-#: Each kind's generator and its weight in a random sequence.
-GENERATORS: dict[str, tuple[Callable[[random.Random], Op], int]] = {
-    "setup": (_g_setup, 1), "init": (_g_init, 2), "cmd": (_g_cmd, 14), "rw": (_g_rw, 14),
-    "adma": (_g_adma, 5), "erase": (_g_erase, 3), "lock": (_g_lock, 3),
-    "reset": (_g_reset, 3), "clock": (_g_clock, 4), "irq": (_g_irq, 4),
-    "write": (_g_write, 7), "read": (_g_read, 3), "mem": (_g_mem, 2), "power": (_g_power, 1),
-    "sdclk": (_g_sdclk, 1), "switch": (_g_switch, 2), "hostctl": (_g_hostctl, 2),
-    "blkgap": (_g_blkgap, 1), "probe": (_g_probe, 4), "force": (_g_force, 1),
-    "medium": (_g_medium, 1), "start": (_g_start, 4), "pio": (_g_pio, 4),
-    "csd": (_g_csd, 1),
-}
+#: The CSD's writable bits (PLS 5.3.2/5.3.3, byte 14 of the 16-byte register):
+#: FILE_FORMAT_GRP, COPY, PERM_WRITE_PROTECT, TMP_WRITE_PROTECT, FILE_FORMAT.
+CSD_WRITABLE = {"file_format_grp": 0x80, "copy": 0x40, "perm_wp": 0x20, "tmp_wp": 0x10,
+                "file_format": 0x0C}
+
+
+_PROGRAM_CSD = S.index("PROGRAM_CSD")
+
+
+@operation("csd", weight=1)
+def _g_csd(rng: random.Random) -> Op:
+    """CMD27 with the card's CSD (read by CMD9) and writable bits changed;
+    ``flip``: one read-only byte changed too (CSD_OVERWRITE, PLS 4.10.1)."""
+    bits = list(CSD_WRITABLE.values())
+    return {"op": "csd", "set": rng.choice([CSD_WRITABLE["tmp_wp"], 0, rng.choice(bits),
+                                            CSD_WRITABLE["perm_wp"]]),
+            "clear": rng.choice([0, 0, CSD_WRITABLE["tmp_wp"], rng.choice(bits)]),
+            "flip": rng.choice([None, None, None, rng.randrange(15)])}
+
+
 _KINDS = list(GENERATORS)
 _WEIGHTS = [w for _, w in GENERATORS.values()]
 
@@ -441,73 +502,146 @@ def normalise(op: Op) -> Op:
 
 def _apply(d: HostDriver, t: Target, op: Op) -> None:
     op = normalise(op)
-    kind = op["op"]
-    if kind == "setup":
-        d.setup(freq_hz=op["freq"])
-    elif kind == "init":
-        d.init_card(bus_width=op["bus_width"], hcs=op["hcs"], block_len=op["block_len"],
-                    acmd41_tries=50)
-    elif kind == "cmd":
-        _cmd(d, op)
-    elif kind in ("rw", "adma"):
-        _rw(d, op)
-    elif kind == "erase":
-        d.erase(op["first"] & 0xFFFFFFFF, op["last"] & 0xFFFFFFFF, arg=op["arg"])
-    elif kind == "lock":
-        lock(d, op)
-    elif kind == "reset":
-        d.reset(op["what"])
-    elif kind == "clock":
-        t.clock_step(op["ns"])
-    elif kind == "irq":
-        d.wr(H.NORINTSTSEN, op["norsts"])
-        d.wr(H.ERRINTSTSEN, op["errsts"])
-        d.wr(H.NORINTSIGEN, op["norsig"])
-        d.wr(H.ERRINTSIGEN, op["errsig"])
-    elif kind == "write":
-        t.write(op["off"], op["size"], op["value"])
-    elif kind == "read":
-        t.read(op["off"], op["size"])
-    elif kind == "mem":
-        if op["data"]:
-            t.mem_write(d.dma_base + op["off"], bytes.fromhex(op["data"]))
-    elif kind == "power":
-        if op["on"]:
-            d.power_on(op["volt"])
-        else:
-            d.power_off()
-    elif kind == "sdclk":
-        if op["freq"]:
-            d.set_clock(op["freq"])
-        else:
-            d.clock_off()
-    elif kind == "switch":
-        d.switch_function(op["mode"], {op["group"]: op["value"]})
-    elif kind == "hostctl":
-        d.wr(H.HOSTCTL, op["value"])
-    elif kind == "blkgap":
-        d.wr(H.BLKGAP, op["value"])
-    elif kind == "force":
-        t.write(H.FEAER.offset, 4 if op["size"] == 4 else 2, op["value"])
-    elif kind == "medium":
-        set_medium(t, bool(op["inserted"]))
-    elif kind == "probe":
-        probe(d, t, status=bool(op.get("status")), written=bool(op.get("written")))
-    elif kind == "start":
-        if op.get("app"):  # its CMD55 first (PLS 4.3.9), addressed to the card
-            d.cmd(55, (d.card.rca & 0xFFFF) << 16)
-        start(t, op, d.dma_base)
-    elif kind == "csd":
-        program_csd(d, op)
-    elif kind == "migrate":
-        # A migration point (issue #34): the explore group's replay moves
-        # QEMU to a new process here in a migration run (ctx.migrate_point);
-        # everywhere else, the model included, the run goes on unmigrated.
-        pass
-    elif kind == "pio":
-        _pio(t, op)
+    run = operation.runners.get(op["op"])
+    if run is None:
+        raise ValueError(f"unknown fuzz operation {op['op']!r}")
+    run(d, t, op)
+
+
+@operation.runs("setup")
+def _run_setup(d: HostDriver, t: Target, op: Op) -> None:
+    d.setup(freq_hz=op["freq"])
+
+
+@operation.runs("init")
+def _run_init(d: HostDriver, t: Target, op: Op) -> None:
+    d.init_card(bus_width=op["bus_width"], hcs=op["hcs"], block_len=op["block_len"],
+                acmd41_tries=50)
+
+
+@operation.runs("cmd")
+def _run_cmd(d: HostDriver, t: Target, op: Op) -> None:
+    _cmd(d, op)
+
+
+@operation.runs("rw")
+@operation.runs("adma")
+def _run_rw(d: HostDriver, t: Target, op: Op) -> None:
+    _rw(d, op)
+
+
+@operation.runs("erase")
+def _run_erase(d: HostDriver, t: Target, op: Op) -> None:
+    d.erase(op["first"] & 0xFFFFFFFF, op["last"] & 0xFFFFFFFF, arg=op["arg"])
+
+
+@operation.runs("lock")
+def _run_lock(d: HostDriver, t: Target, op: Op) -> None:
+    lock(d, op)
+
+
+@operation.runs("reset")
+def _run_reset(d: HostDriver, t: Target, op: Op) -> None:
+    d.reset(op["what"])
+
+
+@operation.runs("clock")
+def _run_clock(d: HostDriver, t: Target, op: Op) -> None:
+    t.clock_step(op["ns"])
+
+
+@operation.runs("irq")
+def _run_irq(d: HostDriver, t: Target, op: Op) -> None:
+    d.wr(H.NORINTSTSEN, op["norsts"])
+    d.wr(H.ERRINTSTSEN, op["errsts"])
+    d.wr(H.NORINTSIGEN, op["norsig"])
+    d.wr(H.ERRINTSIGEN, op["errsig"])
+
+
+@operation.runs("write")
+def _run_write(d: HostDriver, t: Target, op: Op) -> None:
+    t.write(op["off"], op["size"], op["value"])
+
+
+@operation.runs("read")
+def _run_read(d: HostDriver, t: Target, op: Op) -> None:
+    t.read(op["off"], op["size"])
+
+
+@operation.runs("mem")
+def _run_mem(d: HostDriver, t: Target, op: Op) -> None:
+    if op["data"]:
+        t.mem_write(d.dma_base + op["off"], bytes.fromhex(op["data"]))
+
+
+@operation.runs("power")
+def _run_power(d: HostDriver, t: Target, op: Op) -> None:
+    if op["on"]:
+        d.power_on(op["volt"])
     else:
-        raise ValueError(f"unknown fuzz operation {kind!r}")
+        d.power_off()
+
+
+@operation.runs("sdclk")
+def _run_sdclk(d: HostDriver, t: Target, op: Op) -> None:
+    if op["freq"]:
+        d.set_clock(op["freq"])
+    else:
+        d.clock_off()
+
+
+@operation.runs("switch")
+def _run_switch(d: HostDriver, t: Target, op: Op) -> None:
+    d.switch_function(op["mode"], {op["group"]: op["value"]})
+
+
+@operation.runs("hostctl")
+def _run_hostctl(d: HostDriver, t: Target, op: Op) -> None:
+    d.wr(H.HOSTCTL, op["value"])
+
+
+@operation.runs("blkgap")
+def _run_blkgap(d: HostDriver, t: Target, op: Op) -> None:
+    d.wr(H.BLKGAP, op["value"])
+
+
+@operation.runs("force")
+def _run_force(d: HostDriver, t: Target, op: Op) -> None:
+    t.write(H.FEAER.offset, 4 if op["size"] == 4 else 2, op["value"])
+
+
+@operation.runs("medium")
+def _run_medium(d: HostDriver, t: Target, op: Op) -> None:
+    set_medium(t, bool(op["inserted"]))
+
+
+@operation.runs("probe")
+def _run_probe(d: HostDriver, t: Target, op: Op) -> None:
+    probe(d, t, status=bool(op.get("status")), written=bool(op.get("written")))
+
+
+@operation.runs("start")
+def _run_start(d: HostDriver, t: Target, op: Op) -> None:
+    if op.get("app"):  # its CMD55 first (PLS 4.3.9), addressed to the card
+        d.cmd(55, (d.card.rca & 0xFFFF) << 16)
+    start(t, op, d.dma_base)
+
+
+@operation.runs("csd")
+def _run_csd(d: HostDriver, t: Target, op: Op) -> None:
+    program_csd(d, op)
+
+
+@operation.runs("migrate")
+def _run_migrate(d: HostDriver, t: Target, op: Op) -> None:
+    """A migration point (issue #34): the explore group's replay moves QEMU
+    to a new process here in a migration run (ctx.migrate_point); everywhere
+    else, the model included, the run goes on unmigrated."""
+
+
+@operation.runs("pio")
+def _run_pio(d: HostDriver, t: Target, op: Op) -> None:
+    _pio(t, op)
 
 
 def _cmd(d: HostDriver, op: Op) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.driver.layout import HOSTS
 from harness.driver.results import DriverError
 from harness.hwdefs import pl181 as P
 from harness.hwdefs import sd as S
@@ -92,6 +93,7 @@ class Transfer:
     stop: Command | None = None
 
 
+@HOSTS.controller("pl181")
 class MmciHost:
     """Drives ``target``'s MMCI (see the module docstring)."""
 

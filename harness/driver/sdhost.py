@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.driver.layout import HOSTS
 from harness.driver.results import DriverError
 from harness.hwdefs import bcm2835_sdhost as B
 from harness.hwdefs import sd as S
@@ -84,6 +85,7 @@ class Result:
         return self.rsp[0] if self.rsp else 0
 
 
+@HOSTS.controller("sdhost")
 class SdhostHost:
     """Drives ``target``'s GPIO function select and SDHOST (module docstring)."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.driver.layout import HOSTS
 from harness.driver.results import DriverError
 from harness.hwdefs import pl022 as P
 from harness.hwdefs import sd_spi as T
@@ -65,6 +66,7 @@ class Response:
         return self.raw[0] if self.raw else None
 
 
+@HOSTS.controller("spi")
 class SpiHost:
     """Drives ``target``'s SSP and chip select (see the module docstring)."""
 

@@ -308,6 +308,19 @@ def kernel_package() -> str:
     return deps[0]
 
 
+@dataclass
+class _Fetched:
+    """The guest's packages, extracted: each one's root and version, the
+    programs the initramfs runs and the shared libraries they need."""
+
+    kpkg: str
+    roots: dict[str, Path]
+    versions: dict[str, str]
+    programs: dict[str, Path]
+    libs: dict[str, Path]
+    interp: str
+
+
 def assemble(folder: Path | None = None, log: Log = print) -> Guest:
     """Fetch, extract and build the guest (idempotent: quick when ``guest.json`` is there)."""
     folder = folder or guest_dir()
@@ -319,65 +332,72 @@ def assemble(folder: Path | None = None, log: Log = print) -> Guest:
         if found is not None:
             return found
         start = time.monotonic()
-        logfile = folder / "assemble.log"
-        kpkg = kernel_package()
-        packages = [kpkg, *PROGRAMS]
-        versions: dict[str, str] = {}
-        roots: dict[str, Path] = {}
-        programs: dict[str, Path] = {}
-        libs: dict[str, Path] = {}
-        interp = ""
-        for _ in range(MAX_ROUNDS):
-            _download(packages, folder, log, logfile)
-            for p in packages:
-                if p not in roots:
-                    roots[p], versions[p] = _extract(p, folder, logfile)
-            for pkg, progs in PROGRAMS.items():
-                for prog in progs:
-                    path = roots[pkg] / prog
-                    if not path.exists():
-                        raise InstallError(f"guest: {pkg} has no {prog}")
-                    programs[f"{pkg}/{prog}"] = path
-            lib_roots = {k: v for k, v in roots.items() if k != kpkg}
-            libs, interp, missing = resolve_libraries(
-                {k: v for k, v in programs.items() if not k.startswith("busybox")}, lib_roots)
-            if not missing:
-                break
-            needers = sorted({pkg for who in missing.values() for pkg in who})
-            more = sorted({d for ds in apt_depends(needers).values() for d in ds
-                           if d not in roots})
-            if not more:
-                raise InstallError("guest: no package provides "
-                                   + ", ".join(sorted(missing)))
-            packages += more
-        else:
-            raise InstallError(f"guest: libraries still missing after {MAX_ROUNDS} rounds")
-        kroot = roots[kpkg]
-        kver, mods = module_files(kroot)
-        order = module_order(MMC_MODULES, mods, _builtin(kroot, kver))
-        entries = initramfs_entries(programs, libs, interp, order, kver, kroot)
-        kernels = sorted((kroot / "boot").glob("vmlinuz-*"))
-        if not kernels:
-            raise InstallError(f"guest: {kpkg} has no /boot/vmlinuz-*")
-        tmp = folder / "initramfs.cpio.gz.tmp"
-        tmp.write_bytes(cpio.gz_archive(entries))
-        tmp.replace(folder / "initramfs.cpio.gz")
-        shutil.copy2(kernels[-1], folder / "vmlinuz")
-        guest = Guest(folder / "vmlinuz", folder / "initramfs.cpio.gz", kver,
-                      {p: versions[p] for p in sorted(roots)},
-                      ["/" + m.relative_to(kroot).as_posix() for m in order])
-        marker = {"layout": LAYOUT_VERSION, "init_sha256": init_digest(),
-                  "kernel": str(guest.kernel),
-                  "initramfs": str(guest.initramfs), "kernel_version": kver,
-                  "packages": guest.packages, "modules": guest.modules,
-                  "libraries": sorted(libs), "assembled_at":
-                  time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        (folder / (MARKER + ".tmp")).write_text(json.dumps(marker, indent=1) + "\n")
-        (folder / (MARKER + ".tmp")).replace(folder / MARKER)
+        got = _fetch(folder, log, folder / "assemble.log")
+        guest, order = _build(folder, got)
         size = guest.initramfs.stat().st_size / (1 << 20)
-        log(f"guest: kernel {kver}, initramfs {size:.1f} MiB ({len(libs)} libraries, "
-            f"{len(order)} modules) in {time.monotonic() - start:.0f} s")
+        log(f"guest: kernel {guest.kernel_version}, initramfs {size:.1f} MiB "
+            f"({len(got.libs)} libraries, {order} modules) in "
+            f"{time.monotonic() - start:.0f} s")
         return guest
+
+
+def _fetch(folder: Path, log: Log, logfile: Path) -> _Fetched:
+    """Download and extract the kernel and the programs' packages, then the
+    packages their missing libraries come from, for up to MAX_ROUNDS rounds."""
+    kpkg = kernel_package()
+    packages = [kpkg, *PROGRAMS]
+    got = _Fetched(kpkg, {}, {}, {}, {}, "")
+    for _ in range(MAX_ROUNDS):
+        _download(packages, folder, log, logfile)
+        for p in packages:
+            if p not in got.roots:
+                got.roots[p], got.versions[p] = _extract(p, folder, logfile)
+        for pkg, progs in PROGRAMS.items():
+            for prog in progs:
+                path = got.roots[pkg] / prog
+                if not path.exists():
+                    raise InstallError(f"guest: {pkg} has no {prog}")
+                got.programs[f"{pkg}/{prog}"] = path
+        lib_roots = {k: v for k, v in got.roots.items() if k != kpkg}
+        got.libs, got.interp, missing = resolve_libraries(
+            {k: v for k, v in got.programs.items() if not k.startswith("busybox")}, lib_roots)
+        if not missing:
+            return got
+        needers = sorted({pkg for who in missing.values() for pkg in who})
+        more = sorted({d for ds in apt_depends(needers).values() for d in ds
+                       if d not in got.roots})
+        if not more:
+            raise InstallError("guest: no package provides " + ", ".join(sorted(missing)))
+        packages += more
+    raise InstallError(f"guest: libraries still missing after {MAX_ROUNDS} rounds")
+
+
+def _build(folder: Path, got: _Fetched) -> tuple[Guest, int]:
+    """The initramfs and kernel into ``folder``, then its marker; the guest
+    and how many modules it loads."""
+    kroot = got.roots[got.kpkg]
+    kver, mods = module_files(kroot)
+    order = module_order(MMC_MODULES, mods, _builtin(kroot, kver))
+    entries = initramfs_entries(got.programs, got.libs, got.interp, order, kver, kroot)
+    kernels = sorted((kroot / "boot").glob("vmlinuz-*"))
+    if not kernels:
+        raise InstallError(f"guest: {got.kpkg} has no /boot/vmlinuz-*")
+    tmp = folder / "initramfs.cpio.gz.tmp"
+    tmp.write_bytes(cpio.gz_archive(entries))
+    tmp.replace(folder / "initramfs.cpio.gz")
+    shutil.copy2(kernels[-1], folder / "vmlinuz")
+    guest = Guest(folder / "vmlinuz", folder / "initramfs.cpio.gz", kver,
+                  {p: got.versions[p] for p in sorted(got.roots)},
+                  ["/" + m.relative_to(kroot).as_posix() for m in order])
+    marker = {"layout": LAYOUT_VERSION, "init_sha256": init_digest(),
+              "kernel": str(guest.kernel),
+              "initramfs": str(guest.initramfs), "kernel_version": kver,
+              "packages": guest.packages, "modules": guest.modules,
+              "libraries": sorted(got.libs), "assembled_at":
+              time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    (folder / (MARKER + ".tmp")).write_text(json.dumps(marker, indent=1) + "\n")
+    (folder / (MARKER + ".tmp")).replace(folder / MARKER)
+    return guest, len(order)
 
 
 def main() -> int:

@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import pexpect
 
@@ -203,6 +204,30 @@ def run(argv: Sequence[str], *, accel: str, console_log: Path, boot_timeout: flo
     return res
 
 
+def _timed_out(child: pexpect.spawn[str], t: Transcript, res: GuestRun, saw_output: bool,
+               boot_timeout: float, what: str, current: str | None) -> NoReturn:
+    """The guest said nothing in time: ``what`` it was waiting for."""
+    if t.hello is None and not saw_output and not child.before:
+        raise GuestRunError(f"no output on the guest console within the boot timeout "
+                            f"({boot_timeout:g} s): wrong kernel, or no console=ttyS0 in "
+                            f"its command line?")
+    raise GuestRunError(f"{what}; console: {_tail(res.console_log)}", current)
+
+
+def _exited(child: pexpect.spawn[str], t: Transcript, res: GuestRun) -> NoReturn:
+    """QEMU exited before the guest said it was done: a panic, or why not."""
+    text = (child.before or "").strip()
+    if child.logfile_read is not None:
+        child.logfile_read.flush()
+    panic = _panic(res.console_log)
+    if panic:
+        raise GuestRunError(f"kernel panic: {panic}")
+    raise GuestRunError(
+        "QEMU exited before SDQTEST-DONE"
+        + (" (no SDQTEST-HELLO: did /init start?)" if t.hello is None else "")
+        + f"; console: {text[-300:] or _tail(res.console_log)}")
+
+
 def _converse(child: pexpect.spawn[str], t: Transcript, res: GuestRun, start: float,
               boot_timeout: float, job_timeout: Callable[[str], float], idle_timeout: float,
               on_message: Callable[[Message], None] | None) -> None:
@@ -210,13 +235,12 @@ def _converse(child: pexpect.spawn[str], t: Transcript, res: GuestRun, start: fl
     job_start = 0.0
     saw_output = False
     while not t.done:
-        now = time.monotonic()
         if t.hello is None:
-            left = boot_timeout - (now - start)
+            left = boot_timeout - (time.monotonic() - start)
             what = f"no SDQTEST-HELLO within the boot timeout ({boot_timeout:g} s)"
         elif current is not None:
             limit = job_timeout(current)
-            left = limit - (now - job_start)
+            left = limit - (time.monotonic() - job_start)
             what = f"job {current} did not finish within its timeout ({limit:g} s)"
         else:
             left = idle_timeout
@@ -224,22 +248,9 @@ def _converse(child: pexpect.spawn[str], t: Transcript, res: GuestRun, start: fl
         idx = child.expect([r"[^\n]*\n", pexpect.EOF, pexpect.TIMEOUT],
                            timeout=max(0.1, left))
         if idx == 2:
-            if t.hello is None and not saw_output and not child.before:
-                raise GuestRunError(f"no output on the guest console within the boot timeout "
-                                 f"({boot_timeout:g} s): wrong kernel, or no console=ttyS0 in "
-                                 f"its command line?")
-            raise GuestRunError(f"{what}; console: {_tail(res.console_log)}", current)
+            _timed_out(child, t, res, saw_output, boot_timeout, what, current)
         if idx == 1:
-            text = (child.before or "").strip()
-            if child.logfile_read is not None:
-                child.logfile_read.flush()
-            panic = _panic(res.console_log)
-            if panic:
-                raise GuestRunError(f"kernel panic: {panic}")
-            raise GuestRunError(
-                "QEMU exited before SDQTEST-DONE"
-                + (" (no SDQTEST-HELLO: did /init start?)" if t.hello is None else "")
-                + f"; console: {text[-300:] or _tail(res.console_log)}")
+            _exited(child, t, res)
         saw_output = True
         line = str(child.after)
         if "Kernel panic" in line:

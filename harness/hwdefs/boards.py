@@ -18,11 +18,16 @@ watched on 7.2.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from harness.hwdefs import aspeed
 
-__all__ = ["BOARDS", "OWN_GROUPS", "SDHCI_BOARDS", "Board", "IrqRoute", "board_for", "by_name"]
+__all__ = ["BOARDS", "OWN_GROUPS", "SDHCI_BOARDS", "VARIANTS", "Board", "ByVariant", "IrqRoute",
+           "board_for", "by_name"]
+
+_T = TypeVar("_T")
 
 _MIB = 1 << 20
 
@@ -515,6 +520,55 @@ BOARDS: tuple[Board, ...] = (
 SDHCI_BOARDS: tuple[Board, ...] = tuple(b for b in BOARDS if not b.group)
 #: The scenario groups that run on a board's own controller only.
 OWN_GROUPS: frozenset[str] = frozenset(b.group for b in BOARDS if b.group)
+#: Every controller variant: the boards' and the PC's (``sdhci``, sdhci-pci).
+VARIANTS: frozenset[str] = frozenset(b.variant for b in BOARDS) | {"sdhci"}
+
+
+class ByVariant(Generic[_T]):
+    """What one layer has for each controller variant (``Board.variant``),
+    bound by decorator where its code is, as the command table binds its
+    handlers: ``@TARGETS.controller("pl181")`` above the class.  A variant no
+    board has, or one bound twice, fails at import."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._by: dict[str, _T] = {}
+
+    def controller(self, *variants: str) -> Callable[[_T], _T]:
+        """Bind the decorated object as this registry's entry of ``variants``."""
+        for v in variants:
+            if v not in VARIANTS:
+                raise ValueError(f"{self.what}: no board has a {v!r} controller "
+                                 f"(one of {', '.join(sorted(VARIANTS))})")
+
+        def bind(obj: _T) -> _T:
+            for v in variants:
+                if v in self._by:
+                    raise ValueError(f"{self.what} of {v!r} bound twice: {self._by[v]!r}, {obj!r}")
+                self._by[v] = obj
+            return obj
+        return bind
+
+    def get(self, variant: str, default: _T) -> _T:
+        return self._by.get(variant, default)
+
+    def __getitem__(self, variant: str) -> _T:
+        try:
+            return self._by[variant]
+        except KeyError:
+            raise KeyError(f"{self.what}: none for the {variant!r} controller") from None
+
+    def __contains__(self, variant: object) -> bool:
+        return variant in self._by
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by)
+
+    def __len__(self) -> int:
+        return len(self._by)
+
+    def items(self) -> list[tuple[str, _T]]:
+        return list(self._by.items())
 
 
 def by_name(name: str) -> Board:

@@ -360,6 +360,14 @@ EMMC_COMMANDS: dict[int, SpecCommand] = {c.index: c for c in (
 )}
 
 
+def index(name: str) -> int:
+    """The index of the eMMC command ``name`` (``"SEND_EXT_CSD"``)."""
+    for c in EMMC_COMMANDS.values():
+        if c.name == name:
+            return c.index
+    raise KeyError(f"no eMMC command {name!r} in JESD84-B51")
+
+
 def command_name(index: int) -> str:
     """``"CMD8 SEND_EXT_CSD"`` style name (eMMC has no application commands)."""
     c = EMMC_COMMANDS.get(index)

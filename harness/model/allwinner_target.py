@@ -18,7 +18,7 @@ from harness.hwdefs import allwinner as A
 from harness.ledger import boundaries, entry
 from harness.machine import Machine
 from harness.model.allwinner import CMD_IDX, AwSdHost
-from harness.model.board_target import BoardModelTarget
+from harness.model.board_target import TARGETS, BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -35,6 +35,7 @@ LEVEL_0_1 = boundaries.SUNXI_IRQ_LEVEL.since
 _RESP0_RCA = A.SD_RESP0.offset  # R6: RCA in bits 31:16 of SD_RESP0
 
 
+@TARGETS.controller("allwinner")
 class AwModelTarget(BoardModelTarget):
     """The model of a board's Allwinner controller and card (see the module
     docstring); the arguments are :class:`ModelTarget`'s."""

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.hwdefs.boards import Board
+from harness.hwdefs.boards import Board, ByVariant
 from harness.model.target import ModelTarget
 from harness.target import check_clock_step, check_memory
 
-__all__ = ["BoardModelTarget"]
+__all__ = ["TARGETS", "BoardModelTarget"]
+
+#: The model target of each non-SDHCI controller (``Board.variant``), bound
+#: with ``@TARGETS.controller(variant)`` on the target's class.
+TARGETS: ByVariant[type[ModelTarget]] = ByVariant("model target")
 
 
 class BoardModelTarget(ModelTarget):

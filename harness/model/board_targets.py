@@ -2,14 +2,15 @@
 
 An SDHCI board (any register layout in :data:`harness.model.target.CONTROLLERS`)
 is a :class:`~harness.model.target.ModelTarget`; a board whose controller is
-not an SDHCI has a target class of its own, registered here by its
-``Board.variant``.
+not an SDHCI has a target class of its own, bound to its ``Board.variant``
+by ``@TARGETS.controller`` on its class (:mod:`harness.model.board_target`).
 """
 
 from __future__ import annotations
 
 from harness.hwdefs.boards import Board
 from harness.model.allwinner_target import AwModelTarget
+from harness.model.board_target import TARGETS
 from harness.model.omap_target import OmapModelTarget
 from harness.model.pl181_target import Pl181ModelTarget
 from harness.model.sdhost_target import SdhostModelTarget
@@ -18,14 +19,9 @@ from harness.model.target import ModelTarget
 
 __all__ = ["TARGETS", "model_target_for"]
 
-#: The model target of each non-SDHCI controller, by ``Board.variant``.
-TARGETS: dict[str, type[ModelTarget]] = {
-    "spi": SpiModelTarget,
-    "pl181": Pl181ModelTarget,
-    "allwinner": AwModelTarget,
-    "sdhost": SdhostModelTarget,
-    "omap-mmc": OmapModelTarget,
-}
+#: The targets, each bound to its ``Board.variant`` by its class
+#: (``@TARGETS.controller``); imported here so that all are bound.
+_BOUND = (SpiModelTarget, Pl181ModelTarget, AwModelTarget, SdhostModelTarget, OmapModelTarget)
 
 
 def model_target_for(board: Board | None) -> type[ModelTarget]:

@@ -20,7 +20,7 @@ from typing import Any
 from harness.hwdefs import omap_mmc as O
 from harness.ledger import boundaries, entry
 from harness.machine import Machine
-from harness.model.board_target import BoardModelTarget
+from harness.model.board_target import TARGETS, BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -48,6 +48,7 @@ def boot_flash_word(offset: int) -> int:
     return 0
 
 
+@TARGETS.controller("omap-mmc")
 class OmapModelTarget(BoardModelTarget):
     """The model of a board's OMAP MMC/SD host and card (see the module
     docstring); the arguments are :class:`ModelTarget`'s."""

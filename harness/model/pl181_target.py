@@ -20,7 +20,7 @@ from typing import Any
 from harness.hwdefs import pl181 as P
 from harness.ledger import entry
 from harness.machine import Machine
-from harness.model.board_target import BoardModelTarget
+from harness.model.board_target import TARGETS, BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -40,6 +40,7 @@ _RESPONSE0 = P.mmci(P.MCIRESPONSE[0])
 _RCA_BYTES = range(_RESPONSE0 + 2, _RESPONSE0 + 4)  # R6 bits 31:16
 
 
+@TARGETS.controller("pl181")
 class Pl181ModelTarget(BoardModelTarget):
     """The model of a PL181 board's MMCI, system registers and card (see
     the module docstring); the arguments are :class:`ModelTarget`'s."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from harness.hwdefs import emmc as E
 from harness.hwdefs import sd as S
 from harness.hwdefs.sd import CardState
 from harness.model.blockstore import BlockStore
@@ -331,7 +332,13 @@ def get(card: DataCard, src: bytes | bytearray) -> int:
 
 #: Commands whose data the card sends byte by byte (CMD18 aside; QEMU
 #: ``sd_read_byte``): any other command in the data state sends zeros.
-SENDING_COMMANDS = frozenset({6, 8, 9, 10, 13, 17, 19, 22, 30, 51, 56})
+#: CMD8 is eMMC's SEND_EXT_CSD (the SD card's CMD8 has no data).
+SENDING_COMMANDS = frozenset(
+    [*map(S.index, ("SWITCH_FUNC", "SEND_CSD", "SEND_CID", "READ_SINGLE_BLOCK",
+                    "SEND_TUNING_BLOCK", "SEND_WRITE_PROT", "GEN_CMD")),
+     *(S.index(n, app=True) for n in ("SD_STATUS", "SEND_NUM_WR_BLOCKS", "SEND_SCR")),
+     E.index("SEND_EXT_CSD")])
+_READ_MULTIPLE_BLOCK = S.index("READ_MULTIPLE_BLOCK")
 
 
 def read_byte(card: DataCard) -> int:
@@ -343,7 +350,7 @@ def read_byte(card: DataCard) -> int:
         return 0
     io_len = BLOCK if card.high_capacity else card.blk_len
     cc = card.current_cmd
-    if cc == 18:
+    if cc == _READ_MULTIPLE_BLOCK:
         return read_multiple_byte(card, io_len)
     if card.legacy:
         return legacy_read(card, cc, io_len)

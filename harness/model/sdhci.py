@@ -34,6 +34,7 @@ import struct
 from collections.abc import Callable, Mapping
 
 from harness.hwdefs import sdhci as H
+from harness.hwdefs.boards import ByVariant
 from harness.hwdefs.fields import Register
 from harness.ledger import boundaries
 from harness.model.clock import VirtualClock
@@ -59,11 +60,16 @@ from harness.profile import NEWEST, BuildProfile
 #: :data:`harness.ledger.boundaries.HOSTCTL2_V4EN`).
 HOSTCTL2_V4EN_ALWAYS = boundaries.HOSTCTL2_V4EN.since
 
-__all__ = ["SDHCI", "SDHCIConfigError", "SDBusCard"]
+__all__ = ["CONTROLLERS", "SDHCI", "SDHCIConfigError", "SDBusCard"]
+
+#: The controller model of each SDHCI register layout (``Board.variant``),
+#: bound with ``@CONTROLLERS.controller(variant)`` on the model's class.
+CONTROLLERS: ByVariant[type[SDHCI]] = ByVariant("SDHCI model")
 
 _TRANSFER_BITS = H.PRNSTS_READ_ACTIVE | H.PRNSTS_WRITE_ACTIVE
 
 
+@CONTROLLERS.controller("sdhci")
 class SDHCI(SdhciDma):
     """sdhci-pci: the controller, its buffer and its interrupt line.
 

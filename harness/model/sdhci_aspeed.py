@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.hwdefs import aspeed as A
 from harness.ledger import boundaries
-from harness.model.sdhci import SDHCI
+from harness.model.sdhci import CONTROLLERS, SDHCI
 from harness.profile import NEWEST, BuildProfile
 
 __all__ = ["AspeedSdhci", "AspeedWrapper"]
@@ -118,6 +118,7 @@ class AspeedWrapper:
         self.regs[A.SDC_IRQ_STAT.offset] = stat | bit if level else stat & ~bit
 
 
+@CONTROLLERS.controller("aspeed")
 class AspeedSdhci(SDHCI):
     """Slot 0 of an ``aspeed.sdhci-ast2600`` wrapper (ast2600-evb's SD
     controller, fuji-bmc's eMMC controller), with the wrapper's own

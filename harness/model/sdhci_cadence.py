@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.hwdefs import cadence as C
-from harness.model.sdhci import SDHCI
+from harness.model.sdhci import CONTROLLERS, SDHCI
 
 __all__ = ["CadenceHrs", "CadenceSdhci"]
 
@@ -66,6 +66,7 @@ class CadenceHrs:
             self.regs[offset] = value
 
 
+@CONTROLLERS.controller("cadence")
 class CadenceSdhci(SDHCI):
     """``cadence-sdhci``: the SDHCI inside (the Target's register window) and
     the HRS below it (:class:`CadenceHrs`)."""

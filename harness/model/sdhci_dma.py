@@ -9,6 +9,7 @@ boundaries and DMA errors leave the same state behind.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from harness.hwdefs import sdhci as H
 from harness.model.sdhci_state import (
@@ -225,49 +226,15 @@ class SdhciDma(SdhciState):
                 self._adma_error()
                 self.update_irq()
                 return
-            length = d.length or 65536
-            act = d.attr & H.ADMA_ACT_MASK
-            if act == H.ADMA_ACT_TRAN:
-                moved = True
-                length, ok = self._adma_tran(d, length)
-                if self.hung:
-                    return
-                if not ok:
-                    self.data_count = 0
-                    if not self.qemu("sdhci.adma-dma-error-continues"):
-                        self.admaerr = ((self.admaerr & ~H.ADMAERR_STATE_MASK)
-                                        | H.ADMAERR_ST_TFR)
-                        self._adma_error()
-                        self.update_irq()
-                        return
-                    self._adma_error()
-                    self.update_irq()
-                else:
-                    self.admasysaddr = (self.admasysaddr + d.incr) & U64
-            elif act == H.ADMA_ACT_LINK:
-                self.admasysaddr = d.addr & U64
-            else:
-                if (act == H.ADMA_ACT_SET and (self.hostctl1 & H.HOSTCTL_DMA_MASK)
-                        == H.HOSTCTL_DMA_ADMA1
-                        and not self.qemu("sdhci.adma1-set-length-ignored")):
-                    self.adma1_length = d.length or 65536
-                self.admasysaddr = (self.admasysaddr + d.incr) & U64
-            if act != H.ADMA_ACT_TRAN and not self.qemu("sdhci.adma-end-on-nop-mismatch"):
-                length = 0
-            if d.attr & H.ADMA_INT:
-                self.set_nis(H.NIS_DMAINT)
-                if self.update_irq() and not d.attr & H.ADMA_END:
-                    break
-            if ((self.trnmod & H.TRNMOD_BLKCNT_EN and self.blkcnt == 0)
-                    or d.attr & H.ADMA_END):
-                if length or (d.attr & H.ADMA_END and self.trnmod & H.TRNMOD_BLKCNT_EN
-                              and self.blkcnt != 0):
-                    self.admaerr |= H.ADMAERR_LENMISMATCH | H.ADMAERR_ST_TFR
-                    self._adma_error()
-                    self.update_irq()
-                self.adma1_length = None
-                self.end_transfer()
+            moved |= d.attr & H.ADMA_ACT_MASK == H.ADMA_ACT_TRAN
+            length = self._adma_act(d)
+            if length is None:
                 return
+            then = self._adma_after(d, length)
+            if then == "stop":
+                return
+            if then == "yield":
+                break
         if not moved and self._adma_fingerprint() == before:
             # Only Nop/Link descriptors and nothing changed: every further step
             # would repeat this one (QEMU spins on its 100 ns timer).  Park
@@ -278,6 +245,61 @@ class SdhciDma(SdhciState):
             self._park_deadline = self.clock.now + TRANSFER_DELAY_NS
             return
         self.schedule_transfer()
+
+    def _adma_act(self, d: AdmaDescriptor) -> int | None:
+        """Descriptor ``d``'s action (SDHC 1.13.4: Tran, Link, Nop, and ADMA1's
+        Set); the length it leaves unmoved, or None when the transfer stopped
+        (a DMA error QEMU stops on, a hung model)."""
+        length = d.length or 65536
+        act = d.attr & H.ADMA_ACT_MASK
+        if act == H.ADMA_ACT_TRAN:
+            length, ok = self._adma_tran(d, length)
+            if self.hung:
+                return None
+            if not ok:
+                self.data_count = 0
+                if not self.qemu("sdhci.adma-dma-error-continues"):
+                    self.admaerr = ((self.admaerr & ~H.ADMAERR_STATE_MASK)
+                                    | H.ADMAERR_ST_TFR)
+                    self._adma_error()
+                    self.update_irq()
+                    return None
+                self._adma_error()
+                self.update_irq()
+            else:
+                self.admasysaddr = (self.admasysaddr + d.incr) & U64
+        elif act == H.ADMA_ACT_LINK:
+            self.admasysaddr = d.addr & U64
+        else:
+            if (act == H.ADMA_ACT_SET and (self.hostctl1 & H.HOSTCTL_DMA_MASK)
+                    == H.HOSTCTL_DMA_ADMA1
+                    and not self.qemu("sdhci.adma1-set-length-ignored")):
+                self.adma1_length = d.length or 65536
+            self.admasysaddr = (self.admasysaddr + d.incr) & U64
+        if act != H.ADMA_ACT_TRAN and not self.qemu("sdhci.adma-end-on-nop-mismatch"):
+            length = 0
+        return length
+
+    def _adma_after(self, d: AdmaDescriptor, length: int) -> Literal["stop", "yield", "next"]:
+        """After descriptor ``d``: its interrupt (Int), and the end of the
+        transfer (End, or the block count reached) with a length mismatch
+        when ``length`` is left; ``"stop"`` (ended), ``"yield"`` (an
+        interrupt went out mid-chain) or ``"next"``."""
+        if d.attr & H.ADMA_INT:
+            self.set_nis(H.NIS_DMAINT)
+            if self.update_irq() and not d.attr & H.ADMA_END:
+                return "yield"
+        if ((self.trnmod & H.TRNMOD_BLKCNT_EN and self.blkcnt == 0)
+                or d.attr & H.ADMA_END):
+            if length or (d.attr & H.ADMA_END and self.trnmod & H.TRNMOD_BLKCNT_EN
+                          and self.blkcnt != 0):
+                self.admaerr |= H.ADMAERR_LENMISMATCH | H.ADMAERR_ST_TFR
+                self._adma_error()
+                self.update_irq()
+            self.adma1_length = None
+            self.end_transfer()
+            return "stop"
+        return "next"
 
     def _adma_fingerprint(self) -> tuple[int, ...]:
         return (self.admasysaddr, self.blkcnt, self.data_count, self.prnsts, self.norintsts,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.hwdefs import npcm as N
-from harness.model.sdhci import SDHCI
+from harness.model.sdhci import CONTROLLERS, SDHCI
 from harness.model.sdhci_state import U64
 
 __all__ = ["NpcmSdhci"]
@@ -27,6 +27,7 @@ __all__ = ["NpcmSdhci"]
 _PRSTVALS = {r.offset: i for i, r in enumerate(N.PRSTVALS)}
 
 
+@CONTROLLERS.controller("npcm")
 class NpcmSdhci(SDHCI):
     """``npcm7xx-sdhci`` as the model of the SDHCI inside plus the wrapper.
 

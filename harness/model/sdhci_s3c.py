@@ -16,11 +16,12 @@ reads 0 too.  Everything else is the standard SDHCI of :class:`SDHCI`.
 from __future__ import annotations
 
 from harness.hwdefs.s3c import VENDOR_REGISTERS
-from harness.model.sdhci import SDHCI
+from harness.model.sdhci import CONTROLLERS, SDHCI
 
 __all__ = ["S3cSdhci"]
 
 
+@CONTROLLERS.controller("s3c")
 class S3cSdhci(SDHCI):
     """``s3c-sdhci``: :class:`SDHCI` less the three vendor registers."""
 

@@ -42,7 +42,7 @@ from typing import Any
 from harness.hwdefs import sdhci as H
 from harness.hwdefs import usdhc as U
 from harness.ledger import boundaries
-from harness.model.sdhci import SDHCI
+from harness.model.sdhci import CONTROLLERS, SDHCI
 from harness.model.sdhci_state import U16
 
 __all__ = ["Usdhc"]
@@ -63,6 +63,7 @@ _SILENT = frozenset({*U.ZERO_REGISTERS, U.MIX_CTRL.offset, U.VEND_SPEC.offset,
                      U.PROT_CTRL.offset})
 
 
+@CONTROLLERS.controller("usdhc")
 class Usdhc(SDHCI):
     """``imx-usdhc``: :class:`SDHCI` behind the i.MX register layout."""
 

@@ -20,7 +20,7 @@ from harness.hwdefs import bcm2835_sdhost as B
 from harness.machine import Machine
 from harness.model.bcm2835_gpio import Bcm2835Gpio
 from harness.model.bcm2835_sdhost import Bcm2835Sdhost
-from harness.model.board_target import BoardModelTarget
+from harness.model.board_target import TARGETS, BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -32,6 +32,7 @@ from harness.target import check_access
 __all__ = ["SdhostModelTarget"]
 
 
+@TARGETS.controller("sdhost")
 class SdhostModelTarget(BoardModelTarget):
     """The model of a raspi board's GPIO function select, SDHOST and card
     (see the module docstring); the arguments are :class:`ModelTarget`'s."""

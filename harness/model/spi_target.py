@@ -18,7 +18,7 @@ from typing import Any
 from harness.hwdefs import pl022 as P
 from harness.ledger import entry
 from harness.machine import Machine
-from harness.model.board_target import BoardModelTarget
+from harness.model.board_target import TARGETS, BoardModelTarget
 from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
@@ -35,6 +35,7 @@ __all__ = ["SpiModelTarget"]
 STALE = entry("spi.illegal-r1-stale")
 
 
+@TARGETS.controller("spi")
 class SpiModelTarget(BoardModelTarget):
     """The model of an SPI board's chip select, SSP, ``ssi-sd`` and card
     (see the module docstring); the arguments are :class:`ModelTarget`'s."""

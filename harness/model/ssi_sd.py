@@ -38,7 +38,7 @@ __all__ = ["Mode", "SsiSd", "legacy_response"]
 
 BLOCK = 512
 #: Commands whose R1 is followed by one busy filler (R1b) in ``ssi-sd``.
-R1B_COMMANDS = frozenset({28, 29, 38})
+R1B_COMMANDS = frozenset(map(S.index, ("SET_WRITE_PROT", "CLR_WRITE_PROT", "ERASE")))
 #: The command a 0x4C byte starts during a read: CMD12.
 _CMD12_BYTE = T.CMD_START | 12
 

@@ -32,6 +32,7 @@ from harness.model.deviations import Strictness
 from harness.model.emmc import EmmcCard, emmc_card_params
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
+from harness.model.sdhci import CONTROLLERS as CONTROLLERS
 from harness.model.sdhci import SDHCI, SDBusCard
 from harness.model.sdhci_aspeed import AspeedSdhci
 from harness.model.sdhci_cadence import CadenceSdhci
@@ -41,10 +42,9 @@ from harness.model.sdhci_usdhc import Usdhc
 from harness.profile import NEWEST, BuildProfile
 from harness.target import check_access, check_clock_step, check_memory
 
-#: The controller model of each register layout (``Board.variant``).
-CONTROLLERS: dict[str, type[SDHCI]] = {"sdhci": SDHCI, "s3c": S3cSdhci, "npcm": NpcmSdhci,
-                                       "usdhc": Usdhc, "aspeed": AspeedSdhci,
-                                       "cadence": CadenceSdhci}
+#: The SDHCI controller models, each bound to its register layout
+#: (``Board.variant``) by its class; imported above so that all are bound.
+_MODELS = (SDHCI, S3cSdhci, NpcmSdhci, Usdhc, AspeedSdhci, CadenceSdhci)
 
 
 def split_access(offset: int, size: int) -> list[tuple[int, int]]:

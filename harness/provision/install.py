@@ -634,6 +634,47 @@ def _build_module(
     returns the built files, beside ``folder``'s logs."""
     assert build.module_source is not None and build.meson is not None
     logs = folder / "logs"
+    work = qemu_dir() / "_work" / folder.name
+    src = _module_source(build, pkgversion, work, log, logs)
+    python = _meson_venv(build.meson, log, logs / "venv.log")
+    builddir = work / "build"
+    builddir.mkdir()
+    configure = _module_configure(build, pkgversion, src, python, targets)
+    env = {"PATH": f"{python.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+    with _step(log, f"QEMU {build.name}: configure --with-pkgversion='{pkgversion}'"):
+        _run(
+            configure,
+            what=f"QEMU {build.name}: configure",
+            logfile=logs / "configure.log",
+            timeout=TIMEOUTS["configure"],
+            cwd=builddir,
+            env=env,
+            fix="apt-get install the build dependency named in the log, then rerun",
+        )
+    wanted = [f"accel-qtest-{t}.so" for t in targets]
+    jobs = str(min(2, max(1, os.cpu_count() or 1)))
+    with _step(log, f"QEMU {build.name}: ninja {' '.join(wanted)}"):
+        _run(
+            ["nice", "-n", "19", "ninja", "-j", jobs, *wanted],
+            what=f"QEMU {build.name}: ninja {' '.join(wanted)}",
+            logfile=logs / "ninja.log",
+            timeout=TIMEOUTS["ninja"],
+            cwd=builddir,
+            env=env,
+            fix="apt-get install the build dependency named in the log, then rerun",
+        )
+    built = [folder / t for t in wanted]
+    for b in built:
+        shutil.copy2(builddir / b.name, b)
+    shutil.rmtree(work, ignore_errors=True)  # the build tree is big; logs and tarballs stay
+    with contextlib.suppress(OSError):
+        work.parent.rmdir()
+    return built
+
+
+def _module_source(build: Build, pkgversion: str, work: Path, log: Log, logs: Path) -> Path:
+    """Debian's QEMU source of ``pkgversion`` (``apt-get source``, kept in the
+    cache), unpacked with Debian's patches into a fresh ``work/src``."""
     srcver = _source_version(pkgversion)
     src_cache = qemu_dir() / "_src"
     src_cache.mkdir(parents=True, exist_ok=True)
@@ -647,7 +688,6 @@ def _build_module(
             fix=f"add deb-src for {build.suite} ({APT_SOURCES}), apt-get update, rerun",
         )
     dsc = src_cache / f"qemu_{srcver.split(':', 1)[-1]}.dsc"
-    work = qemu_dir() / "_work" / folder.name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     src = work / "src"
@@ -659,39 +699,7 @@ def _build_module(
             timeout=TIMEOUTS["dpkg-source"],
             fix="apt-get install dpkg-dev xz-utils, then rerun",
         )
-    python = _meson_venv(build.meson, log, logs / "venv.log")
-    builddir = work / "build"
-    builddir.mkdir()
-    configure = _module_configure(build, pkgversion, src, python, targets)
-    with _step(log, f"QEMU {build.name}: configure --with-pkgversion='{pkgversion}'"):
-        _run(
-            configure,
-            what=f"QEMU {build.name}: configure",
-            logfile=logs / "configure.log",
-            timeout=TIMEOUTS["configure"],
-            cwd=builddir,
-            env={"PATH": f"{python.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"},
-            fix="apt-get install the build dependency named in the log, then rerun",
-        )
-    wanted = [f"accel-qtest-{t}.so" for t in targets]
-    jobs = str(min(2, max(1, os.cpu_count() or 1)))
-    with _step(log, f"QEMU {build.name}: ninja {' '.join(wanted)}"):
-        _run(
-            ["nice", "-n", "19", "ninja", "-j", jobs, *wanted],
-            what=f"QEMU {build.name}: ninja {' '.join(wanted)}",
-            logfile=logs / "ninja.log",
-            timeout=TIMEOUTS["ninja"],
-            cwd=builddir,
-            env={"PATH": f"{python.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"},
-            fix="apt-get install the build dependency named in the log, then rerun",
-        )
-    built = [folder / t for t in wanted]
-    for b in built:
-        shutil.copy2(builddir / b.name, b)
-    shutil.rmtree(work, ignore_errors=True)  # the build tree is big; logs and tarballs stay
-    with contextlib.suppress(OSError):
-        work.parent.rmdir()
-    return built
+    return src
 
 
 def _install_one(build: Build, mirror: str, log: Log) -> InstalledBuild:

@@ -33,14 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
+from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.scenarios.drivers_trace import Access, Command, Descriptor, Event, TraceError
 
 #: Commands whose argument carries the RCA in its upper half (PLS 4.7.4).
-RCA_COMMANDS = frozenset({7, 9, 10, 13, 15, 55})
+RCA_COMMANDS = S.commands(arg=S.Arg.RCA)
 #: Multi-block commands: a transfer stays open until CMD12.
-MULTI = frozenset({18, 25})
-STOP = 12
+MULTI = frozenset(map(S.index, ("READ_MULTIPLE_BLOCK", "WRITE_MULTIPLE_BLOCK")))
+STOP = S.index("STOP_TRANSMISSION")
 _CMD_OFF = H.CMDREG.offset
 _TRN_OFF = H.TRNMOD.offset
 _ADMA_LO, _ADMA_HI = H.ADMASYSADDR.offset, H.ADMASYSADDR.offset + 4

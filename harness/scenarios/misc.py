@@ -6,13 +6,14 @@ from __future__ import annotations
 from harness.driver import host as D
 from harness.driver import ops
 from harness.driver.results import Mode, Transfer
+from harness.hwdefs import sd as S
 from harness.hwdefs.sd import Resp
 from harness.ledger import entry
 from harness.scenarios.common import ready, test_data
 from harness.scenarios.registry import Context, scenario
 from harness.target import Target
 
-GEN_CMD = 56
+GEN_CMD = S.index("GEN_CMD")
 
 
 @scenario("card-registers", "card", needs_clock=True)
@@ -207,3 +208,25 @@ def _password_lengths(t: Target, ctx: Context) -> None:
     _lock42(d, ctx, D.LOCK_SET_PWD | D.LOCK_LOCK, new + pw)      # replace and lock
     _lock42(d, ctx, D.LOCK_ERASE, bare=True)
     d.read_blocks(0, 1)
+
+
+@scenario("acmd23-pre-erase-and-card-detect", "card", needs_clock=True)
+def _pre_erase(t: Target, ctx: Context) -> None:
+    """ACMD23 SET_WR_BLK_ERASE_COUNT before a 4-block CMD25 write (PLS 4.7.4
+    table 4-32: the blocks to pre-erase, a speed hint that changes no data),
+    ACMD22 after it (the well-written blocks, a 32-bit number MSB first,
+    PLS 4.3.4) and the blocks read back; then ACMD42 SET_CLR_CARD_DETECT
+    clearing and setting the DAT3 pull-up (R1, transfer state)."""
+    d = ready(t)
+    r = d.acmd(S.index("SET_WR_BLK_ERASE_COUNT", app=True), 4)
+    ctx.expect(not r.error, "ACMD23 refused in the transfer state")
+    data = test_data(4 * 512, 23)
+    d.write_blocks(90, data)
+    n = d.send_num_wr_blocks()
+    ctx.expect(n.data == (4).to_bytes(4, "big"), f"ACMD22 says {n.data!r}, not 4 blocks",
+               "sd.wide-data-byte-order")
+    ctx.expect(d.read_blocks(90, 4).data == data, "the pre-erased blocks read back differently")
+    for connect in (0, 1):
+        r = d.acmd(S.index("SET_CLR_CARD_DETECT", app=True), connect)
+        ctx.expect(not r.error, f"ACMD42({connect}) refused in the transfer state")
+    d.send_status()

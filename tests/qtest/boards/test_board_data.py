@@ -10,11 +10,14 @@ import pytest
 
 from harness.check import boards as check_boards
 from harness.check import session
+from harness.check.lockstep import TRACKERS, tracker_for
 from harness.check.session import CheckRequest
+from harness.check.transfer import CommandTracker
+from harness.driver.layout import DRIVER_LAYOUTS, HOSTS, StandardLayout, layout_for
 from harness.hwdefs import boards
 from harness.hwdefs import sdhci as H
 from harness.machine import CardImage, Machine
-from harness.model.board_targets import TARGETS
+from harness.model.board_targets import TARGETS, model_target_for
 from harness.model.target import CONTROLLERS, ModelTarget
 from harness.profile import NEWEST, parse_version
 from harness.qemu.argv import qemu_argv
@@ -117,7 +120,40 @@ def test_raspi_on_qemu_7_2_is_not_run_and_every_layout_is_modelled() -> None:
     assert "named GPIO" in str(check_boards.board_only_reason(raspi, old))
     for b in boards.BOARDS:  # S3C, Nuvoton and uSDHC included
         assert check_boards.board_only_reason(b, NEWEST) is None, b.name
-        assert b.variant in CONTROLLERS or b.variant in TARGETS, b.name
+
+
+def test_every_controller_variant_has_a_model_a_tracker_and_a_driver() -> None:
+    """Each ``Board.variant`` (and the PC's ``sdhci``) is bound in each
+    per-variant registry: an SDHCI layout has its controller model, the
+    SDHCI command tracker and the SDHCI driver (its layout); any other
+    controller its own model target, tracker and host driver, and a
+    scenario group of its own."""
+    groups = {sc.group for sc in all_scenarios().values()}  # every group's host imported
+    for v in sorted(boards.VARIANTS):
+        board = next((b for b in boards.BOARDS if b.variant == v), None)
+        if v in CONTROLLERS:
+            assert v not in TARGETS and v not in TRACKERS and v not in HOSTS, v
+            assert model_target_for(board) is ModelTarget
+            assert isinstance(tracker_for(board, None), CommandTracker)
+            assert isinstance(layout_for(board), DRIVER_LAYOUTS.get(v, StandardLayout))
+        else:
+            assert v in TARGETS and v in TRACKERS and v in HOSTS, v
+            assert board is not None and board.group in groups, v
+            assert model_target_for(board) is TARGETS[v]
+            assert type(tracker_for(board, None)) is TRACKERS[v]
+    assert set(DRIVER_LAYOUTS) <= set(CONTROLLERS)
+
+
+def test_a_registry_refuses_an_unknown_or_doubly_bound_variant() -> None:
+    reg: boards.ByVariant[int] = boards.ByVariant("test entry")
+    with pytest.raises(ValueError, match="no board has a 'nosuch' controller"):
+        reg.controller("nosuch")
+    reg.controller("pl181")(1)
+    with pytest.raises(ValueError, match="bound twice"):
+        reg.controller("pl181")(2)
+    assert reg["pl181"] == 1 and "spi" not in reg
+    with pytest.raises(KeyError, match="none for the 'spi' controller"):
+        reg["spi"]
 
 
 def _norintsts(t: ModelTarget) -> int:

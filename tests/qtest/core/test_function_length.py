@@ -1,4 +1,4 @@
-"""Functions stay short: none in ``harness/`` is over 80 lines (the
+"""Functions stay short: none in ``harness/`` is over 60 lines (the
 project's rule; a longer one is split where a name explains the part)."""
 
 from __future__ import annotations
@@ -9,7 +9,10 @@ from pathlib import Path
 import harness
 
 ROOT = Path(harness.__file__).resolve().parent
-LIMIT = 80
+LIMIT = 60
+#: ``path name`` of functions still over the limit, being rewritten elsewhere
+#: (the one testbench); they are held to the old limit of 80.
+PENDING = {"harness/fuzz/run.py _execute_once"}
 
 
 def long_functions(root: Path = ROOT, limit: int = LIMIT) -> list[str]:
@@ -25,8 +28,15 @@ def long_functions(root: Path = ROOT, limit: int = LIMIT) -> list[str]:
     return out
 
 
-def test_no_function_over_80_lines() -> None:
-    assert long_functions() == []
+def _where(line: str) -> str:
+    """``path name`` of a :func:`long_functions` line."""
+    at, name = line.split()[:2]
+    return f"{at.split(':')[0]} {name}"
+
+
+def test_no_function_over_60_lines() -> None:
+    assert [w for w in long_functions() if _where(w) not in PENDING] == []
+    assert long_functions(limit=80) == []
 
 
 def test_the_scan_sees_a_long_function(tmp_path: Path) -> None:

@@ -50,6 +50,21 @@ def test_generated_inputs_are_json_and_cover_the_vocabulary() -> None:
     assert kinds == set(O.GENERATORS)
 
 
+def test_every_drawn_operation_kind_has_a_runner_and_is_bound_once() -> None:
+    """The registry is complete: a kind drawn by ``generate`` runs; a kind
+    bound twice is refused where it is written."""
+    from harness.driver.ops import Operations, operation
+    assert set(O.GENERATORS) <= set(operation.runners)
+    assert all(w > 0 for _, w in O.GENERATORS.values())
+    ops = Operations()
+    ops("x", weight=1)(O.random_op)
+    with pytest.raises(ValueError, match="'x': a second generator"):
+        ops("x", weight=2)
+    ops.runs("x")(O.apply)
+    with pytest.raises(ValueError, match="'x': a second runner"):
+        ops.runs("x")
+
+
 def test_unknown_operation_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown fuzz operation"):
         O._apply(None, None, {"op": "nope"})  # type: ignore[arg-type]

@@ -15,50 +15,11 @@ from harness.check import report, runner
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.machine import CardImage, Machine
 from harness.model.target import ModelTarget
-from harness.qemu.target import read_container
+from tests.qtest.fakes import FakeTarget
 
 MiB = 1 << 20
 CARD = 128 * MiB
 FAR = 100 * MiB  # beyond the 64 MiB the comparison used to stop at
-
-
-class FakeQemu:
-    """Only the card image of a QEMU target: ``image`` as ``image_format``."""
-
-    name = "qemu"
-
-    def __init__(self, image: Path, image_format: str = "raw") -> None:
-        self.image: Path | None = image
-        self.image_format = image_format
-
-    def read(self, offset: int, size: int) -> int:
-        return 0
-
-    def write(self, offset: int, size: int, value: int) -> None:
-        pass
-
-    def mem_read(self, addr: int, length: int) -> bytes:
-        return bytes(length)
-
-    def mem_write(self, addr: int, data: bytes) -> None:
-        pass
-
-    def clock_step(self, ns: int | None = None) -> int:
-        return ns or 0
-
-    def irq_level(self) -> bool:
-        return False
-
-    def image_read(self, offset: int, length: int) -> bytes:
-        assert self.image is not None
-        if self.image_format != "raw":
-            return read_container(self.image, self.image_format, offset, length)
-        with open(self.image, "rb") as f:
-            f.seek(offset)
-            return f.read(length)
-
-    def close(self) -> None:
-        pass
 
 
 def _card(path: Path, data_mib: int) -> Path:
@@ -76,7 +37,7 @@ def _copy(source: Path) -> Path:
     return copy
 
 
-def _compare(source: Path, qemu: FakeQemu, model: ModelTarget | None = None,
+def _compare(source: Path, qemu: FakeTarget, model: ModelTarget | None = None,
              limit: int = runner.IMAGE_COMPARE_LIMIT) -> str:
     model = model or ModelTarget(Machine(), image=source)
     t = LockstepTarget(model, qemu)
@@ -90,7 +51,7 @@ def test_a_qemu_write_beyond_64_mib_after_65_mib_of_data_diverges(tmp_path: Path
         f.seek(FAR)
         f.write(b"\x5a" * 512)
     with pytest.raises(Divergence) as ei:
-        _compare(source, FakeQemu(copy))
+        _compare(source, FakeTarget("qemu", image=copy))
     assert ei.value.step.op == "image_read" and ei.value.step.args[0] <= FAR
 
 
@@ -101,7 +62,7 @@ def test_a_model_write_where_qemu_has_a_hole_diverges(tmp_path: Path) -> None:
     assert model.card.store is not None  # type: ignore[attr-defined]
     model.card.store.write(FAR + 4096, b"\x11" * 512)  # type: ignore[attr-defined]
     with pytest.raises(Divergence):
-        _compare(source, FakeQemu(copy), model)
+        _compare(source, FakeTarget("qemu", image=copy), model)
 
 
 @pytest.mark.skipif(shutil.which("qemu-img") is None or shutil.which("qemu-io") is None,
@@ -114,19 +75,19 @@ def test_a_qcow2_write_beyond_64_mib_diverges(tmp_path: Path) -> None:
     subprocess.run(["qemu-io", "-f", "qcow2", "-c", f"write -P 0x5a {FAR} 512", str(qcow2)],
                    check=True, capture_output=True)
     with pytest.raises(Divergence):
-        _compare(source, FakeQemu(qcow2, "qcow2"))
+        _compare(source, FakeTarget("qemu", image=qcow2, image_format="qcow2"))
 
 
 def test_equal_cards_agree_and_everything_is_compared(tmp_path: Path) -> None:
     source = _card(tmp_path / "card.img", 2)
     copy = _copy(source)
-    assert _compare(source, FakeQemu(copy)) == ""
+    assert _compare(source, FakeTarget("qemu", image=copy)) == ""
 
 
 def test_what_a_limit_left_out_is_stated_in_the_result_and_report(tmp_path: Path) -> None:
     source = _card(tmp_path / "card.img", 3)
     copy = _copy(source)
-    note = _compare(source, FakeQemu(copy), limit=1 * MiB)
+    note = _compare(source, FakeTarget("qemu", image=copy), limit=1 * MiB)
     assert note and f"{2 * MiB} bytes" in note and "0x100000" in note
     res = runner.Result("b", "s", "g", "q35", runner.AGREE, not_compared=note)
     buf = io.StringIO()
@@ -150,7 +111,7 @@ def _sides(tmp_path: Path) -> tuple[Path, Path, object]:
     src.write_bytes(bytes(range(256)) * (4 * MiB // 256))
     copy = tmp_path / "copy.img"
     shutil.copy(src, copy)
-    qemu = FakeQemu(copy)
+    qemu = FakeTarget("qemu", image=copy)
     qemu.machine = Machine(image=CardImage(src))  # type: ignore[attr-defined]
     return src, copy, qemu
 

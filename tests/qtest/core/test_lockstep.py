@@ -13,44 +13,17 @@ from harness.hwdefs import sdhci as H
 from harness.images import BLOCK, Recipe
 from harness.ledger import EVERY_VERSION, KnownDifference, ReadMatch, Scope, Versions
 from harness.profile import BuildProfile
+from tests.qtest.fakes import FakeTarget
 
 
-class Fake:
-    """Registers from a dict; ``irq`` follows NORINTSTS bit 0."""
-
-    def __init__(self, name: str, regs: dict[int, int]) -> None:
-        self.name = name
-        self.regs = dict(regs)
-        self.reconciled: list[Any] = []
-
-    def read(self, offset: int, size: int) -> int:
-        return self.regs.get(offset, 0) & ((1 << (8 * size)) - 1)
-
-    def write(self, offset: int, size: int, value: int) -> None:
-        self.regs[offset] = value
-
-    def mem_read(self, addr: int, length: int) -> bytes:
-        return bytes(length)
-
-    def mem_write(self, addr: int, data: bytes) -> None:
-        pass
-
-    def clock_step(self, ns: int | None = None) -> int:
-        return ns or 0
-
-    def irq_level(self) -> bool:
-        return bool(self.regs.get(H.NORINTSTS.offset, 0) & 1)
-
-    def image_read(self, offset: int, length: int) -> bytes:
-        return bytes(length)
-
-    def close(self) -> None:
-        pass
+def _fake(name: str, regs: dict[int, int]) -> FakeTarget:
+    """The shared fake with its line following Command Complete."""
+    return FakeTarget(name, regs, irq=None)
 
 
 def test_first_difference_is_reported_with_fields_and_history() -> None:
-    model = Fake("model", {H.HCVER.offset: 0x2401})
-    qemu = Fake("qemu", {H.HCVER.offset: 0x2402})
+    model = _fake("model", {H.HCVER.offset: 0x2401})
+    qemu = _fake("qemu", {H.HCVER.offset: 0x2402})
     t = LockstepTarget(model, qemu)
     t.write(H.CMDREG.offset, 2, H.cmdreg(17))
     with pytest.raises(Divergence) as ei:
@@ -63,7 +36,7 @@ def test_first_difference_is_reported_with_fields_and_history() -> None:
 
 def test_irq_difference_is_a_divergence() -> None:
     # Same register answers, but only the fake QEMU has its line up.
-    t = LockstepTarget(Fake("model", {}), Fake("qemu", {H.NORINTSTS.offset: 1}))
+    t = LockstepTarget(_fake("model", {}), _fake("qemu", {H.NORINTSTS.offset: 1}))
     with pytest.raises(Divergence) as ei:
         t.read(H.BLKSIZE.offset, 2)
     assert ei.value.kind == "irq" and ei.value.step.irq_qemu and not ei.value.step.irq_model
@@ -77,8 +50,8 @@ def test_quirk_explains_and_unused_quirk_is_stale() -> None:
                              "CAPAB", EVERY_VERSION,
                              explains=ReadMatch(H.CAPAB.offset, scenarios=("s1",)))
     qs = QuirkSet((explains, unused), BuildProfile(version=(10, 0, 0)), "s1")
-    t = LockstepTarget(Fake("model", {H.HCVER.offset: 0x2401}),
-                       Fake("qemu", {H.HCVER.offset: 0x2501}), quirks=qs)
+    t = LockstepTarget(_fake("model", {H.HCVER.offset: 0x2401}),
+                       _fake("qemu", {H.HCVER.offset: 0x2501}), quirks=qs)
     assert t.read(H.HCVER.offset, 2) == 0x2501  # QEMU's answer goes on
     assert [q.key for q, _ in t.applied] == ["test.hcver"]
     assert [q.key for q in qs.expected_here() if q.key not in qs.used] == ["test.capab"]
@@ -92,30 +65,30 @@ def test_quirks_for_other_builds_do_not_apply() -> None:
     old_only = KnownDifference("test.old", Scope.QEMU_BUG, "test", "x", "y", Versions(None, "8.0"),
                                explains=ReadMatch(H.HCVER.offset))
     qs = QuirkSet((old_only,), BuildProfile(version=(10, 0, 0)), "s")
-    t = LockstepTarget(Fake("model", {H.HCVER.offset: 1}), Fake("qemu", {H.HCVER.offset: 2}),
+    t = LockstepTarget(_fake("model", {H.HCVER.offset: 1}), _fake("qemu", {H.HCVER.offset: 2}),
                        quirks=qs)
     with pytest.raises(Divergence):
         t.read(H.HCVER.offset, 2)
 
 
 def test_reconcile_lets_the_model_adopt_a_random_value() -> None:
-    class Adopting(Fake):
+    class Adopting(FakeTarget):
         def reconcile(self, op: str, args: tuple[Any, ...], m: Any, q: Any) -> bool:
-            self.regs[args[0]] = q
+            self.set(args[0], 4, q)
             return args[0] == H.RSPREG0.offset
 
     t = LockstepTarget(Adopting("model", {H.RSPREG0.offset: 0x45670500}),
-                       Fake("qemu", {H.RSPREG0.offset: 0xBEEF0500}))
+                       _fake("qemu", {H.RSPREG0.offset: 0xBEEF0500}))
     assert t.read(H.RSPREG0.offset, 4) == 0xBEEF0500
     assert len(t.reconciled) == 1
 
 
-class Pulsing(Fake):
-    """A Fake that reports interrupt events; a write to ``pulse_on`` raises
+class Pulsing(FakeTarget):
+    """A fake that reports interrupt events; a write to ``pulse_on`` raises
     and lowers the line within that one write (the level is unchanged)."""
 
     def __init__(self, name: str, regs: dict[int, int], pulse_on: int | None = None) -> None:
-        super().__init__(name, regs)
+        super().__init__(name, regs, irq=None)
         self.pulse_on = pulse_on
         self.events: list[bool] = []
 
@@ -153,19 +126,19 @@ def test_same_irq_pulse_on_both_sides_agrees_and_old_events_are_dropped() -> Non
     assert t.history()[-1].irq_events_qemu == (True, False)
 
 
-class PioCard(Fake):
+class PioCard(FakeTarget):
     """Answers ACMD41 with a ready high-capacity OCR and serves a PIO read
     from ``recipe`` through BDATA, addressed by ARGUMENT (block units);
     ``flip`` corrupts the transfer byte at that position."""
 
     def __init__(self, name: str, recipe: Recipe, flip: int | None = None) -> None:
-        super().__init__(name, {H.RSPREG0.offset: 0xC0FF_8000})
+        super().__init__(name, {H.RSPREG0.offset: 0xC0FF_8000}, irq=None)
         self.recipe, self.flip, self.pos = recipe, flip, 0
 
     def read(self, offset: int, size: int) -> int:
         if offset != H.BDATA.offset:
             return super().read(offset, size)
-        start = self.regs.get(H.ARGUMENT.offset, 0) * BLOCK + self.pos
+        start = self.get(H.ARGUMENT.offset, 4) * BLOCK + self.pos
         data = bytearray(self.recipe.expected(start, size))
         if self.flip is not None and self.pos <= self.flip < self.pos + size:
             data[self.flip - self.pos] ^= 0x40
@@ -205,7 +178,7 @@ def test_pio_read_divergence_names_command_block_byte_and_recipe() -> None:
 
 
 def test_history_keeps_no_large_contents_but_tells_them_apart() -> None:
-    class Mem(Fake):
+    class Mem(FakeTarget):
         def mem_read(self, addr: int, length: int) -> bytes:
             return bytes([addr & 0xFF]) * length
 
@@ -222,7 +195,7 @@ def test_history_keeps_no_large_contents_but_tells_them_apart() -> None:
 def test_stop_after_ends_the_run_before_the_next_step() -> None:
     from harness.check.lockstep import StopRun
 
-    t = LockstepTarget(Fake("model", {0x10: 1}), Fake("qemu", {0x10: 1}), stop_after=2)
+    t = LockstepTarget(_fake("model", {0x10: 1}), _fake("qemu", {0x10: 1}), stop_after=2)
     for _ in range(3):                     # steps 0, 1 and 2 run
         t.read(0x10, 4)
     with pytest.raises(StopRun):
@@ -239,7 +212,7 @@ def test_a_transfer_the_model_stopped_ends_the_comparison_at_that_clock_step() -
 
     from harness.check.lockstep import ModelStopped, endless
 
-    model, qemu = Fake("model", {}), Fake("qemu", {})
+    model, qemu = _fake("model", {}), _fake("qemu", {})
     model.sdhci = SimpleNamespace(hung=None)  # type: ignore[attr-defined]
     model.card = SimpleNamespace(fatal=None)  # type: ignore[attr-defined]
     t = LockstepTarget(model, qemu)

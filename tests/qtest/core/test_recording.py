@@ -8,24 +8,7 @@ import pytest
 from harness.check.lockstep import Divergence, LockstepTarget
 from harness.check.recording import Call, Departed, Recording, ReplayTarget
 from harness.machine import Machine
-
-
-class _Fixed:
-    """A model that answers 7 to every read."""
-
-    name = "model"
-
-    def read(self, offset: int, size: int) -> int:
-        return 7
-
-    def write(self, offset: int, size: int, value: int) -> None:
-        pass
-
-    def irq_level(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
+from tests.qtest.fakes import FakeTarget
 
 
 def _recording() -> Recording:
@@ -44,7 +27,7 @@ def test_replay_answers_in_order_and_trims_the_trace() -> None:
 
 
 def test_leaving_the_recorded_path_is_a_divergence_at_that_step() -> None:
-    lock = LockstepTarget(_Fixed(), ReplayTarget(_recording()))
+    lock = LockstepTarget(FakeTarget("model", {0x24: 7, 0x28: 7}), ReplayTarget(_recording()))
     assert lock.read(0x24, 4) == 7
     with pytest.raises(Divergence) as e:
         lock.read(0x28, 4)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,32 +16,11 @@ from harness.qemu.qtest import QtestClosed, QtestError, QtestTimeout
 from harness.qemu.session import QemuDied
 from harness.scenarios import Context, Scenario
 from harness.target import Target
-
-
-def _fake_qemu(error: BaseException) -> type:
-    class FakeQemuTarget:
-        """Answers nothing: its first register read raises ``error``."""
-
-        name = "fake-qemu"
-        trace: list[str] = []
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            pass
-
-        def read(self, offset: int, size: int) -> int:
-            raise error
-
-        def irq_level(self) -> bool:
-            return False
-
-        def close(self) -> None:
-            pass
-
-    return FakeQemuTarget
+from tests.qtest.fakes import fake_qemu
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, error: BaseException) -> runner.Result:
-    fake = _fake_qemu(error)
+    fake = fake_qemu(error)
     monkeypatch.setattr(runner, "QemuTarget", fake)
     monkeypatch.setattr(testbench, "QemuTarget", fake)  # the bench launches it
     image = tmp_path / "card.img"

@@ -8,7 +8,6 @@ import dataclasses
 import io
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,31 +19,15 @@ from harness.profile import NEWEST
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Context, Scenario
 from harness.target import Target
+from tests.qtest.fakes import fake_qemu
 
 KEY = "sdhci.swrst-single-bit"  # any listed key
 
 
-class FakeQemuTarget:
-    """A QEMU the scenarios below never ask anything."""
-
-    name = "fake-qemu"
-    trace: list[str] = []
-    image = None
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def irq_level(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
-
-
 def _run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
          fn: Callable[[Target, Context], None]) -> runner.Result:
-    monkeypatch.setattr(runner, "QemuTarget", FakeQemuTarget)
-    monkeypatch.setattr(testbench, "QemuTarget", FakeQemuTarget)  # the bench launches it
+    monkeypatch.setattr(runner, "QemuTarget", fake_qemu())
+    monkeypatch.setattr(testbench, "QemuTarget", fake_qemu())  # the bench launches it
     image = tmp_path / "card.img"
     with open(image, "wb") as f:
         f.truncate(1 << 20)

@@ -24,81 +24,9 @@ from harness.driver import (
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.sd import Resp
 from harness.target import Target
+from tests.qtest.fakes import FakeTarget
 
 Hook = Callable[[int, int, int], None]
-
-
-class FakeTarget:
-    """Registers as bytes; ``hooks[offset]`` runs after a write there."""
-
-    name = "fake"
-
-    def __init__(self) -> None:
-        self.regs: dict[int, int] = {}
-        self.hooks: dict[int, Hook] = {}
-        self.reads: list[tuple[int, int]] = []
-        self.writes: list[tuple[int, int, int]] = []
-        self.steps = 0
-        self.mem: dict[int, int] = {}
-        self.irq = False
-        self.read_hooks: dict[int, Callable[[int, int], int]] = {}
-
-    def set(self, offset: int, size: int, value: int) -> None:
-        for i in range(size):
-            self.regs[offset + i] = (value >> (8 * i)) & 0xFF
-
-    def get(self, offset: int, size: int) -> int:
-        return sum(self.regs.get(offset + i, 0) << (8 * i) for i in range(size))
-
-    def read(self, offset: int, size: int) -> int:
-        self.reads.append((offset, size))
-        for base, fn in self.read_hooks.items():
-            if base <= offset < base + 4:
-                return fn(offset, size)
-        return self.get(offset, size)
-
-    def write(self, offset: int, size: int, value: int) -> None:
-        self.writes.append((offset, size, value))
-        if offset in (H.NORINTSTS.offset, H.ERRINTSTS.offset):  # RW1C
-            self.set(offset, size, self.get(offset, size) & ~value)
-        else:
-            self.set(offset, size, value)
-        for i in range(size):
-            hook = self.hooks.get(offset + i)
-            if hook is not None:
-                hook(offset, size, value)
-
-    def mem_read(self, addr: int, length: int) -> bytes:
-        return bytes(self.mem.get(addr + i, 0) for i in range(length))
-
-    def mem_write(self, addr: int, data: bytes) -> None:
-        for i, b in enumerate(data):
-            self.mem[addr + i] = b
-
-    def clock_step(self, ns: int | None = None) -> int:
-        self.steps += 1
-        return self.steps
-
-    def irq_level(self) -> bool:
-        return self.irq
-
-    def image_read(self, offset: int, length: int) -> bytes:
-        return bytes(length)
-
-    def close(self) -> None:
-        pass
-
-    # helpers
-    def self_clearing_reset(self) -> None:
-        self.hooks[H.SWRST.offset] = lambda o, s, v: self.set(H.SWRST.offset, 1, 0)
-
-    def status(self) -> int:
-        return self.get(H.NORINTSTS.offset, 4)
-
-    def raise_status(self, normal: int, error: int = 0) -> None:
-        cur = self.status()
-        nor = (cur & 0xFFFF) | normal | (H.NIS_ERRINT if error else 0)
-        self.set(H.NORINTSTS.offset, 4, nor | (((cur >> 16) | error) << 16))
 
 
 def test_fake_is_a_target() -> None:
