@@ -552,10 +552,8 @@ def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
     diffs = res.differences = list(lock.scoreboard.differences)
     res.stopped = res.stopped or lock.scoreboard.stopped
     spec, first = bench.spec, diffs[0].divergence
-    assert isinstance(first, Divergence)
     res.status, res.divergence = DIVERGE, first
     for d in diffs:
-        assert isinstance(d.divergence, Divergence)
         d.divergence.scenario = spec.scenario.name
         d.run_steps = lock.count
     res.reason = first.summary() + (f" (+{len(diffs) - 1} more distinct differences)"
@@ -564,7 +562,6 @@ def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
         return
     stem = f"{spec.build.name}-{spec.machine}-{spec.scenario.name}".replace("/", "_")
     for i, d in enumerate(diffs):
-        assert isinstance(d.divergence, Divergence)
         d.divergence.trace_file = str(write_reproducer(
             d.divergence, bench.qemu, report_dir, stem if i == 0 else f"{stem}-d{i + 1}",
             upto=d.trace_len))

@@ -181,7 +181,6 @@ def _settle(res: DirectResult, lock: LockstepTarget, board: Board, raised: Diver
     found: list[tuple[Divergence, DirectDifference]] = []
     for i, diff in enumerate(board.differences):
         d = diff.divergence
-        assert isinstance(d, Divergence)
         dd = _difference(d, i == 0, (board.base_lens[i], diff.trace_len), 0 if i else 400)
         dd.repeats, dd.adopted = diff.repeats, diff.adopted
         found.append((d, dd))
