@@ -181,7 +181,7 @@ def check_args(m: Mutant) -> tuple[str, ...]:
 
 
 @dataclass
-class Outcome:
+class MutantOutcome:
     mutant: str
     status: str                        #: caught, MISSED, timed out, not applicable, build failed
     detail: str = ""
@@ -277,11 +277,12 @@ def baseline_runs(mutants: tuple[Mutant, ...]) -> list[tuple[str, tuple[str, ...
     return runs
 
 
-def _record(name: str, status: str, out: str, t0: float, where: Path) -> Outcome:
+def _record(name: str, status: str, out: str, t0: float, where: Path) -> MutantOutcome:
     """The outcome of one check, its output kept as ``where/check-output.txt``."""
     where.mkdir(parents=True, exist_ok=True)
     (where / "check-output.txt").write_text(out)
-    return Outcome(name, status, first_finding(out), time.monotonic() - t0, failing_groups(out))
+    return MutantOutcome(name, status, first_finding(out), time.monotonic() - t0,
+                         failing_groups(out))
 
 
 def _binaries(first: Path) -> dict[str, Path]:
@@ -290,7 +291,7 @@ def _binaries(first: Path) -> dict[str, Path]:
 
 
 def _baseline(binaries: dict[str, Path], mutants: tuple[Mutant, ...], report_dir: Path,
-              timeout: float) -> Outcome:
+              timeout: float) -> MutantOutcome:
     """The unchanged tree's checks (:func:`baseline_runs`): ``agrees`` when
     each exits 0, else the first that fails, its output kept beside."""
     t0 = time.monotonic()
@@ -316,15 +317,15 @@ def _text(f: Path) -> str:
     return f.read_text() if f.is_file() else ""
 
 
-def _skip(m: Mutant, text: str, started: float, budget: float | None) -> Outcome | None:
+def _skip(m: Mutant, text: str, started: float, budget: float | None) -> MutantOutcome | None:
     """Why ``m`` is not run (budget spent, riscv64 only, anchor), or None."""
     if budget is not None and time.monotonic() - started > budget:
-        return Outcome(m.name, "not run", f"the budget of {budget:.0f} s was spent")
+        return MutantOutcome(m.name, "not run", f"the budget of {budget:.0f} s was spent")
     if target(m) == RISCV64:
-        return Outcome(m.name, "not run", f"{m.path} is compiled for riscv64 machines only; "
+        return MutantOutcome(m.name, "not run", f"{m.path} is compiled for riscv64 machines only; "
                        "a mutants build makes x86_64 and aarch64")
     if not applicable(m, text):
-        return Outcome(m.name, "not applicable",
+        return MutantOutcome(m.name, "not applicable",
                        f"anchor found {text.count(m.anchor)} times in {m.path}")
     return None
 
@@ -339,7 +340,7 @@ def prove(
     timeout: float = 1800.0,
     check_timeout: float | None = None,
     budget: float | None = None,
-) -> list[Outcome]:
+) -> list[MutantOutcome]:
     """Baseline, then each mutant: edit, build, check (``check_timeout``
     seconds at most, default ``timeout``) on its emulator, restore.  A
     mutant that does not build is reported and the next one built
@@ -383,7 +384,7 @@ def prove(
 
 
 def _one(m: Mutant, src: Path, build: Callable[[], dict[str, Path] | None], report_dir: Path,
-         timeout: float, log_name: str, skipped: Outcome | None) -> Outcome:
+         timeout: float, log_name: str, skipped: MutantOutcome | None) -> MutantOutcome:
     """One mutant: edit, build, check on its emulator, restore the file."""
     if skipped is not None:
         return skipped
@@ -394,7 +395,7 @@ def _one(m: Mutant, src: Path, build: Callable[[], dict[str, Path] | None], repo
         f.write_text(original.replace(m.anchor, m.replacement))
         binaries = build()
         if binaries is None:
-            return Outcome(m.name, "build failed", f"see {log_name}", time.monotonic() - t0)
+            return MutantOutcome(m.name, "build failed", f"see {log_name}", time.monotonic() - t0)
         rc, out = run_check(binaries[target(m)], check_args(m), report_dir / m.name, timeout)
     finally:
         f.write_text(original)

@@ -35,7 +35,7 @@ from harness.check.scoreboard import Scoreboard, signature
 from harness.check.sdhost_transfer import SdhostTracker
 from harness.check.spi_transfer import SpiTracker
 from harness.check.step import Step as Step
-from harness.check.step import Tracker
+from harness.check.step import StepTracker
 from harness.check.sunxi_transfer import SunxiTracker
 from harness.check.transfer import CommandTracker
 from harness.hwdefs.boards import Board
@@ -130,7 +130,7 @@ def endless(model: Any) -> str | None:
 
 
 #: The command follower of each non-SDHCI controller, by ``Board.variant``.
-TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
+TRACKERS: dict[str, Callable[[Recipe | None], StepTracker]] = {
     "spi": lambda recipe: SpiTracker(),
     "pl181": lambda recipe: Pl181Tracker(),
     "allwinner": lambda recipe: SunxiTracker(),
@@ -139,7 +139,7 @@ TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
 }
 
 
-def tracker_for(board: Board | None, recipe: Recipe | None) -> Tracker:
+def tracker_for(board: Board | None, recipe: Recipe | None) -> StepTracker:
     """The follower of the commands of ``board``'s controller (the PC's: ``None``)."""
     make = TRACKERS.get(board.variant) if board is not None else None
     return make(recipe) if make is not None else CommandTracker(recipe)

@@ -257,7 +257,7 @@ def _scenario_runs(p: CheckPlan, progress: Progress, done: dict[int, Result]
     t0 = time.monotonic()
     known = schedule.load_costs()
     results, stats = parallel.run_all(
-        runs, parallel.Options(report_dir=rq.report_dir, image=p.image, reuse=rq.reuse,
+        runs, parallel.SharedOptions(report_dir=rq.report_dir, image=p.image, reuse=rq.reuse,
                                lockstep=rq.lockstep, max_differences=rq.max_differences),
         p.jobs, progress=lambda done, r: progress(
             f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"),

@@ -97,7 +97,7 @@ def _fmt(v: Any) -> str:
     return repr(v)
 
 
-class Tracker(Protocol):
+class StepTracker(Protocol):
     """What the lockstep asks of the follower of a controller's commands:
     the SD command in progress and the data position, for reports
     (:class:`harness.check.transfer.CommandTracker` on an SDHCI,

@@ -20,7 +20,7 @@ from harness.check import boards
 from harness.check.lockstep import LockstepTarget
 from harness.check.optimistic import OptimisticLockstep
 from harness.check.quirks import QuirkSet
-from harness.check.recording import Recording, RecordingTarget, ReplayTarget
+from harness.check.recording import Recording, RecordingSide, ReplayTarget
 from harness.check.scoreboard import Scoreboard
 from harness.hwdefs.boards import board_for
 from harness.machine import CardImage, Machine
@@ -34,7 +34,7 @@ from harness.qemu.target import QemuTarget
 from harness.scenarios import Context, Scenario
 
 #: QEMU's side of a run: live, recorded while live, or replayed.
-QemuSide = QemuTarget | RecordingTarget | ReplayTarget
+QemuSide = QemuTarget | RecordingSide | ReplayTarget
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class Testbench:
             return ReplayTarget(self.replay)
         live = (self.pool.acquire(b.binary, described, name=b.name) if self.pool is not None
                 else QemuTarget(b.binary, described, name=b.name))
-        return RecordingTarget(live, self.record) if self.record is not None else live
+        return RecordingSide(live, self.record) if self.record is not None else live
 
     @property
     def optimistic(self) -> bool:
@@ -150,7 +150,7 @@ class Testbench:
     def close(self, healthy: bool) -> None:
         """QEMU's process back to the pool (``healthy``: reusable) or ended."""
         qemu, pool = self.qemu, self.pool
-        if pool is not None and isinstance(qemu, RecordingTarget):
+        if pool is not None and isinstance(qemu, RecordingSide):
             qemu.finish()
             pool.release(qemu.inner, healthy=healthy)
         elif isinstance(qemu, QemuTarget) and pool is not None:

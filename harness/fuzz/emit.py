@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.fuzz.ops import Op, describe
-from harness.fuzz.run import CRASH, DIVERGE, HANG, Outcome
+from harness.fuzz.run import CRASH, DIVERGE, HANG, FuzzOutcome
 from harness.fuzz.signature import slug
 from harness.qemu.argv import replay_script
 from harness.replay.engine import reproducer_header
@@ -143,7 +143,7 @@ def c_function(name: str, trace: Sequence[str], argv: Sequence[str], *,
     ])
 
 
-def expectation(out: Outcome) -> tuple[str, int] | None:
+def expectation(out: FuzzOutcome) -> tuple[str, int] | None:
     """What the model answers to the failing step, in :func:`c_function`'s terms."""
     d = out.divergence
     if d is None:
@@ -161,7 +161,7 @@ def expectation(out: Outcome) -> tuple[str, int] | None:
     return None
 
 
-def write(out: Outcome, ops: Sequence[Op], sig: str, build: str, directory: Path, *,
+def write(out: FuzzOutcome, ops: Sequence[Op], sig: str, build: str, directory: Path, *,
           runs: int = 0, original_len: int = 0) -> Path:
     """Write every reproducer of the finding ``sig`` into ``directory/<slug>``."""
     name = slug(sig)
@@ -204,7 +204,7 @@ def write(out: Outcome, ops: Sequence[Op], sig: str, build: str, directory: Path
     return d
 
 
-def pytest_text(sig: str, build: str, ops: Sequence[Op], out: Outcome) -> str:
+def pytest_text(sig: str, build: str, ops: Sequence[Op], out: FuzzOutcome) -> str:
     """A pytest regression test that runs ``ops`` on each selected build,
     on the machine type the finding was on (a PC's, or a board's)."""
     machine = out.machine.type if out.machine is not None else "q35"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.driver.ops import Op
 from harness.fuzz import emit
-from harness.fuzz.run import Outcome, execute
+from harness.fuzz.run import FuzzOutcome, execute
 from harness.fuzz.shrink import shrink_ops
 from harness.fuzz.signature import signature
 from harness.qemu.builds import QemuBuild
@@ -39,7 +39,7 @@ def shrink_divergence(build: QemuBuild, ops: list[Op], out_dir: Path, *,
     ``machine_type``: a PC's, or a board's with its own controller) and
     write its reproducers under ``out_dir``; None if it does not fail when
     re-run alone (the check's run stays the evidence)."""
-    def go(cand: list[Op]) -> Outcome:
+    def go(cand: list[Op]) -> FuzzOutcome:
         return execute(build.binary, build.profile, cand, polls=DRIVER_POLLS,
                        machine_type=machine_type)
 

@@ -29,7 +29,7 @@ from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, endless
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, QuirkSet
-from harness.check.recording import Recording, RecordingTarget, ReplayTarget
+from harness.check.recording import Recording, RecordingSide, ReplayTarget
 from harness.driver.host import HostDriver
 from harness.errors import QemuGone
 from harness.fuzz import residue
@@ -65,7 +65,7 @@ OK, DIVERGE, CRASH, HANG, ERROR, PREDICTED = (
 
 
 @dataclass
-class Outcome:
+class FuzzOutcome:
     """What one input did."""
 
     status: str
@@ -127,7 +127,7 @@ def _qemu_dies(model: ModelTarget) -> bool:
 
 
 def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence[Op],
-           out: Outcome, polls: int = DRIVER_POLLS) -> None:
+           out: FuzzOutcome, polls: int = DRIVER_POLLS) -> None:
     d = HostDriver(lock, timeout_steps=polls)
     for i, op in enumerate(ops):
         out.op_index = i
@@ -172,7 +172,7 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
             timeout: float = HANG_TIMEOUT, name: str = "qemu",
             fresh: QemuTarget | None = None, pool: QemuPool | None = None,
             polls: int = DRIVER_POLLS,
-            lockstep: str = "optimistic") -> Outcome:
+            lockstep: str = "optimistic") -> FuzzOutcome:
     """Run ``ops`` on a fresh QEMU ``binary`` and the model of ``profile``.
     ``fresh`` is a QEMU :func:`launch` started for this input (it is
     closed here); else ``pool`` lends one, reset to a fresh launch's state
@@ -181,9 +181,9 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
     corpus replays with its own value).  ``lockstep="optimistic"`` runs the input ahead
     on the model's answers (:mod:`harness.check.optimistic`) on a pooled
     QEMU; any outcome but agreement runs it again step by step, so every
-    finding is exactly the step-by-step one (``Outcome.lockstep`` says which
+    finding is exactly the step-by-step one (``FuzzOutcome.lockstep`` says which
     way it ran)."""
-    def once(optimistic: bool) -> Outcome:
+    def once(optimistic: bool) -> FuzzOutcome:
         return _execute_once(binary, profile, ops, machine_type=machine_type, strict=strict,
                              timeout=timeout, name=name, fresh=fresh, pool=pool, polls=polls,
                              optimistic=optimistic)
@@ -201,7 +201,7 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
     return out
 
 
-def _pooled(once: Callable[[bool], Outcome], lockstep: str) -> Outcome:
+def _pooled(once: Callable[[bool], FuzzOutcome], lockstep: str) -> FuzzOutcome:
     """One input on a pooled QEMU: optimistic, then step by step unless it
     agreed (``lockstep="optimistic"``), or step by step."""
     if lockstep != "optimistic":
@@ -217,16 +217,16 @@ def _pooled(once: Callable[[bool], Outcome], lockstep: str) -> Outcome:
 def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
                   machine_type: str, strict: bool, timeout: float, name: str,
                   fresh: QemuTarget | None, pool: QemuPool | None, polls: int,
-                  optimistic: bool) -> Outcome:
+                  optimistic: bool) -> FuzzOutcome:
     """:func:`execute`'s one run, optimistic (on a pooled QEMU) or step by step."""
     t0 = time.monotonic()
-    out = Outcome(OK)
+    out = FuzzOutcome(OK)
     machine = fresh.machine if fresh is not None else fuzz_machine(machine_type)
     out.machine = machine
     rec = Recording() if strict else None
     pooled = pool if rec is None and fresh is None else None
     qemu: QemuTarget | None = None
-    side: QemuTarget | RecordingTarget | None = None
+    side: QemuTarget | RecordingSide | None = None
     model: ModelTarget | None = None
     lock: LockstepTarget | None = None
     err_at = 0
@@ -240,7 +240,7 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
             carried = qemu.residue
         else:
             qemu = QemuTarget(binary, machine, name=name, timeout=timeout)
-        side = qemu if rec is None else RecordingTarget(qemu, rec)
+        side = qemu if rec is None else RecordingSide(qemu, rec)
         err_at = sanitizer.mark(qemu)
         model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
         model.sdhci.step_budget = STEP_BUDGET
@@ -287,7 +287,7 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
     return out
 
 
-def _release(pool: QemuPool, qemu: QemuTarget, model: ModelTarget | None, out: Outcome,
+def _release(pool: QemuPool, qemu: QemuTarget, model: ModelTarget | None, out: FuzzOutcome,
              carried: frozenset[str], seen: set[str]) -> None:
     """Hand the pooled ``qemu`` back with the residue its card now holds
     (:mod:`harness.fuzz.residue`): kept for reuse unless that residue is
@@ -300,7 +300,7 @@ def _release(pool: QemuPool, qemu: QemuTarget, model: ModelTarget | None, out: O
     pool.release(qemu, healthy=not (qemu.residue & residue.NOT_REUSABLE or out.seen))
 
 
-def _failed(out: Outcome, e: Exception, model: ModelTarget | None) -> None:
+def _failed(out: FuzzOutcome, e: Exception, model: ModelTarget | None) -> None:
     """Record in ``out`` how the run ended when it raised ``e``: a fall-back
     to step by step, a divergence, a hang or crash (PREDICTED where the
     model said QEMU would stop), or an error (a model or harness bug, a
@@ -334,7 +334,7 @@ def _strict_run(rec: Recording, profile: BuildProfile, machine: Machine, ops: Se
     model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile, strict=strict)
     model.sdhci.step_budget = STEP_BUDGET
     lock = LockstepTarget(model, ReplayTarget(rec), quirks=QuirkSet(QUIRKS, profile, "fuzz"))
-    scratch = Outcome(OK)
+    scratch = FuzzOutcome(OK)
     try:
         _drive(lock, model, lock.qemu, ops, scratch)
     except Divergence as d:

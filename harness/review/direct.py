@@ -6,7 +6,7 @@ even where the model has no rule for it.  Both run with the same ``-seed``
 (:mod:`harness.review.wrap`), so the RCA QEMU draws at random is the same
 draw on both.
 
-A run goes on past a difference (a :class:`Board`, the check's
+A run goes on past a difference (a :class:`DirectScoreboard`, the check's
 :class:`~harness.check.scoreboard.Scoreboard` with the review's
 ``--max-differences``): base takes patched's guest memory where that
 differed (a QEMU's registers cannot be set: those are compared as they
@@ -117,7 +117,7 @@ def sides(text: str) -> str:
             .replace("QEMU  ", "patched ").replace("QEMU ", "patched "))
 
 
-class Board(Scoreboard):
+class DirectScoreboard(Scoreboard):
     """A direct comparison's scoreboard: base (the reference) takes
     patched's guest memory where it differed, and each new difference
     notes base's trace length too (the lockstep gives patched's)."""
@@ -173,8 +173,8 @@ def _ended(res: DirectResult, lock: LockstepTarget, e: Exception) -> Divergence:
                       signature=f"{what} | {command} | -")
 
 
-def _settle(res: DirectResult, lock: LockstepTarget, board: Board, raised: Divergence | None,
-            report_dir: Path | None, stem: str) -> None:
+def _settle(res: DirectResult, lock: LockstepTarget, board: DirectScoreboard,
+            raised: Divergence | None, report_dir: Path | None, stem: str) -> None:
     """Every difference of the run into ``res`` (the first one also in its
     own fields, as a first-only run has it), with reproducers."""
     a, b = lock.model, lock.qemu
@@ -217,7 +217,7 @@ def compare(res: DirectResult, a: Target, b: Target, sc: Scenario, ctx: Context,
     lockstep, up to ``limit`` distinct differences, then the card images
     over ``spans()``; the differences into ``res``.  Whether both sides are
     fit for reuse."""
-    board = Board(limit, a)
+    board = DirectScoreboard(limit, a)
     lock = LockstepTarget(a, b, recipe=recipe, scoreboard=board)
     raised: Divergence | None = None
     healthy = True
