@@ -26,6 +26,8 @@ x86 one.
 
 from __future__ import annotations
 
+import argparse
+import io
 import re
 import subprocess
 import sys
@@ -35,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness.errors import SdqtestError
+from harness.check import report, session
+from harness.errors import QemuError, SdqtestError, UsageError
 from harness.provision import proc
 from harness.provision.build import ARM_BINARY, BINARY, QemuTreeBuilder, configured_flags
 
@@ -200,16 +203,65 @@ def applicable(m: Mutant, text: str) -> bool:
     return text.count(m.anchor) == 1
 
 
+class _OverTime(BaseException):
+    """A mutant's check ran past its time (a BaseException: the check
+    session cancels its workers and lets it through)."""
+
+
+def check_request(binary: Path, args: tuple[str, ...], report_dir: Path
+                  ) -> session.CheckRequest:
+    """The check a mutant's ``sdqtest check`` arguments name (``--group``,
+    ``--scenario``, ``--board``, ``--no-boards``, ``-j``), on ``binary``."""
+    p = argparse.ArgumentParser(prog="sdqtest check", add_help=False, exit_on_error=False)
+    for flag in ("--group", "--scenario", "--board"):
+        p.add_argument(flag, action="append")
+    p.add_argument("--no-boards", action="store_true")
+    p.add_argument("-j", "--jobs", type=int, default=0)
+    try:
+        a = p.parse_args(list(args))
+    except (argparse.ArgumentError, SystemExit) as e:
+        raise UsageError(f"a mutant's check arguments {' '.join(args)!r}: {e}") from None
+    return session.CheckRequest(
+        qemu=(str(binary),), groups=session.names(a.group), scenarios=session.names(a.scenario),
+        boards=tuple(a.board) if a.board else None, no_boards=a.no_boards, jobs=a.jobs,
+        report_dir=report_dir)
+
+
 def run_check(binary: Path, args: tuple[str, ...], report_dir: Path,
               timeout: float) -> tuple[int, str]:
-    """``sdqtest check`` on ``binary`` in a child process: exit status and output."""
-    cmd = [sys.executable, "-m", "harness.cli", "check", "--qemu", str(binary),
-           "--report-dir", str(report_dir), *args]
+    """``sdqtest check ARGS`` on ``binary``, in-process (the check session):
+    its exit status and report, as the command prints them; 124 when it
+    ran past ``timeout`` seconds (between two runs: QEMU is bounded by its
+    own qtest timeouts)."""
+    deadline = time.monotonic() + timeout
+
+    def progress(_text: str) -> None:
+        if time.monotonic() > deadline:
+            raise _OverTime
+
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
+        out = session.run(check_request(binary, args, report_dir), progress)
+    except _OverTime:
         return 124, f"check did not finish in {timeout:.0f} s"
-    return r.returncode, r.stdout + r.stderr
+    except QemuError as e:
+        return 3, f"sdqtest: QEMU error: {e}"
+    except SdqtestError as e:
+        return 2, f"sdqtest: error: {e}"
+    return out.verdict.status, report_text(out)
+
+
+def report_text(out: session.CheckOutcome) -> str:
+    """A check's report as ``sdqtest check`` prints it: the table, the
+    notes, the summary line and the verdict's lines."""
+    text = io.StringIO()
+    report.print_report(out.results, text)
+    if out.notes:
+        text.write("\n" + "\n".join(out.notes) + "\n")
+    text.write("\n" + session.summary(out) + "\n")
+    text.writelines(f"sdqtest: {line}\n" for line in out.verdict.why)
+    if out.aborted:
+        text.write(f"sdqtest: the check stopped:\n{out.aborted}")
+    return text.getvalue()
 
 
 def first_finding(output: str) -> str:
