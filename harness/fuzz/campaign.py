@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.check.ddmin import shrink_ops
 from harness.check.shard import shard_of
 from harness.fuzz import emit
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.ops import Op, generate, mutate
 from harness.fuzz.run import OK, PREDICTED, FuzzOutcome, execute
-from harness.fuzz.shrink import shrink_ops
 from harness.fuzz.signature import signature
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
-from harness.check import parallel, runner, testbench
+from harness.check import parallel, reproducer, runner, testbench
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
 from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES, Scoreboard, Stopped, harm
 from harness.check.step import Step
@@ -192,9 +192,9 @@ def _settle(res: DirectResult, lock: LockstepTarget, board: DirectScoreboard,
         if report_dir is not None and isinstance(a, QemuTarget) and isinstance(b, QemuTarget):
             d.scenario = res.scenario
             s = stem if i == 0 else f"{stem}-d{i + 1}"
-            dd.traces = (str(runner.write_reproducer(d, a, report_dir, f"{s}-base",
+            dd.traces = (str(reproducer.write_reproducer(d, a, report_dir, f"{s}-base",
                                                      upto=dd.trace_lens[0])),
-                         str(runner.write_reproducer(d, b, report_dir, f"{s}-patched",
+                         str(reproducer.write_reproducer(d, b, report_dir, f"{s}-patched",
                                                      upto=dd.trace_lens[1])))
     res.differences = [dd for _, dd in found]
     if not found:

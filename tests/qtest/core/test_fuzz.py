@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from harness.check.ddmin import ddmin, shrink_ops
 from harness.check.lockstep import Divergence, Step
+from harness.check.reproducer import c_function, qtest_init_args
 from harness.fuzz import campaign as C
 from harness.fuzz import ops as O
 from harness.fuzz.corpus import Corpus, merge
-from harness.fuzz.emit import c_function, pytest_text, qtest_init_args, write
+from harness.fuzz.emit import pytest_text, write
 from harness.fuzz.run import CRASH, DIVERGE, OK, FuzzOutcome
-from harness.fuzz.shrink import ddmin, shrink_ops
 from harness.fuzz.signature import signature, slug
 from harness.hwdefs import sdhci as H
 from harness.machine import Machine
