@@ -410,9 +410,8 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
     if refused is not None:  # this process saw the build refuse the machine
         res.status, res.reason = CANNOT_RUN, refused
         return res
-    qset = QuirkSet(opts.quirks, build.profile, sc.name)
     bench = Testbench(spec, strict=opts.strict, image=opts.image, record=opts.record,
-                      replay=opts.replay, pool=opts.pool, quirks=qset, keep=opts.keep,
+                      replay=opts.replay, pool=opts.pool, quirks=opts.quirks, keep=opts.keep,
                       stop_after=opts.stop_after, max_differences=opts.max_differences)
     try:
         _drive(bench, res, optimistic, opts.migrator, sync_at, sync_reads)
@@ -426,7 +425,7 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
     if res.lockstep == FALLBACK:
         res.seconds = time.monotonic() - t0
         return res
-    _judge(res, qset, bench.context)
+    _judge(res, bench.quirks, bench.context)
     res.seconds = time.monotonic() - t0
     return res
 
