@@ -67,7 +67,7 @@ def measure(runs: Sequence[RunSpec], jobs: Sequence[int],
     """Time ``runs`` each of ``ways`` (:data:`WAYS`) for each worker count."""
     out: list[Measure] = []
     if runs:  # imports, images made: not in the first way's figures
-        parallel.run_all(runs[:1], parallel.Options(), 1)
+        parallel.run_all(runs[:1], parallel.SharedOptions(), 1)
     for j in jobs:
         for way in ways:
             label, reuse, mode, most = WAYS[way]
@@ -78,7 +78,7 @@ def measure(runs: Sequence[RunSpec], jobs: Sequence[int],
 
             t0, c0 = time.monotonic(), _cpu()
             results, stats = parallel.run_all(
-                runs, parallel.Options(reuse=reuse, lockstep=mode, max_differences=most), j,
+                runs, parallel.SharedOptions(reuse=reuse, lockstep=mode, max_differences=most), j,
                 progress=tick)
             c1 = _cpu()
             out.append(Measure(
@@ -151,10 +151,10 @@ def profile(runs: Sequence[RunSpec], ways: Sequence[str] = ("step", "optimistic"
     from harness.bench import profile_split
 
     cols: list[tuple[str, float, float, float, dict[str, float]]] = []
-    parallel.run_all(runs[:1], parallel.Options(), 1)  # imports, images: not in the figures
+    parallel.run_all(runs[:1], parallel.SharedOptions(), 1)  # imports, images: not in the figures
     for way in ways:
         label, reuse, mode, most = WAYS[way]
-        opts = parallel.Options(reuse=reuse, lockstep=mode, max_differences=most)
+        opts = parallel.SharedOptions(reuse=reuse, lockstep=mode, max_differences=most)
         progress(f"profile {label}: without the profiler")
         t0, c0 = time.monotonic(), _cpu()
         parallel.run_all(runs, opts, 1)

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.bisect.mutants import ARM_FILES, Mutant, MutantError, Outcome
+from harness.bisect.mutants import ARM_FILES, Mutant, MutantError, MutantOutcome
 
 #: ``sdqtest check`` arguments of every automatic mutant in a file x86
 #: compiles: the default x86 check a packager runs, boards aside.
@@ -372,7 +372,7 @@ def read_files(src: Path, files: Sequence[str]) -> dict[str, str]:
     return texts
 
 
-def rows(drawn: Sequence[AutoMutant], outcomes: Sequence[Outcome]) -> list[list[str]]:
+def rows(drawn: Sequence[AutoMutant], outcomes: Sequence[MutantOutcome]) -> list[list[str]]:
     """One table row per mutant: id, file:line, operator, change, verdict,
     catching groups, first finding, seconds."""
     by_name = {o.mutant: o for o in outcomes}

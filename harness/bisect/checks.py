@@ -1,6 +1,7 @@
-"""What a bisect step checks on a built binary: a check scenario (in-process,
-through the check session), a pytest node id or a benchmark figure (each in a
-subprocess: a crashing QEMU or a harness bug then ends the check, never the bisect).
+"""What a bisect step checks on a built binary: a check scenario or a
+finding (in-process, through the check session), a benchmark figure
+(in-process, :mod:`harness.bench.metrics`) or a pytest node id (in a pytest
+subprocess: a crashing test then ends the check, never the bisect).
 Each check maps its outcome to ``git bisect run``'s codes: 0 good, 1 bad,
 125 skip (cannot tell on this build), 128 abort (the check itself is broken).
 """
@@ -311,19 +312,23 @@ class BenchCheck:
         return f"bench {self.metric} {op} {self.threshold:g}"
 
     def run(self, binary: Path, log: IO[str], timeout: float) -> CheckResult:
-        with tempfile.TemporaryDirectory(prefix="sdqtest-bisect-") as tmp:
-            out = Path(tmp) / "figure.json"
-            cmd = [sys.executable, "-m", "harness.bench.metrics", self.metric,
-                   "--qemu", str(binary), "--json", str(out)]
-            ran = proc.run(cmd, log=log, timeout=timeout, cwd=PROJECT_ROOT, env=_env(binary))
-            data = _load_json(out)
-        if ran.returncode is None:
-            return _timed_out(timeout)
-        if ran.returncode != 0 or not isinstance(data, dict) or "value" not in data:
+        """The figure, measured in-process (:data:`harness.bench.metrics.METRICS`;
+        QEMU bounded by its own qtest timeouts): a build it cannot be
+        measured on is skipped, a bug of sdqtest aborts."""
+        from harness.bench.metrics import METRICS
+
+        metric = METRICS[self.metric]
+        try:
+            value = float(metric.measure(binary))
+        except (QemuError, OSError) as e:
+            log.write(f"could not measure {self.metric}: {type(e).__name__}: {e}\n")
             return CheckResult(SKIP, f"could not measure {self.metric} on this build "
-                               f"(status {ran.returncode}; see the log)")
-        value = float(data["value"])
-        unit = str(data.get("unit", ""))
+                               f"({type(e).__name__}: {e})")
+        except Exception as e:  # noqa: BLE001 - a bug of sdqtest says nothing of the commit
+            return CheckResult(ABORT, f"internal error of sdqtest measuring {self.metric}: "
+                               f"{type(e).__name__}: {e}")
+        unit = metric.unit
+        log.write(f"{metric.name} = {value:,.2f} {unit}\n")
         higher = self._higher()
         ok = value >= self.threshold if higher else value <= self.threshold
         op = (">=" if ok else "<") if higher else ("<=" if ok else ">")

@@ -26,6 +26,8 @@ x86 one.
 
 from __future__ import annotations
 
+import argparse
+import io
 import re
 import subprocess
 import sys
@@ -35,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness.errors import SdqtestError
+from harness.check import report, session
+from harness.errors import QemuError, SdqtestError, UsageError
 from harness.provision import proc
 from harness.provision.build import ARM_BINARY, BINARY, QemuTreeBuilder, configured_flags
 
@@ -181,7 +184,7 @@ def check_args(m: Mutant) -> tuple[str, ...]:
 
 
 @dataclass
-class Outcome:
+class MutantOutcome:
     mutant: str
     status: str                        #: caught, MISSED, timed out, not applicable, build failed
     detail: str = ""
@@ -200,16 +203,65 @@ def applicable(m: Mutant, text: str) -> bool:
     return text.count(m.anchor) == 1
 
 
+class _OverTime(BaseException):
+    """A mutant's check ran past its time (a BaseException: the check
+    session cancels its workers and lets it through)."""
+
+
+def check_request(binary: Path, args: tuple[str, ...], report_dir: Path
+                  ) -> session.CheckRequest:
+    """The check a mutant's ``sdqtest check`` arguments name (``--group``,
+    ``--scenario``, ``--board``, ``--no-boards``, ``-j``), on ``binary``."""
+    p = argparse.ArgumentParser(prog="sdqtest check", add_help=False, exit_on_error=False)
+    for flag in ("--group", "--scenario", "--board"):
+        p.add_argument(flag, action="append")
+    p.add_argument("--no-boards", action="store_true")
+    p.add_argument("-j", "--jobs", type=int, default=0)
+    try:
+        a = p.parse_args(list(args))
+    except (argparse.ArgumentError, SystemExit) as e:
+        raise UsageError(f"a mutant's check arguments {' '.join(args)!r}: {e}") from None
+    return session.CheckRequest(
+        qemu=(str(binary),), groups=session.names(a.group), scenarios=session.names(a.scenario),
+        boards=tuple(a.board) if a.board else None, no_boards=a.no_boards, jobs=a.jobs,
+        report_dir=report_dir)
+
+
 def run_check(binary: Path, args: tuple[str, ...], report_dir: Path,
               timeout: float) -> tuple[int, str]:
-    """``sdqtest check`` on ``binary`` in a child process: exit status and output."""
-    cmd = [sys.executable, "-m", "harness.cli", "check", "--qemu", str(binary),
-           "--report-dir", str(report_dir), *args]
+    """``sdqtest check ARGS`` on ``binary``, in-process (the check session):
+    its exit status and report, as the command prints them; 124 when it
+    ran past ``timeout`` seconds (between two runs: QEMU is bounded by its
+    own qtest timeouts)."""
+    deadline = time.monotonic() + timeout
+
+    def progress(_text: str) -> None:
+        if time.monotonic() > deadline:
+            raise _OverTime
+
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
+        out = session.run(check_request(binary, args, report_dir), progress)
+    except _OverTime:
         return 124, f"check did not finish in {timeout:.0f} s"
-    return r.returncode, r.stdout + r.stderr
+    except QemuError as e:
+        return 3, f"sdqtest: QEMU error: {e}"
+    except SdqtestError as e:
+        return 2, f"sdqtest: error: {e}"
+    return out.verdict.status, report_text(out)
+
+
+def report_text(out: session.CheckOutcome) -> str:
+    """A check's report as ``sdqtest check`` prints it: the table, the
+    notes, the summary line and the verdict's lines."""
+    text = io.StringIO()
+    report.print_report(out.results, text)
+    if out.notes:
+        text.write("\n" + "\n".join(out.notes) + "\n")
+    text.write("\n" + session.summary(out) + "\n")
+    text.writelines(f"sdqtest: {line}\n" for line in out.verdict.why)
+    if out.aborted:
+        text.write(f"sdqtest: the check stopped:\n{out.aborted}")
+    return text.getvalue()
 
 
 def first_finding(output: str) -> str:
@@ -277,11 +329,12 @@ def baseline_runs(mutants: tuple[Mutant, ...]) -> list[tuple[str, tuple[str, ...
     return runs
 
 
-def _record(name: str, status: str, out: str, t0: float, where: Path) -> Outcome:
+def _record(name: str, status: str, out: str, t0: float, where: Path) -> MutantOutcome:
     """The outcome of one check, its output kept as ``where/check-output.txt``."""
     where.mkdir(parents=True, exist_ok=True)
     (where / "check-output.txt").write_text(out)
-    return Outcome(name, status, first_finding(out), time.monotonic() - t0, failing_groups(out))
+    return MutantOutcome(name, status, first_finding(out), time.monotonic() - t0,
+                         failing_groups(out))
 
 
 def _binaries(first: Path) -> dict[str, Path]:
@@ -290,7 +343,7 @@ def _binaries(first: Path) -> dict[str, Path]:
 
 
 def _baseline(binaries: dict[str, Path], mutants: tuple[Mutant, ...], report_dir: Path,
-              timeout: float) -> Outcome:
+              timeout: float) -> MutantOutcome:
     """The unchanged tree's checks (:func:`baseline_runs`): ``agrees`` when
     each exits 0, else the first that fails, its output kept beside."""
     t0 = time.monotonic()
@@ -316,15 +369,15 @@ def _text(f: Path) -> str:
     return f.read_text() if f.is_file() else ""
 
 
-def _skip(m: Mutant, text: str, started: float, budget: float | None) -> Outcome | None:
+def _skip(m: Mutant, text: str, started: float, budget: float | None) -> MutantOutcome | None:
     """Why ``m`` is not run (budget spent, riscv64 only, anchor), or None."""
     if budget is not None and time.monotonic() - started > budget:
-        return Outcome(m.name, "not run", f"the budget of {budget:.0f} s was spent")
+        return MutantOutcome(m.name, "not run", f"the budget of {budget:.0f} s was spent")
     if target(m) == RISCV64:
-        return Outcome(m.name, "not run", f"{m.path} is compiled for riscv64 machines only; "
+        return MutantOutcome(m.name, "not run", f"{m.path} is compiled for riscv64 machines only; "
                        "a mutants build makes x86_64 and aarch64")
     if not applicable(m, text):
-        return Outcome(m.name, "not applicable",
+        return MutantOutcome(m.name, "not applicable",
                        f"anchor found {text.count(m.anchor)} times in {m.path}")
     return None
 
@@ -339,7 +392,7 @@ def prove(
     timeout: float = 1800.0,
     check_timeout: float | None = None,
     budget: float | None = None,
-) -> list[Outcome]:
+) -> list[MutantOutcome]:
     """Baseline, then each mutant: edit, build, check (``check_timeout``
     seconds at most, default ``timeout``) on its emulator, restore.  A
     mutant that does not build is reported and the next one built
@@ -383,7 +436,7 @@ def prove(
 
 
 def _one(m: Mutant, src: Path, build: Callable[[], dict[str, Path] | None], report_dir: Path,
-         timeout: float, log_name: str, skipped: Outcome | None) -> Outcome:
+         timeout: float, log_name: str, skipped: MutantOutcome | None) -> MutantOutcome:
     """One mutant: edit, build, check on its emulator, restore the file."""
     if skipped is not None:
         return skipped
@@ -394,7 +447,7 @@ def _one(m: Mutant, src: Path, build: Callable[[], dict[str, Path] | None], repo
         f.write_text(original.replace(m.anchor, m.replacement))
         binaries = build()
         if binaries is None:
-            return Outcome(m.name, "build failed", f"see {log_name}", time.monotonic() - t0)
+            return MutantOutcome(m.name, "build failed", f"see {log_name}", time.monotonic() - t0)
         rc, out = run_check(binaries[target(m)], check_args(m), report_dir / m.name, timeout)
     finally:
         f.write_text(original)

@@ -38,7 +38,7 @@ _REGISTERS = {"capareg": H.CAPAB, "maxcurr": H.MAXCURR}
 
 
 @dataclass(frozen=True)
-class Cell:
+class CompatCell:
     """One property of one machine type: realised (``actual``) against the
     model's expectation, with the class defaults of the table and of the build."""
 
@@ -114,7 +114,7 @@ def properties_of(build: QemuBuild) -> list[tuple[str, str]]:
             if prop in p.properties(dev)]
 
 
-def check_machine(build: QemuBuild, machine: str) -> list[Cell]:
+def check_machine(build: QemuBuild, machine: str) -> list[CompatCell]:
     """Start ``machine`` on ``build`` and compare each realised property."""
     p = build.profile
     cells = []
@@ -124,7 +124,7 @@ def check_machine(build: QemuBuild, machine: str) -> list[Cell]:
         table = compat.defaults_for(None, p, dev)
         entries = tuple(f"{e.prop}={e.value} from {e.source}"
                         for e in compat.entries_for(machine, p, dev) if e.prop == prop)
-        cells.append(Cell(build.name, machine, dev, prop, expected.get(prop), actual,
+        cells.append(CompatCell(build.name, machine, dev, prop, expected.get(prop), actual,
                           table.get(prop), p.properties(dev).get(prop), entries))
     return cells
 
@@ -149,7 +149,7 @@ def realised(build: QemuBuild, machine: str) -> list[Any]:
                           keep=lambda got: not any(str(v).startswith("error: ") for v in got))
 
 
-def verdict(c: Cell) -> Result:
+def verdict(c: CompatCell) -> Result:
     """A cell as a run of the check's ``compat-matrix`` group: agree or diverge."""
     res = Result(c.build, f"compat {c.machine} {c.name}", "compat-matrix", c.machine,
                  AGREE if c.ok else DIVERGE)
@@ -160,7 +160,7 @@ def verdict(c: Cell) -> Result:
 
 def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
                    progress: Callable[[str], None] | None = None
-                   ) -> tuple[list[Result], list[Cell]]:
+                   ) -> tuple[list[Result], list[CompatCell]]:
     """Every machine type of every build on ``jobs`` workers: each cell's
     verdict, and the cells (for the default notes)."""
     t0 = time.monotonic()
@@ -175,8 +175,8 @@ def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
 
 def matrix(
     builds: list[QemuBuild], progress: Callable[[str], None] | None = None
-) -> list[Cell]:
-    cells: list[Cell] = []
+) -> list[CompatCell]:
+    cells: list[CompatCell] = []
     for b in builds:
         for m in machines_of(b):
             if progress:
@@ -193,7 +193,7 @@ def unverified_notes(builds: list[QemuBuild]) -> list[str]:
         for b in builds for n in emmc_defaults.surprises(b.profile)]
 
 
-def default_notes(builds: list[QemuBuild], cells: list[Cell]) -> list[str]:
+def default_notes(builds: list[QemuBuild], cells: list[CompatCell]) -> list[str]:
     """Class defaults of a build that differ from the table while every
     machine type realises the table's value: notes, not divergences."""
     out: list[str] = []
@@ -211,7 +211,7 @@ def default_notes(builds: list[QemuBuild], cells: list[Cell]) -> list[str]:
     return out
 
 
-def print_matrix(builds: list[QemuBuild], cells: list[Cell], out: TextIO = sys.stdout) -> int:
+def print_matrix(builds: list[QemuBuild], cells: list[CompatCell], out: TextIO = sys.stdout) -> int:
     """``sdqtest compat``'s output: per build a row of the table's class
     defaults, one of the build's, then each machine type's realised values;
     the divergences decoded; the notes.  Returns the exit status."""

@@ -40,7 +40,7 @@ def strip(x: Any, *, in_adoption: bool = False) -> Any:
 
 
 @dataclass
-class Comparison:
+class JsonComparison:
     """Results equal, differing, and only on one side; top-level lists that differ."""
 
     equal: int = 0
@@ -71,9 +71,9 @@ def _by_key(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def compare(before: dict[str, Any], after: dict[str, Any]) -> Comparison:
+def compare(before: dict[str, Any], after: dict[str, Any]) -> JsonComparison:
     """How ``after`` differs from ``before``, ignoring :data:`IGNORED`."""
-    c = Comparison()
+    c = JsonComparison()
     a, b = _by_key(before), _by_key(after)
     for k, v in a.items():
         if k not in b:

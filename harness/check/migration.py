@@ -139,7 +139,7 @@ class Migrator:
 
 
 @dataclass
-class Cell:
+class MigrationCell:
     """One cell of the matrix: a migration run's verdict, where it ran, and
     what QEMU lost of the PCI function on the way."""
 
@@ -164,7 +164,7 @@ class Cell:
 
 
 def run_cell(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None,
-             *, keep: bool = False) -> Cell:
+             *, keep: bool = False) -> MigrationCell:
     """One scenario on ``pair.source``, migrated to ``pair.destination``;
     a reproducer is written for a cell that does not agree, or any (``keep``)."""
     return _run(pair, sc, machine, report_dir, keep=keep)
@@ -182,12 +182,12 @@ def run_check(build: QemuBuild, sc: Scenario, machine: str,
 
 
 def _run(pair: Pair, sc: Scenario, machine: str, report_dir: Path | None,
-         *, keep: bool = False) -> Cell:
+         *, keep: bool = False) -> MigrationCell:
     mig = Migrator(pair.destination)
     try:
         res = runner.run(pair.source, sc, machine,
                          runner.RunOptions(report_dir=report_dir, migrator=mig.attach))
-        cell = Cell(pair.name, machine, str(sc.params.get("point", sc.name)), res)
+        cell = MigrationCell(pair.name, machine, str(sc.params.get("point", sc.name)), res)
         for rec in mig.records:
             cell.pci_lost += rec.pci_lost
         _judge(res, mig, cell.pci_lost)
@@ -302,13 +302,13 @@ def matrix(builds: Sequence[QemuBuild], *, source: str | None = None,
            destination: str | None = None, wanted: Sequence[str] | None = None,
            points: Sequence[str] | None = None, same_build: bool = True,
            report_dir: Path | None = None, keep: bool = False,
-           progress: Callable[[str], None] = lambda _t: None) -> list[Cell]:
+           progress: Callable[[str], None] = lambda _t: None) -> list[MigrationCell]:
     """Every cell of the matrix (see the module text)."""
     scs = migration_scenarios(points)
     runs = [(p, m, sc) for p in pairs(builds, source, destination)
             if same_build or p.source is not p.destination
             for m in machines(p, wanted=wanted) for sc in scs]
-    out: list[Cell] = []
+    out: list[MigrationCell] = []
     for i, (p, m, sc) in enumerate(runs, 1):
         progress(f"[{i}/{len(runs)}] {p.name} {m} {sc.name}")
         out.append(run_cell(p, sc, m, report_dir, keep=keep))
@@ -321,7 +321,7 @@ MARK = {runner.AGREE: "ok", runner.QUIRK: "ok(q)", runner.DIVERGE: "DIVERGE",
         runner.SKIP: "-", runner.SPEC_MISS: "SPEC-MISS"}
 
 
-def table(cells: Sequence[Cell]) -> tuple[list[str], list[list[str]]]:
+def table(cells: Sequence[MigrationCell]) -> tuple[list[str], list[list[str]]]:
     """Head and rows: one row per pair and machine type, one column per
     migration point, in first-seen order."""
     points = list(dict.fromkeys(c.point for c in cells))
@@ -332,7 +332,7 @@ def table(cells: Sequence[Cell]) -> tuple[list[str], list[list[str]]]:
     return head, [[pair, m, *(r.get(p, "") for p in points)] for (pair, m), r in rows.items()]
 
 
-def summary(cells: Sequence[Cell]) -> list[str]:
+def summary(cells: Sequence[MigrationCell]) -> list[str]:
     """Counts by status, and each non-agreement with its reason."""
     counts: dict[str, int] = {}
     for c in cells:

@@ -36,7 +36,7 @@ from harness.qemu.qtest import QtestClient
 
 
 @dataclass(frozen=True)
-class Options:
+class SharedOptions:
     """What every run of a check shares."""
 
     strict: Strictness = False
@@ -153,7 +153,7 @@ def close_worker_pool() -> None:
         pool.close()
 
 
-def _init(opts: Options, runs: Sequence[RunSpec] = ()) -> None:
+def _init(opts: SharedOptions, runs: Sequence[RunSpec] = ()) -> None:
     _worker["opts"], _worker["runs"] = opts, runs
     worker_pool(opts.reuse)
 
@@ -161,7 +161,7 @@ def _init(opts: Options, runs: Sequence[RunSpec] = ()) -> None:
 def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats, int]:
     """``r``'s result, what the pool did for it and the qtest commands it sent."""
     pool, opts = _worker["pool"], _worker["opts"]
-    assert isinstance(pool, QemuPool) and isinstance(opts, Options)
+    assert isinstance(pool, QemuPool) and isinstance(opts, SharedOptions)
     before, sent = pool.stats.copy(), QtestClient.commands_sent
     sc = r.scenario
     if sc.migrates:  # the build migrated to itself: its own processes
@@ -179,7 +179,7 @@ def _run_one(r: RunSpec) -> tuple[runner.Result, PoolStats, int]:
     return res, pool.stats.since(before), QtestClient.commands_sent - sent
 
 
-def run_all(runs: Sequence[RunSpec], opts: Options, jobs: int = 1,
+def run_all(runs: Sequence[RunSpec], opts: SharedOptions, jobs: int = 1,
             progress: Callable[[int, RunSpec], None] | None = None,
             cost: Sequence[float] | None = None,
             on_result: Callable[[int, runner.Result], None] | None = None
@@ -231,7 +231,7 @@ def run_all(runs: Sequence[RunSpec], opts: Options, jobs: int = 1,
 AHEAD = 2
 
 
-def _serve_all(runs: Sequence[RunSpec], opts: Options, plan: schedule.Schedule,
+def _serve_all(runs: Sequence[RunSpec], opts: SharedOptions, plan: schedule.Schedule,
                finished: Callable[[int, runner.Result, PoolStats, int], None]) -> list[float]:
     """The runs on forked workers (one per :attr:`Schedule.own` queue), each
     fed the next run of its own chain as it finishes one; when each worker
@@ -305,7 +305,7 @@ def _feed(conn: Any, proc: Any, plan: schedule.Schedule, w: int, n: int) -> int:
     return sent
 
 
-def _serve(conn: Any, opts: Options, runs: Sequence[RunSpec]) -> None:
+def _serve(conn: Any, opts: SharedOptions, runs: Sequence[RunSpec]) -> None:
     """A worker: run each index it is sent, answer ``(index, ok, result)``,
     until it is sent None; its QEMUs closed as it ends."""
     from harness.qemu.session import set_pdeathsig

@@ -2,7 +2,7 @@
 
 A guest never sees these, a user does: a card image of a size QEMU will
 not take, a read-only drive, a property value out of range.  Each
-:class:`Case` is a machine (sdhci-pci with an SD card or an eMMC, their
+:class:`RealizeCase` is a machine (sdhci-pci with an SD card or an eMMC, their
 properties, the drive's size and mode) that the model accepts or refuses
 when :class:`~harness.model.target.ModelTarget` builds it (the model's
 statement of QEMU's realize rules: ``harness.model.sdcard.check_image_size``
@@ -56,7 +56,7 @@ _SIZE_UNIT = 512 * _KIB          #: QEMU 10.1's unit above 2 GiB (PLS 5.3.3 C_SI
 
 
 @dataclass(frozen=True)
-class Case:
+class RealizeCase:
     """One configuration both sides build or refuse."""
 
     name: str
@@ -82,22 +82,22 @@ class Case:
         return None
 
 
-def _sd_cases() -> list[Case]:
+def _sd_cases() -> list[RealizeCase]:
     """spec_version 0..4; sizes either side of the power-of-2 rule, of the
     2 GiB SDSC limit and of the 512 KiB unit above it; no drive; read-only."""
-    out = [Case(f"sd-card spec_version={v}", card={"spec_version": v}) for v in range(5)]
+    out = [RealizeCase(f"sd-card spec_version={v}", card={"spec_version": v}) for v in range(5)]
     sizes = (_BLOCK, _SIZE_UNIT, _SIZE_UNIT + _BLOCK, 3 * _MIB, S.SDSC_MAX,
              S.SDSC_MAX + _SIZE_UNIT, S.SDSC_MAX + _BLOCK, 3 * S.SDSC_MAX // 2)
-    out += [Case(f"sd-card image of {n} bytes", size=n) for n in sizes]
-    out += [Case("sd-card without a drive", size=None),
-            Case("sd-card on a read-only drive", readonly=True)]
+    out += [RealizeCase(f"sd-card image of {n} bytes", size=n) for n in sizes]
+    out += [RealizeCase("sd-card without a drive", size=None),
+            RealizeCase("sd-card on a read-only drive", readonly=True)]
     return out
 
 
-def _sdhci_cases() -> list[Case]:
+def _sdhci_cases() -> list[RealizeCase]:
     """sd-spec-version 1..4; for versions 2 and 3, capabilities with each
     field a realize rule reads set just inside and just outside its range."""
-    out = [Case(f"sdhci-pci sd-spec-version={v}", sdhci={"sd-spec-version": v})
+    out = [RealizeCase(f"sdhci-pci sd-spec-version={v}", sdhci={"sd-spec-version": v})
            for v in range(1, 5)]
     cap = H.CAPAB
     base = 0x057834B4 & ~(cap.mask("SLOTTYPE") | cap.mask("MAXBLKLEN"))
@@ -110,32 +110,32 @@ def _sdhci_cases() -> list[Case]:
                 if v >= 1 << f.width:
                     continue
                 capareg = f.put(base & ~cap.mask(name), v)
-                out.append(Case(f"sdhci-pci v{version} capareg {name}={v}",
+                out.append(RealizeCase(f"sdhci-pci v{version} capareg {name}={v}",
                                 sdhci={"sd-spec-version": version, "capareg": capareg}))
     return out
 
 
-def _emmc_cases() -> list[Case]:
+def _emmc_cases() -> list[RealizeCase]:
     """Partition sizes either side of the 128 KiB unit and of their maxima;
     an image smaller than its partitions; a user area not a power of 2."""
     unit, boot_max, rpmb_max = E.SIZE_MULT_UNIT, emmc_model.MAX_BOOT_SIZE, emmc_model.MAX_RPMB_SIZE
     out = []
     for n in (unit // 2, unit, boot_max, boot_max + unit):
-        out.append(Case(f"emmc boot-partition-size={n}", "emmc",
+        out.append(RealizeCase(f"emmc boot-partition-size={n}", "emmc",
                         card={"boot-partition-size": n}, size=2 * n + _SMALL))
     for n in (unit // 2, unit, rpmb_max, rpmb_max + unit):
-        out.append(Case(f"emmc rpmb-partition-size={n}", "emmc",
+        out.append(RealizeCase(f"emmc rpmb-partition-size={n}", "emmc",
                         card={"rpmb-partition-size": n}, size=n + _SMALL))
-    out += [Case("emmc image smaller than its boot partitions", "emmc",
+    out += [RealizeCase("emmc image smaller than its boot partitions", "emmc",
                  card={"boot-partition-size": 4 * unit}, size=4 * unit),
-            Case("emmc user area not a power of 2", "emmc",
+            RealizeCase("emmc user area not a power of 2", "emmc",
                  card={"boot-partition-size": unit}, size=2 * unit + 3 * _MIB),
-            Case("emmc user area above 2 GiB, whole blocks", "emmc",
+            RealizeCase("emmc user area above 2 GiB, whole blocks", "emmc",
                  card={"boot-partition-size": unit}, size=2 * unit + S.SDSC_MAX + _BLOCK)]
     return out
 
 
-def cases() -> list[Case]:
+def cases() -> list[RealizeCase]:
     return _sd_cases() + _sdhci_cases() + _emmc_cases()
 
 
@@ -211,11 +211,11 @@ def run_unplug(build: QemuBuild, case: Unplug) -> Result:
     return res
 
 
-def _run(build: QemuBuild, case: Case | Unplug) -> Result:
+def _run(build: QemuBuild, case: RealizeCase | Unplug) -> Result:
     return run_unplug(build, case) if isinstance(case, Unplug) else run_case(build, case)
 
 
-def model_verdict(case: Case, profile: BuildProfile) -> str | None:
+def model_verdict(case: RealizeCase, profile: BuildProfile) -> str | None:
     """The model's refusal of ``case`` on a build of ``profile``, or None."""
     try:
         ModelTarget(case.machine(), profile=profile)
@@ -224,7 +224,7 @@ def model_verdict(case: Case, profile: BuildProfile) -> str | None:
     return None
 
 
-def qemu_verdict(build: QemuBuild, case: Case) -> str | None:
+def qemu_verdict(build: QemuBuild, case: RealizeCase) -> str | None:
     """QEMU's refusal (its message), or None when it started; kept by the
     binary's contents (:mod:`harness.qemu.answers`) when QEMU started or
     refused its command line, never when it hung or died otherwise."""
@@ -247,7 +247,7 @@ def qemu_verdict(build: QemuBuild, case: Case) -> str | None:
 _DRIVE_REFUSAL = ": -drive "
 
 
-def run_case(build: QemuBuild, case: Case) -> Result:
+def run_case(build: QemuBuild, case: RealizeCase) -> Result:
     res = Result(build.name, f"realize {case.name}", GROUP, "q35", AGREE)
     why = case.skip_reason(build.profile)
     if why is not None:
@@ -272,7 +272,7 @@ def check_verdicts(builds: list[QemuBuild], jobs: int = 1,
                    progress: Callable[[str], None] | None = None) -> list[Result]:
     """Every case on every build, on ``jobs`` workers."""
     t0 = time.monotonic()
-    every: list[Case | Unplug] = [*cases(), *UNPLUGS]
+    every: list[RealizeCase | Unplug] = [*cases(), *UNPLUGS]
     pairs = [(b, c) for b in builds for c in every]
     got = parallel.map_ordered(
         _run, pairs, jobs,

@@ -1,7 +1,7 @@
 """QEMU's side of a lockstep run, recorded once and replayed to the model.
 
 QEMU's answers do not depend on the model's mode, so a strict check runs
-each scenario on QEMU once, through :class:`RecordingTarget`, and then runs
+each scenario on QEMU once, through :class:`RecordingSide`, and then runs
 every strict variant of the model against :class:`ReplayTarget`, which
 answers from the :class:`Recording`.  The replay expects the very calls that
 were recorded, in order; a call that departs from them (the driver took
@@ -90,7 +90,7 @@ class _CallTarget:
         return bytes(self._call("image_read", offset, length))
 
 
-class RecordingTarget(_CallTarget):
+class RecordingSide(_CallTarget):
     """A Target that passes every call to ``inner`` (QEMU) and records it."""
 
     def __init__(self, inner: QemuTarget, recording: Recording) -> None:

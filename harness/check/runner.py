@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import shlex
 import time
 import traceback
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, Sto
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, QuirkSet, bound_to_scenario
 from harness.check.recording import Recording
+from harness.check.reproducer import write_reproducer
 from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES as DEFAULT_MAX_DIFFERENCES
 from harness.check.scoreboard import Difference, Stopped
 from harness.check.step import Step
@@ -31,13 +31,11 @@ from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.profile import DEVICE_ABSENT
 from harness.qemu import sanitizer
-from harness.qemu.argv import replay_script
 from harness.qemu.builds import QemuBuild
 from harness.qemu.cannot_run import lacks
 from harness.qemu.pool import QemuPool
 from harness.qemu.session import QemuLaunchError
 from harness.qemu.target import QemuTarget
-from harness.replay.engine import reproducer_header
 from harness.scenarios import Context, Miss, Scenario
 
 #: Most card bytes compared at the end of a scenario.  Only a huge
@@ -272,28 +270,6 @@ def compare_images(t: LockstepTarget, spans: list[tuple[int, int]],
             f"{len(left)} extents not compared, the first at {left[0][0]:#x}")
 
 
-def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str,
-                     upto: int | None = None) -> Path:
-    """``STEM.qtest`` (the machine in its header, then the commands; the
-    first ``upto`` of them, for a difference a run went on past) and
-    ``STEM.sh`` (QEMU replaying them, for people without sdqtest)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    trace = out_dir / f"{stem}.qtest"
-    header = reproducer_header(qemu.machine, f"sdqtest scenario {d.scenario}; divergence at "
-                               f"step {d.step.index}:\n  {d.step.describe()}")
-    lines = qemu.trace if upto is None else qemu.trace[:upto]
-    trace.write_text(header + "\n".join(lines) + "\n")
-    script = out_dir / f"{stem}.sh"
-    script.write_text(replay_script(
-        qemu.replay_argv(), shlex.quote(str(trace)),
-        [f"Replays sdqtest scenario {d.scenario} on QEMU {qemu.machine.type}; divergence at "
-         f"step {d.step.index}:", f"  {d.step.describe()}",
-         "QEMU prints one answer per command; the last one is what the model",
-         "disagreed with."]))
-    script.chmod(0o755)
-    return script
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """How :func:`run` runs one scenario, beside the build, scenario and machine.
@@ -315,7 +291,9 @@ class RunOptions:
     step; ``step`` always goes one round trip per operation.
     ``max_differences``: distinct differences a run records, the model
     taking QEMU's value at each, before it stops (1: the first one ends
-    the run, ``--first-only``; :mod:`harness.check.scoreboard`)."""
+    the run, ``--first-only``; :mod:`harness.check.scoreboard`).
+    ``reproducer_c``: each reproducer has its C test too
+    (:func:`harness.check.reproducer.write_reproducer`)."""
 
     strict: Strictness = False
     report_dir: Path | None = None
@@ -329,6 +307,8 @@ class RunOptions:
     keep: bool = False
     lockstep: str = OPTIMISTIC
     max_differences: int = DEFAULT_MAX_DIFFERENCES
+    #: a divergence's reproducer has the C test beside its trace and script
+    reproducer_c: bool = False
 
 
 def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
@@ -455,23 +435,22 @@ def _run_once(build: QemuBuild, sc: Scenario, machine: str, opts: RunOptions,
     if refused is not None:  # this process saw the build refuse the machine
         res.status, res.reason = CANNOT_RUN, refused
         return res
-    qset = QuirkSet(opts.quirks, build.profile, sc.name)
     bench = Testbench(spec, strict=opts.strict, image=opts.image, record=opts.record,
-                      replay=opts.replay, pool=opts.pool, quirks=qset, keep=opts.keep,
+                      replay=opts.replay, pool=opts.pool, quirks=opts.quirks, keep=opts.keep,
                       stop_after=opts.stop_after, max_differences=opts.max_differences)
     try:
         _drive(bench, res, optimistic, opts.migrator, sync_at, sync_reads)
     except Exception as e:
-        _failed(bench, res, e, opts.report_dir, optimistic)
+        _failed(bench, res, e, opts, optimistic)
     finally:
         healthy = res.status not in (CRASH, ERROR)  # before _settle judges the run
         res.reused = getattr(bench.qemu, "uses", 1) > 1
-        _settle(bench, res, opts.report_dir)
+        _settle(bench, res, opts)
         _collect(bench, res, healthy)
     if res.lockstep == FALLBACK:
         res.seconds = time.monotonic() - t0
         return res
-    _judge(res, qset, bench.context)
+    _judge(res, bench.quirks, bench.context)
     res.seconds = time.monotonic() - t0
     return res
 
@@ -503,7 +482,7 @@ def _drive(bench: Testbench, res: Result, optimistic: bool,
         restore(model.image_touched())
 
 
-def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None,
+def _failed(bench: Testbench, res: Result, e: Exception, opts: RunOptions,
             optimistic: bool) -> None:
     """How the run ended early: a fallback, a stop asked for, a divergence
     (its reproducer written), QEMU gone or refusing, or a harness bug.
@@ -533,9 +512,10 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
         if bench.lock is not None and not bench.lock.scoreboard.differences:
             # first-only: the one difference, as a finding like any other
             res.differences = [Difference(e, e.signature, True, run_steps=bench.lock.count)]
-        if bench.qemu is not None and report_dir is not None:
+        if bench.qemu is not None and opts.report_dir is not None:
             stem = f"{spec.build.name}-{spec.machine}-{spec.scenario.name}".replace("/", "_")
-            e.trace_file = str(write_reproducer(e, bench.qemu, report_dir, stem))
+            e.trace_file = str(write_reproducer(e, bench.qemu, opts.report_dir, stem,
+                                                c=opts.reproducer_c))
     elif isinstance(e, QemuLaunchError) and bench.lock is None and lacks(str(e)):
         res.status, res.reason = CANNOT_RUN, f"cannot run on this build: {lacks(str(e))}"
         _REFUSED[(str(spec.build.binary), spec.machine)] = res.reason
@@ -561,7 +541,7 @@ def _failed(bench: Testbench, res: Result, e: Exception, report_dir: Path | None
         res.notes.insert(0, traceback.format_exc())
 
 
-def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
+def _settle(bench: Testbench, res: Result, opts: RunOptions) -> None:
     """A run that went on past differences: its first is the run's
     divergence, as a first-only run would report it; each distinct one gets
     a reproducer, QEMU's trace up to its step."""
@@ -577,22 +557,19 @@ def _settle(bench: Testbench, res: Result, report_dir: Path | None) -> None:
     diffs = res.differences = list(lock.scoreboard.differences)
     res.stopped = res.stopped or lock.scoreboard.stopped
     spec, first = bench.spec, diffs[0].divergence
-    assert isinstance(first, Divergence)
     res.status, res.divergence = DIVERGE, first
     for d in diffs:
-        assert isinstance(d.divergence, Divergence)
         d.divergence.scenario = spec.scenario.name
         d.run_steps = lock.count
     res.reason = first.summary() + (f" (+{len(diffs) - 1} more distinct differences)"
                                     if len(diffs) > 1 else "")
-    if bench.qemu is None or report_dir is None:
+    if bench.qemu is None or opts.report_dir is None:
         return
     stem = f"{spec.build.name}-{spec.machine}-{spec.scenario.name}".replace("/", "_")
     for i, d in enumerate(diffs):
-        assert isinstance(d.divergence, Divergence)
         d.divergence.trace_file = str(write_reproducer(
-            d.divergence, bench.qemu, report_dir, stem if i == 0 else f"{stem}-d{i + 1}",
-            upto=d.trace_len))
+            d.divergence, bench.qemu, opts.report_dir, stem if i == 0 else f"{stem}-d{i + 1}",
+            upto=d.trace_len, c=opts.reproducer_c))
 
 
 def _collect(bench: Testbench, res: Result, healthy: bool) -> None:

@@ -26,25 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from harness.check.divergence import Divergence
 from harness.check.step import Step
 from harness.hwdefs.layouts import LAYOUTS, layout
-
-
-class Divergence(Protocol):
-    """What the scoreboard needs of a :class:`harness.check.lockstep.Divergence`
-    (which imports this module)."""
-
-    step: Step
-    kind: str
-    fields: list[str]
-    trace_file: str
-    signature: str
-
-    def to_json(self) -> dict[str, Any]: ...
-
-    def render(self) -> str: ...
 
 #: Distinct differences a run records before it stops (``--max-differences``).
 DEFAULT_MAX_DIFFERENCES = 16

@@ -25,6 +25,7 @@ import harness.scenarios as scenarios
 from harness.check import (
     boards,
     compat_matrix,
+    explore_shrink,
     inputs,
     parallel,
     realize,
@@ -86,6 +87,9 @@ class CheckRequest:
     allow_skips: bool = False
     #: distinct differences a run records before it stops (1: first only)
     max_differences: int = DEFAULT_MAX_DIFFERENCES
+    #: explore divergences the check's shrink phase cuts to a short input
+    #: after the runs (:mod:`harness.check.explore_shrink`); 0: none
+    shrink: int = 0
 
 
 @dataclass
@@ -164,6 +168,9 @@ class CheckOutcome:
     #: before every run was done ("" when it ran to the end): :attr:`ran`
     #: holds the runs that finished, the verdict is 70.
     aborted: str = ""
+    #: the shrink phase's explore divergences (:mod:`harness.check.explore_shrink`)
+    shrunk: list[explore_shrink.Shrunk | explore_shrink.NotShrunk] = field(
+        default_factory=list)
 
     @property
     def results(self) -> list[Result]:
@@ -257,7 +264,7 @@ def _scenario_runs(p: CheckPlan, progress: Progress, done: dict[int, Result]
     t0 = time.monotonic()
     known = schedule.load_costs()
     results, stats = parallel.run_all(
-        runs, parallel.Options(report_dir=rq.report_dir, image=p.image, reuse=rq.reuse,
+        runs, parallel.SharedOptions(report_dir=rq.report_dir, image=p.image, reuse=rq.reuse,
                                lockstep=rq.lockstep, max_differences=rq.max_differences),
         p.jobs, progress=lambda done, r: progress(
             f"[{done}/{len(runs)}] {r.build.name} {r.machine} {r.scenario.name}"),
@@ -325,7 +332,9 @@ def run(request: CheckRequest | CheckPlan, progress: Progress = _quiet) -> Check
     if matrix:
         notes += compat_matrix.default_notes(p.builds, cells)
     v = verdict.judge(results + got, allow_skips=p.request.allow_skips)
-    return CheckOutcome(p, ran, got, notes, stats, elapsed, v)
+    shrunk = explore_shrink.phase([(r.spec, r.result) for r in ran], p.request.report_dir,
+                                  p.request.shrink, progress) if p.request.shrink else []
+    return CheckOutcome(p, ran, got, notes, stats, elapsed, v, shrunk=shrunk)
 
 
 def aborted(p: CheckPlan, done: dict[int, Result], exc: Exception, elapsed: float

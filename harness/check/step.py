@@ -99,7 +99,7 @@ def _fmt(v: Any) -> str:
     return repr(v)
 
 
-class Tracker(Protocol):
+class StepTracker(Protocol):
     """What the lockstep asks of the follower of a controller's commands:
     the SD command in progress and the data position, for reports
     (:class:`harness.check.transfer.CommandTracker` on an SDHCI,
@@ -127,4 +127,4 @@ class Tracker(Protocol):
 #: The command follower of each non-SDHCI controller (``Board.variant``),
 #: bound with ``@TRACKERS.controller(variant)`` on its class; an SDHCI's is
 #: :class:`harness.check.transfer.CommandTracker`.
-TRACKERS: ByVariant[Callable[[], Tracker]] = ByVariant("command tracker")
+TRACKERS: ByVariant[Callable[[], StepTracker]] = ByVariant("command tracker")

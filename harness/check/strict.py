@@ -36,7 +36,7 @@ SWITCHES: frozenset[str] = frozenset(d.key for d in toggles("sd", "sdhci", "emmc
 
 
 @dataclass
-class Finding:
+class SpecFinding:
     """A deviation shown by a scenario, first seen at ``step``."""
 
     build: str
@@ -58,7 +58,7 @@ class Unexplained:
 
 @dataclass
 class StrictReport:
-    findings: list[Finding]
+    findings: list[SpecFinding]
     unexplained: list[Unexplained]
     results: list[runner.Result]
 
@@ -101,7 +101,7 @@ def findings_for(
                 f"{it[1].name}")) if progress else None)
     finally:
         parallel.close_worker_pool()  # this process's; a worker's closes as it exits
-    found: dict[str, Finding] = {}
+    found: dict[str, SpecFinding] = {}
     unexplained: list[Unexplained] = []
     for sc, out in zip(scenarios, outcomes, strict=True):
         for key, step, trace in out.credits:
@@ -109,7 +109,7 @@ def findings_for(
                 if sc.name not in found[key].scenarios:
                     found[key].scenarios.append(sc.name)
             else:
-                found[key] = Finding(build.name, entry(key), sc.name, step, trace,
+                found[key] = SpecFinding(build.name, entry(key), sc.name, step, trace,
                                      [sc.name])
         unexplained += out.unexplained
     return StrictReport(list(found.values()), unexplained, [o.result for o in outcomes])

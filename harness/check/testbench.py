@@ -19,10 +19,11 @@ from harness import images
 from harness.check import boards
 from harness.check.lockstep import LockstepTarget
 from harness.check.optimistic import OptimisticLockstep
-from harness.check.quirks import QuirkSet
-from harness.check.recording import Recording, RecordingTarget, ReplayTarget
+from harness.check.quirks import QUIRKS, QuirkSet
+from harness.check.recording import Recording, RecordingSide, ReplayTarget
 from harness.check.scoreboard import Scoreboard
 from harness.hwdefs.boards import board_for
+from harness.ledger import KnownDifference
 from harness.machine import CardImage, Machine
 from harness.model.board_targets import model_target_for
 from harness.model.deviations import Strictness
@@ -34,7 +35,7 @@ from harness.qemu.target import QemuTarget
 from harness.scenarios import Context, Scenario
 
 #: QEMU's side of a run: live, recorded while live, or replayed.
-QemuSide = QemuTarget | RecordingTarget | ReplayTarget
+QemuSide = QemuTarget | RecordingSide | ReplayTarget
 
 
 @dataclass(frozen=True)
@@ -79,29 +80,45 @@ def scenario_machine(sc: Scenario, machine: str, image: Path, fmt: str) -> Machi
 
 
 class Testbench:
-    """QEMU's side and the model of one run, and the scoreboard between them.
+    """QEMU's side and the model of one run, and the scoreboard between them:
+    the environment every tool assembles its runs in (the check's runner,
+    the explore shrink, the fuzzer, strict attribution), only the stimulus
+    changing.
 
-    :meth:`start` builds the sides; :meth:`close` gives QEMU's process back
-    to its pool or ends it, whatever happened in between."""
+    ``quirks``: the ledger entries the lockstep may meet, made the run's
+    :class:`QuirkSet` (bound to the scenario's name).  QEMU's side is
+    ``fresh`` (a QEMU launched for this run), lent by ``pool``, or
+    launched; recorded into ``record``, or replayed from ``replay``;
+    ``timeout``: a launched QEMU's qtest answer timeout.  ``step_budget``:
+    the model's ADMA steps without guest interaction before it gives up an
+    endless chain.  ``recipe``: the lockstep reads the card image's recipe
+    (recipe lines in a divergence's context).  :meth:`start` builds the
+    sides; :meth:`close` gives QEMU's process back to its pool or ends it,
+    whatever happened in between."""
 
     def __init__(self, spec: RunSpec, *, strict: Strictness = False,
                  image: UserImage | None = None, record: Recording | None = None,
                  replay: Recording | None = None, pool: QemuPool | None = None,
-                 quirks: QuirkSet | None = None, keep: bool = False,
-                 stop_after: int | None = None, max_differences: int = 1) -> None:
+                 quirks: tuple[KnownDifference, ...] = QUIRKS, keep: bool = False,
+                 stop_after: int | None = None, max_differences: int = 1,
+                 fresh: QemuTarget | None = None, timeout: float | None = None,
+                 step_budget: int | None = None, recipe: bool = True) -> None:
         self.spec, self.strict, self.record, self.replay = spec, strict, record, replay
-        self.max_differences = max_differences
-        self.quirks, self.keep, self.stop_after = quirks, keep, stop_after
+        self.max_differences, self.fresh, self.timeout = max_differences, fresh, timeout
+        self.keep, self.stop_after, self.step_budget = keep, stop_after, step_budget
         sc = spec.scenario
+        self.quirks = QuirkSet(quirks, spec.build.profile, sc.name)
         if image is None:
             self.qemu_image, self.fmt = images.ensure(sc.image), images.recipe(sc.image).format
             self.model_image = images.raw_twin(sc.image)
         else:
             self.qemu_image, self.fmt, self.model_image = image.path, image.format, image.raw
-        self.recipe = images.recipe(sc.image) if image is None else None
+        self.recipe = images.recipe(sc.image) if image is None and recipe else None
         self.context = Context(spec.build.profile, spec.machine,
                                sc.image if image is None else "", sc.params)
-        self.pool = pool if replay is None else None
+        self.pool = pool if replay is None and fresh is None else None
+        self.described = fresh.machine if fresh is not None else scenario_machine(
+            sc, spec.machine, self.qemu_image, self.fmt)
         self.qemu: QemuSide | None = None
         self.model: ModelTarget | None = None
         self.lock: LockstepTarget | None = None
@@ -114,14 +131,14 @@ class Testbench:
         ``sync_at``: its steps that run one round trip, where an earlier
         attempt differed, the scoreboard going on past them; ``sync_reads``:
         register reads that differed, one round trip each throughout)."""
-        b, described = self.spec.build, scenario_machine(
-            self.spec.scenario, self.spec.machine, self.qemu_image, self.fmt)
+        b, described = self.spec.build, self.described
         self.qemu = self._qemu_side(described)
         self.err_at = sanitizer.mark(self.qemu)
-        board = described.board_def
-        model = model_target_for(board)
+        model = model_target_for(described.board_def)
         self.model = model(described, image=self.model_image, profile=b.profile,
                            strict=self.strict)
+        if self.step_budget is not None:
+            self.model.sdhci.step_budget = self.step_budget
         kw: dict[str, Any] = dict(quirks=self.quirks, history=None if self.keep else 400,
                                   recipe=self.recipe, stop_after=self.stop_after)
         if optimistic and isinstance(self.qemu, QemuTarget):
@@ -139,9 +156,19 @@ class Testbench:
         b = self.spec.build
         if self.replay is not None:
             return ReplayTarget(self.replay)
-        live = (self.pool.acquire(b.binary, described, name=b.name) if self.pool is not None
-                else QemuTarget(b.binary, described, name=b.name))
-        return RecordingTarget(live, self.record) if self.record is not None else live
+        wait: dict[str, Any] = {} if self.timeout is None else {"timeout": self.timeout}
+        live = (self.fresh if self.fresh is not None
+                else self.pool.acquire(b.binary, described, name=b.name, **wait)
+                if self.pool is not None
+                else QemuTarget(b.binary, described, name=b.name, **wait))
+        return RecordingSide(live, self.record) if self.record is not None else live
+
+    @property
+    def live(self) -> QemuTarget | None:
+        """QEMU's process, under a recording or not (None: replayed, or not started)."""
+        q = self.qemu
+        return q.inner if isinstance(q, RecordingSide) else q if isinstance(q, QemuTarget) \
+            else None
 
     @property
     def optimistic(self) -> bool:
@@ -150,7 +177,7 @@ class Testbench:
     def close(self, healthy: bool) -> None:
         """QEMU's process back to the pool (``healthy``: reusable) or ended."""
         qemu, pool = self.qemu, self.pool
-        if pool is not None and isinstance(qemu, RecordingTarget):
+        if pool is not None and isinstance(qemu, RecordingSide):
             qemu.finish()
             pool.release(qemu.inner, healthy=healthy)
         elif isinstance(qemu, QemuTarget) and pool is not None:

@@ -32,7 +32,7 @@ _OCR_BUSY, _OCR_CCS = 1 << 31, 1 << 30
 
 
 @dataclass
-class Command:
+class IssuedCommand:
     """A command as issued: what the registers held when CMDREG was written."""
 
     index: int
@@ -66,7 +66,7 @@ class CommandTracker:
         self._regs = bytearray(_SETUP_END)
         self._after_cmd55 = False
         self.recipe = recipe
-        self.command: Command | None = None
+        self.command: IssuedCommand | None = None
         #: High capacity (block addressed) card; None until ACMD41 says.
         self.ccs: bool | None = None
         self.card_written = False
@@ -89,7 +89,7 @@ class CommandTracker:
         app = self._after_cmd55
         self._after_cmd55 = cmd == 55 and not app
         blksize = self._reg(sdhci.BLKSIZE) & sdhci.BLKSIZE_SIZE_MASK
-        self.command = Command(cmd, app, self._reg(sdhci.ARGUMENT), blksize,
+        self.command = IssuedCommand(cmd, app, self._reg(sdhci.ARGUMENT), blksize,
                                self._reg(sdhci.BLKCNT), self._reg(sdhci.TRNMOD), index,
                                is_emmc=self.recipe is not None and self.recipe.kind == "eMMC")
         if not app and cmd in WRITES_CARD:
@@ -163,7 +163,7 @@ class CommandTracker:
             lines += self._recipe_line(c, at)
         return lines
 
-    def _address(self, c: Command) -> str:
+    def _address(self, c: IssuedCommand) -> str:
         if c.app or c.index not in READ_BLOCKS + (24, 25):
             return ""
         if self.ccs is None:
@@ -173,13 +173,13 @@ class CommandTracker:
         return f" (byte address: block {c.arg // BLOCK} + {c.arg % BLOCK:#x})"
 
     @staticmethod
-    def _where(c: Command, pos: int) -> str:
+    def _where(c: IssuedCommand, pos: int) -> str:
         if not c.blksize:
             return "BLKSIZE 0"
         of = f" of {c.blkcnt}" if c.trnmod & sdhci.TRNMOD_BLKCNT_EN else ""
         return f"block {pos // c.blksize}{of}, byte offset {pos % c.blksize:#x}"
 
-    def _recipe_line(self, c: Command, at: int) -> list[str]:
+    def _recipe_line(self, c: IssuedCommand, at: int) -> list[str]:
         r = self.recipe
         if (r is None or c.app or c.index not in READ_BLOCKS or self.ccs is None
                 or r.pattern not in ("all", "ends")):

@@ -109,7 +109,8 @@ def request(args: argparse.Namespace) -> session.CheckRequest:
         no_boards=args.no_boards, image=args.image, strict=args.strict,
         shard=shard.parse_shard(args.shard) if args.shard else (1, 1), jobs=args.jobs,
         reuse=not args.no_reuse, lockstep=args.lockstep, report_dir=Path(args.report_dir),
-        allow_skips=args.allow_skips, max_differences=max_differences(args))
+        allow_skips=args.allow_skips, max_differences=max_differences(args),
+        shrink=EXPLORE_SHRINK)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -159,7 +160,7 @@ def _run(args: argparse.Namespace, stdout: TextIO) -> int:
         for why in out.stats.fallbacks:
             print(f"  reuse fell back to a fresh launch: {why}")
     if not out.aborted:
-        _explore_summary(out.ran, p.request.report_dir, counters)
+        _explore_summary(out, counters)
     for line in written:
         print(line)
     status = _say_verdict(out, p.request.report_dir)
@@ -264,14 +265,14 @@ EXPLORE_BUDGET = 30.0
 EXPLORE_SHRINK = 2
 
 
-def _explore_summary(ran: list[session.RunResult], report_dir: Path,
-                     counters: bool = True) -> None:
-    """The explore group's line of the summary (with ``counters``); each of
-    its divergences (at most :data:`EXPLORE_SHRINK`) shrunk into the
-    fuzzer's reproducers."""
+def _explore_summary(out: session.CheckOutcome, counters: bool = True) -> None:
+    """The explore group's line of the summary (with ``counters``), and what
+    the check's shrink phase made of its divergences
+    (:mod:`harness.check.explore_shrink`)."""
+    from harness.check.explore_shrink import NotShrunk
     from harness.scenarios import explore
 
-    runs = [r.result for r in ran if r.spec.scenario.group == explore.GROUP]
+    runs = [r.result for r in out.ran if r.spec.scenario.group == explore.GROUP]
     if not runs:
         return
     secs = sum(r.seconds for r in runs)
@@ -281,31 +282,13 @@ def _explore_summary(ran: list[session.RunResult], report_dir: Path,
               f"({len(explore.load()['inputs'])} inputs), {secs:.1f} s of scenario time, "
               f"{per:.1f} s per build (budget {EXPLORE_BUDGET:.0f} s per build"
               + ("" if per <= EXPLORE_BUDGET else ", EXCEEDED") + ")")
-    bad = [r for r in ran if r.spec.scenario.group == explore.GROUP
-           and r.result.status == "diverge"][:EXPLORE_SHRINK]
-    if not bad:
-        return
-    from harness.fuzz.reproduce import shrink_divergence
-
-    inputs = {e["name"]: e for e in explore.load()["inputs"]}
-    corpus = {name: e["ops"] for name, e in inputs.items()}
-    for one in bad:
-        build, name = one.spec.build, one.spec.scenario.name
-        if "variant" in inputs[name]:  # the fuzzer's lockstep runs the default machine
-            print(f"  {build.name} {name}: runs on the {inputs[name]['variant']} "
-                  f"machine (device properties), not shrunk: its reproducer is the check's "
-                  f"own (sdqtest check --scenario {name})")
-            continue
-        show_progress(f"shrinking {build.name} {name}")
-        got = shrink_divergence(build, corpus[name], report_dir / "explore-findings",
-                                machine_type=one.spec.machine)
-        show_progress("")
-        if got is None:
-            print(f"  {build.name} {name}: did not fail again when re-run alone")
+    for got in out.shrunk:
+        if isinstance(got, NotShrunk):
+            print(f"  {got.build} {got.scenario}: did not fail again when re-run alone")
         else:
-            print(f"  {build.name} {name}: shrunk {got.before} -> {got.after} operations "
-                  f"({got.runs} runs), {got.signature}\n    reproducers (qtest, sh, C, "
-                  f"pytest): {got.directory}")
+            print(f"  {got.build} {got.scenario}: shrunk {got.before} -> {got.after} "
+                  f"operations ({got.runs} runs), {got.signature}\n    reproducers "
+                  f"(qtest, sh, C): {got.reproducer}")
 
 
 def _check_strict(builds: list[Any], selected: list[Any], machine: str,

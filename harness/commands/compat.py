@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cell_json(c: Any) -> dict[str, Any]:
-    """One realised property (:class:`harness.check.compat_matrix.Cell`)."""
+    """One realised property (:class:`harness.check.compat_matrix.CompatCell`)."""
     return {"build": c.build, "machine": c.machine, "device": c.device, "property": c.prop,
             "expected": c.expected, "actual": c.actual, "ok": c.ok,
             "table_default": c.table_default, "build_default": c.build_default,

@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if bad or outcomes[0].status != "agrees" else 0
 
 
-def _auto_report(drawn: tuple[automut.AutoMutant, ...], outcomes: list[mutants.Outcome],
+def _auto_report(drawn: tuple[automut.AutoMutant, ...], outcomes: list[mutants.MutantOutcome],
                  report_dir: Path) -> None:
     """The automatic mutants' table and counts, printed and kept as
     ``auto-table.txt`` in the report directory."""

@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace, stdout: TextIO) -> int:
         selected = list(scenarios.select(groups, names))
     except KeyError as e:
         raise SdqtestError(str(e.args[0])) from e
-    opts = run.Options(selected, args.jobs or parallel.default_jobs(), Path(args.report_dir),
+    opts = run.ReviewOptions(selected, args.jobs or parallel.default_jobs(), Path(args.report_dir),
                        not args.no_bench, args.rounds, args.guest, not args.fresh_base_check,
                        max_differences(args))
     t0 = time.monotonic()
@@ -195,7 +195,7 @@ def _untested(scratch: Any, s: Any, commits: list[str], opts: Any
     old = dict(os.environ)
     os.environ.update(cb.environment())
     try:
-        parallel.run_all(runs, parallel.Options(), opts.jobs)
+        parallel.run_all(runs, parallel.SharedOptions(), opts.jobs)
     finally:
         os.environ.clear()
         os.environ.update(old)

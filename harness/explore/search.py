@@ -10,7 +10,7 @@ free; the probes are part of the input, so they replay on QEMU.
 
 An input is kept when it takes a model arc (:mod:`.tracer`) or reaches an
 abstract state (:mod:`.state`) no kept input did; it is then shrunk
-(delta debugging, :func:`harness.fuzz.shrink.ddmin`-style over its
+(delta debugging, :func:`harness.check.ddmin.ddmin`-style over its
 operations, probes re-derived each run) to the shortest sequence that
 still brings everything new it brought.  The search stops after
 ``count`` inputs or when ``plateau`` inputs in a row brought nothing:

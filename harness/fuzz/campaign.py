@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.check.ddmin import shrink_ops
 from harness.check.shard import shard_of
 from harness.fuzz import emit
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.ops import Op, generate, mutate
-from harness.fuzz.run import OK, PREDICTED, Outcome, execute
-from harness.fuzz.shrink import shrink_ops
+from harness.fuzz.run import OK, PREDICTED, FuzzOutcome, execute
 from harness.fuzz.signature import signature
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
@@ -111,12 +111,12 @@ class Campaign:
     shrink_share: float = 0.25
     _features: set[tuple[Any, ...]] = field(default_factory=set)
 
-    def execute(self, ops: list[Op]) -> Outcome:
+    def execute(self, ops: list[Op]) -> FuzzOutcome:
         return execute(self.build.binary, self.build.profile, ops, machine_type=self.machine,
                        strict=self.strict, name=self.build.name, pool=self.pool,
                        lockstep=self.lockstep)
 
-    def execute_fresh(self, ops: list[Op]) -> Outcome:
+    def execute_fresh(self, ops: list[Op]) -> FuzzOutcome:
         """``ops`` on a QEMU launched for them alone (never the pool's): a
         finding, and each shrinking step, must fail from a fresh launch's
         state, as its reproducers and generated tests run.  Without a pool
@@ -139,7 +139,7 @@ class Campaign:
         i = 0
         # With a time budget, findings are shrunk after exploring, in the
         # budget's last share; without one, as they are found.
-        pending: dict[str, tuple[list[Op], Outcome]] = {}
+        pending: dict[str, tuple[list[Op], FuzzOutcome]] = {}
         while True:
             st.seconds = time.monotonic() - t0
             reserve = seconds * self.shrink_share if seconds is not None and pending else 0.0
@@ -187,7 +187,7 @@ class Campaign:
         return (f"[{st.build}] {st.execs} execs, {st.rate:.1f}/s, {len(st.found)} new findings "
                 f"({sum(st.repeats.values())} repeats), corpus +{st.kept}, coverage {cov}")
 
-    def _keep(self, out: Outcome, st: Stats) -> bool:
+    def _keep(self, out: FuzzOutcome, st: Stats) -> bool:
         if out.status not in (OK, PREDICTED):
             return False
         new: int | None = None
@@ -200,7 +200,7 @@ class Campaign:
         self._features |= out.features
         return new > 0
 
-    def _finding(self, sig: str, ops: list[Op], out: Outcome, st: Stats,
+    def _finding(self, sig: str, ops: list[Op], out: FuzzOutcome, st: Stats,
                  deadline: float | None = None) -> None:
         if self.corpus.known(sig):
             self.corpus.seen(sig)

@@ -28,23 +28,24 @@ from typing import Any
 from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, endless
 from harness.check.optimistic import Fallback, OptimisticLockstep
-from harness.check.quirks import QUIRKS, QuirkSet
-from harness.check.recording import Recording, RecordingTarget, ReplayTarget
+from harness.check.recording import Recording
+from harness.check.testbench import RunSpec, Testbench, scenario_machine
 from harness.driver.host import HostDriver
 from harness.errors import QemuGone
 from harness.fuzz import residue
 from harness.fuzz.ops import Op, apply
-from harness.hwdefs.boards import board_for
-from harness.machine import CardImage, Machine
+from harness.machine import Machine
 from harness.model.deviations import Strictness
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
 from harness.qemu import sanitizer
 from harness.qemu.argv import replay_argv
+from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.qtest import QtestTimeout
 from harness.qemu.session import QemuDied
 from harness.qemu.target import QemuTarget
+from harness.scenarios import Scenario
 from harness.target import Target
 
 #: The card image recipe every fuzz input runs on.
@@ -65,7 +66,7 @@ OK, DIVERGE, CRASH, HANG, ERROR, PREDICTED = (
 
 
 @dataclass
-class Outcome:
+class FuzzOutcome:
     """What one input did."""
 
     status: str
@@ -101,16 +102,18 @@ class Outcome:
         return self.status in (DIVERGE, CRASH, HANG, ERROR)
 
 
+#: The fuzz input's scenario for the testbench: the :data:`IMAGE` card on
+#: the machine's own controller; the stimulus is the input's operations
+#: (:func:`_drive`), not a function of the library.
+FUZZ = Scenario("fuzz", "fuzz", lambda _t, _c: None, "a fuzz input", image=IMAGE)
+
+
 def fuzz_machine(machine_type: str = "q35") -> Machine:
     """The fuzz machine: ``machine_type`` with sdhci-pci and an SD card on
     the :data:`IMAGE` recipe, or a board's machine type with the board's own
-    controller and card (:mod:`harness.hwdefs.boards`: an explore input
-    that diverged on a board is shrunk there)."""
-    image = CardImage(images.ensure(IMAGE))
-    board = board_for(machine_type)
-    if board is not None:
-        return Machine.for_board(board.name, image=image)
-    return Machine(type=machine_type, image=image)
+    controller and card (:mod:`harness.hwdefs.boards`)."""
+    fmt = images.recipe(IMAGE).format
+    return scenario_machine(FUZZ, machine_type, images.ensure(IMAGE), fmt)
 
 
 def _features(model: ModelTarget, op: Op) -> set[tuple[Any, ...]]:
@@ -127,7 +130,7 @@ def _qemu_dies(model: ModelTarget) -> bool:
 
 
 def _drive(lock: LockstepTarget, model: ModelTarget, qemu: Target, ops: Sequence[Op],
-           out: Outcome, polls: int = DRIVER_POLLS) -> None:
+           out: FuzzOutcome, polls: int = DRIVER_POLLS) -> None:
     d = HostDriver(lock, timeout_steps=polls)
     for i, op in enumerate(ops):
         out.op_index = i
@@ -172,7 +175,7 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
             timeout: float = HANG_TIMEOUT, name: str = "qemu",
             fresh: QemuTarget | None = None, pool: QemuPool | None = None,
             polls: int = DRIVER_POLLS,
-            lockstep: str = "optimistic") -> Outcome:
+            lockstep: str = "optimistic") -> FuzzOutcome:
     """Run ``ops`` on a fresh QEMU ``binary`` and the model of ``profile``.
     ``fresh`` is a QEMU :func:`launch` started for this input (it is
     closed here); else ``pool`` lends one, reset to a fresh launch's state
@@ -181,9 +184,9 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
     corpus replays with its own value).  ``lockstep="optimistic"`` runs the input ahead
     on the model's answers (:mod:`harness.check.optimistic`) on a pooled
     QEMU; any outcome but agreement runs it again step by step, so every
-    finding is exactly the step-by-step one (``Outcome.lockstep`` says which
+    finding is exactly the step-by-step one (``FuzzOutcome.lockstep`` says which
     way it ran)."""
-    def once(optimistic: bool) -> Outcome:
+    def once(optimistic: bool) -> FuzzOutcome:
         return _execute_once(binary, profile, ops, machine_type=machine_type, strict=strict,
                              timeout=timeout, name=name, fresh=fresh, pool=pool, polls=polls,
                              optimistic=optimistic)
@@ -201,7 +204,7 @@ def execute(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
     return out
 
 
-def _pooled(once: Callable[[bool], Outcome], lockstep: str) -> Outcome:
+def _pooled(once: Callable[[bool], FuzzOutcome], lockstep: str) -> FuzzOutcome:
     """One input on a pooled QEMU: optimistic, then step by step unless it
     agreed (``lockstep="optimistic"``), or step by step."""
     if lockstep != "optimistic":
@@ -214,70 +217,47 @@ def _pooled(once: Callable[[bool], Outcome], lockstep: str) -> Outcome:
     return again
 
 
+def fuzz_bench(binary: str | Path, profile: BuildProfile, machine_type: str = "q35", *,
+               name: str = "qemu", **kw: Any) -> Testbench:
+    """The check's testbench for one fuzz input: the fuzz machine (the
+    :data:`IMAGE` card; a board's own controller on a board's machine
+    type), the ledger's quirks, the model's ADMA :data:`STEP_BUDGET`, no
+    recipe lines; ``kw``: the rest of :class:`Testbench`'s options."""
+    spec = RunSpec(QemuBuild(name, Path(binary), profile), FUZZ, machine_type)
+    return Testbench(spec, step_budget=STEP_BUDGET, recipe=False, **kw)
+
+
 def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], *,
                   machine_type: str, strict: bool, timeout: float, name: str,
                   fresh: QemuTarget | None, pool: QemuPool | None, polls: int,
-                  optimistic: bool) -> Outcome:
+                  optimistic: bool) -> FuzzOutcome:
     """:func:`execute`'s one run, optimistic (on a pooled QEMU) or step by step."""
     t0 = time.monotonic()
-    out = Outcome(OK)
-    machine = fresh.machine if fresh is not None else fuzz_machine(machine_type)
-    out.machine = machine
+    out = FuzzOutcome(OK)
     rec = Recording() if strict else None
     pooled = pool if rec is None and fresh is None else None
-    qemu: QemuTarget | None = None
-    side: QemuTarget | RecordingTarget | None = None
-    model: ModelTarget | None = None
-    lock: LockstepTarget | None = None
-    err_at = 0
+    bench = fuzz_bench(binary, profile, fresh.machine.type if fresh is not None
+                       else machine_type, name=name, fresh=fresh, pool=pooled, record=rec,
+                       timeout=timeout)
+    out.machine = bench.described
     carried: frozenset[str] = frozenset()
     seen: set[str] = set()
     try:
-        if fresh is not None:
-            qemu = fresh
-        elif pooled is not None:
-            qemu = pooled.acquire(binary, machine, timeout=timeout, name=name)
-            carried = qemu.residue
-        else:
-            qemu = QemuTarget(binary, machine, name=name, timeout=timeout)
-        side = qemu if rec is None else RecordingTarget(qemu, rec)
-        err_at = sanitizer.mark(qemu)
-        model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile)
-        model.sdhci.step_budget = STEP_BUDGET
-        seen = residue.watch(model, carried)
-        quirks = QuirkSet(QUIRKS, profile, "fuzz")
-        if optimistic and side is qemu:
-            lock = OptimisticLockstep(model, qemu, quirks=quirks)
-            out.lockstep = "optimistic"
-        else:
-            lock = LockstepTarget(model, side, quirks=quirks)
-        _drive(lock, model, side, ops, out, polls)
+        lock = bench.start(optimistic)
+        assert bench.model is not None and bench.qemu is not None
+        if pooled is not None and bench.live is not None:
+            carried = bench.live.residue
+        seen = residue.watch(bench.model, carried)
+        out.lockstep = "optimistic" if bench.optimistic else out.lockstep
+        _drive(lock, bench.model, bench.qemu, ops, out, polls)
     except Exception as e:  # every outcome but agreement (a harness bug too)
-        _failed(out, e, model)
+        _failed(out, e, bench.model)
     finally:
-        if optimistic and isinstance(lock, OptimisticLockstep) and out.status != OK:
-            lock.abandon()  # run again step by step: the stream must be in step
-        report = (sanitizer.since(qemu, err_at) if qemu is not None
-                  and out.status in (OK, DIVERGE, PREDICTED) else None)
-        if report is not None:  # QEMU went on after it (halt_on_error=0, UBSan)
-            out.status, out.reason = CRASH, f"{report.summary()} (QEMU went on)"
-            out.crash_site = report.signature
-        if lock is not None:
-            out.steps = lock.count
-        if qemu is not None:
-            out.trace = list(qemu.qtest.trace) if hasattr(qemu, "qtest") else []
-            out.replay_argv = qemu.replay_argv() if hasattr(qemu, "session") else []
-            out.irq_line = getattr(qemu, "irq_line", None)
-            if pooled is not None and side is qemu:
-                _release(pooled, qemu, model, out, carried, seen)
-            else:
-                (side or qemu).close()
-        if not out.replay_argv:  # QEMU did not start: the command line is the same
-            out.replay_argv = replay_argv(binary, machine)
+        _finish(bench, out, carried, seen)
     if rec is not None:
         try:
             if out.status == OK:
-                out.spec = _strict_keys(rec, profile, machine, ops)
+                out.spec = _strict_keys(rec, profile, out.machine, ops)
                 if out.spec:
                     out.reason = ("the specification-following model diverges where QEMU "
                                   f"follows deviation {', '.join(out.spec)}")
@@ -287,20 +267,47 @@ def _execute_once(binary: str | Path, profile: BuildProfile, ops: Sequence[Op], 
     return out
 
 
-def _release(pool: QemuPool, qemu: QemuTarget, model: ModelTarget | None, out: Outcome,
+def _finish(bench: Testbench, out: FuzzOutcome, carried: frozenset[str],
+            seen: set[str]) -> None:
+    """What the run leaves in ``out`` (a sanitizer's report, steps, QEMU's
+    trace and command line), the bench closed: a pooled QEMU handed back
+    with its card's residue."""
+    if isinstance(bench.lock, OptimisticLockstep) and out.status != OK:
+        bench.lock.abandon()  # run again step by step: the stream must be in step
+    qemu = bench.live
+    report = (sanitizer.since(qemu, bench.err_at) if qemu is not None
+              and out.status in (OK, DIVERGE, PREDICTED) else None)
+    if report is not None:  # QEMU went on after it (halt_on_error=0, UBSan)
+        out.status, out.reason = CRASH, f"{report.summary()} (QEMU went on)"
+        out.crash_site = report.signature
+    if bench.lock is not None:
+        out.steps = bench.lock.count
+    if qemu is not None:
+        out.trace = list(qemu.qtest.trace) if hasattr(qemu, "qtest") else []
+        out.replay_argv = qemu.replay_argv() if hasattr(qemu, "session") else []
+        out.irq_line = getattr(qemu, "irq_line", None)
+    if bench.pool is not None and qemu is not None:
+        _release(qemu, bench.model, out, carried, seen)
+        bench.close(healthy=not (qemu.residue & residue.NOT_REUSABLE or out.seen))
+    else:
+        bench.close(healthy=False)
+    if not out.replay_argv:  # QEMU did not start: the command line is the same
+        out.replay_argv = replay_argv(bench.spec.build.binary, bench.described)
+
+
+def _release(qemu: QemuTarget, model: ModelTarget | None, out: FuzzOutcome,
              carried: frozenset[str], seen: set[str]) -> None:
-    """Hand the pooled ``qemu`` back with the residue its card now holds
-    (:mod:`harness.fuzz.residue`): kept for reuse unless that residue is
-    unknown (the model lost QEMU's card: any outcome but agreement) or
-    unclearable, or the input may have ``seen`` what it ``carried`` (then
-    it runs again on a fresh launch)."""
+    """Set the residue the pooled ``qemu``'s card now holds
+    (:mod:`harness.fuzz.residue`), before it goes back to its pool: kept for
+    reuse unless that residue is unknown (the model lost QEMU's card: any
+    outcome but agreement) or unclearable, or the input may have ``seen``
+    what it ``carried`` (then it runs again on a fresh launch)."""
     qemu.residue = carried | (residue.left(model) if out.status == OK and model is not None
                               else {residue.UNKNOWN})
     out.carried, out.seen = carried, frozenset(seen)
-    pool.release(qemu, healthy=not (qemu.residue & residue.NOT_REUSABLE or out.seen))
 
 
-def _failed(out: Outcome, e: Exception, model: ModelTarget | None) -> None:
+def _failed(out: FuzzOutcome, e: Exception, model: ModelTarget | None) -> None:
     """Record in ``out`` how the run ended when it raised ``e``: a fall-back
     to step by step, a divergence, a hang or crash (PREDICTED where the
     model said QEMU would stop), or an error (a model or harness bug, a
@@ -331,16 +338,19 @@ def _strict_run(rec: Recording, profile: BuildProfile, machine: Machine, ops: Se
                 strict: Strictness) -> tuple[int | None, set[str]]:
     """The step a model of ``strict`` diverges at against the recording
     (None: it agrees), and the deviation keys it consulted."""
-    model = ModelTarget(machine, image=images.raw_twin(IMAGE), profile=profile, strict=strict)
-    model.sdhci.step_budget = STEP_BUDGET
-    lock = LockstepTarget(model, ReplayTarget(rec), quirks=QuirkSet(QUIRKS, profile, "fuzz"))
-    scratch = Outcome(OK)
+    bench = fuzz_bench("", profile, machine.type, replay=rec, strict=strict)
+    lock = bench.start(False)
+    model = bench.model
+    assert model is not None
+    scratch = FuzzOutcome(OK)
     try:
         _drive(lock, model, lock.qemu, ops, scratch)
     except Divergence as d:
         return d.step.index, model.deviations_consulted()
     except Exception:  # noqa: BLE001 - a strict model leaving the recorded path
         return lock.count, model.deviations_consulted()
+    finally:
+        bench.close(healthy=False)
     return None, model.deviations_consulted()
 
 

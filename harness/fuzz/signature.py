@@ -21,7 +21,7 @@ import re
 
 from harness.check.lockstep import Divergence
 from harness.check.scoreboard import mask_numbers, what_differs
-from harness.fuzz.run import CRASH, DIVERGE, ERROR, HANG, Outcome
+from harness.fuzz.run import CRASH, DIVERGE, ERROR, HANG, FuzzOutcome
 from harness.hwdefs import sdhci
 
 _MMIO_WRITE = re.compile(r"^write([bwlq]) (0x[0-9a-f]+) ")
@@ -42,7 +42,7 @@ def _last_register_write(trace: list[str]) -> str:
     return "none"
 
 
-def signature(out: Outcome) -> str:
+def signature(out: FuzzOutcome) -> str:
     """The signature of ``out`` ("" when it is no finding)."""
     if out.status == DIVERGE:
         if out.divergence is None:

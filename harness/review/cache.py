@@ -5,7 +5,7 @@ on the same base binary every time.  Its verdicts are kept under the
 sdqtest cache, keyed by the binary's contents, the runs asked for and the
 harness's own source (a change to the model or a scenario makes a new key),
 so a second review checks only the patched build.  Each verdict keeps
-what differed from the model (:attr:`Verdict.whats`), which the findings
+what differed from the model (:attr:`ModelEvidence.whats`), which the findings
 use to say whom the model agrees with.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import harness
 from harness.paths import cache_dir
-from harness.review.classify import Verdict
+from harness.review.classify import ModelEvidence
 
 
 def _harness_digest() -> str:
@@ -43,18 +43,18 @@ def path_of(key: str) -> Path:
     return cache_dir() / "review" / "base-checks" / f"{key}.json"
 
 
-def load(key: str) -> dict[str, Verdict] | None:
+def load(key: str) -> dict[str, ModelEvidence] | None:
     try:
         doc = json.loads(path_of(key).read_text())
     except (OSError, ValueError):
         return None
     if not isinstance(doc, dict):
         return None
-    return {str(k): Verdict(str(v[0]), str(v[1]), tuple(str(x) for x in v[2]) if len(v) > 2
+    return {str(k): ModelEvidence(str(v[0]), str(v[1]), tuple(str(x) for x in v[2]) if len(v) > 2
                             else ()) for k, v in doc.items()}
 
 
-def store(key: str, verdicts: dict[str, Verdict]) -> None:
+def store(key: str, verdicts: dict[str, ModelEvidence]) -> None:
     p = path_of(key)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(".tmp")

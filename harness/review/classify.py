@@ -36,7 +36,7 @@ OK = ("agree", "quirk")
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ModelEvidence:
     """A model check result as classification needs it (status, reason),
     and what differed from the model (``what | command`` of each distinct
     difference's signature: which findings the model takes a side on)."""
@@ -47,13 +47,13 @@ class Verdict:
 
 
 @dataclass
-class Row:
+class ReviewRow:
     """One scenario on one machine type: its class and the evidence."""
 
     key: str
     category: str
-    base: Verdict | None
-    patched: Verdict | None
+    base: ModelEvidence | None
+    patched: ModelEvidence | None
     direct: DirectResult | None
     #: what the model says about a change, or which property explains it
     note: str = ""
@@ -69,7 +69,7 @@ class Row:
                 "direct": self.direct.to_json() if self.direct else None}
 
 
-def _model_note(base: Verdict | None, patched: Verdict | None) -> str:
+def _model_note(base: ModelEvidence | None, patched: ModelEvidence | None) -> str:
     b = base is not None and base.status in OK
     p = patched is not None and patched.status in OK
     if b and not p:
@@ -81,8 +81,8 @@ def _model_note(base: Verdict | None, patched: Verdict | None) -> str:
     return "the model agrees with neither"
 
 
-def classify_one(key: str, base: Verdict | None, patched: Verdict | None,
-                 direct: DirectResult | None, explained_by: str = "") -> Row:
+def classify_one(key: str, base: ModelEvidence | None, patched: ModelEvidence | None,
+                 direct: DirectResult | None, explained_by: str = "") -> ReviewRow:
     """The class of one scenario (see the module doc)."""
     if direct is not None and direct.status == "skipped" and not any(
             v is not None and v.status == "skipped" for v in (base, patched)):
@@ -91,28 +91,28 @@ def classify_one(key: str, base: Verdict | None, patched: Verdict | None,
     skipped = any(v is not None and v.status == "skipped" for v in (base, patched)) and \
         (direct is None or direct.status == "skipped")
     if differs and explained_by:
-        return Row(key, INTENDED, base, patched, direct, explained_by)
+        return ReviewRow(key, INTENDED, base, patched, direct, explained_by)
     if differs:
-        return Row(key, CHANGED, base, patched, direct, _model_note(base, patched))
+        return ReviewRow(key, CHANGED, base, patched, direct, _model_note(base, patched))
     if skipped:
-        return Row(key, SKIPPED, base, patched, direct)
+        return ReviewRow(key, SKIPPED, base, patched, direct)
     b_bad = base is not None and base.status in BAD
     p_bad = patched is not None and patched.status in BAD
     if b_bad and not p_bad and patched is not None:
-        return Row(key, FIXED, base, patched, direct)
+        return ReviewRow(key, FIXED, base, patched, direct)
     if b_bad and p_bad:
-        return Row(key, BOTH, base, patched, direct, "the model's problem, not the patch's")
+        return ReviewRow(key, BOTH, base, patched, direct, "the model's problem, not the patch's")
     if p_bad and direct is not None:
-        return Row(key, UNSTABLE, base, patched, direct,
+        return ReviewRow(key, UNSTABLE, base, patched, direct,
                    "the model's verdict changed, but base and patched answer alike")
     if p_bad:  # no direct comparison (a migration scenario): the model's word only
-        return Row(key, CHANGED, base, patched, direct, _model_note(base, patched))
-    return Row(key, SAME, base, patched, direct)
+        return ReviewRow(key, CHANGED, base, patched, direct, _model_note(base, patched))
+    return ReviewRow(key, SAME, base, patched, direct)
 
 
-def classify(base: Mapping[str, Verdict], patched: Mapping[str, Verdict],
+def classify(base: Mapping[str, ModelEvidence], patched: Mapping[str, ModelEvidence],
              direct: Mapping[str, DirectResult],
-             explained: Mapping[str, str] | None = None) -> list[Row]:
+             explained: Mapping[str, str] | None = None) -> list[ReviewRow]:
     """Every scenario key of any input, in the order first seen, classified."""
     keys = list(dict.fromkeys([*base, *patched, *direct]))
     ex = explained or {}
@@ -120,7 +120,7 @@ def classify(base: Mapping[str, Verdict], patched: Mapping[str, Verdict],
             for k in keys]
 
 
-def counts(rows: list[Row]) -> dict[str, int]:
+def counts(rows: list[ReviewRow]) -> dict[str, int]:
     out = {c: 0 for c in ORDER}
     for r in rows:
         out[r.category] += 1

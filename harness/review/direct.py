@@ -6,7 +6,7 @@ even where the model has no rule for it.  Both run with the same ``-seed``
 (:mod:`harness.review.wrap`), so the RCA QEMU draws at random is the same
 draw on both.
 
-A run goes on past a difference (a :class:`Board`, the check's
+A run goes on past a difference (a :class:`DirectScoreboard`, the check's
 :class:`~harness.check.scoreboard.Scoreboard` with the review's
 ``--max-differences``): base takes patched's guest memory where that
 differed (a QEMU's registers cannot be set: those are compared as they
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
-from harness.check import parallel, runner, testbench
+from harness.check import parallel, reproducer, runner, testbench
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
 from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES, Scoreboard, Stopped, harm
 from harness.check.step import Step
@@ -117,7 +117,7 @@ def sides(text: str) -> str:
             .replace("QEMU  ", "patched ").replace("QEMU ", "patched "))
 
 
-class Board(Scoreboard):
+class DirectScoreboard(Scoreboard):
     """A direct comparison's scoreboard: base (the reference) takes
     patched's guest memory where it differed, and each new difference
     notes base's trace length too (the lockstep gives patched's)."""
@@ -173,15 +173,14 @@ def _ended(res: DirectResult, lock: LockstepTarget, e: Exception) -> Divergence:
                       signature=f"{what} | {command} | -")
 
 
-def _settle(res: DirectResult, lock: LockstepTarget, board: Board, raised: Divergence | None,
-            report_dir: Path | None, stem: str) -> None:
+def _settle(res: DirectResult, lock: LockstepTarget, board: DirectScoreboard,
+            raised: Divergence | None, report_dir: Path | None, stem: str) -> None:
     """Every difference of the run into ``res`` (the first one also in its
     own fields, as a first-only run has it), with reproducers."""
     a, b = lock.model, lock.qemu
     found: list[tuple[Divergence, DirectDifference]] = []
     for i, diff in enumerate(board.differences):
         d = diff.divergence
-        assert isinstance(d, Divergence)
         dd = _difference(d, i == 0, (board.base_lens[i], diff.trace_len), 0 if i else 400)
         dd.repeats, dd.adopted = diff.repeats, diff.adopted
         found.append((d, dd))
@@ -193,9 +192,9 @@ def _settle(res: DirectResult, lock: LockstepTarget, board: Board, raised: Diver
         if report_dir is not None and isinstance(a, QemuTarget) and isinstance(b, QemuTarget):
             d.scenario = res.scenario
             s = stem if i == 0 else f"{stem}-d{i + 1}"
-            dd.traces = (str(runner.write_reproducer(d, a, report_dir, f"{s}-base",
+            dd.traces = (str(reproducer.write_reproducer(d, a, report_dir, f"{s}-base",
                                                      upto=dd.trace_lens[0])),
-                         str(runner.write_reproducer(d, b, report_dir, f"{s}-patched",
+                         str(reproducer.write_reproducer(d, b, report_dir, f"{s}-patched",
                                                      upto=dd.trace_lens[1])))
     res.differences = [dd for _, dd in found]
     if not found:
@@ -218,7 +217,7 @@ def compare(res: DirectResult, a: Target, b: Target, sc: Scenario, ctx: Context,
     lockstep, up to ``limit`` distinct differences, then the card images
     over ``spans()``; the differences into ``res``.  Whether both sides are
     fit for reuse."""
-    board = Board(limit, a)
+    board = DirectScoreboard(limit, a)
     lock = LockstepTarget(a, b, recipe=recipe, scoreboard=board)
     raised: Divergence | None = None
     healthy = True

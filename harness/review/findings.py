@@ -4,7 +4,7 @@ The direct comparison keeps every distinct difference of each run (its
 signature: what differed | the SD command in progress | the card state;
 see :mod:`harness.check.scoreboard`).  Here the changed runs' differences
 are grouped by signature across scenarios and machine types: one
-:class:`Finding` per signature, with the runs that show it, in how many it
+:class:`ReviewFinding` per signature, with the runs that show it, in how many it
 came first, the shortest run's decoded difference and its reproducers.  A
 difference that follows from an earlier one of the same run (the same
 value read again) was counted on that one by the scoreboard and is no
@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.check.scoreboard import DATA, HARM_ORDER, harm
-from harness.review.classify import CHANGED, Row, Verdict
+from harness.review.classify import CHANGED, ModelEvidence, ReviewRow
 from harness.review.direct import DirectDifference, sides
 from harness.review.speed import Comparison
 
 
 @dataclass
-class Finding:
+class ReviewFinding:
     """One distinct behaviour change (see the module doc)."""
 
     signature: str
@@ -83,19 +83,19 @@ class Finding:
                 "example": None if ex is None else {"run": ex[0], **ex[1].to_json()}}
 
 
-def rank(f: Finding) -> tuple[int, int, str]:
+def rank(f: ReviewFinding) -> tuple[int, int, str]:
     """Sort key: harm class, then the most runs, then the signature."""
     return HARM_ORDER.index(f.harm), -len(f.runs), f.signature
 
 
-def group(rows: Iterable[Row]) -> list[Finding]:
+def group(rows: Iterable[ReviewRow]) -> list[ReviewFinding]:
     """The distinct differences of the changed runs, most harmful first."""
-    by: dict[str, Finding] = {}
+    by: dict[str, ReviewFinding] = {}
     for r in rows:
         if r.category != CHANGED or r.direct is None:
             continue
         for d in r.direct.differences:
-            by.setdefault(d.signature, Finding(d.signature)).runs.append((r.key, d))
+            by.setdefault(d.signature, ReviewFinding(d.signature)).runs.append((r.key, d))
     return sorted(by.values(), key=rank)
 
 
@@ -104,7 +104,7 @@ def what_of(signature: str) -> str:
     return signature.split(" | ", 1)[0]
 
 
-def changes(found: list[Finding]) -> list[list[Finding]]:
+def changes(found: list[ReviewFinding]) -> list[list[ReviewFinding]]:
     """The findings by change: the same what (register fields, memory zone,
     card image, interrupt events) and patch, under whatever SD commands (a
     status bit a patch sets at the end of every DMA transfer is one
@@ -112,7 +112,7 @@ def changes(found: list[Finding]) -> list[list[Finding]]:
     however it shows (through the data port, in DMA memory, in a benchmark's
     own check); the finding with the most runs first in each.  Ordered by
     that finding's harm, then by the runs the change has."""
-    by: dict[tuple[str, str], list[Finding]] = {}
+    by: dict[tuple[str, str], list[ReviewFinding]] = {}
     for f in found:
         what = DATA if f.patch and f.harm == DATA else f.bench or what_of(f.signature)
         by.setdefault((what, f.patch), []).append(f)
@@ -121,9 +121,9 @@ def changes(found: list[Finding]) -> list[list[Finding]]:
                                          -len({k for f in g for k, _ in f.runs})))
 
 
-def from_bench(comps: Iterable[Comparison]) -> list[Finding]:
+def from_bench(comps: Iterable[Comparison]) -> list[ReviewFinding]:
     """A benchmark whose own check fails on patched and not on base: a data finding."""
-    return [Finding(f"benchmark {c.name}: {c.failed['patched']}",
+    return [ReviewFinding(f"benchmark {c.name}: {c.failed['patched']}",
                     bench=f"benchmark {c.name}: patched's {c.failed['patched']} (base's passes)",
                     reproducers=list(c.reproducers), harm_class=DATA, check=c.name)
             for c in comps if "patched" in c.failed and "base" not in c.failed]
@@ -151,7 +151,8 @@ NEITHER = "the model agrees with neither"
 NO_RULE = "neither build's model check shows it: the model has no rule for it (or never got there)"
 
 
-def judge(f: Finding, base: Mapping[str, Verdict], patched: Mapping[str, Verdict]) -> str:
+def judge(f: ReviewFinding, base: Mapping[str, ModelEvidence],
+          patched: Mapping[str, ModelEvidence]) -> str:
     """Whom the model agrees with on ``f``: its ``what | command`` among
     what base's model check found on the same runs (sides swapped) and
     what patched's found (see the module doc)."""
@@ -166,8 +167,8 @@ def judge(f: Finding, base: Mapping[str, Verdict], patched: Mapping[str, Verdict
     return NEITHER if in_base else NO_RULE
 
 
-def judge_all(found: list[Finding], base: Mapping[str, Verdict],
-              patched: Mapping[str, Verdict]) -> None:
+def judge_all(found: list[ReviewFinding], base: Mapping[str, ModelEvidence],
+              patched: Mapping[str, ModelEvidence]) -> None:
     """:func:`judge` for every finding of the direct comparison."""
     for f in found:
         if f.runs:

@@ -19,9 +19,9 @@ from typing import Any
 
 from harness.review import classify, props, speed
 from harness.review import findings as findings_
-from harness.review.classify import Row
+from harness.review.classify import ReviewRow
 from harness.review.direct import sides
-from harness.review.findings import Finding as Change
+from harness.review.findings import ReviewFinding
 from harness.review.run import Review
 from harness.scenarios import all_scenarios
 
@@ -32,14 +32,14 @@ DETAIL = 8
 
 
 @dataclass(frozen=True)
-class Finding:
+class SummaryLine:
     """One line of the summary: a problem or an intended change."""
 
     problem: bool
     text: str
 
 
-def _names(rows: list[Row]) -> str:
+def _names(rows: list[ReviewRow]) -> str:
     """Scenario names (each once, however many machine types it ran on)."""
     names = list(dict.fromkeys(r.key.split("@")[0] for r in rows))
     more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
@@ -53,43 +53,43 @@ def _span(machines: list[str]) -> str:
         f"{machines[0]}..{machines[-1]} ({len(machines)} machine types)"
 
 
-def _by_patch(rows: Iterable[Row]) -> dict[str, list[Row]]:
+def _by_patch(rows: Iterable[ReviewRow]) -> dict[str, list[ReviewRow]]:
     """Changed scenarios by the patch that introduced them (one finding each)."""
-    out: dict[str, list[Row]] = {}
+    out: dict[str, list[ReviewRow]] = {}
     for r in rows:
         out.setdefault(r.patch, []).append(r)
     return out
 
 
-def _groups(rows: list[Row]) -> str:
+def _groups(rows: list[ReviewRow]) -> str:
     have = all_scenarios()
     names = [have[n].group if n in have else "?" for n in (r.key.split("@")[0] for r in rows)]
     return ", ".join(dict.fromkeys(names))
 
 
-def _prop_finding(rv: Review, c: props.PropChange) -> Finding:
+def _prop_finding(rv: Review, c: props.PropChange) -> SummaryLine:
     who = f" [{c.patch}]" if c.patch else ""
     unm = " (unmodelled: the model does not know it)" if not c.modelled else ""
     if c.kind == props.REMOVED:
-        return Finding(True, f"property {c.name} removed{who}: command lines that set it fail")
+        return SummaryLine(True, f"property {c.name} removed{who}: command lines that set it fail")
     older = [m for m in props.older_types(rv.patched) if rv.base.offers(m)]
     kept, broken = c.kept(older)
     head = (f"new property {c.name}, default {c.patched_default}{unm}" if c.kind == props.ADDED
             else f"{c.name}: default {c.base_default} -> {c.patched_default}")
     if c.kind == props.ADDED and not c.explains:
-        return Finding(False, f"{head}{who}: no scenario sees a difference")
+        return SummaryLine(False, f"{head}{who}: no scenario sees a difference")
     effect = (f"; changes {len(c.explains)} scenarios, {c.prop}={c.base_value} behaves as "
               "base" if c.explains else "")
     if broken:
-        return Finding(True, f"{head}{who}{effect}; NO COMPAT ENTRY: {_span(broken)} realise "
+        return SummaryLine(True, f"{head}{who}{effect}; NO COMPAT ENTRY: {_span(broken)} realise "
                        f"{c.patched.get(broken[0])}, base behaved as "
                        f"{c.old_value(broken[0])} there")
-    return Finding(False, f"{head}{who}{effect}; older machine types keep "
+    return SummaryLine(False, f"{head}{who}{effect}; older machine types keep "
                    f"{c.old_value(kept[0]) if kept else '?'} through a compat entry"
                    f" ({_span(kept)})")
 
 
-def _behaviour(fs: list[Change], number: dict[str, int]) -> Finding:
+def _behaviour(fs: list[ReviewFinding], number: dict[str, int]) -> SummaryLine:
     """One change (findings of one what, or wrong data, and one patch) as a
     summary line."""
     f = fs[0]
@@ -98,7 +98,7 @@ def _behaviour(fs: list[Change], number: dict[str, int]) -> Finding:
     if not f.runs:  # benchmarks' own checks
         title = f.title() if len(fs) == 1 else _title_of(fs)
         repro = f"; reproducer: {f.reproducers[0]}" if f.reproducers else ""
-        return Finding(True, f"{f.harm}: {title}{who}{repro}; decoded: {refs}")
+        return SummaryLine(True, f"{f.harm}: {title}{who}{repro}; decoded: {refs}")
     keys = list(dict.fromkeys(k for g in fs for k, _ in g.runs))
     firsts = len({k for g in fs for k, d in g.runs if d.first})
     later = len(keys) - firsts
@@ -107,12 +107,12 @@ def _behaviour(fs: list[Change], number: dict[str, int]) -> Finding:
     title = f.title() if len(fs) == 1 else _title_of(fs)
     words = Counter(g.model for g in fs for _ in g.runs).most_common()
     model = words[0][0] + ("" if len(words) == 1 else " (in most of its runs)")
-    return Finding(True, f"{f.harm}: {title}{who}: {len(keys)} run"
+    return SummaryLine(True, f"{f.harm}: {title}{who}: {len(keys)} run"
                    f"{'s' if len(keys) != 1 else ''} ({_names_of(keys)}), {order}; {model}; "
                    f"decoded: {refs}")
 
 
-def _title_of(fs: list[Change]) -> str:
+def _title_of(fs: list[ReviewFinding]) -> str:
     """Several findings of one change: each what under its SD commands, then
     the benchmarks whose own check failed."""
     by: dict[str, list[str]] = {}
@@ -134,7 +134,7 @@ def _names_of(keys: list[str]) -> str:
     return ", ".join(f"`{n}`" for n in names[:NAMED]) + more
 
 
-def findings(rv: Review) -> list[Finding]:
+def findings(rv: Review) -> list[SummaryLine]:
     """Problems first (each distinct behaviour change, most harmful first),
     then intended changes; one line each."""
     number = {f.signature: i for i, f in enumerate(rv.findings, 1)}
@@ -146,7 +146,7 @@ def findings(rv: Review) -> list[Finding]:
         why = first.direct.reason if first.direct is not None else (
             first.patched.reason if first.patched else "")
         where = first.direct.lines[0].strip() if first.direct and first.direct.lines else ""
-        out.append(Finding(True, f"changed behaviour in {len(rows)} scenario run"
+        out.append(SummaryLine(True, f"changed behaviour in {len(rows)} scenario run"
                            f"{'s' if len(rows) > 1 else ''} ({_groups(rows)}: {_names(rows)})"
                            + (f" [{patch}]" if patch else "") + f": {why}"
                            + (f", {where}" if where else "") + f"; {first.note}"))
@@ -154,7 +154,7 @@ def findings(rv: Review) -> list[Finding]:
     for s in rv.speed:
         sp = s.speedup()
         if s.status_differs:  # a guest integrity check the builds answer differently
-            out.append(Finding(True, f"guest benchmark: {s.describe()}"))
+            out.append(SummaryLine(True, f"guest benchmark: {s.describe()}"))
             continue
         if s.error or s.note:  # the bench's own check failed: a finding says why
             continue
@@ -162,17 +162,17 @@ def findings(rv: Review) -> list[Finding]:
             few = "" if s.conclusive else (
                 f" ({len(s.ratios)} rounds, not each beyond noise or fewer than "
                 f"{speed.MIN_ROUNDS}: not called a problem)")
-            out.append(Finding(sp < 1 and s.conclusive, f"speed: {s.describe()}{few}"))
+            out.append(SummaryLine(sp < 1 and s.conclusive, f"speed: {s.describe()}{few}"))
     fixed = [r for r in rv.rows if r.category == classify.FIXED]
     if fixed:
-        out.append(Finding(False, f"fixed: {_names(fixed)} diverged from the model on base, "
+        out.append(SummaryLine(False, f"fixed: {_names(fixed)} diverged from the model on base, "
                            "agree on patched"))
     out.sort(key=lambda f: not f.problem)
     return out
 
 
-def _decoded(i: int, f: Change, md: bool) -> list[str]:
-    """Finding ``i``: the runs behind it, its shortest run decoded, the reproducers."""
+def _decoded(i: int, f: ReviewFinding, md: bool) -> list[str]:
+    """SummaryLine ``i``: the runs behind it, its shortest run decoded, the reproducers."""
     lines = [f"[{i}] {f.harm}: {f.title()}" + (f" [{f.patch}]" if f.patch else "")]
     ex = f.example()
     if ex is None:

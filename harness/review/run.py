@@ -27,7 +27,7 @@ Progress = Callable[[str], None]
 
 
 @dataclass
-class Options:
+class ReviewOptions:
     """What one review runs."""
 
     scenarios: Sequence[Scenario]
@@ -50,7 +50,7 @@ class Review:
     base: QemuBuild
     patched: QemuBuild
     props: list[props.PropChange] = field(default_factory=list)
-    rows: list[classify.Row] = field(default_factory=list)
+    rows: list[classify.ReviewRow] = field(default_factory=list)
     speed: list[speed.Comparison] = field(default_factory=list)
     #: seconds per phase, in order
     times: dict[str, float] = field(default_factory=dict)
@@ -63,7 +63,7 @@ class Review:
     #: patch labels, when a series was built
     patches: list[str] = field(default_factory=list)
     #: each distinct behaviour change, most harmful first (:mod:`harness.review.findings`)
-    findings: list[findings.Finding] = field(default_factory=list)
+    findings: list[findings.ReviewFinding] = field(default_factory=list)
 
 
 def key(name: str, machine: str) -> str:
@@ -89,7 +89,7 @@ def _runs(b: QemuBuild, scenarios: Sequence[Scenario]) -> list[tuple[str, str]]:
 
 
 def _explain(rv: Review, base_s: QemuBuild, patched: QemuBuild,
-             found: dict[str, direct.DirectResult], opts: Options,
+             found: dict[str, direct.DirectResult], opts: ReviewOptions,
              progress: Progress) -> dict[str, str]:
     """For each new on/off property the model does not know: the differing
     scenarios run again with it at its other value; those that then agree
@@ -130,8 +130,8 @@ def _whats(r: runner.Result) -> tuple[str, ...]:
     return tuple(dict.fromkeys(findings.what_command(s) for s in sigs if s))
 
 
-def _verdicts(results: list[runner.Result]) -> dict[str, classify.Verdict]:
-    return {key(r.scenario, r.machine): classify.Verdict(r.status, r.reason, _whats(r))
+def _verdicts(results: list[runner.Result]) -> dict[str, classify.ModelEvidence]:
+    return {key(r.scenario, r.machine): classify.ModelEvidence(r.status, r.reason, _whats(r))
             for r in results}
 
 
@@ -141,21 +141,21 @@ class Checked:
     stood for patched (with ``-global`` options, maybe), the cache key of
     base's verdicts and whether they were kept from an earlier review."""
 
-    base: dict[str, classify.Verdict]
-    patched: dict[str, classify.Verdict]
+    base: dict[str, classify.ModelEvidence]
+    patched: dict[str, classify.ModelEvidence]
     patched_side: QemuBuild
     cache_key: str
     kept: bool
 
 
-def _check(sides: Sequence[QemuBuild], runs: list[tuple[str, str]], opts: Options,
-           progress: Progress) -> list[dict[str, classify.Verdict]]:
+def _check(sides: Sequence[QemuBuild], runs: list[tuple[str, str]], opts: ReviewOptions,
+           progress: Progress) -> list[dict[str, classify.ModelEvidence]]:
     """The model check of each build of ``sides`` on ``runs``: its verdicts."""
     library = all_scenarios()
     checks = [RunSpec(b, library[name], m) for b in sides for name, m in runs]
     progress(f"model check: {len(checks)} runs")
     results, _ = parallel.run_all(
-        checks, parallel.Options(report_dir=opts.report_dir / "check",
+        checks, parallel.SharedOptions(report_dir=opts.report_dir / "check",
                                  max_differences=opts.max_differences), opts.jobs,
         progress=lambda done, r: progress(f"model check [{done}/{len(checks)}] {r.build.name} "
                                           f"{r.scenario.name}"))
@@ -163,7 +163,7 @@ def _check(sides: Sequence[QemuBuild], runs: list[tuple[str, str]], opts: Option
             for b in sides]
 
 
-def _model_check(rv: Review, runs: list[tuple[str, str]], opts: Options,
+def _model_check(rv: Review, runs: list[tuple[str, str]], opts: ReviewOptions,
                  progress: Progress) -> Checked:
     """The model check of both builds (base's kept from an earlier review
     when it can be), the patched build with the new properties at the value
@@ -191,7 +191,7 @@ def _model_check(rv: Review, runs: list[tuple[str, str]], opts: Options,
     return Checked(vb, vp, model_side, ckey, False)
 
 
-def _why_unstable(rv: Review, rows: list[classify.Row]) -> list[classify.Row]:
+def _why_unstable(rv: Review, rows: list[classify.ReviewRow]) -> list[classify.ReviewRow]:
     """``rows``, each *unstable* one saying why the model's verdict can
     change where the builds answer alike: the model takes its expectations
     from each build's properties (one property may stand for a whole
@@ -208,8 +208,8 @@ def _why_unstable(rv: Review, rows: list[classify.Row]) -> list[classify.Row]:
 
 
 def _settle_unstable(rv: Review, ck: Checked, found: dict[str, direct.DirectResult],
-                     explained: dict[str, str], opts: Options,
-                     progress: Progress) -> list[classify.Row]:
+                     explained: dict[str, str], opts: ReviewOptions,
+                     progress: Progress) -> list[classify.ReviewRow]:
     """Classified rows; the *unstable* ones (the model's verdict changed,
     the builds answer alike) checked again on both builds, fresh, and
     classified with those verdicts; a note says what the second look found."""
@@ -237,7 +237,7 @@ def _settle_unstable(rv: Review, ck: Checked, found: dict[str, direct.DirectResu
     return rows
 
 
-def review(base_bin: Path, patched_bin: Path, opts: Options, progress: Progress,
+def review(base_bin: Path, patched_bin: Path, opts: ReviewOptions, progress: Progress,
            title: str = "") -> Review:
     """Review ``patched_bin`` against ``base_bin`` (see the module doc)."""
     t = time.monotonic()
@@ -285,8 +285,8 @@ def _props_in(rv: Review, b: QemuBuild, label: str) -> None:
             c.patch = label
 
 
-def _findings_in(rv: Review, todo: dict[str, findings.Finding], b: QemuBuild, binary: Path,
-                 label: str, opts: Options, base_s: QemuBuild) -> None:
+def _findings_in(rv: Review, todo: dict[str, findings.ReviewFinding], b: QemuBuild, binary: Path,
+                 label: str, opts: ReviewOptions, base_s: QemuBuild) -> None:
     """Each finding of ``todo`` whose signature the step build ``b`` shows,
     in the finding's shortest run against base, is ``label``'s (and leaves
     ``todo``).  The runs go with the new properties at their base value,
@@ -304,7 +304,7 @@ def _findings_in(rv: Review, todo: dict[str, findings.Finding], b: QemuBuild, bi
             todo.pop(sig).patch = label
 
 
-def attribute(rv: Review, steps: list[tuple[str, Path]], opts: Options,
+def attribute(rv: Review, steps: list[tuple[str, Path]], opts: ReviewOptions,
               progress: Progress) -> None:
     """Which patch introduced each finding: its shortest run compared
     directly against base on each intermediate build (``steps``: ``(patch

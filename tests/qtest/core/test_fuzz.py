@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from harness.check.ddmin import ddmin, shrink_ops
 from harness.check.lockstep import Divergence, Step
+from harness.check.reproducer import c_function, qtest_init_args
 from harness.fuzz import campaign as C
 from harness.fuzz import ops as O
 from harness.fuzz.corpus import Corpus, merge
-from harness.fuzz.emit import c_function, pytest_text, qtest_init_args, write
-from harness.fuzz.run import CRASH, DIVERGE, OK, Outcome
-from harness.fuzz.shrink import ddmin, shrink_ops
+from harness.fuzz.emit import pytest_text, write
+from harness.fuzz.run import CRASH, DIVERGE, OK, FuzzOutcome
 from harness.fuzz.signature import signature, slug
 from harness.hwdefs import sdhci as H
 from harness.machine import Machine
@@ -116,10 +117,10 @@ def test_shrink_budget_is_respected() -> None:
 # -- signatures --------------------------------------------------------------------------
 
 
-def _read_divergence(model: int, qemu: int, offset: int = H.PRNSTS.offset) -> Outcome:
+def _read_divergence(model: int, qemu: int, offset: int = H.PRNSTS.offset) -> FuzzOutcome:
     step = Step(5, "read", (offset, 4), model, qemu, False, False)
     d = Divergence(step, "result", [])
-    return Outcome(DIVERGE, d.summary(), d, machine=Machine(), trace=[
+    return FuzzOutcome(DIVERGE, d.summary(), d, machine=Machine(), trace=[
         "writew 0xe000002c 0x1", f"readl {0xE0000000 + offset:#x}"],
         replay_argv=["qemu", "-machine", "q35", "-accel", "qtest", "-qtest", "stdio"])
 
@@ -131,12 +132,12 @@ def test_signature_names_register_and_field_not_values() -> None:
     assert signature(a) == signature(b) == "diverge:result:PRNSTS.CMDINHIBIT"
     assert signature(c) != signature(a)
     assert slug(signature(a)) == slug(signature(b))
-    assert signature(Outcome(OK)) == ""
+    assert signature(FuzzOutcome(OK)) == ""
 
 
 def test_crash_signature_masks_numbers() -> None:
-    x = Outcome(CRASH, crash_site="qemu: sd.c:1234: sd_wp: Assertion `wpnum < 0x10' failed.")
-    y = Outcome(CRASH, crash_site="qemu: sd.c:1240: sd_wp: Assertion `wpnum < 0x20' failed.")
+    x = FuzzOutcome(CRASH, crash_site="qemu: sd.c:1234: sd_wp: Assertion `wpnum < 0x10' failed.")
+    y = FuzzOutcome(CRASH, crash_site="qemu: sd.c:1240: sd_wp: Assertion `wpnum < 0x20' failed.")
     assert signature(x) == signature(y) and signature(x).startswith("crash:")
 
 
@@ -265,14 +266,14 @@ class _Fake:
     profile = None
 
 
-def _synthetic(ops: list[O.Op]) -> Outcome:
+def _synthetic(ops: list[O.Op]) -> FuzzOutcome:
     """Diverges (PRNSTS.CMDINHIBIT) on any write to CLKCON; else agrees."""
     for i, op in enumerate(ops):
         if op["op"] == "write" and op["off"] in range(0x2C, 0x2E):
             out = _read_divergence(1, 0)
             out.op_index = i
             return out
-    return Outcome(OK, features={(op["op"],) for op in ops})
+    return FuzzOutcome(OK, features={(op["op"],) for op in ops})
 
 
 def test_campaign_finds_shrinks_and_dedups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -293,9 +294,9 @@ def test_campaign_is_reproducible_and_shards_split_it(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
 
-    def record(self: C.Campaign, ops: list[O.Op]) -> Outcome:
+    def record(self: C.Campaign, ops: list[O.Op]) -> FuzzOutcome:
         seen.append(json.dumps(ops, sort_keys=True))
-        return Outcome(OK)
+        return FuzzOutcome(OK)
 
     monkeypatch.setattr(C.Campaign, "execute", record)
     runs = []

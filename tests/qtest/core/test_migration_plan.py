@@ -87,12 +87,13 @@ def test_table_and_summary() -> None:
         return Result("x", "migrate-x", "migration", "q35", status, reason)
 
     cells = [
-        migration.Cell("7.2->11.1", "pc-q35-7.2", "idle", verdict("agree"),
+        migration.MigrationCell("7.2->11.1", "pc-q35-7.2", "idle", verdict("agree"),
                        pci_lost=["BAR0: source 0xe0000000, destination 0x0"]),
-        migration.Cell("7.2->11.1", "pc-q35-7.2", "card-locked",
+        migration.MigrationCell("7.2->11.1", "pc-q35-7.2", "card-locked",
                        verdict(migration.REFUSED, "Missing section footer for sd-card"),
                        reproducer="/r/x"),
-        migration.Cell("10.0->11.1", "pc-q35-9.0", "idle", verdict("diverge", "at step 9")),
+        migration.MigrationCell("10.0->11.1", "pc-q35-9.0", "idle",
+                                verdict("diverge", "at step 9")),
     ]
     head, rows = migration.table(cells)
     assert head == ["pair", "machine", "idle", "card-locked"]

@@ -4,6 +4,7 @@ themselves need a QEMU tree and a build: ``sdqtest mutants --qemu-src``)."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -243,3 +244,33 @@ def test_the_board_mutants_apply_to_qemu_11_1_1() -> None:
     for m in mutants.MUTANTS:
         if mutants.target(m) == mutants.AARCH64:
             assert mutants.applicable(m, (src / m.path).read_text()), m.name
+
+
+def test_every_mutants_check_is_a_request_of_the_session(tmp_path: Path) -> None:
+    """The check runs in-process: each mutant's arguments (and the automatic
+    mutants') become a check request, on the mutant's binary."""
+    from harness.bisect import automut
+
+    arg_sets = {mutants.check_args(m) for m in mutants.MUTANTS}
+    arg_sets |= {automut.CHECK_ARGS, automut.board_check_args()}
+    for args in arg_sets:
+        rq = mutants.check_request(Path("/b/qemu"), args, tmp_path)
+        assert rq.qemu == ("/b/qemu",) and rq.report_dir == tmp_path
+        if "--group" in args:
+            assert rq.groups == tuple(args[args.index("--group") + 1].split(","))
+        assert rq.no_boards == ("--no-boards" in args)
+        assert (rq.boards is not None) == ("--board" in args)
+    with pytest.raises(mutants.UsageError, match="--bogus"):
+        mutants.check_request(Path("/b/qemu"), ("--bogus",), tmp_path)
+
+
+def test_a_check_past_its_time_is_timed_out(monkeypatch: pytest.MonkeyPatch,
+                                            tmp_path: Path) -> None:
+    def slow(rq: object, progress: Callable[[str], None]) -> object:
+        progress("one run done")
+        raise AssertionError("the deadline did not stop the check")
+
+    monkeypatch.setattr(mutants.session, "run", slow)
+    rc, out = mutants.run_check(Path("/b/qemu"), ("--group", "data"), tmp_path, -1.0)
+    assert (rc, out) == (124, "check did not finish in -1 s")
+    assert mutants.verdict(rc, out) == "timed out"

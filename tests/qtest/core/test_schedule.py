@@ -88,7 +88,7 @@ def test_a_chain_is_launched_once(qemu_build: QemuBuild, jobs: int) -> None:
     two workers); the results come back in the order given."""
     names = ["access-sizes", "reset-values-v2", "w1c-interrupt-status", "register-masks-v2"]
     runs = _runs(qemu_build, names)
-    results, stats = parallel.run_all(runs, parallel.Options(), jobs)
+    results, stats = parallel.run_all(runs, parallel.SharedOptions(), jobs)
     assert [r.scenario for r in results] == names
     assert all(r.ok for r in results)
     assert (stats.launched, stats.reused) == (2, 2)
@@ -109,7 +109,7 @@ def test_a_run_that_raises_in_a_worker_raises_in_the_check(
     monkeypatch.setattr(parallel, "_run_one", _fails)  # the forked workers inherit it
     with pytest.raises(ValueError, match="no QEMU for access-sizes"):
         parallel.run_all(_runs(qemu_build, ["access-sizes", "reset-values-v2"]),
-                         parallel.Options(), 2)
+                         parallel.SharedOptions(), 2)
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(
@@ -117,7 +117,7 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(
     monkeypatch.setattr(parallel, "_run_one", _dies)
     with pytest.raises(RuntimeError, match="exit code 3"):
         parallel.run_all(_runs(qemu_build, ["access-sizes", "reset-values-v2"]),
-                         parallel.Options(), 2)
+                         parallel.SharedOptions(), 2)
 
 
 def _qemus_under(marker: str) -> list[int]:

@@ -43,7 +43,7 @@ def test_the_workers_split_adds_up_to_their_wall_time(qemu_build: QemuBuild,
     runs = [parallel.RunSpec(qemu_build, all_scenarios()[n], "q35") for n in names
             if n in all_scenarios()]
     wall.start()
-    results, stats = parallel.run_all(runs, parallel.Options(), jobs)
+    results, stats = parallel.run_all(runs, parallel.SharedOptions(), jobs)
     w = wall.CLOCK.workers
     assert w.jobs == min(jobs, len(runs)) and sum(w.count.values()) == len(runs)
     assert w.pool.launched == stats.launched and w.pool.reused == stats.reused

@@ -10,7 +10,7 @@ import pytest
 
 from harness.fuzz import campaign as C
 from harness.fuzz.corpus import Corpus
-from harness.fuzz.run import ERROR, OK, Outcome, execute
+from harness.fuzz.run import ERROR, OK, FuzzOutcome, execute
 from harness.model.sdcard import SDCard
 from harness.qemu.builds import QemuBuild
 from harness.replay import engine as replay
@@ -115,11 +115,11 @@ def test_a_time_budget_holds_shrinking_too(newest_build: QemuBuild, tmp_path: Pa
         camp = C.Campaign(newest_build, Corpus(tmp_path), seed=0, shrink_calls=500, pool=pool)
         real_execute, real_fresh = camp.execute, camp.execute_fresh
 
-        def execute_one_second(ops: list[dict[str, object]]) -> Outcome:
+        def execute_one_second(ops: list[dict[str, object]]) -> FuzzOutcome:
             now[0] += 1.0
             return real_execute(ops)
 
-        def fresh_one_second(ops: list[dict[str, object]]) -> Outcome:
+        def fresh_one_second(ops: list[dict[str, object]]) -> FuzzOutcome:
             now[0] += 1.0  # a finding is confirmed and shrunk on fresh QEMUs
             return real_fresh(ops)
 

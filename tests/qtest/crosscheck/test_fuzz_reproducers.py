@@ -18,7 +18,7 @@ from harness.fuzz import campaign as C
 from harness.fuzz import emit
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.ops import generate
-from harness.fuzz.run import CRASH, OK, Outcome, execute, fuzz_machine
+from harness.fuzz.run import CRASH, OK, FuzzOutcome, execute, fuzz_machine
 from harness.model.sdcard import SDCard
 from harness.qemu.argv import qemu_argv
 from harness.qemu.builds import QemuBuild
@@ -75,7 +75,7 @@ def test_crash_reproducer_replays_as_a_crash(qemu_build: QemuBuild, tmp_path: Pa
     # A crash outcome as the fuzzer records it; QEMU's qtest server asserts
     # on a zero-length read (system/qtest.c), a crash every build has.
     machine = fuzz_machine()
-    out = Outcome(CRASH, reason="QEMU killed by SIGABRT", machine=machine,
+    out = FuzzOutcome(CRASH, reason="QEMU killed by SIGABRT", machine=machine,
                   trace=["endianness", "read 0x0 0x0"], crash_site="signal 6",
                   replay_argv=qemu_argv(qemu_build.binary, machine, qtest="stdio",
                                         qtest_log="none", snapshot=True))
@@ -92,14 +92,14 @@ def test_failure_only_on_a_reused_qemu_is_not_a_finding(newest_build: QemuBuild,
     camp = C.Campaign(newest_build, Corpus(tmp_path), seed=0, pool=pool)
     fresh_runs: list[int] = []
 
-    def fresh(ops: list[dict[str, object]]) -> Outcome:
+    def fresh(ops: list[dict[str, object]]) -> FuzzOutcome:
         fresh_runs.append(len(ops))
-        return Outcome(OK)
+        return FuzzOutcome(OK)
 
     monkeypatch.setattr(camp, "execute_fresh", fresh)
     st = C.Stats(newest_build.name)
     camp._finding("diverge:result:mem_read", [{"op": "read", "off": 0, "size": 4}],
-                  Outcome("diverge"), st)
+                  FuzzOutcome("diverge"), st)
     assert st.found == [] and st.unconfirmed == {"diverge:result:mem_read": 1}
     pool.close()
     assert fresh_runs == [1]

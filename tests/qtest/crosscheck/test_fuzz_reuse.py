@@ -19,7 +19,7 @@ from harness.fuzz import campaign as C
 from harness.fuzz import residue
 from harness.fuzz.corpus import Corpus
 from harness.fuzz.ops import Op
-from harness.fuzz.run import OK, Outcome, execute
+from harness.fuzz.run import OK, FuzzOutcome, execute
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 
@@ -36,7 +36,7 @@ ASKS: list[Op] = _SETUP + [{"op": "cmd", "index": 22, "arg": 0, "app": True,
                             "data": {"read": True, "bs": 4, "count": 1, "mode": "pio"}}]
 
 
-def _run(b: QemuBuild, ops: list[Op], pool: QemuPool | None) -> Outcome:
+def _run(b: QemuBuild, ops: list[Op], pool: QemuPool | None) -> FuzzOutcome:
     return execute(b.binary, b.profile, ops, pool=pool, name=b.name)
 
 
@@ -115,8 +115,9 @@ def test_a_seeded_campaign_is_the_same_with_and_without_reuse(newest_build: Qemu
             c = C.Campaign(newest_build, Corpus(tmp_path / str(reuse)), seed=0, pool=pool)
             run = c.execute
 
-            def log(ops: list[Op], run: Any = run, seen: list[tuple[Any, ...]] = seen) -> Outcome:
-                out: Outcome = run(ops)
+            def log(ops: list[Op], run: Any = run,
+                    seen: list[tuple[Any, ...]] = seen) -> FuzzOutcome:
+                out: FuzzOutcome = run(ops)
                 seen.append((ops, out.status, out.steps, out.features))
                 return out
 

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.qemu
 PCI_REGISTERS = {name for name, _, _ in LOST_BY_QEMU}
 
 
-def _check(cell: migration.Cell) -> None:
+def _check(cell: migration.MigrationCell) -> None:
     assert cell.status == "agree", (f"{cell.pair} {cell.machine} {cell.point}: "
                                     f"{cell.status}: {cell.reason} "
                                     f"(reproducer: {cell.reproducer})")

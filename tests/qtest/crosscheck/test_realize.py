@@ -78,7 +78,7 @@ def test_an_unplug_without_the_eject_is_reported(qemu_build: QemuBuild,
 def test_a_case_qemu_refuses_for_its_drive_tests_nothing(qemu_build: QemuBuild) -> None:
     """Both sides refusing is not enough: a size the block layer refuses
     (not whole sectors) never reaches the device's rule, and says so."""
-    case = realize.Case("emmc user area in half blocks", "emmc",
+    case = realize.RealizeCase("emmc user area in half blocks", "emmc",
                         card={"boot-partition-size": 128 << 10},
                         size=(256 << 10) + (2 << 30) + 256)
     if case.skip_reason(qemu_build.profile):

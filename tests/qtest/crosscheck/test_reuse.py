@@ -156,8 +156,8 @@ def test_workers_keep_the_order_of_runs(qemu_build: QemuBuild) -> None:
 
     names = ["card-registers", "reset-values-v2", "access-sizes", "reset-values-v3"]
     runs = [RunSpec(qemu_build, all_scenarios()[n], "q35") for n in names]
-    one, s1 = parallel.run_all(runs, parallel.Options(), 1)
-    two, s2 = parallel.run_all(runs, parallel.Options(), 2)
+    one, s1 = parallel.run_all(runs, parallel.SharedOptions(), 1)
+    two, s2 = parallel.run_all(runs, parallel.SharedOptions(), 2)
     assert [r.scenario for r in one] == [r.scenario for r in two] == names
     assert [(r.status, r.steps) for r in one] == [(r.status, r.steps) for r in two]
     assert s1.launched + s1.reused == s2.launched + s2.reused == len(names)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from harness.review import classify as C
 from harness.review.direct import DIFFERS, SAME, SKIP, DirectResult
 
-AGREE = C.Verdict("agree")
-DIVERGE = C.Verdict("diverge", "divergence at step 7")
-SKIPPED = C.Verdict("skipped", "no such property")
+AGREE = C.ModelEvidence("agree")
+DIVERGE = C.ModelEvidence("diverge", "divergence at step 7")
+SKIPPED = C.ModelEvidence("skipped", "no such property")
 
 
 def d(status: str) -> DirectResult:

@@ -120,10 +120,11 @@ def test_a_clean_pair_is_same(image: Path) -> None:
     assert res.status == direct.SAME and res.differences == []
 
 
-def _row(key: str, diffs: list[DirectDifference]) -> classify.Row:
+def _row(key: str, diffs: list[DirectDifference]) -> classify.ReviewRow:
     name, machine = key.split("@")
     d = DirectResult(name, machine, DIFFERS, diffs[0].reason, differences=diffs)
-    return classify.classify_one(key, classify.Verdict("agree"), classify.Verdict("diverge"), d)
+    return classify.classify_one(key, classify.ModelEvidence("agree"),
+                                 classify.ModelEvidence("diverge"), d)
 
 
 def _diff(sig: str, first: bool, steps: int = 100) -> DirectDifference:
@@ -137,7 +138,7 @@ BDATA = "result:BDATA.BDATA | CMD18 READ_MULTIPLE_BLOCK | -"
 IRQ = "irq:model=R/1,qemu=/0 | CMD24 WRITE_BLOCK | -"
 
 
-def _rows() -> list[classify.Row]:
+def _rows() -> list[classify.ReviewRow]:
     return [_row("a@q35", [_diff(CID, True, 300), _diff(BLKGAP, False), _diff(BDATA, False)]),
             _row("a@pc-q35-11.0", [_diff(CID, True, 300), _diff(BLKGAP, False)]),
             _row("b@q35", [_diff(CID, True, 50), _diff(IRQ, False)]),
@@ -158,10 +159,10 @@ def test_findings_are_distinct_signatures_data_first_then_status_then_identity()
 def test_the_model_word_per_finding() -> None:
     got = {f.signature: f for f in findings.group(_rows())}
     wc = findings.what_command
-    base = {"a@q35": classify.Verdict("diverge", "", (wc(BLKGAP),)),
-            "b@q35": classify.Verdict("diverge", "", (findings.swapped(wc(IRQ)),))}
-    patched = {"a@q35": classify.Verdict("diverge", "", (wc(BDATA), wc(BLKGAP))),
-               "b@q35": classify.Verdict("agree")}
+    base = {"a@q35": classify.ModelEvidence("diverge", "", (wc(BLKGAP),)),
+            "b@q35": classify.ModelEvidence("diverge", "", (findings.swapped(wc(IRQ)),))}
+    patched = {"a@q35": classify.ModelEvidence("diverge", "", (wc(BDATA), wc(BLKGAP))),
+               "b@q35": classify.ModelEvidence("agree")}
     assert findings.judge(got[BDATA], base, patched) == findings.AGREES_BASE
     assert findings.judge(got[IRQ], base, patched) == findings.AGREES_PATCHED
     assert findings.judge(got[BLKGAP], base, patched) == findings.NEITHER
@@ -225,8 +226,8 @@ def test_rows_take_their_earliest_findings_patch() -> None:
         "[2/3]", "[3/3]"
     rv.props = [P.PropChange("sd-card", "x", P.ADDED, None, "on", False, {}, {}, "off",
                              ["d@q35"], "[2/3]")]
-    rv.rows.append(classify.classify_one("d@q35", classify.Verdict("agree"),
-                                         classify.Verdict("agree"),
+    rv.rows.append(classify.classify_one("d@q35", classify.ModelEvidence("agree"),
+                                         classify.ModelEvidence("agree"),
                                          DirectResult("d", "q35", DIFFERS), "sd-card x=on"))
     run.rows_patches(rv, ["[1/3]", "[2/3]", "[3/3]"])
     assert {r.key: r.patch for r in rv.rows} == {"a@q35": "[1/3]", "a@pc-q35-11.0": "[1/3]",
@@ -250,7 +251,7 @@ def test_each_finding_is_the_first_patch_whose_build_shows_its_signature(
     monkeypatch.setattr(run, "probe", lambda binary, name: _build_at(binary))
     monkeypatch.setattr(wrap, "seeded", lambda binary, d, g=(): binary)
     monkeypatch.setattr(direct, "run_all", fake_run_all)
-    opts = run.Options([], jobs=1, report_dir=tmp_path, bench=False)
+    opts = run.ReviewOptions([], jobs=1, report_dir=tmp_path, bench=False)
     run.attribute(rv, [("[1/3]", Path("p1")), ("[2/3]", Path("p2")), ("[3/3]", Path("p3"))],
                   opts, lambda s: None)
     assert {f.signature: f.patch for f in rv.findings} == {
@@ -267,7 +268,7 @@ def _build_at(binary: Path) -> QemuBuild:
 def test_the_base_check_cache_keeps_what_differed(monkeypatch: pytest.MonkeyPatch,
                                                   tmp_path: Path) -> None:
     monkeypatch.setattr(cache, "cache_dir", lambda: tmp_path)
-    v = {"a@q35": classify.Verdict("diverge", "why", (CID,))}
+    v = {"a@q35": classify.ModelEvidence("diverge", "why", (CID,))}
     k1, k16 = cache.key_of("d", [("a", "q35")], 1), cache.key_of("d", [("a", "q35")], 16)
     assert k1 != k16  # a first-only check is another check
     cache.store(k16, v)
@@ -312,8 +313,9 @@ def test_a_run_only_the_model_check_compared_takes_the_patch_of_its_difference()
     rv = _review()
     for f in rv.findings:
         f.patch = "[1/3]" if f.signature == CID else "[3/3]"
-    row = classify.classify_one("migrate-idle@q35", classify.Verdict("agree"),
-                                classify.Verdict("diverge", "", (findings.what_command(CID),)),
+    row = classify.classify_one("migrate-idle@q35", classify.ModelEvidence("agree"),
+                                classify.ModelEvidence("diverge", "",
+                                                       (findings.what_command(CID),)),
                                 None)
     rv.rows.append(row)
     run.rows_patches(rv, ["[1/3]", "[2/3]", "[3/3]"])
@@ -330,14 +332,14 @@ def test_unstable_runs_are_checked_again_and_say_why(monkeypatch: pytest.MonkeyP
     rv.props = [P.PropChange("sd-card", "erase-blocks-as-zero", P.ADDED, None, "on", True,
                              {}, {}, "", [], "")]
     same = {k: DirectResult(k.split("@")[0], "q35", direct.SAME) for k in ("u@q35", "v@q35")}
-    ck = run.Checked({k: classify.Verdict("agree") for k in same},
-                     {k: classify.Verdict("diverge", "RSPREG1 at CMD2") for k in same},
+    ck = run.Checked({k: classify.ModelEvidence("agree") for k in same},
+                     {k: classify.ModelEvidence("diverge", "RSPREG1 at CMD2") for k in same},
                      _build("patched"), "k", kept=True)
-    again = [{"u@q35": classify.Verdict("agree"), "v@q35": classify.Verdict("diverge")},
-             {"u@q35": classify.Verdict("diverge"), "v@q35": classify.Verdict("diverge")}]
+    agree, diverge = classify.ModelEvidence("agree"), classify.ModelEvidence("diverge")
+    again = [{"u@q35": agree, "v@q35": diverge}, {"u@q35": diverge, "v@q35": diverge}]
     monkeypatch.setattr(run, "_check", lambda sides, pairs, opts, progress: again)
     monkeypatch.setattr(cache, "cache_dir", lambda: tmp_path)
-    opts = run.Options([], jobs=1, report_dir=tmp_path, bench=False)
+    opts = run.ReviewOptions([], jobs=1, report_dir=tmp_path, bench=False)
     rows = {r.key: r for r in run._settle_unstable(rv, ck, same, {}, opts, lambda s: None)}
     assert rows["u@q35"].category == classify.UNSTABLE
     assert "sd-card erase-blocks-as-zero" in rows["u@q35"].note

@@ -22,23 +22,23 @@ def build(name: str) -> QemuBuild:
     return QemuBuild(name, Path(f"/nonexistent/{name}"), profile, has_sdhci_pci=True)
 
 
-def bug_row() -> C.Row:
+def bug_row() -> C.ReviewRow:
     d = DirectResult("erase-ranges-sdhc-4g", "q35", DIFFERS,
                      "first difference in erase-ranges-sdhc-4g at step 699: read BDATA -> 0x0 "
                      "(base 0xffffffff)", ["command in progress: CMD18 READ_MULTIPLE_BLOCK"])
-    return C.classify_one("erase-ranges-sdhc-4g@q35", C.Verdict("agree"),
-                          C.Verdict("diverge", "x"), d)
+    return C.classify_one("erase-ranges-sdhc-4g@q35", C.ModelEvidence("agree"),
+                          C.ModelEvidence("diverge", "x"), d)
 
 
 def review(compat: bool) -> Review:
     rv = Review(build("base"), build("patched"), title="demo")
     rows = [bug_row(),
-            C.classify_one("card-registers@q35", C.Verdict("agree"), C.Verdict("agree"),
+            C.classify_one("card-registers@q35", C.ModelEvidence("agree"), C.ModelEvidence("agree"),
                            DirectResult("card-registers", "q35", DIFFERS, "SCR"),
                            "sd-card scr-cmd23=on (new default)"),
-            C.classify_one("reset-values@q35", C.Verdict("agree"), C.Verdict("agree"),
+            C.classify_one("reset-values@q35", C.ModelEvidence("agree"), C.ModelEvidence("agree"),
                            DirectResult("reset-values", "q35", SAME)),
-            C.classify_one("adma1@q35", C.Verdict("diverge"), C.Verdict("diverge"),
+            C.classify_one("adma1@q35", C.ModelEvidence("diverge"), C.ModelEvidence("diverge"),
                            DirectResult("adma1", "q35", SAME))]
     rows[0].patch, rows[1].patch = "[3/3] erase", "[2/3] scr"
     rv.rows = rows

@@ -40,7 +40,7 @@ def test_the_same_build_on_both_sides_has_nothing_to_report(tmp_path: Path) -> N
     binary = _installed()
     if binary is None:
         pytest.skip("no Debian QEMU build installed (sdqtest qemu install)")
-    opts = run.Options([all_scenarios()[n] for n in _scenarios()], jobs=1,
+    opts = run.ReviewOptions([all_scenarios()[n] for n in _scenarios()], jobs=1,
                        report_dir=tmp_path, bench=False, reuse_base_check=False)
     rv = run.review(binary, binary, opts, lambda s: None)
     assert rv.props == []
