@@ -12,6 +12,7 @@ line::
     r4 0x30 *2            read 4 bytes at 0x30, twice (each answer compared)
     r4 0x30 +12           read after the guest let 12 µs pass (the clock steps first)
     u4 0x2c 0x2 0x2 17    poll: read until (value & 0x2) == 0x2, at most 17 reads
+    d4 0x2040 0x1*3 0x2   write a data port: 0x1 three times, then 0x2 (PIO data)
     a 0x0                 ARGUMENT = RCA << 16 | 0x0 (the RCA this card published)
     w4 0x58 @table        ADMA System Address = the rebuilt descriptor table
     {"adma": [[off, len, attr], ...], "cmd": 25, "block": b, "data": [...]}
@@ -22,7 +23,10 @@ driver's own table end when the recording names one, and fills a write's buffers
 with the data it carried (runs: ``["i", block, n]`` the image recipe's blocks,
 ``["z", n]`` zeros, ``["f", hex, n]`` a repeated pattern, ``["s", [[at, hex]...]]``
 a block of zeros but these bytes).  Text after ``#`` is for the reader (the
-recorded value of a read, the register's name).
+recorded value of a read, the register's name).  A recording of a controller
+that is no SDHCI names it (``"host": "pl181"``, :mod:`harness.scenarios.
+drivers_hosts`): its offsets are the board window's, and its command, argument
+and response registers are the host's.
 
 The replay compares model and QEMU at every access (the lockstep); the recorded
 values are the recording build's answers and are not expected of the build under
@@ -44,6 +48,7 @@ from harness import images
 from harness.driver.host import HostDriver
 from harness.errors import SdqtestError
 from harness.hwdefs import sdhci as H
+from harness.scenarios.drivers_hosts import HOSTS, SDHCI
 from harness.scenarios.registry import Context, Scenario, add
 from harness.target import Target
 
@@ -55,7 +60,7 @@ POLL_NS = 10_000
 #: The table end each driver's ADMA2 table carries after its last descriptor.
 TABLE_ENDS = {"nop-end": H.adma2_desc32(0, 0, H.ADMA_VALID | H.ADMA_END), "": b""}
 
-_OP = re.compile(r"(?P<kind>[rwu])(?P<size>[1248]) (?P<off>0x[0-9a-f]+)(?P<rest>[^#]*)")
+_OP = re.compile(r"(?P<kind>[rwud])(?P<size>[1248]) (?P<off>0x[0-9a-f]+)(?P<rest>[^#]*)")
 _ARG = re.compile(r"a (?P<low>0x[0-9a-f]+)")
 
 
@@ -125,6 +130,7 @@ class Replay:
     polls_unmet: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.host = HOSTS[self.recording.get("host", "sdhci")]
         self.driver = HostDriver(self.target)
         self.table_end = TABLE_ENDS[self.recording.get("adma_end", "")]
 
@@ -155,13 +161,18 @@ class Replay:
             if a is None:
                 raise FormatError(f"{self.where[0]} op {self.where[1]}: {text!r}")
             self.wait(text.split("#", 1)[0].split())
-            self.target.write(H.ARGUMENT.offset, 4, (self.rca << 16) | int(a["low"], 16))
+            self.target.write(self.host.arg_reg, 4, (self.rca << 16) | int(a["low"], 16))
             return
         kind, size, off = m["kind"], int(m["size"]), int(m["off"], 16)
         rest = [w for w in m["rest"].split() if not w.startswith("+")]
         self.wait(m["rest"].split())
         if kind == "w":
             self.write(off, size, rest[0])
+        elif kind == "d":
+            for word in rest:
+                value, _, n = word.partition("*")
+                for _ in range(int(n or 1)):
+                    self.target.write(off, size, int(value, 16))
         elif kind == "r":
             times = int(rest[0][1:]) if rest and rest[0].startswith("*") else 1
             for _ in range(times):
@@ -182,14 +193,15 @@ class Replay:
             v = self.driver.desc_area >> 32
         else:
             v = int(value, 16)
-        cmd = command_index(off, size, v)
+        cmd = (command_index(off, size, v) if self.host is SDHCI
+               else self.host.command(off, size, v))
         if cmd is not None:
             self.last_cmd = cmd
         self.target.write(off, size, v)
 
     def read(self, off: int, size: int) -> int:
         v = self.target.read(off, size)
-        if off == H.RSPREG0.offset and size == 4 and self.last_cmd == 3:
+        if off == self.host.rsp0_reg and size == 4 and self.last_cmd == 3:
             self.rca = v >> 16  # R6 (PLS 4.9.5): the RCA the driver writes back
         return v
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ class Access:
     size: int
     value: int
     us: int = 0
+    region: str = REGION
 
 
 def line_time(line: str) -> int:
@@ -102,15 +104,21 @@ class Mark:
 Event = Access | Descriptor | Command | Mark
 
 
-def parse_line(line: str) -> Event | None:
-    """The event on one trace line, None for any other line."""
+def parse_line(line: str, regions: tuple[str, ...] = (REGION,),
+               mark_at: int | None = None) -> Event | None:
+    """The event on one trace line, None for any other line: accesses to
+    ``regions``, the phase marks (writes to :data:`MARK_REGIONS`, or to the
+    address ``mark_at``), the controller's DMA events."""
     m = _OPS.search(line)
     if m is not None:
         kind, addr, value, size, name = m.groups()
-        if name == REGION:
-            return Access(kind[0], int(addr, 16), int(size), int(value, 16), line_time(line))
-        if name in MARK_REGIONS and kind == "write":
+        at = int(addr, 16)
+        if kind == "write" and (at == mark_at if mark_at is not None else
+                                name in MARK_REGIONS):
             return Mark(int(value, 16) & 0xFF)
+        if name in regions:
+            return Access(kind[0], at, int(size), int(value, 16), line_time(line),
+                          sys.intern(name))
         return None
     m = _ADMA.search(line)
     if m is not None:
@@ -121,10 +129,11 @@ def parse_line(line: str) -> Event | None:
     return None
 
 
-def parse(lines: Iterable[str]) -> Iterator[Event]:
+def parse(lines: Iterable[str], regions: tuple[str, ...] = (REGION,),
+          mark_at: int | None = None) -> Iterator[Event]:
     """Every kept event of a trace, in order."""
     for line in lines:
-        ev = parse_line(line)
+        ev = parse_line(line, regions, mark_at)
         if ev is not None:
             yield ev
 
@@ -155,10 +164,11 @@ def phases(events: Iterable[Event], names: list[str]) -> dict[str, list[Event]]:
     return out
 
 
-def read_trace(path: Path, names: list[str]) -> dict[str, list[Event]]:
+def read_trace(path: Path, names: list[str], regions: tuple[str, ...] = (REGION,),
+               mark_at: int | None = None) -> dict[str, list[Event]]:
     """:func:`phases` of the trace file ``path``."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return phases(parse(f), names)
+            return phases(parse(f, regions, mark_at), names)
     except OSError as e:
         raise TraceError(f"cannot read the trace {path}: {e.strerror}") from None
