@@ -94,7 +94,13 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
     """The recording's data from the boot's trace and card image."""
     from harness import images
     from harness.guest import record_board, record_init
-    from harness.scenarios import drivers_convert, drivers_hosts, drivers_pio, drivers_trace
+    from harness.scenarios import (
+        drivers_convert,
+        drivers_hosts,
+        drivers_idma,
+        drivers_pio,
+        drivers_trace,
+    )
 
     recipe = images.recipe(RECIPE)
     names = list(record_init.PHASES)
@@ -117,7 +123,8 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
     else:
         ctx = drivers_convert.Context(b.base, raw.image_after.read_bytes(), recipe,
                                       dict(record_init.PATTERNS))
-        ops = drivers_pio.convert(phases, ctx, per_kind, host)
+        special = drivers_idma.special if b.host == "sunxi" else None
+        ops = drivers_pio.convert(phases, ctx, per_kind, host, special)
     rec = recording(raw, ops, ctx, args.name, per_kind, board)
     if b.host != "sdhci":
         rec = {k: v for k, v in rec.items() if not k.startswith("adma_end")}

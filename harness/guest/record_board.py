@@ -85,7 +85,7 @@ BOARDS = {
     "raspi2b": BoardGuest(
         "raspi2b", "armhf", "linux-image-armmp", "bcm2836-rpi-2-b.dtb", "ttyAMA0,115200",
         ("bcm2835",), 0, "/dev/mmcblk0", 0x3FE00000, "bcm2835-sdramc", 0x3F200000,
-        "sdhost (bcm2835-sdhost)", events=(), host="sdhost", append="maxcpus=1"),
+        "sdhost (bcm2835-sdhost)", events=(), host="sdhost"),
     # The SMHC mmc0 at 0x01c0f000.  The marks: keymem, a block QEMU leaves
     # unimplemented.
     "orangepi-pc": BoardGuest(

@@ -16,6 +16,7 @@ line::
     a 0x0                 ARGUMENT = RCA << 16 | 0x0 (the RCA this card published)
     w4 0x58 @table        ADMA System Address = the rebuilt descriptor table
     {"adma": [[off, len, attr], ...], "cmd": 25, "block": b, "data": [...]}
+    {"idma": [[off, len], ...], "cmd": 25, ...}   the Allwinner's descriptor chain
 
 An ``adma`` object rebuilds, in the driver's DMA arena, the descriptor table the
 controller walked (buffers at ``off`` into the arena's data area) followed by the
@@ -49,6 +50,7 @@ from harness.driver.host import HostDriver
 from harness.errors import SdqtestError
 from harness.hwdefs import sdhci as H
 from harness.scenarios.drivers_hosts import HOSTS, SDHCI
+from harness.scenarios.drivers_idma import descriptor_words
 from harness.scenarios.registry import Context, Scenario, add
 from harness.target import Target
 
@@ -146,7 +148,9 @@ class Replay:
         start = getattr(self.target, "count", None)
         for i, op in enumerate(ph["ops"]):
             self.where = (ph["name"], i)
-            if isinstance(op, dict):
+            if isinstance(op, dict) and "idma" in op:
+                self.idma(op)
+            elif isinstance(op, dict):
                 self.adma(op)
             else:
                 self.line(op)
@@ -219,6 +223,28 @@ class Replay:
         self.polls_unmet.append(message)
         if self.ctx is not None:
             self.ctx.expect(False, message)
+
+    def idma(self, op: dict[str, Any]) -> None:
+        """The Allwinner's descriptor chain and buffers of the next command, in the
+        arena, the descriptors as Linux writes them (:mod:`harness.scenarios.drivers_idma`)."""
+        d = self.driver
+        arena = d.arena
+        arena.compare()
+        d.open_arena()
+        arena.begin()
+        sizes = [n for _off, n in op["idma"]]
+        bufs = [d.data_area + off for off, _n in op["idma"]]
+        table = descriptor_words(sizes, d.desc_area, bufs)
+        arena.place(d.desc_area, len(table), "IDMAC descriptors")
+        for k, (addr, n) in enumerate(zip(bufs, sizes, strict=True)):
+            arena.place(addr, n, f"IDMAC buffer {k + 1}/{len(bufs)}")
+        self.target.mem_write(d.desc_area, table)
+        if "data" in op:
+            data = block_data(op["data"])
+            pos = 0
+            for addr, n in zip(bufs, sizes, strict=True):
+                self.target.mem_write(addr, data[pos:pos + n])
+                pos += n
 
     def adma(self, op: dict[str, Any]) -> None:
         """The descriptor table and buffers of the next command, in the arena."""

@@ -54,6 +54,8 @@ class HostTrace:
     #: the accesses ``(kind, window offset)`` with which the driver starts a request
     #: (the first after the previous request's last command is its start).
     starts: frozenset[tuple[str, int]] = frozenset()
+    #: ... of which a write of 0 is none (an interrupt mask the handler clears).
+    starts_nonzero: frozenset[int] = frozenset()
     #: a multi-block command with this bit set stops itself (auto stop): no CMD12 follows.
     autostop: int = 0
 
@@ -64,6 +66,11 @@ class HostTrace:
                 return (offsets is None and 0 <= window_offset < 0x10000) or (
                     offsets is not None and window_offset in offsets)
         return False
+
+    def starts_request(self, kind: str, offset: int, value: int) -> bool:
+        """Whether the access is one the driver starts a request with."""
+        return (kind, offset) in self.starts and (value != 0 or offset not in
+                                                   self.starts_nonzero)
 
     def command(self, offset: int, size: int, value: int) -> int | None:
         """The command index a write issues, else None."""
@@ -106,6 +113,10 @@ SUNXI = HostTrace(
     "sunxi", (("allwinner-sdhost", None),),
     AW.SD_CMDR.offset, AW.SD_CMDR.mask("CMD_LOAD"), AW.SD_CMDR.mask("PRG_CLK"),
     AW.SD_CAGR.offset, AW.SD_RESP0.offset, frozenset({AW.SD_FIFO.offset}), _names(AW.REGISTERS),
+    # Linux drivers/mmc/host/sunxi-mmc.c sunxi_mmc_request: a data request writes
+    # REG_BLKSZ first, any request sets REG_IMASK (the handler clears it: 0)
+    starts=frozenset({("w", AW.SD_BKSR.offset), ("w", AW.SD_IMKR.offset)}),
+    starts_nonzero=frozenset({AW.SD_IMKR.offset}),
     autostop=AW.SD_CMDR.mask("STOP_CMD_FLAG"))
 #: SDHCI (the PC's sdhci-pci, the i.MX uSDHC): conversion keeps its own code
 #: (:mod:`harness.scenarios.drivers_convert`); the replay needs the registers below.

@@ -9,8 +9,9 @@ drivers_convert`, whose line format and trimming this module shares.  Per phase:
 * a request starts with the first access the driver makes to start one (the
   host's :attr:`~harness.scenarios.drivers_hosts.HostTrace.starts`, from the
   driver's source) after the command that ended the previous one (a multi-block
-  transfer, CMD18 or CMD25, ends with CMD12 or with the host's auto stop): long
-  phases keep their first requests of each kind, as for SDHCI;
+  transfer, CMD18 or CMD25, ends with CMD12 or with the host's auto stop; an
+  erase sequence, CMD32 to CMD38, is one request): long phases keep their first
+  requests of each kind, as for SDHCI;
 * reads of one register with nothing between, the value changing, are a polling
   loop (``u``); a run of reads of a data port is ``rN OFF *COUNT`` (each moves a
   word; the answers are compared, the recorded ones are not kept); a run of writes
@@ -40,8 +41,12 @@ from harness.scenarios.drivers_convert import (
 from harness.scenarios.drivers_hosts import HostTrace
 from harness.scenarios.drivers_trace import Access, Command, Event, TraceError
 
-#: Makes the operations of an access the host treats specially (the Allwinner's
-#: DMA descriptor list address), else None.
+#: ERASE_WR_BLK_START, ERASE_WR_BLK_END, ERASE (PLS 4.3.5): kept or dropped together.
+ERASE_START = frozenset({32, 35})
+ERASE = 38
+
+#: Makes the operations of a write the host treats specially (the Allwinner's DMA
+#: descriptor list address, a command that moves data by DMA), else None.
 Special = Callable[[Sequence[Event], int, Access, Context], "list[Any] | None"]
 
 
@@ -78,7 +83,7 @@ def requests(events: Sequence[Event], host: HostTrace) -> list[Request]:
     for i, ev in enumerate(events):
         nxt = events[i + 1] if i + 1 < len(events) else None
         issue = isinstance(ev, Access) and isinstance(nxt, Command)
-        start = isinstance(ev, Access) and (ev.kind, ev.offset) in host.starts
+        start = isinstance(ev, Access) and host.starts_request(ev.kind, ev.offset, ev.value)
         if armed and (start or issue) and out[-1].events:
             out.append(Request())
             armed = False
@@ -88,7 +93,9 @@ def requests(events: Sequence[Event], host: HostTrace) -> list[Request]:
             auto = isinstance(before, Access) and before.value & host.autostop
             if ev.index in MULTI:
                 open_multi = not auto
-            elif ev.index == STOP:
+            elif ev.index in ERASE_START:
+                open_multi = True  # an erase sequence is one request, ended by CMD38
+            elif ev.index in (STOP, ERASE):
                 open_multi = False
             armed = not open_multi
     return [r for r in out if r.events]
@@ -139,8 +146,9 @@ def _read_op(run: Sequence[Access], host: HostTrace) -> str:
     return f"r{first.size} {first.offset:#06x}{times}  # {name} ={first.value:#x}"
 
 
-def _write_op(events: Sequence[Event], i: int, run: Sequence[Access], ctx: Context,
-              host: HostTrace) -> list[Any]:
+def write_op(events: Sequence[Event], i: int, run: Sequence[Access], ctx: Context,
+             host: HostTrace) -> list[Any]:
+    """The operations of a write (or a run of writes to a data port) at ``i``."""
     a = run[0]
     name = host.reg_name(a.offset, a.size)
     if a.offset in host.data_ports:
@@ -179,7 +187,7 @@ def convert_phase(events: Sequence[Event], ctx: Context, host: HostTrace,
             continue
         made = special(events, start, ev, ctx) if special is not None else None
         if made is None:
-            made = _write_op(events, start, run, ctx, host)
+            made = write_op(events, start, run, ctx, host)
         at = next(i for i, o in enumerate(made) if isinstance(o, str))
         made[at] = with_delay(made[at], delay)
         ops += made

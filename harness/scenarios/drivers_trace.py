@@ -4,7 +4,8 @@ The trace is QEMU's *log* trace backend's file (``-D``) with the events of
 :mod:`harness.guest.record`: ``memory_region_ops_read``/``_write`` (the memory
 core's view of every CPU access to an MMIO or I/O region: offset in the region,
 value, size, region name), ``sdhci_adma_loop`` (each ADMA descriptor the controller
-fetched) and ``sdhci_send_command``.  Kept: the accesses to the controller's region
+fetched), ``sdhci_send_command`` and ``allwinner_sdhost_process_desc`` (each
+descriptor the Allwinner's internal DMA processed).  Kept: the accesses to the controller's region
 (``sdhci``), the phase marks (writes to ``ioport80``, or to a board's unimplemented
 ``csu``), the ADMA descriptors and the commands.  The format of these events is
 the same in QEMU 7.2 to 11.1; a line of any other event or region is skipped.
@@ -33,6 +34,7 @@ _OPS = re.compile(r"memory_region_ops_(read|write) cpu -?\d+ mr (?:0x)?[0-9a-f]+
                   r"addr 0x([0-9a-f]+) value 0x([0-9a-f]+) size (\d+) name '([^']*)'")
 _ADMA = re.compile(r"sdhci_adma_loop addr=0x([0-9a-f]+), len=(\d+), attr=0x([0-9a-f]+)")
 _CMD = re.compile(r"sdhci_send_command CMD(\d+) ARG\[0x([0-9a-f]+)\]")
+_IDMA = re.compile(r"allwinner_sdhost_process_desc desc_addr 0x([0-9a-f]+) desc_size (\d+) ")
 #: The time ``-msg timestamp=on`` puts first: ``PID@SEC.USEC:`` (QEMU 7.2's log
 #: backend) or an ISO 8601 UTC time (later QEMUs' log context).
 _TIME_72 = re.compile(r"^\d+@(\d+)\.(\d{6}):")
@@ -101,7 +103,17 @@ class Mark:
     value: int
 
 
-Event = Access | Descriptor | Command | Mark
+@dataclass(frozen=True)
+class IdmaDescriptor:
+    """A descriptor the Allwinner's internal DMA controller processed: its address
+    and its buffer size as QEMU took it (``allwinner_sdhost_process_desc``: a size
+    of 0 is the variant's largest)."""
+
+    addr: int
+    size: int
+
+
+Event = Access | Descriptor | Command | Mark | IdmaDescriptor
 
 
 def parse_line(line: str, regions: tuple[str, ...] = (REGION,),
@@ -126,6 +138,9 @@ def parse_line(line: str, regions: tuple[str, ...] = (REGION,),
     m = _CMD.search(line)
     if m is not None:
         return Command(int(m.group(1)), int(m.group(2), 16))
+    m = _IDMA.search(line)
+    if m is not None:
+        return IdmaDescriptor(int(m.group(1), 16), int(m.group(2)))
     return None
 
 
