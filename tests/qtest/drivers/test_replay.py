@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from harness import images
+from harness.hwdefs import bcm2835_sdhost as BS
 from harness.hwdefs import sdhci as H
 from harness.machine import CardImage, Machine
 from harness.model.board_targets import model_target_for
@@ -30,6 +31,10 @@ from harness.target import Target
 RECORDINGS = drivers.recordings()
 #: Registers whose recorded answer depends on the time the guest let pass, by host.
 TIMED = {"sdhci": {H.NORINTSTS.offset, H.PRNSTS.offset}}
+#: Registers that read back the last command written (Linux's bcm2835.c reads
+#: SDCMD before each request): in a trimmed phase, the recorded answer may be
+#: that of a request the trimming dropped.
+ECHO = {"sdhost": {BS.host(BS.SDCMD)}}
 
 
 def test_there_are_recordings_and_each_is_a_scenario_of_the_group() -> None:
@@ -120,8 +125,10 @@ def test_the_model_answers_the_driver_as_the_recording_build_did(
     host = HOSTS[rec.get("host", "sdhci")]
     rca = [d for d in differ if d[1] == host.rsp0_reg and d[2] & 0xFFFF == d[3] & 0xFFFF]
     timed = [d for d in differ if d[1] in TIMED.get(host.name, ())]
-    assert len(rca) <= 1 and len(timed) <= reads // 100, differ
-    assert sorted(rca + timed) == sorted(differ), differ
+    echo = [d for d in differ if d[1] in ECHO.get(host.name, ())]
+    dropped = sum(sum(ph["dropped"].values()) for ph in rec["phases"])
+    assert len(rca) <= 1 and len(timed) <= reads // 100 and len(echo) <= dropped, differ
+    assert sorted(rca + timed + echo) == sorted(differ), differ
 
 
 @pytest.mark.parametrize("rec", [r for r in RECORDINGS if r.get("host", "sdhci") == "sdhci"],
