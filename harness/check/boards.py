@@ -188,7 +188,7 @@ def skip_reason(sc: Scenario, machine: str, profile: BuildProfile) -> str | None
                 f"{', '.join(b.name for b in BOARDS if b.variant == only)} only")
     if board is None:
         return None
-    if board.group and sc.group != board.group:
+    if board.group and sc.group not in (board.group, DRIVERS_GROUP):  # a recording made here
         return (f"an SDHCI scenario: board {board.name} has no SDHCI (its card is behind "
                 f"a {board.controller}; the {board.group} group runs)")
     if sc.group in PC_GROUPS:

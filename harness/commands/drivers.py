@@ -13,8 +13,11 @@ from harness.commands.common import qemu_option
 
 #: The image recipe a recording's card starts from (the replay makes the same).
 RECIPE = "sdsc-16m"
-#: Requests of each kind a long phase keeps.
+#: Requests of each kind a long phase keeps: SDHCI's DMA moves a request's data
+#: in a few operations; a PIO host's driver makes an access per word (a 64 KiB
+#: request is 16384 of them), so its phases keep one request of each kind.
 PER_KIND = 4
+PER_KIND_PIO = 1
 
 
 def register(sub: Any) -> None:
@@ -35,8 +38,11 @@ def register(sub: Any) -> None:
     r.add_argument("--name", default="", help="recording name (default: linux-KVER-sdhci-pci)")
     r.add_argument("--out", help="file to write (default: the drivers group's data folder)")
     r.add_argument("--keep", help="keep the trace, console and card image in this folder")
-    r.add_argument("--per-kind", type=int, default=PER_KIND,
-                   help=f"requests of each kind a long phase keeps (default {PER_KIND})")
+    r.add_argument("--from", dest="from_dir", metavar="DIR",
+                   help="convert the boot a --keep folder holds instead of booting")
+    r.add_argument("--per-kind", type=int, default=None,
+                   help=f"requests of each kind a long phase keeps (default {PER_KIND}; "
+                   f"{PER_KIND_PIO} on a controller without DMA descriptors)")
     r.set_defaults(func=run_record)
     s = ds.add_parser("list", help="the recordings: source, phases, size")
     s.set_defaults(func=run_list)
@@ -57,36 +63,103 @@ def register(sub: Any) -> None:
 
 
 def run_record(args: argparse.Namespace) -> int:
-    """Record one boot on the first selected build and write its data."""
-    from harness import images
-    from harness.guest import record_init
-    from harness.scenarios import drivers, drivers_convert, drivers_trace
+    """Record one boot on the first selected build (or convert a kept one) and write
+    its data."""
+    from harness.scenarios import drivers, drivers_convert
 
-    build, base = _record_build(args)
-    recipe = images.recipe(RECIPE)
     with tempfile.TemporaryDirectory(prefix="sdqtest-record-") as tmp:
-        work = Path(args.keep) if args.keep else Path(tmp)
-        raw = _boot(args, build, images.ensure(RECIPE), work)
+        if args.from_dir:
+            raw = _kept(Path(args.from_dir))
+        else:
+            build = _record_build(args)
+            work = Path(args.keep) if args.keep else Path(tmp)
+            raw = _boot(args, build, work)
+            if args.keep:
+                _keep(raw, work)
         if raw.transcript.errors:
             job, err = raw.transcript.errors[0]
             print(f"sdqtest drivers record: the guest failed in {job}: {err}", file=sys.stderr)
             return 1
-        phases = drivers_trace.read_trace(raw.trace, list(record_init.PHASES))
-        ops, ctx = drivers_convert.convert(phases, raw.image_after, recipe,
-                                           record_init.PATTERNS, args.per_kind, base)
-        rec = recording(raw, ops, ctx, args.name, args.per_kind, args.board)
+        rec = _convert(args, raw)
     out = Path(args.out) if args.out else drivers.DATA / f"{rec['name']}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(drivers_convert.dump(rec))
     n = sum(len(p["ops"]) for p in rec["phases"])
     print(f"{out}: {len(rec['phases'])} phases, {n} operations "
-          f"(boot {raw.seconds:.0f} s under TCG on QEMU {build.version})")
+          f"(boot {raw.seconds:.0f} s under TCG on QEMU {raw.provenance['qemu']['version']})")
     return 0
 
 
-def _record_build(args: argparse.Namespace) -> tuple[Any, int | None]:
-    """The build to record on (11.1, or 11.1-arm with ``--board``) and the card's
-    controller base (None: the only one)."""
+def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
+    """The recording's data from the boot's trace and card image."""
+    from harness import images
+    from harness.guest import record_board, record_init
+    from harness.scenarios import (
+        drivers_convert,
+        drivers_hosts,
+        drivers_idma,
+        drivers_pio,
+        drivers_trace,
+    )
+
+    recipe = images.recipe(RECIPE)
+    names = list(record_init.PHASES)
+    board = raw.provenance.get("board_guest")
+    per_kind = args.per_kind or PER_KIND
+    if board is None:
+        phases = drivers_trace.read_trace(raw.trace, names)
+        ops, ctx = drivers_convert.convert(phases, raw.image_after, recipe,
+                                           record_init.PATTERNS, per_kind, None)
+        return recording(raw, ops, ctx, args.name, per_kind, None)
+    b = record_board.BOARDS[board]
+    host = drivers_hosts.HOSTS[b.host]
+    if b.host != "sdhci":
+        per_kind = args.per_kind or PER_KIND_PIO
+    phases = drivers_trace.read_trace(raw.trace, names, tuple(n for n, _ in host.regions),
+                                      b.mark)
+    if b.host == "sdhci":
+        ops, ctx = drivers_convert.convert(phases, raw.image_after, recipe,
+                                           record_init.PATTERNS, per_kind, b.base)
+    else:
+        ctx = drivers_convert.Context(b.base, raw.image_after.read_bytes(), recipe,
+                                      dict(record_init.PATTERNS))
+        special = drivers_idma.special if b.host == "sunxi" else None
+        ops = drivers_pio.convert(phases, ctx, per_kind, host, special)
+    rec = recording(raw, ops, ctx, args.name, per_kind, board)
+    if b.host != "sdhci":
+        rec = {k: v for k, v in rec.items() if not k.startswith("adma_end")}
+        rec["host"] = b.host
+    return rec
+
+
+def _keep(raw: Any, work: Path) -> None:
+    """What ``--from`` needs besides the trace and the image: provenance, results."""
+    import json
+
+    (work / "recording.json").write_text(json.dumps({
+        "provenance": raw.provenance, "results": raw.transcript.results,
+        "seconds": raw.seconds}, indent=1) + "\n")
+
+
+def _kept(folder: Path) -> Any:
+    """The boot a ``--keep`` folder holds, as :func:`_boot` returned it."""
+    import json
+
+    from harness.errors import UsageError
+    from harness.guest.protocol import Transcript
+    from harness.guest.record import RawRecording
+
+    try:
+        data = json.loads((folder / "recording.json").read_text())
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{folder} holds no kept recording ({e})") from None
+    return RawRecording(folder / "trace.log", folder / "card.img", folder / "console.log",
+                        Transcript(results=data["results"]), data["provenance"],
+                        data["seconds"])
+
+
+def _record_build(args: argparse.Namespace) -> Any:
+    """The build to record on (11.1, or 11.1-arm with ``--board``)."""
     from harness.errors import UsageError
     from harness.guest import record_board
     from harness.qemu.selection import select_board_builds, select_builds
@@ -95,16 +168,18 @@ def _record_build(args: argparse.Namespace) -> tuple[Any, int | None]:
         chosen = [b for b in select_builds(args.qemu or ["11.1"]) if b.has_sdhci_pci]
         if not chosen:
             raise UsageError("no selected build has sdhci-pci and sd-card")
-        return chosen[0], None
+        return chosen[0]
     if args.board not in record_board.BOARDS:
         raise UsageError(f"no recording guest for board {args.board}; known: "
                          f"{', '.join(record_board.BOARDS)}")
-    return select_board_builds(args.qemu or ["11.1-arm"])[0], record_board.BOARDS[
-        args.board].base
+    return select_board_builds(args.qemu or ["11.1-arm"])[0]
 
 
-def _boot(args: argparse.Namespace, build: Any, image: Path, work: Path) -> Any:
+def _boot(args: argparse.Namespace, build: Any, work: Path) -> Any:
+    from harness import images
     from harness.guest import record, record_board, record_init
+
+    image = images.ensure(RECIPE)
 
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     if args.board is None:

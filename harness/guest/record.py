@@ -80,13 +80,14 @@ def recording_initrd(base: Path, files: dict[str, bytes], out: Path) -> Path:
     return out
 
 
-def trace_args(trace: Path) -> list[str]:
+def trace_args(trace: Path, events: tuple[str, ...] = EVENTS[2:]) -> list[str]:
     """The trace options: :data:`EVENTS` to ``trace`` (the log backend's file), each
     line with the host's time (``-msg timestamp=on``): under TCG without icount the
     virtual clock follows the host's, so the time between two accesses is the time
-    the guest let pass (the replay steps the clock by as much)."""
+    the guest let pass (the replay steps the clock by as much).  ``events``: those
+    beside the memory core's two (the controller's own)."""
     out = ["-D", str(trace), "-msg", "timestamp=on"]
-    for e in EVENTS:
+    for e in (*EVENTS[:2], *events):
         out += ["-trace", f"enable={e}"]
     return out
 

@@ -57,6 +57,14 @@ class BoardGuest:
     base: int             #: the card's controller's MMIO base
     controller: str       #: for the reader
     memory_mib: int = 1024
+    #: ``-nodefaults`` (vexpress-a9's pl041 wants the default audio backend from 10.0 on)
+    nodefaults: bool = True
+    #: trace events beside the memory core's (the controller's own DMA events)
+    events: tuple[str, ...] = ("sdhci_adma_loop", "sdhci_send_command")
+    #: the controller family (:data:`harness.scenarios.drivers_hosts.HOSTS`)
+    host: str = "sdhci"
+    #: more kernel command line (``maxcpus=1``: one CPU makes every access, in order)
+    append: str = ""
 
 
 BOARDS = {
@@ -64,6 +72,27 @@ BOARDS = {
         "mcimx7d-sabre", "armhf", "linux-image-armmp", "imx7d-sdb.dtb", "ttymxc0,115200",
         ("sdhci-esdhc-imx",), 2, "/dev/mmcblk2", 0x303E0000, "csu", 0x30B60000,
         "usdhc3 (imx-usdhc)"),
+    # The MMCI at 0x10005000 (legacy map); the board window starts at the system
+    # registers (SYS_MCI: card detect).  The marks: the PL031 RTC's match register
+    # (RTCMR, 0x10017004), which nothing in the guest arms.
+    "vexpress-a9": BoardGuest(
+        "vexpress-a9", "armhf", "linux-image-armmp", "vexpress-v2p-ca9.dtb", "ttyAMA0,115200",
+        ("armmmci",), 0, "/dev/mmcblk0", 0x10017004, "pl031", 0x10000000,
+        "mmci (pl181)", memory_mib=512, nodefaults=False, events=(), host="pl181"),
+    # The SDHOST at 0x3F202000; the board window starts at the GPIO block (the
+    # function select that routes the card).  The marks: bcm2835-sdramc, a block
+    # QEMU leaves unimplemented.
+    "raspi2b": BoardGuest(
+        "raspi2b", "armhf", "linux-image-armmp", "bcm2836-rpi-2-b.dtb", "ttyAMA0,115200",
+        ("bcm2835",), 0, "/dev/mmcblk0", 0x3FE00000, "bcm2835-sdramc", 0x3F200000,
+        "sdhost (bcm2835-sdhost)", events=(), host="sdhost"),
+    # The SMHC mmc0 at 0x01c0f000.  The marks: keymem, a block QEMU leaves
+    # unimplemented.
+    "orangepi-pc": BoardGuest(
+        "orangepi-pc", "armhf", "linux-image-armmp", "sun8i-h3-orangepi-pc.dtb",
+        "ttyS0,115200", ("sunxi-mmc",), 0, "/dev/mmcblk0", 0x01C0B000, "keymem",
+        0x01C0F000, "mmc0 (allwinner-sdhost-sun5i)",
+        events=("allwinner_sdhost_process_desc",), host="sunxi", append="maxcpus=1"),
 }
 
 
@@ -132,12 +161,13 @@ def initramfs(root: Path, order: list[tuple[str, bytes]], files: dict[str, bytes
 def argv(build: QemuBuild, b: BoardGuest, kernel: Path, dtb: Path, initrd: Path,
          card: Path, append: str, trace: Path) -> list[str]:
     return [str(build.binary), "-M", b.machine,
-            "-m", str(b.memory_mib), "-nodefaults", "-no-user-config", "-display", "none",
+            "-m", str(b.memory_mib), *(["-nodefaults"] if b.nodefaults else []),
+            "-no-user-config", "-display", "none",
             "-no-reboot", "-serial", "stdio", "-monitor", "none",
             "-kernel", str(kernel), "-dtb", str(dtb), "-initrd", str(initrd),
             "-append", append,
             "-drive", f"if=sd,index={b.sd_index},file={card},format=raw",
-            *trace_args(trace)]
+            *trace_args(trace, b.events)]
 
 
 def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict[str, bytes],
@@ -154,7 +184,7 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     trace = workdir / "trace.log"
     trace.unlink(missing_ok=True)
     append = (f"console={b.console} panic=-1 loglevel=4 iomem=relaxed sdqtest.mark={b.mark:#x} "
-              f"sdqtest.dev={b.dev} {kernel_args()}")
+              f"sdqtest.dev={b.dev} {b.append + ' ' if b.append else ''}{kernel_args()}")
     dtb = root / f"usr/lib/linux-image-{kver}" / b.dtb
     cmd = argv(build, b, root / f"boot/vmlinuz-{kver}", dtb, initrd, card, append, trace)
     start = time.monotonic()
@@ -172,6 +202,7 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
                  "package": build.profile.package},
         "command": [Path(cmd[0]).name, *cmd[1:]], "kernel_command_line": append,
         "machine": b.machine, "controller": b.controller, "accel": "tcg",
+        "board_guest": board,
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     return RawRecording(trace, card, res.console_log, res.transcript, prov,

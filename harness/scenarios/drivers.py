@@ -12,9 +12,11 @@ line::
     r4 0x30 *2            read 4 bytes at 0x30, twice (each answer compared)
     r4 0x30 +12           read after the guest let 12 µs pass (the clock steps first)
     u4 0x2c 0x2 0x2 17    poll: read until (value & 0x2) == 0x2, at most 17 reads
+    d4 0x2040 0x1*3 0x2   write a data port: 0x1 three times, then 0x2 (PIO data)
     a 0x0                 ARGUMENT = RCA << 16 | 0x0 (the RCA this card published)
     w4 0x58 @table        ADMA System Address = the rebuilt descriptor table
     {"adma": [[off, len, attr], ...], "cmd": 25, "block": b, "data": [...]}
+    {"idma": [[off, len], ...], "cmd": 25, ...}   the Allwinner's descriptor chain
 
 An ``adma`` object rebuilds, in the driver's DMA arena, the descriptor table the
 controller walked (buffers at ``off`` into the arena's data area) followed by the
@@ -22,7 +24,10 @@ driver's own table end when the recording names one, and fills a write's buffers
 with the data it carried (runs: ``["i", block, n]`` the image recipe's blocks,
 ``["z", n]`` zeros, ``["f", hex, n]`` a repeated pattern, ``["s", [[at, hex]...]]``
 a block of zeros but these bytes).  Text after ``#`` is for the reader (the
-recorded value of a read, the register's name).
+recorded value of a read, the register's name).  A recording of a controller
+that is no SDHCI names it (``"host": "pl181"``, :mod:`harness.scenarios.
+drivers_hosts`): its offsets are the board window's, and its command, argument
+and response registers are the host's.
 
 The replay compares model and QEMU at every access (the lockstep); the recorded
 values are the recording build's answers and are not expected of the build under
@@ -44,6 +49,8 @@ from harness import images
 from harness.driver.host import HostDriver
 from harness.errors import SdqtestError
 from harness.hwdefs import sdhci as H
+from harness.scenarios.drivers_hosts import HOSTS, SDHCI
+from harness.scenarios.drivers_idma import descriptor_words
 from harness.scenarios.registry import Context, Scenario, add
 from harness.target import Target
 
@@ -55,7 +62,7 @@ POLL_NS = 10_000
 #: The table end each driver's ADMA2 table carries after its last descriptor.
 TABLE_ENDS = {"nop-end": H.adma2_desc32(0, 0, H.ADMA_VALID | H.ADMA_END), "": b""}
 
-_OP = re.compile(r"(?P<kind>[rwu])(?P<size>[1248]) (?P<off>0x[0-9a-f]+)(?P<rest>[^#]*)")
+_OP = re.compile(r"(?P<kind>[rwud])(?P<size>[1248]) (?P<off>0x[0-9a-f]+)(?P<rest>[^#]*)")
 _ARG = re.compile(r"a (?P<low>0x[0-9a-f]+)")
 
 
@@ -125,6 +132,7 @@ class Replay:
     polls_unmet: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.host = HOSTS[self.recording.get("host", "sdhci")]
         self.driver = HostDriver(self.target)
         self.table_end = TABLE_ENDS[self.recording.get("adma_end", "")]
 
@@ -140,7 +148,9 @@ class Replay:
         start = getattr(self.target, "count", None)
         for i, op in enumerate(ph["ops"]):
             self.where = (ph["name"], i)
-            if isinstance(op, dict):
+            if isinstance(op, dict) and "idma" in op:
+                self.idma(op)
+            elif isinstance(op, dict):
                 self.adma(op)
             else:
                 self.line(op)
@@ -155,13 +165,18 @@ class Replay:
             if a is None:
                 raise FormatError(f"{self.where[0]} op {self.where[1]}: {text!r}")
             self.wait(text.split("#", 1)[0].split())
-            self.target.write(H.ARGUMENT.offset, 4, (self.rca << 16) | int(a["low"], 16))
+            self.target.write(self.host.arg_reg, 4, (self.rca << 16) | int(a["low"], 16))
             return
         kind, size, off = m["kind"], int(m["size"]), int(m["off"], 16)
         rest = [w for w in m["rest"].split() if not w.startswith("+")]
         self.wait(m["rest"].split())
         if kind == "w":
             self.write(off, size, rest[0])
+        elif kind == "d":
+            for word in rest:
+                value, _, n = word.partition("*")
+                for _ in range(int(n or 1)):
+                    self.target.write(off, size, int(value, 16))
         elif kind == "r":
             times = int(rest[0][1:]) if rest and rest[0].startswith("*") else 1
             for _ in range(times):
@@ -182,14 +197,15 @@ class Replay:
             v = self.driver.desc_area >> 32
         else:
             v = int(value, 16)
-        cmd = command_index(off, size, v)
+        cmd = (command_index(off, size, v) if self.host is SDHCI
+               else self.host.command(off, size, v))
         if cmd is not None:
             self.last_cmd = cmd
         self.target.write(off, size, v)
 
     def read(self, off: int, size: int) -> int:
         v = self.target.read(off, size)
-        if off == H.RSPREG0.offset and size == 4 and self.last_cmd == 3:
+        if off == self.host.rsp0_reg and size == 4 and self.last_cmd == 3:
             self.rca = v >> 16  # R6 (PLS 4.9.5): the RCA the driver writes back
         return v
 
@@ -207,6 +223,28 @@ class Replay:
         self.polls_unmet.append(message)
         if self.ctx is not None:
             self.ctx.expect(False, message)
+
+    def idma(self, op: dict[str, Any]) -> None:
+        """The Allwinner's descriptor chain and buffers of the next command, in the
+        arena, the descriptors as Linux writes them (:mod:`harness.scenarios.drivers_idma`)."""
+        d = self.driver
+        arena = d.arena
+        arena.compare()
+        d.open_arena()
+        arena.begin()
+        sizes = [n for _off, n in op["idma"]]
+        bufs = [d.data_area + off for off, _n in op["idma"]]
+        table = descriptor_words(sizes, d.desc_area, bufs)
+        arena.place(d.desc_area, len(table), "IDMAC descriptors")
+        for k, (addr, n) in enumerate(zip(bufs, sizes, strict=True)):
+            arena.place(addr, n, f"IDMAC buffer {k + 1}/{len(bufs)}")
+        self.target.mem_write(d.desc_area, table)
+        if "data" in op:
+            data = block_data(op["data"])
+            pos = 0
+            for addr, n in zip(bufs, sizes, strict=True):
+                self.target.mem_write(addr, data[pos:pos + n])
+                pos += n
 
     def adma(self, op: dict[str, Any]) -> None:
         """The descriptor table and buffers of the next command, in the arena."""

@@ -4,7 +4,8 @@ The trace is QEMU's *log* trace backend's file (``-D``) with the events of
 :mod:`harness.guest.record`: ``memory_region_ops_read``/``_write`` (the memory
 core's view of every CPU access to an MMIO or I/O region: offset in the region,
 value, size, region name), ``sdhci_adma_loop`` (each ADMA descriptor the controller
-fetched) and ``sdhci_send_command``.  Kept: the accesses to the controller's region
+fetched), ``sdhci_send_command`` and ``allwinner_sdhost_process_desc`` (each
+descriptor the Allwinner's internal DMA processed).  Kept: the accesses to the controller's region
 (``sdhci``), the phase marks (writes to ``ioport80``, or to a board's unimplemented
 ``csu``), the ADMA descriptors and the commands.  The format of these events is
 the same in QEMU 7.2 to 11.1; a line of any other event or region is skipped.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,7 @@ _OPS = re.compile(r"memory_region_ops_(read|write) cpu -?\d+ mr (?:0x)?[0-9a-f]+
                   r"addr 0x([0-9a-f]+) value 0x([0-9a-f]+) size (\d+) name '([^']*)'")
 _ADMA = re.compile(r"sdhci_adma_loop addr=0x([0-9a-f]+), len=(\d+), attr=0x([0-9a-f]+)")
 _CMD = re.compile(r"sdhci_send_command CMD(\d+) ARG\[0x([0-9a-f]+)\]")
+_IDMA = re.compile(r"allwinner_sdhost_process_desc desc_addr 0x([0-9a-f]+) desc_size (\d+) ")
 #: The time ``-msg timestamp=on`` puts first: ``PID@SEC.USEC:`` (QEMU 7.2's log
 #: backend) or an ISO 8601 UTC time (later QEMUs' log context).
 _TIME_72 = re.compile(r"^\d+@(\d+)\.(\d{6}):")
@@ -52,6 +55,7 @@ class Access:
     size: int
     value: int
     us: int = 0
+    region: str = REGION
 
 
 def line_time(line: str) -> int:
@@ -99,18 +103,34 @@ class Mark:
     value: int
 
 
-Event = Access | Descriptor | Command | Mark
+@dataclass(frozen=True)
+class IdmaDescriptor:
+    """A descriptor the Allwinner's internal DMA controller processed: its address
+    and its buffer size as QEMU took it (``allwinner_sdhost_process_desc``: a size
+    of 0 is the variant's largest)."""
+
+    addr: int
+    size: int
 
 
-def parse_line(line: str) -> Event | None:
-    """The event on one trace line, None for any other line."""
+Event = Access | Descriptor | Command | Mark | IdmaDescriptor
+
+
+def parse_line(line: str, regions: tuple[str, ...] = (REGION,),
+               mark_at: int | None = None) -> Event | None:
+    """The event on one trace line, None for any other line: accesses to
+    ``regions``, the phase marks (writes to :data:`MARK_REGIONS`, or to the
+    address ``mark_at``), the controller's DMA events."""
     m = _OPS.search(line)
     if m is not None:
         kind, addr, value, size, name = m.groups()
-        if name == REGION:
-            return Access(kind[0], int(addr, 16), int(size), int(value, 16), line_time(line))
-        if name in MARK_REGIONS and kind == "write":
+        at = int(addr, 16)
+        if kind == "write" and (at == mark_at if mark_at is not None else
+                                name in MARK_REGIONS):
             return Mark(int(value, 16) & 0xFF)
+        if name in regions:
+            return Access(kind[0], at, int(size), int(value, 16), line_time(line),
+                          sys.intern(name))
         return None
     m = _ADMA.search(line)
     if m is not None:
@@ -118,13 +138,17 @@ def parse_line(line: str) -> Event | None:
     m = _CMD.search(line)
     if m is not None:
         return Command(int(m.group(1)), int(m.group(2), 16))
+    m = _IDMA.search(line)
+    if m is not None:
+        return IdmaDescriptor(int(m.group(1), 16), int(m.group(2)))
     return None
 
 
-def parse(lines: Iterable[str]) -> Iterator[Event]:
+def parse(lines: Iterable[str], regions: tuple[str, ...] = (REGION,),
+          mark_at: int | None = None) -> Iterator[Event]:
     """Every kept event of a trace, in order."""
     for line in lines:
-        ev = parse_line(line)
+        ev = parse_line(line, regions, mark_at)
         if ev is not None:
             yield ev
 
@@ -155,10 +179,11 @@ def phases(events: Iterable[Event], names: list[str]) -> dict[str, list[Event]]:
     return out
 
 
-def read_trace(path: Path, names: list[str]) -> dict[str, list[Event]]:
+def read_trace(path: Path, names: list[str], regions: tuple[str, ...] = (REGION,),
+               mark_at: int | None = None) -> dict[str, list[Event]]:
     """:func:`phases` of the trace file ``path``."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return phases(parse(f), names)
+            return phases(parse(f, regions, mark_at), names)
     except OSError as e:
         raise TraceError(f"cannot read the trace {path}: {e.strerror}") from None
