@@ -225,6 +225,7 @@ TRACKERS: dict[str, Callable[[Recipe | None], Tracker]] = {
     "allwinner": lambda recipe: SunxiTracker(),
     "sdhost": lambda recipe: SdhostTracker(),
     "omap-mmc": lambda recipe: OmapTracker(),
+    "sifive-spi": lambda recipe: SpiTracker("sifive-spi"),
 }
 
 

@@ -13,6 +13,7 @@ from harness.model.allwinner_target import AwModelTarget
 from harness.model.omap_target import OmapModelTarget
 from harness.model.pl181_target import Pl181ModelTarget
 from harness.model.sdhost_target import SdhostModelTarget
+from harness.model.sifive_spi_target import SifiveSpiModelTarget
 from harness.model.spi_target import SpiModelTarget
 from harness.model.target import ModelTarget
 
@@ -25,6 +26,7 @@ TARGETS: dict[str, type[ModelTarget]] = {
     "allwinner": AwModelTarget,
     "sdhost": SdhostModelTarget,
     "omap-mmc": OmapModelTarget,
+    "sifive-spi": SifiveSpiModelTarget,
 }
 
 
