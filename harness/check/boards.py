@@ -45,9 +45,12 @@ DRIVERS_GROUP = "drivers"
 #: group, 14 scenarios), raspi2b's SDHOST (the sdhost group, 17 scenarios,
 #: 10.0 and 11.1 only) and sx1 (the omap group, 13 scenarios, a fresh launch
 #: each): a few seconds a build each (docs/boards.md); icicle (the Cadence
-#: SD4HC on the RISC-V builds): its registers group only (:data:`DEFAULT_GROUPS`).
+#: SD4HC on the RISC-V builds): its registers group only (:data:`DEFAULT_GROUPS`);
+#: sifive_u (the spi group through SiFive's SPI controller, 13 scenarios on the
+#: RISC-V builds, about a second of runs a build).
 DEFAULT_BOARDS: tuple[str, ...] = ("zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
-                                   "vexpress-a9", "orangepi-pc", "raspi2b", "sx1", "icicle")
+                                   "vexpress-a9", "orangepi-pc", "raspi2b", "sx1", "icicle",
+                                   "sifive_u")
 #: Boards of the default check that run only some groups there (``--board``
 #: runs them all): icicle's SDHCI is the generic sysbus one zynq's library
 #: run already covers; what is its own (the Host Register Set and its reset:
@@ -82,14 +85,18 @@ def in_default(sc: Scenario, machine: str) -> bool:
 def on_its_bus(sc: Scenario, machine: str) -> bool:
     """Scenario ``sc`` is for the controller of ``machine``'s card: a board's
     own group (``Board.group``: ``spi`` for a card in SPI mode) on that
-    board, the SDHCI library on the others; a real driver's recording on the
+    board (but a scenario of that group written for another controller,
+    ``params["variant"]``), the SDHCI library on the others; a real driver's recording on the
     board it was made on only."""
     board = board_for(machine)
     if board is None:
         return True
     if sc.group == DRIVERS_GROUP:
         return sc.params.get("board") == board.name
-    return sc.group == board.group if board.group else sc.group not in OWN_GROUPS
+    if board.group:  # its group, less the scenarios of another controller of that group
+        return sc.group == board.group and sc.params.get("variant", board.variant) == \
+            board.variant
+    return sc.group not in OWN_GROUPS
 
 
 def applicable(selected: Sequence[Scenario], names: Sequence[str]) -> list[Scenario]:

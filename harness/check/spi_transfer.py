@@ -1,9 +1,10 @@
 """Where a lockstep step is in the SPI-mode byte stream, for divergence reports.
 
 The counterpart of :class:`harness.check.transfer.CommandTracker` for a
-board whose card is in SPI mode (:mod:`harness.hwdefs.pl022`): it names the
-register an access reaches (GPIO D or the PL022 SSP) and follows the frames
-the host writes to SSPDR as PLS 7.3 frames them: a byte ``01xxxxxx`` outside
+board whose card is in SPI mode (:mod:`harness.hwdefs.pl022`,
+:mod:`harness.hwdefs.sifive_spi`): it names the register an access reaches
+(GPIO D or the PL022 SSP; SiFive's SPI) and follows the frames the host
+writes to SSPDR (``txdata``) as PLS 7.3 frames them: a byte ``01xxxxxx`` outside
 a data block starts a command of six bytes; after CMD24/CMD25 a start token
 (0xFE/0xFC) starts a write block of 512 data and 2 CRC bytes.  It reports
 the command in progress and how many frames followed its last byte.
@@ -18,19 +19,20 @@ from harness.check.step import TRACKERS, Step
 from harness.hwdefs import pl022 as P
 from harness.hwdefs import sd
 from harness.hwdefs import sd_spi as T
+from harness.hwdefs import sifive_spi as S
 from harness.hwdefs.layouts import layout
 
 __all__ = ["SpiTracker", "window_register"]
 
-_LAYOUT = layout("spi")
-_DR = P.ssp(P.SSPDR)
 _WRITES = (24, 25)
+#: Per ``Board.variant``: the window offset where the host writes the bytes.
+DATA_REGISTERS: dict[str, int] = {"spi": P.ssp(P.SSPDR), "sifive-spi": S.TXDATA.offset}
 
 
-def window_register(offset: int) -> str:
+def window_register(offset: int, variant: str = "spi") -> str:
     """The name of what ``offset`` of an SPI board's window reaches
-    (:data:`harness.hwdefs.layouts.LAYOUTS` ``spi``)."""
-    return _LAYOUT.where(offset)
+    (:data:`harness.hwdefs.layouts.LAYOUTS` ``variant``)."""
+    return layout(variant).where(offset)
 
 
 def _name(index: int, app: bool) -> str:
@@ -54,9 +56,12 @@ class _Command:
 
 @TRACKERS.controller("spi")
 class SpiTracker:
-    """Follows the SPI frames a scenario writes (see the module docstring)."""
+    """Follows the SPI frames a scenario writes (see the module docstring) on a
+    board of ``variant`` (:data:`DATA_REGISTERS`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, variant: str = "spi") -> None:
+        self.variant = variant
+        self._dr = DATA_REGISTERS[variant]
         self.command: _Command | None = None
         self._frame = bytearray()
         self._frame_step = 0
@@ -65,7 +70,7 @@ class SpiTracker:
 
     def before(self, op: str, args: tuple[Any, ...], index: int) -> str:
         """Take note of a write to SSPDR about to run; the command it completes."""
-        if op != "write" or args[0] != _DR:
+        if op != "write" or args[0] != self._dr:
             return ""
         return self._byte(int(args[2]) & 0xFF, index)
 
@@ -113,10 +118,16 @@ class SpiTracker:
         """Lines that place ``step`` in the byte stream."""
         lines: list[str] = []
         if step.op in ("read", "write"):
-            lines.append(f"register: {window_register(int(step.args[0]))}")
+            lines.append(f"register: {window_register(int(step.args[0]), self.variant)}")
         c = self.command
         if c is not None:
             name = _name(c.index, c.app)
             lines.append(f"SPI command in progress: {name} arg {c.arg:#010x}, sent at step "
                          f"#{c.step}; {c.frames} frames since its CRC byte")
         return lines
+
+
+@TRACKERS.controller("sifive-spi")
+def sifive_spi_tracker() -> SpiTracker:
+    """sifive_u's follower: the SPI card's, with SiFive's SPI register names."""
+    return SpiTracker("sifive-spi")

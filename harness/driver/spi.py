@@ -1,4 +1,6 @@
-"""An SPI-mode SD host: the card behind a PL022 SSP, selected through a PL061 pin.
+"""An SPI-mode SD host: the card behind a PL022 SSP selected through a PL061
+pin (lm3s6965evb), or behind SiFive's SPI controller (sifive_u:
+:mod:`harness.driver.sifive_spi`).
 
 The byte protocol is PLS chapter 7: a command is six bytes (7.3.1.1); the
 card answers after N_CR = 1..8 filler bytes (7.5.1.1), R1 first (bit 7 0);
@@ -9,6 +11,8 @@ then the card's data response token and busy (7.3.3.1); a multiple block
 write ends with the stop tran token 0xFD.  The host clocks 8 more fillers
 after each exchange (N_EC).  The SSP is set up for 8-bit Motorola SPI frames
 (PL022 TRM 3.3.1); each frame written to SSPDR is read back from it.  The
+controller is a *port* (:class:`SpiPort`: set up, select, deselect, one
+byte each way), picked by the board.  The
 driver reports what the card answered, it does not judge.
 """
 
@@ -18,11 +22,12 @@ from dataclasses import dataclass, field
 
 from harness.driver.layout import HOSTS
 from harness.driver.results import DriverError
+from harness.driver.sifive_spi import SifiveSpiPort, SpiPort
 from harness.hwdefs import pl022 as P
 from harness.hwdefs import sd_spi as T
-from harness.target import Target
+from harness.target import Target, board_of
 
-__all__ = ["Block", "SpiError", "SpiHost"]
+__all__ = ["Block", "Pl022Port", "SpiError", "SpiHost", "port_for"]
 
 #: PLS 7.5.1.1: the card answers within 8 fillers (N_CR max).
 NCR_MAX = 8
@@ -66,14 +71,12 @@ class Response:
         return self.raw[0] if self.raw else None
 
 
-@HOSTS.controller("spi")
-class SpiHost:
-    """Drives ``target``'s SSP and chip select (see the module docstring)."""
+class Pl022Port:
+    """lm3s6965evb's SSI side: the PL022 SSP moves the frames, PL061 GPIO D
+    pin 0 is the card's chip select."""
 
     def __init__(self, target: Target) -> None:
         self.t = target
-
-    # -- the SSP and the chip select -------------------------------------------
 
     def setup(self, *, loopback: bool = False) -> None:
         """8-bit frames, prescaler 2, port enabled; the chip select an output, high."""
@@ -96,6 +99,42 @@ class SpiHost:
         """One frame out, the frame that came back in."""
         self.t.write(P.ssp(P.SSPDR), 4, byte & 0xFF)
         return self.t.read(P.ssp(P.SSPDR), 4)
+
+
+def port_for(target: Target) -> SpiPort:
+    """The SSI controller of ``target``'s board: SiFive's SPI on ``sifive-spi``
+    boards, the PL022 elsewhere."""
+    board = board_of(target)
+    if board is not None and board.variant == "sifive-spi":
+        return SifiveSpiPort(target)
+    return Pl022Port(target)
+
+
+@HOSTS.controller("spi", "sifive-spi")
+class SpiHost:
+    """Drives ``target``'s SSI controller and chip select (see the module
+    docstring) through ``port`` (default: :func:`port_for`)."""
+
+    def __init__(self, target: Target, port: SpiPort | None = None) -> None:
+        self.t = target
+        self.port = port if port is not None else port_for(target)
+
+    # -- the SSI controller and the chip select ----------------------------------
+
+    def setup(self, *, loopback: bool = False) -> None:
+        """The controller set up for 8-bit frames, the card deselected."""
+        self.port.setup(loopback=loopback)
+
+    def select(self) -> None:
+        """Chip select active (low)."""
+        self.port.select()
+
+    def deselect(self) -> None:
+        self.port.deselect()
+
+    def xfer(self, byte: int) -> int:
+        """One frame out, the frame that came back in."""
+        return self.port.xfer(byte)
 
     def xfer_all(self, data: bytes) -> list[int]:
         return [self.xfer(b) for b in data]

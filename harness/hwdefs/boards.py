@@ -87,7 +87,9 @@ class Board:
     regions of the machine's RAM (DMA there reaches the RAM at ``target``)."""
     reset_keeps: str = ""
     """The ledger key of controller state QEMU's ``system_reset`` keeps on this
-    board (empty: none): the pool never reuses a process for it."""
+    board (empty: none): the pool never reuses a process for it, or, where
+    that state is the interrupt output only (:data:`harness.qemu.pool.LINE_ONLY`),
+    not one whose line is raised."""
     card_index: int = 0
     """``-drive if=sd,index=N`` that the board plugs into this controller."""
     card_kind: str = "sd-card"
@@ -113,6 +115,9 @@ class Board:
     runs that group only, and that group runs on such boards only."""
     notes: tuple[str, ...] = field(default=())
     """What the board brings and what it cannot do under qtest."""
+    args: tuple[str, ...] = ()
+    """Further QEMU options the board needs under qtest (``-bios none``: no
+    firmware to look for, which a build without its blobs lacks)."""
 
     @property
     def sdhci_props(self) -> dict[str, int | bool]:
@@ -120,8 +125,9 @@ class Board:
 
     @property
     def spi(self) -> bool:
-        """The card in SPI mode behind an SSI controller, no SDHCI."""
-        return self.variant == "spi"
+        """The card in SPI mode behind an SSI controller, no SDHCI (a PL022:
+        ``spi``; SiFive's SPI controller: ``sifive-spi``)."""
+        return self.variant in ("spi", "sifive-spi")
 
 
 BOARDS: tuple[Board, ...] = (
@@ -375,6 +381,7 @@ BOARDS: tuple[Board, ...] = (
                "hw/arm/orangepi.c: 1 GiB RAM only, an sd-card on the SoC's sd-bus from "
                "if=sd index 0 (plugged with or without a drive, whatever -nodefaults)",
         variant="allwinner",
+        reset_keeps="sunxi.reset-keeps-irq",
         group="sunxi",
         notes=("no SDHCI: the Allwinner SD/MMC host (SMHC, H3 Datasheet 5.3) with its "
                "data port and internal DMA controller (descriptor chains in RAM)",
@@ -399,6 +406,7 @@ BOARDS: tuple[Board, ...] = (
                "hw/arm/cubieboard.c: 512 MiB or 1 GiB at AW_A10_SDRAM_BASE 0x40000000, an "
                "sd-card on the SoC's sd-bus from if=sd index 0 (with or without a drive)",
         variant="allwinner",
+        reset_keeps="sunxi.reset-keeps-irq",
         group="sunxi",
         notes=("the Allwinner A10's SD/MMC host: QEMU's sun4i variant, descriptors of up "
                "to 8 KiB, the data port at 0x100 (and 0x200)",),
@@ -420,6 +428,7 @@ BOARDS: tuple[Board, ...] = (
                "system memory, SDRAM at 0x40000000; hw/arm/bananapi_m2u.c: an sd-card on "
                "mmc n from if=sd index n for each of the four, 1 GiB by default",
         variant="allwinner",
+        reset_keeps="sunxi.reset-keeps-irq",
         group="sunxi",
         notes=("the Allwinner R40's SD/MMC host: QEMU's sun50i-a64 variant, descriptors "
                "of up to 64 KiB, SD_SAMP_DL (0x144) present",),
@@ -512,6 +521,32 @@ BOARDS: tuple[Board, ...] = (
         notes=("the Cadence SD4HC of the PolarFire SoC: a 2.00 SDHCI at 0x200 of a window "
                "whose Host Register Set (HRS00 software reset, HRS04 PHY port, HRS06 eMMC "
                "control) lies below it",),
+    ),
+    Board(
+        name="sifive_u",
+        machine="sifive_u",
+        controller="sifive.spi",
+        # SPI2 (SIFIVE_U_DEV_QSPI2); its interrupt on PLIC source
+        # SIFIVE_U_QSPI2_IRQ (6), an unnamed input of the riscv.sifive.plic.
+        base=0x1005_0000,
+        irq=IrqRoute(kind="in", line=6, qom_type="riscv.sifive.plic"),
+        ram_base=0x8000_0000,
+        ram=128 * _MIB,
+        sdhci=(),
+        binary="qemu-system-riscv64",
+        source="hw/riscv/sifive_u.c (7.2.22, 10.0.13, 11.1.1 alike): TYPE_SIFIVE_SPI spi2 at "
+               "SIFIVE_U_DEV_QSPI2 0x10050000 (4 KiB), IRQ SIFIVE_U_QSPI2_IRQ 6 of the PLIC, "
+               "an ssi-sd on its bus whose chip select is the controller's output 1 (chip "
+               "select 0), the card from if=sd index 0 (sd-card with spi=on in 7.2, "
+               "sd-card-spi since); DRAM at 0x80000000 (SIFIVE_U_DEV_DRAM, the size of -m); "
+               "hw/ssi/sifive_spi.c the same in the three releases (num-cs 1)",
+        variant="sifive-spi",
+        group="spi",
+        args=("-bios", "none"),
+        notes=("the SD card in SPI mode behind SiFive's SPI controller (FU540-C000 Manual, "
+               "\"Serial Peripheral Interface\"; harness.model.sifive_spi) and ssi-sd",
+               "no SDHCI: the SDHCI scenario groups do not apply; the spi group runs",
+               "started with -bios none: no OpenSBI image is needed under qtest"),
     ),
 )
 

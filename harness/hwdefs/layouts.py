@@ -33,6 +33,7 @@ from harness.hwdefs import (
     pl181,
     s3c,
     sdhci,
+    sifive_spi,
     usdhc,
 )
 from harness.hwdefs import bcm2835_sdhost as sdhost
@@ -201,6 +202,8 @@ LAYOUTS: dict[str, Layout] = {lay.name: lay for lay in (
            data_port=sdhost.SDDATA.name, responses=tuple(r.name for r in sdhost.SDRSP)),
     Layout("omap-mmc", (Window("", 0, omap_mmc.WINDOW, omap_mmc.MMC_REGISTERS),),
            data_port=omap_mmc.MMC_DATA.name, responses=tuple(r.name for r in omap_mmc.MMC_RSP)),
+    # As the PL022's: the card's bytes and responses share txdata/rxdata.
+    Layout("sifive-spi", (Window("", 0, sifive_spi.WINDOW, sifive_spi.REGISTERS, word=4),)),
 )}
 
 

@@ -117,4 +117,16 @@ ALLWINNER: tuple[KnownDifference, ...] = (
         Versions(boundaries.first("sunxi.irq-level-0-1"), None, ("10.0.13", "11.1.3")),
         spec="7.2's line driven with the masked status value", boundary="sunxi.irq-level-0-1",
         evidence=_EVIDENCE),
+    KnownDifference(
+        "sunxi.reset-keeps-irq", Scope.SPEC, _DEV,
+        "a reset of the controller (SD_GCTL INT_ENB 0, SD_IMKR and SD_RISR 0) leaves no "
+        "interrupt pending: the line is low",
+        "allwinner_sdhost_reset (7.2.22, 10.0.13, 10.2.2, 11.0.3, 11.1.1 alike) sets every "
+        "register to its reset value but never drives the output: a line raised before "
+        "system_reset stays raised until the next access that updates it (seen on 7.2-arm, "
+        "10.0-arm, 11.1-arm, 10.2.2 and 11.1.1 built from source, orangepi-pc, cubieboard "
+        "and bpim2u; so the pool closes a process handed back with its line raised "
+        "instead of resetting it: harness.qemu.pool.LINE_ONLY)",
+        Versions(None, None, (*_ALL, "10.2.2", "11.1.1")), spec=f"{_H3} 5.3.7.1, 5.3.7.9",
+        evidence="harness.qemu.pool.reuse_key; tests/qtest/boards/test_sunxi_qemu.py"),
 )

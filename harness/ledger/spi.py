@@ -1,8 +1,10 @@
-"""Where QEMU's SD card in SPI mode, ``ssi-sd`` and the PL022 depart from their specs.
+"""Where QEMU's SD card in SPI mode, ``ssi-sd``, the PL022 and SiFive's SPI depart from specs.
 
 The card rules are PLS chapter 7 ("SPI Mode"); the SSP's the PL022 TRM
-(ARM DDI 0194).  The models (:mod:`harness.model.sdcard_spi`,
-:mod:`harness.model.ssi_sd`, :mod:`harness.model.pl022`) follow QEMU at each
+(ARM DDI 0194); SiFive's SPI controller's the FU540-C000 Manual
+(:mod:`harness.model.sifive_spi`, ``sdqtest check --board sifive_u``).  The
+models (:mod:`harness.model.sdcard_spi`, :mod:`harness.model.ssi_sd`,
+:mod:`harness.model.pl022`, :mod:`harness.model.sifive_spi`) follow QEMU at each
 of these, without a strict-mode switch (strict mode does not model SPI
 mode); the ``spi`` scenario group (``sdqtest check --board lm3s6965evb``)
 holds QEMU to them in lockstep.  Entries that look like bugs are ``spec`` or
@@ -21,6 +23,8 @@ _PROTO_TO_10_1 = Versions("9.1", "10.1", ("10.0.13",))
 _RULES, _PROTO = "sd.state-and-size-rules", "sd.protocol-rework"
 _EVIDENCE = "sdqtest check --board lm3s6965evb; tests/qtest/boards/test_spi_qemu.py"
 _SSP = "ARM PrimeCell SSP (PL022) TRM, DDI 0194"
+_SIFIVE = "SiFive FU540-C000 Manual, Serial Peripheral Interface"
+_SIFIVE_EVIDENCE = "sdqtest check --board sifive_u; tests/qtest/boards/test_sifive_spi_qemu.py"
 
 SPI: tuple[KnownDifference, ...] = (
     KnownDifference(
@@ -112,4 +116,26 @@ SPI: tuple[KnownDifference, ...] = (
         "QEMU's reset (system_reset) leaves them as they were, and the frame size with "
         "them; only a fresh machine starts at 0 (so the pool never reuses an SPI board)",
         _EVERY, spec=f"{_SSP} 3.2", evidence="harness.qemu.pool.reuse_key"),
+    KnownDifference(
+        "sifive-spi.reset-values", Scope.SPEC, "sifive-spi",
+        "delay0 resets with cssck 1 and sckcs 1 (0x00010001), fmt with len 8 (8-bit frames)",
+        "QEMU's reset sets delay0 to 0x1001 (sckcs 0, bit 12 set) and fmt to 0 (len 0); "
+        "sckdiv 3, csdef 1 and delay1 1 are the manual's", _EVERY,
+        spec=f"{_SIFIVE} (delay0, fmt)", evidence=_SIFIVE_EVIDENCE),
+    KnownDifference(
+        "sifive-spi.frame-format-ignored", Scope.SPEC, "sifive-spi",
+        "fmt sets the frame: its length (len), bit order (endian) and lanes (proto)",
+        "QEMU stores fmt but moves every frame as 8 bits, MSB first, on one lane; only "
+        "fmt.dir (the receive FIFO not written) is obeyed", _EVERY,
+        spec=f"{_SIFIVE} (fmt)", evidence=_SIFIVE_EVIDENCE),
+    KnownDifference(
+        "sifive-spi.cs-mode-level", Scope.SPEC, "sifive-spi",
+        "AUTO mode asserts the chip select csid names for each frame, HOLD keeps it "
+        "asserted after the first frame, OFF leaves the pin to software; csdef is its "
+        "inactive level",
+        "QEMU drives chip select 0 from csmode alone when csdef bit 0 is set, at a write of "
+        "csmode or csid: high (inactive) in AUTO, low in HOLD, OFF and the reserved mode 1; "
+        "with csdef bit 0 clear the line keeps its level; no frame asserts it, so bytes sent "
+        "in AUTO mode reach no card (they come back 0)", _EVERY,
+        spec=f"{_SIFIVE} (csmode, csdef)", evidence=_SIFIVE_EVIDENCE),
 )

@@ -14,6 +14,7 @@ from harness.model.board_target import TARGETS
 from harness.model.omap_target import OmapModelTarget
 from harness.model.pl181_target import Pl181ModelTarget
 from harness.model.sdhost_target import SdhostModelTarget
+from harness.model.sifive_spi_target import SifiveSpiModelTarget
 from harness.model.spi_target import SpiModelTarget
 from harness.model.target import ModelTarget
 
@@ -21,7 +22,8 @@ __all__ = ["TARGETS", "model_target_for"]
 
 #: The targets, each bound to its ``Board.variant`` by its class
 #: (``@TARGETS.controller``); imported here so that all are bound.
-_BOUND = (SpiModelTarget, Pl181ModelTarget, AwModelTarget, SdhostModelTarget, OmapModelTarget)
+_BOUND = (SpiModelTarget, Pl181ModelTarget, AwModelTarget, SdhostModelTarget, OmapModelTarget,
+          SifiveSpiModelTarget)
 
 
 def model_target_for(board: Board | None) -> type[ModelTarget]:

@@ -58,12 +58,16 @@ class SpiModelTarget(BoardModelTarget):
         self.ssi_sd = SsiSd(self.card)
         #: ssi-sd's chip select level (active low); the board raises it at start.
         self.cs_level = True
-        self.ssp = Pl022(self._bus)
-        self.gpio = Pl061(self._pin)
         self.adoptions: list[tuple[str, int]] = []
         self.refused: list[str] = []
         self._irq_reported = False
         self._last_undefined = False
+        self._controller()
+
+    def _controller(self) -> None:
+        """The board's SSI controller and chip select: lm3s6965evb's PL022 and PL061."""
+        self.ssp = Pl022(self._bus)
+        self.gpio = Pl061(self._pin)
 
     def _pin(self, pin: int, level: bool) -> None:
         if pin == P.CS_PIN:
@@ -126,6 +130,17 @@ class SpiModelTarget(BoardModelTarget):
     def may_adopt(self, op: str, args: tuple[Any, ...]) -> bool:
         """A read of SSPDR whose next frame the card left undefined."""
         return op == "read" and int(args[0]) == P.ssp(P.SSPDR) and self.ssp.head_undefined
+
+    def adopt(self, kind: str, step: Any) -> list[str]:
+        """Nothing is taken from QEMU past a difference but the card image's
+        bytes: the controller's registers are computed from its FIFOs, the
+        chip select and the card (never the SDHCI's, which this board lacks)."""
+        store = getattr(self.card, "store", None)
+        if kind != "irq" and step.op == "image_read" and isinstance(step.qemu, bytes) \
+                and store is not None:
+            store.write(int(step.args[0]), step.qemu)
+            return [f"card image {int(step.args[0]):#x}+{len(step.qemu):#x}"]
+        return []
 
     def set_card_inserted(self, inserted: bool) -> None:
         self.card.inserted = inserted

@@ -133,6 +133,8 @@ def qemu_argv(
         "-seed", str(SEED),
         "-qtest", qtest,
     ]
+    if board is not None:
+        argv += list(board.args)
     if qtest_log is not None:
         argv += ["-qtest-log", qtest_log]
     if qmp is not None:

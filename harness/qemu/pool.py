@@ -38,6 +38,11 @@ PoolKey = tuple[str, str, float, Machine]
 #: non-volatile storage and survive ``system_reset`` (a reused process
 #: would start with the key of the previous scenario programmed).
 NOT_RESET = frozenset({"emmc"})
+#: ``Board.reset_keeps`` entries whose reset restores every register but
+#: leaves the interrupt output as it was: a process whose line is low when
+#: it is handed back is what a fresh launch is, one whose line is raised is
+#: closed (:meth:`QemuPool.release`), not reset and refused later.
+LINE_ONLY = frozenset({"sunxi.reset-keeps-irq"})
 
 
 def reuse_key(binary: str | Path, machine: Machine, accel: str = "auto",
@@ -50,13 +55,21 @@ def reuse_key(binary: str | Path, machine: Machine, accel: str = "auto",
     if m.ram > REUSE_RAM_LIMIT or m.sdhci is None or m.card_kind in NOT_RESET:
         return None
     board = m.board_def
-    if board is not None and (board.reset_keeps or board.ram_own):
+    if board is not None and ((board.reset_keeps and board.reset_keeps not in LINE_ONLY)
+                              or board.ram_own):
         return None  # state system_reset keeps, or RAM outside the backend file: afresh
     image = m.image
     if image is not None and image.path is not None:
         image = CardImage(Path("<file>"), format=image.format, readonly=image.readonly,
                           cache=image.cache)
     return (str(binary), accel, timeout, m.replace(image=image))
+
+
+def _line_kept(target: QemuTarget) -> bool:
+    """``target``'s interrupt line is raised on a board whose reset leaves it
+    so (:data:`LINE_ONLY`): ``system_reset`` would not lower it."""
+    board = target.machine.board_def
+    return board is not None and board.reset_keeps in LINE_ONLY and target.irq_level()
 
 
 @dataclass
@@ -149,7 +162,7 @@ class QemuPool:
                         target.session.timeout) if self.enabled else None
         alive = target.session.proc is not None and target.session.proc.poll() is None
         if key is None or not healthy or not alive or target.qtest.closed \
-                or not target.session.can_scrub:
+                or not target.session.can_scrub or _line_kept(target):
             self._close(target)
             return
         old = self._idle.pop(key, None)

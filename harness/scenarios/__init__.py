@@ -32,6 +32,7 @@ from harness.scenarios import (  # noqa: F401  (registers on import)
     sdhost,
     sizes,
     spi,
+    spi_sifive,
     sunxi,
     vendor_registers,
 )

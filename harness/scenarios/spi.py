@@ -1,10 +1,14 @@
 """The SD card in SPI mode (PLS chapter 7) behind an SSP: the ``spi`` group.
 
 Run on a board whose card is in SPI mode (``sdqtest check --board
-lm3s6965evb``); the lockstep compares every SSP and GPIO access with the
-model (:mod:`harness.model.spi_target`).  What the spec promises whatever
-the QEMU release (R1 0x01 after CMD0, the CRC16 of each block, the
-accepted data response, what a block read back holds) is noted with
+lm3s6965evb,sifive_u``); the lockstep compares every controller access with
+the model (:mod:`harness.model.spi_target`, :mod:`harness.model.sifive_spi_target`);
+the host reaches the board's controller through its port
+(:func:`harness.driver.spi.port_for`).  ``spi-ssp-fifo`` is the PL022's own
+(``params`` ``variant``), :mod:`harness.scenarios.spi_sifive` SiFive's.
+What the spec promises whatever the QEMU release (R1 0x01 after CMD0, the
+CRC16 of each block, the accepted data response, what a block read back
+holds) is noted with
 :meth:`Context.expect`; where releases differ the model says how
 (:mod:`harness.model.sdcard_spi`, ledger ``spi.*``).
 """
@@ -158,8 +162,11 @@ def spi_write_multi(t: Target, ctx: Context) -> None:
 @scenario("spi-app-data", GROUP)
 def spi_app_data(t: Target, ctx: Context) -> None:
     """CMD6 (switch status), ACMD13 (SD status after R2), ACMD51 (SCR), ACMD22 as
-    data blocks (PLS 7.3.1.3 Table 7-3, 7.3.3)."""
+    data blocks (PLS 7.3.1.3 Table 7-3, 7.3.3); ACMD22 after a one-block write,
+    whose count it reports (PLS 4.3.9: before any write QEMU would report a
+    count from before a system reset, ledger sd.acmd22-count-survives-reset)."""
     h = _ready(t, ctx)
+    _write(h, ctx, t, 3, [_pattern(3)])
     for index, app, arg, rlen, length in ((6, False, 0x00FF_FFF1, 1, 64),
                                           (13, True, 0, T.R2_LEN, 64), (51, True, 0, 1, 8),
                                           (22, True, 0, 1, 4)):
@@ -220,7 +227,7 @@ def spi_deselected(t: Target, ctx: Context) -> None:
     h.fill(1)
 
 
-@scenario("spi-ssp-fifo", GROUP)
+@scenario("spi-ssp-fifo", GROUP, params={"variant": "spi"})
 def spi_ssp_fifo(t: Target, ctx: Context) -> None:
     """PL022 FIFOs with the port disabled, then enabled; loopback; the TX/RX interrupts."""
     h = SpiHost(t)

@@ -219,8 +219,8 @@ def test_the_default_check_runs_the_modelled_boards(
     assert bool(picked.builds) is runs_boards
     if runs_boards:
         assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
-                                "vexpress-a9", "orangepi-pc", "raspi2b", "sx1", "icicle"] \
-            == list(check_boards.DEFAULT_BOARDS)
+                                "vexpress-a9", "orangepi-pc", "raspi2b", "sx1", "icicle",
+                                "sifive_u"] == list(check_boards.DEFAULT_BOARDS)
         assert picked.paired  # each board its bus's scenarios
         assert picked.default == (not argv)  # and icicle its registers group only
 

@@ -28,7 +28,8 @@ from harness.scenarios import all_scenarios
 pytestmark = pytest.mark.qemu
 
 BOARD = boards.by_name("lm3s6965evb")
-SPI_SCENARIOS = tuple(n for n, sc in all_scenarios().items() if sc.group == "spi")
+SPI_SCENARIOS = tuple(n for n, sc in all_scenarios().items() if sc.group == "spi"
+                      and sc.params.get("variant", BOARD.variant) == BOARD.variant)
 
 
 @pytest.fixture(scope="module")

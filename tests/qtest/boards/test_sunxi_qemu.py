@@ -21,8 +21,8 @@ from harness.hwdefs import boards
 from harness.machine import CardImage, Machine
 from harness.model import allwinner as M
 from harness.qemu.builds import QemuBuild
-from harness.qemu.pool import QemuPool
-from harness.qemu.target import QemuTarget
+from harness.qemu.pool import LINE_ONLY, QemuPool, reuse_key
+from harness.qemu.target import QemuTarget, QemuTargetError
 from harness.scenarios import all_scenarios
 
 pytestmark = pytest.mark.qemu
@@ -90,3 +90,40 @@ def test_a_broken_model_diverges(arm_build: QemuBuild, sunxi_pool: QemuPool,
     assert res.divergence is not None
     context = "\n".join(res.divergence.context)
     assert "register: SD_STAR" in context and "CMD17 READ_SINGLE_BLOCK" in context, context
+
+
+@pytest.mark.parametrize("name", [b.name for b in SUNXI_BOARDS])
+def test_system_reset_keeps_the_line_raised(arm_build: QemuBuild, tmp_path: Path,
+                                            name: str) -> None:
+    """ledger sunxi.reset-keeps-irq: a line raised by CC stays raised across
+    system_reset (the controller's reset drives no output), so a reused
+    process is refused; the pool closes such a process when it is handed
+    back, and keeps one whose line is low."""
+    board = boards.by_name(name)
+    if not arm_build.offers(board.machine):
+        pytest.skip(f"QEMU {arm_build.name} has no machine type {board.machine}")
+    img = tmp_path / "card.img"
+    with img.open("wb") as f:
+        f.truncate(16 << 20)
+    machine = Machine.for_board(name, image=CardImage(img))
+    assert board.reset_keeps in LINE_ONLY and reuse_key(arm_build.binary, machine) is not None
+    with QemuTarget(arm_build.binary, machine, name=arm_build.name, reusable=True) as t:
+        _raise_cc(t)
+        with pytest.raises(QemuTargetError, match="stayed raised across system_reset"):
+            t.reuse(machine)
+    with QemuPool() as pool:
+        for raised in (False, True):
+            t = pool.acquire(arm_build.binary, machine, name=arm_build.name)
+            if raised:
+                _raise_cc(t)
+            pool.release(t)
+            assert len(pool._idle) == (0 if raised else 1)
+            pool.close()
+        assert not pool.stats.fallbacks
+
+
+def _raise_cc(t: QemuTarget) -> None:
+    t.write(A.SD_GCTL.offset, 4, A.SD_GCTL.field("INT_ENB").mask)
+    t.write(A.SD_IMKR.offset, 4, CC)
+    t.write(A.SD_CMDR.offset, 4, A.SD_CMDR.field("CMD_LOAD").mask)
+    assert t.irq_level()
