@@ -33,7 +33,7 @@ from harness.check.quirks import QuirkSet
 from harness.check.recording import Departed
 from harness.check.scoreboard import Scoreboard, signature
 from harness.check.sdhost_transfer import SdhostTracker
-from harness.check.spi_transfer import SpiTracker
+from harness.check.spi_transfer import SifiveSpiTracker, SpiTracker
 from harness.check.step import TRACKERS as TRACKERS
 from harness.check.step import Step as Step
 from harness.check.step import StepTracker
@@ -132,7 +132,7 @@ def endless(model: Any) -> str | None:
 
 #: The trackers, each bound to its ``Board.variant`` by its class
 #: (``@TRACKERS.controller``); imported above so that all are bound.
-_BOUND = (SpiTracker, Pl181Tracker, SunxiTracker, SdhostTracker, OmapTracker)
+_BOUND = (SpiTracker, SifiveSpiTracker, Pl181Tracker, SunxiTracker, SdhostTracker, OmapTracker)
 
 
 def tracker_for(board: Board | None, recipe: Recipe | None) -> StepTracker:

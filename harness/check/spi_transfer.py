@@ -128,6 +128,8 @@ class SpiTracker:
 
 
 @TRACKERS.controller("sifive-spi")
-def sifive_spi_tracker() -> SpiTracker:
+class SifiveSpiTracker(SpiTracker):
     """sifive_u's follower: the SPI card's, with SiFive's SPI register names."""
-    return SpiTracker("sifive-spi")
+
+    def __init__(self) -> None:
+        super().__init__("sifive-spi")

@@ -211,12 +211,13 @@ def test_ledger_entries_exist() -> None:
 
 
 def test_check_board_runs_what_applies() -> None:
-    """``check --board vexpress-a9`` runs the mmci group only; no other board runs it."""
+    """``check --board vexpress-a9`` runs the mmci group and its real drivers'
+    recordings (Linux's mmci); no other board runs the mmci group."""
     from harness.check import boards as check_boards
     from harness.scenarios import all_scenarios
 
     scs = list(all_scenarios().values())
-    assert {sc.group for sc in check_boards.applicable(scs, [BOARD.name])} == {"mmci"}
+    assert {sc.group for sc in check_boards.applicable(scs, [BOARD.name])} == {"mmci", "drivers"}
     assert "mmci" not in {sc.group for sc in check_boards.applicable(scs, ["zynq"])}
     mmci = next(sc for sc in scs if sc.group == "mmci")
     assert check_boards.skip_reason(mmci, BOARD.machine, V72) is None
