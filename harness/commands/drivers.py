@@ -220,9 +220,13 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
     if uboot:
         from harness.guest import record_uboot
         did = {p: d for p, (_c, d) in record_uboot.PHASES.items()}
+    mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
+    if board is not None and not uboot:
+        did = {**did, "probe": f"insmod {mods} (mmc_core and mmc_block are built in): the "
+               "driver probes the controller and initialises the card, mmc_block reads the "
+               "partition table"}
     for ph in phases:
         ph["did"] = did.get(ph["name"], "")
-    mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     rewritten = sum(1 for n in ctx.written.values() if n > 1)
     host = "sdhci-pci" if board is None else prov["guest"]["modules"][-1].removesuffix(".ko")
     extra = {} if board is None else {"board": _board_name(board)}
