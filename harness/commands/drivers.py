@@ -349,12 +349,12 @@ def run_coverage(args: argparse.Namespace) -> int:
     print(f"  real drivers' recordings ({len(recs)}): {len(d)}")
     print(f"  explore corpus ({len(inputs)} inputs):  {len(e)}")
     print(f"  by the recordings and not the corpus:  {len(d - e)}")
-    print(f"  by the corpus and not the recordings:  {len(e - d)}")
     by_file: dict[str, int] = {}
     for f, _a, _b in sorted(d - e):
         by_file[f] = by_file.get(f, 0) + 1
     for f, n in sorted(by_file.items(), key=lambda x: -x[1]):
         print(f"    {f}: {n}")
+    print(f"  by the corpus and not the recordings:  {len(e - d)}")
     for name, err in sorted(errors.items()):
         print(f"  (not measured: {name}: {err})")
     return 0
