@@ -86,8 +86,9 @@ def requests(events: Sequence[Event], host: HostTrace) -> list[Request]:
         nxt = events[i + 1] if i + 1 < len(events) else None
         issue = isinstance(ev, Access) and isinstance(nxt, Command)
         start = isinstance(ev, Access) and host.starts_request(ev.kind, ev.offset, ev.value)
-        if armed and (start or issue) and out[-1].events:
-            out.append(Request())
+        if armed and (start or issue):
+            if out[-1].events:
+                out.append(Request())
             armed = False
         out[-1].events.append(ev)
         if isinstance(ev, Command):
