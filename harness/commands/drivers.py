@@ -32,6 +32,9 @@ def register(sub: Any) -> None:
     qemu_option(r)
     r.add_argument("--board", help="an ARM board instead of a PC (mcimx7d-sabre): Debian's "
                    "armhf kernel on the board's own controller, on an ARM build")
+    r.add_argument("--uboot", action="store_true",
+                   help="Debian's U-Boot for the board instead of Linux (orangepi-pc), "
+                   "driven over its serial console")
     r.add_argument("--kernel-package", metavar="PKG",
                    help="another of Debian's amd64 kernels for the PC guest (e.g. "
                    "linux-image-6.12.117+deb13-amd64; default: linux-image-amd64's)")
@@ -103,7 +106,7 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
     )
 
     recipe = images.recipe(RECIPE)
-    names = list(record_init.PHASES)
+    names = list(raw.provenance.get("phases", record_init.PHASES))
     board = raw.provenance.get("board_guest")
     per_kind = args.per_kind or PER_KIND
     if board is None:
@@ -113,7 +116,7 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
         return recording(raw, ops, ctx, args.name, per_kind, None)
     b = record_board.BOARDS[board]
     host = drivers_hosts.HOSTS[b.host]
-    if b.host != "sdhci":
+    if b.host != "sdhci" and "uboot_guest" not in raw.provenance:
         per_kind = args.per_kind or PER_KIND_PIO
     phases = drivers_trace.read_trace(raw.trace, names, tuple(n for n, _ in host.regions),
                                       b.mark)
@@ -172,6 +175,11 @@ def _record_build(args: argparse.Namespace) -> Any:
     if args.board not in record_board.BOARDS:
         raise UsageError(f"no recording guest for board {args.board}; known: "
                          f"{', '.join(record_board.BOARDS)}")
+    if args.uboot:
+        from harness.guest import record_uboot
+        if args.board not in record_uboot.UBOOT:
+            raise UsageError(f"no U-Boot recording for board {args.board}; known: "
+                             f"{', '.join(record_uboot.UBOOT)}")
     return select_board_builds(args.qemu or ["11.1-arm"])[0]
 
 
@@ -185,6 +193,9 @@ def _boot(args: argparse.Namespace, build: Any, work: Path) -> Any:
     if args.board is None:
         return record.record(build, image, work, {}, log=log,
                              kernel_package=args.kernel_package)
+    if args.uboot:
+        from harness.guest import record_uboot
+        return record_uboot.record(build, args.board, image, work, log=log)
     files = {}
     for phase, pat in record_init.PATTERNS.items():
         if phase.startswith("write-"):
@@ -205,16 +216,31 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
     prov["command"] = [a if i and cmd[i - 1] == "-append" else
                        re.sub(r"/(?:[^/,\s]+/)*([^/,\s]+)", r"\1", a) for i, a in enumerate(cmd)]
     did = record_init.DID if board is None else record_init.DID_DD
+    uboot = "uboot_guest" in prov
+    if uboot:
+        from harness.guest import record_uboot
+        did = {p: d for p, (_c, d) in record_uboot.PHASES.items()}
+    mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
+    if board is not None and not uboot:
+        did = {**did, "probe": f"insmod {mods} (mmc_core and mmc_block are built in): the "
+               "driver probes the controller and initialises the card, mmc_block reads the "
+               "partition table"}
     for ph in phases:
         ph["did"] = did.get(ph["name"], "")
-    mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     rewritten = sum(1 for n in ctx.written.values() if n > 1)
     host = "sdhci-pci" if board is None else prov["guest"]["modules"][-1].removesuffix(".ko")
     extra = {} if board is None else {"board": _board_name(board)}
+    default = f"linux-{kver.split('-')[0]}-{host}" + (f"-{board}" if board else "")
+    driver = f"Linux {kver} {host} ({mods})"
+    if uboot:  # kver: "U-Boot 2023.01+dfsg-2+deb12u3"
+        from harness.guest import record_board
+        family = record_board.BOARDS[prov["uboot_guest"]].host
+        default = f"uboot-{kver.split()[-1].split('+')[0]}-{family}-{board}"
+        driver = f"{kver} {prov['guest']['kernel_package'].split(':')[0]} ({host})"
     return {
         "format": drivers.FORMAT,
-        "name": name or f"linux-{kver.split('-')[0]}-{host}" + (f"-{board}" if board else ""),
-        "driver": f"Linux {kver} {host} ({mods})",
+        "name": name or default,
+        "driver": driver,
         "image": RECIPE, **extra,
         "adma_end": "nop-end" if ctx.end_unseen else "",
         "adma_end_why": ("Linux drivers/mmc/host/sdhci.c sdhci_adma_table_pre ends every "
@@ -323,12 +349,12 @@ def run_coverage(args: argparse.Namespace) -> int:
     print(f"  real drivers' recordings ({len(recs)}): {len(d)}")
     print(f"  explore corpus ({len(inputs)} inputs):  {len(e)}")
     print(f"  by the recordings and not the corpus:  {len(d - e)}")
-    print(f"  by the corpus and not the recordings:  {len(e - d)}")
     by_file: dict[str, int] = {}
     for f, _a, _b in sorted(d - e):
         by_file[f] = by_file.get(f, 0) + 1
     for f, n in sorted(by_file.items(), key=lambda x: -x[1]):
         print(f"    {f}: {n}")
+    print(f"  by the corpus and not the recordings:  {len(e - d)}")
     for name, err in sorted(errors.items()):
         print(f"  (not measured: {name}: {err})")
     return 0

@@ -17,6 +17,7 @@ line::
     w4 0x58 @table        ADMA System Address = the rebuilt descriptor table
     {"adma": [[off, len, attr], ...], "cmd": 25, "block": b, "data": [...]}
     {"idma": [[off, len], ...], "cmd": 25, ...}   the Allwinner's descriptor chain
+    {"repeat": 128, "ops": ["r4 0x003c", "r4 0x0200 *1"]}   these lines 128 times
 
 An ``adma`` object rebuilds, in the driver's DMA arena, the descriptor table the
 controller walked (buffers at ``off`` into the arena's data area) followed by the
@@ -148,15 +149,23 @@ class Replay:
         start = getattr(self.target, "count", None)
         for i, op in enumerate(ph["ops"]):
             self.where = (ph["name"], i)
-            if isinstance(op, dict) and "idma" in op:
-                self.idma(op)
-            elif isinstance(op, dict):
-                self.adma(op)
-            else:
-                self.line(op)
+            self.op(op)
         self.driver.arena.compare()
         if self.ctx is not None and isinstance(start, int):
             self.ctx.note(evidence_note(self.target, ph["name"], start))
+
+    def op(self, op: str | dict[str, Any]) -> None:
+        """One operation: a line, a DMA object, or a repeated block of lines."""
+        if isinstance(op, str):
+            self.line(op)
+        elif "repeat" in op:
+            for _ in range(op["repeat"]):
+                for line in op["ops"]:
+                    self.line(line)
+        elif "idma" in op:
+            self.idma(op)
+        else:
+            self.adma(op)
 
     def line(self, text: str) -> None:
         m = _OP.match(text)

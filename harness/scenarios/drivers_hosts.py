@@ -114,8 +114,10 @@ SUNXI = HostTrace(
     AW.SD_CMDR.offset, AW.SD_CMDR.mask("CMD_LOAD"), AW.SD_CMDR.mask("PRG_CLK"),
     AW.SD_CAGR.offset, AW.SD_RESP0.offset, frozenset({AW.SD_FIFO.offset}), _names(AW.REGISTERS),
     # Linux drivers/mmc/host/sunxi-mmc.c sunxi_mmc_request: a data request writes
-    # REG_BLKSZ first, any request sets REG_IMASK (the handler clears it: 0)
-    starts=frozenset({("w", AW.SD_BKSR.offset), ("w", AW.SD_IMKR.offset)}),
+    # REG_BLKSZ first, any request sets REG_IMASK (the handler clears it: 0);
+    # U-Boot's drivers/mmc/sunxi_mmc.c writes no mask: the argument comes first
+    starts=frozenset({("w", AW.SD_BKSR.offset), ("w", AW.SD_IMKR.offset),
+                      ("w", AW.SD_CAGR.offset)}),
     starts_nonzero=frozenset({AW.SD_IMKR.offset}),
     autostop=AW.SD_CMDR.mask("STOP_CMD_FLAG"))
 #: SDHCI (the PC's sdhci-pci, the i.MX uSDHC): conversion keeps its own code

@@ -93,6 +93,6 @@ def special(events: Sequence[Event], i: int, a: Access, ctx: Context) -> list[An
     if a.offset == A.SD_DLBA.offset:
         return [f"w4 {a.offset:#06x} @table  # SD_DLBA"]
     cmd = SUNXI.command(a.offset, a.size, a.value)
-    if cmd is None or not a.value & DATA_TRANS:
-        return None
+    if cmd is None or not a.value & DATA_TRANS or not _descriptors(events, i):
+        return None  # no DMA: PIO through SD_FIFO (U-Boot's)
     return [idma_op(events, i, ctx), *write_op(events, i, [a], ctx, SUNXI)]

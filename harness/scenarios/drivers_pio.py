@@ -20,7 +20,9 @@ drivers_convert`, whose line format and trimming this module shares.  Per phase:
 * an argument write that addresses the card by the RCA it published becomes
   ``a LOW`` (the replay puts its own card's RCA in the upper half).
 
-The Allwinner's internal DMA adds ``idma`` objects (:mod:`harness.scenarios.
+A block of lines repeated many times (a PIO loop that reads a status register
+before each FIFO word) is folded into one ``repeat`` object.  The Allwinner's
+internal DMA adds ``idma`` objects (:mod:`harness.scenarios.
 drivers_idma`).
 """
 
@@ -84,8 +86,9 @@ def requests(events: Sequence[Event], host: HostTrace) -> list[Request]:
         nxt = events[i + 1] if i + 1 < len(events) else None
         issue = isinstance(ev, Access) and isinstance(nxt, Command)
         start = isinstance(ev, Access) and host.starts_request(ev.kind, ev.offset, ev.value)
-        if armed and (start or issue) and out[-1].events:
-            out.append(Request())
+        if armed and (start or issue):
+            if out[-1].events:
+                out.append(Request())
             armed = False
         out[-1].events.append(ev)
         if isinstance(ev, Command):
@@ -194,6 +197,51 @@ def convert_phase(events: Sequence[Event], ctx: Context, host: HostTrace,
     return ops
 
 
+#: A block of lines repeated at least this many times (lines in all) is folded.
+FOLD_MIN = 8
+
+
+def _bare(op: str) -> str:
+    """``op`` without its delay (``+US``)."""
+    body, sep, comment = op.partition("  #")
+    return " ".join(w for w in body.split() if not w.startswith("+")) + sep + comment
+
+
+def _repeats(ops: Sequence[Any], i: int, k: int) -> int:
+    """How many times the ``k`` lines at ``i`` repeat from ``i`` on (delays aside)."""
+    block = ops[i:i + k]
+    if len(block) < k or not all(isinstance(o, str) for o in block):
+        return 0
+    want = [_bare(o) for o in block]
+    n = 1
+    while all(isinstance(o, str) and _bare(o) == w
+              for o, w in zip(ops[i + n * k:i + (n + 1) * k], want, strict=False)) and (
+            len(ops[i + n * k:i + (n + 1) * k]) == k):
+        n += 1
+    return n
+
+
+def fold(ops: list[Any]) -> list[Any]:
+    """Runs of one block of 1 to 4 lines repeated (a PIO loop: U-Boot's sunxi_mmc reads
+    SD_STAR before each FIFO word) as ``{"repeat": N, "ops": [...]}``, the lines
+    without their delays (a few µs each: no QEMU controller's state depends on them)."""
+    out: list[Any] = []
+    i = 0
+    while i < len(ops):
+        best_k, best_n = 1, 1
+        for k in (1, 2, 3, 4):
+            n = _repeats(ops, i, k)
+            if n * k > best_n * best_k and n > 1:
+                best_k, best_n = k, n
+        if best_n * best_k >= FOLD_MIN:
+            out.append({"repeat": best_n, "ops": [_bare(o) for o in ops[i:i + best_k]]})
+            i += best_n * best_k
+        else:
+            out.append(ops[i])
+            i += 1
+    return out
+
+
 def convert(phases: dict[str, list[Event]], ctx: Context, per_kind: int, host: HostTrace,
             special: Special | None = None) -> list[dict[str, Any]]:
     """Every phase's trimmed operations, in the recording's order."""
@@ -211,7 +259,7 @@ def convert(phases: dict[str, list[Event]], ctx: Context, per_kind: int, host: H
                          "accesses": sum(isinstance(e, Access) for e in mine),
                          "commands": sum(isinstance(e, Command) for e in mine)},
             "kept": {"requests": len(kept), "commands": [r.kind for r in kept]},
-            "dropped": dropped, "ops": convert_phase(flat, ctx, host, special)})
+            "dropped": dropped, "ops": fold(convert_phase(flat, ctx, host, special))})
     if not out:
         raise TraceError(f"no {host.name} access between the phase marks")
     return out
