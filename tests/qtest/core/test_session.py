@@ -129,7 +129,8 @@ def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Pat
     default or ignored (a background job, nohup)."""
     script = tmp_path / "victim.py"
     script.write_text(textwrap.dedent(f"""
-        import sys, time
+        import faulthandler, signal, sys, time
+        faulthandler.register(signal.SIGUSR1)  # where it is, should it not exit
         from harness.qemu.session import QemuSession, install_signal_handlers
         install_signal_handlers()
         with QemuSession({str(qemu_build.binary)!r}) as s:
@@ -139,8 +140,10 @@ def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Pat
     root = Path(__file__).resolve().parents[3]
     env = dict(os.environ, PYTHONPATH=str(root))
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL):
-        p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env,
-                             preexec_fn=inherit(inherited))
+        err = tmp_path / f"victim-{sig.name}.err"
+        with err.open("w") as stderr:
+            p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                                 stderr=stderr, env=env, preexec_fn=inherit(inherited))
         assert p.stdout is not None
         qemu_pid = int(p.stdout.readline())
         assert _alive(qemu_pid)
@@ -150,8 +153,11 @@ def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Pat
         try:
             p.wait(30)
         except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGUSR1)  # its stacks into its stderr, then gone
+            time.sleep(1)
             p.kill()
-            raise AssertionError(f"harness did not exit within 30 s of {sig.name}") from None
+            raise AssertionError(f"harness did not exit within 30 s of {sig.name}; its "
+                                 f"stderr:\n{err.read_text()[-4000:]}") from None
         deadline = time.monotonic() + 5
         while _alive(qemu_pid) and time.monotonic() < deadline:
             time.sleep(0.05)
