@@ -11,6 +11,7 @@ current status, so a CI job is never silent for longer than that.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import threading
@@ -148,8 +149,20 @@ class StatusLine:
         self._thread.start()
 
 
+    def _after_fork(self) -> None:
+        """In a forked child (a ``check -j`` worker): no heartbeat thread, a
+        fresh lock (the parent's thread may have held it), nothing shown;
+        the line stays the parent's to draw."""
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._thread = None
+        self.text = ""
+        self._drawn = False
+
+
 #: The status line the commands share (standard error).
 LINE = StatusLine()
+os.register_at_fork(after_in_child=LINE._after_fork)
 
 
 def show(text: str) -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from harness import progress
 from harness.check import report, session
 from harness.errors import QemuError, SdqtestError, UsageError
 from harness.provision import proc
@@ -411,8 +412,12 @@ def prove(
     builder = QemuTreeBuilder(build_dir=build_dir, coverage="--enable-gcov" in configured_flags(
         build_dir), arm=AARCH64 in emulators, x86=X86 in emulators or AARCH64 not in emulators)
 
+    doing = ["baseline"]  # what the status line names (harness.progress)
+
     def build() -> dict[str, Path] | None:
+        progress.show(f"{doing[0]}: building {src} (log: {log.name})")
         res = builder.build(src, "HEAD", log, timeout)
+        progress.show(f"{doing[0]}: checking")
         return _binaries(res.binary) if res.ok and res.binary is not None else None
 
     binaries = build()
@@ -420,18 +425,23 @@ def prove(
         raise MutantError(f"the unchanged tree does not build (log: {log.name})")
     check_timeout = check_timeout or timeout
     outcomes = [_baseline(binaries, mutants, report_dir, check_timeout)]
+    progress.show("")
     builder.retry_configure = False  # a mutant that does not compile is just that
     print(f"baseline: {outcomes[-1].status}", file=say, flush=True)
     if outcomes[0].status != "agrees":
         return outcomes
     try:
-        for m in mutants:
+        for i, m in enumerate(mutants, 1):
+            doing[0] = f"mutant {i}/{len(mutants)} {m.name}"
             outcomes.append(_one(m, src, build, report_dir, check_timeout, log.name,
                                  _skip(m, _text(src / m.path), started, budget)))
+            progress.show("")
             print(f"{m.name}: {outcomes[-1].status}", file=say, flush=True)
     finally:
         _restored(src, paths)
+        doing[0] = "restoring the unchanged tree"
         build()  # leave the build directory as the unchanged tree
+        progress.show("")
     return outcomes
 
 

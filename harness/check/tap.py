@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -80,35 +81,65 @@ def diagnostics(r: Result) -> dict[str, Any]:
     return {"message": message, "severity": "fail", "data": data}
 
 
-def point(n: int, r: Result) -> list[str]:
-    """Test point ``n`` for ``r``, with its YAML block when it failed."""
+@dataclass(frozen=True)
+class Point:
+    """One test point: ``ok``, its description, a ``SKIP`` or ``TODO``
+    directive with its reason, and the YAML block of a failure."""
+
+    ok: bool
+    description: str
+    directive: str = ""
+    reason: str = ""
+    diagnostics: dict[str, Any] | None = None
+
+    def lines(self, n: int) -> list[str]:
+        head = f"{'ok' if self.ok else 'not ok'} {n} - {_text(self.description)}"
+        if self.directive:
+            head += f" # {self.directive} {_text(self.reason)}"
+        if not self.diagnostics:
+            return [head]
+        return [head, "  ---", *_yaml(self.diagnostics, 2), "  ..."]
+
+
+def point(r: Result) -> Point:
+    """The test point of check run ``r``."""
     if r.status in (SKIP, CANNOT_RUN):
-        return [f"ok {n} - {describe(r)} # SKIP {_text(r.reason or r.status)}"]
+        return Point(True, describe(r), "SKIP", r.reason or r.status)
     if r.status == QUIRK:
         keys = ", ".join(r.known_met()) or "ledger"
-        return [f"not ok {n} - {describe(r)} # TODO known difference: {_text(keys)}"]
+        return Point(False, describe(r), "TODO", f"known difference: {keys}")
     if r.ok:
-        return [f"ok {n} - {describe(r)}"]
-    return [f"not ok {n} - {describe(r)}", "  ---",
-            *_yaml(diagnostics(r), 2), "  ..."]
+        return Point(True, describe(r))
+    return Point(False, describe(r), diagnostics=diagnostics(r))
 
 
-def lines(results: Sequence[Result], aborted: str = "") -> list[str]:
-    """The whole TAP stream: version, plan, points; ``Bail out!`` when the
-    check stopped early (``aborted``: why)."""
-    out = [f"TAP version {VERSION}", f"1..{len(results)}"]
-    for n, r in enumerate(results, 1):
-        out += point(n, r)
-    if aborted:
-        first = aborted.strip().splitlines()[-1] if aborted.strip() else "internal error"
-        out.append(f"Bail out! the check stopped on an internal error of sdqtest: "
-                   f"{_text(first)}")
+def stream(points: Sequence[Point], bail: str = "") -> list[str]:
+    """The whole TAP stream: version, plan, points; ``Bail out!`` and
+    ``bail`` when the run stopped early."""
+    out = [f"TAP version {VERSION}", f"1..{len(points)}"]
+    for n, p in enumerate(points, 1):
+        out += p.lines(n)
+    if bail:
+        out.append(f"Bail out! {_text(bail)}")
     return out
 
 
+def lines(results: Sequence[Result], aborted: str = "") -> list[str]:
+    """The check's TAP stream; ``aborted``: the traceback of a check that
+    stopped on an internal error of sdqtest."""
+    last = aborted.strip().splitlines()[-1] if aborted.strip() else "internal error"
+    return stream([point(r) for r in results], f"the check stopped on an internal error "
+                  f"of sdqtest: {last}" if aborted else "")
+
+
 def write(results: Sequence[Result], dest: str, stdout: TextIO, aborted: str = "") -> None:
-    """The TAP stream into file ``dest``, or on ``stdout`` when ``dest`` is ``-``."""
-    text = "\n".join(lines(results, aborted)) + "\n"
+    """The check's TAP stream into file ``dest``, or on ``stdout`` (``-``)."""
+    write_stream(lines(results, aborted), dest, stdout)
+
+
+def write_stream(stream_lines: list[str], dest: str, stdout: TextIO) -> None:
+    """``stream_lines`` into file ``dest``, or on ``stdout`` when ``dest`` is ``-``."""
+    text = "\n".join(stream_lines) + "\n"
     if dest == "-":
         stdout.write(text)
         stdout.flush()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 from typing import Any
 
 from harness.commands import failure
-from harness.commands.common import qemu_option
+from harness.commands.common import check_output, qemu_option
 
 
 def register(sub: Any) -> None:
@@ -30,11 +32,21 @@ def register(sub: Any) -> None:
     r.add_argument("--timeout", type=float, default=10.0, help="seconds per command")
     r.add_argument("--no-model", action="store_true", help="do not run the model")
     r.add_argument("--table", action="store_true", help="end with each trace's verdict per build")
+    r.add_argument("--tap", metavar="FILE|-", nargs="?", const="-",
+                   help="write each trace on each build as a TAP 14 test point (not ok: "
+                   "QEMU crashed, hung or a sanitizer reported, or the model disagrees; "
+                   "SKIP: QEMU refused the command line), for meson test; no FILE or '-': "
+                   "on standard output, the rest then on standard error")
     r.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """``sdqtest replay`` (:func:`harness.replay.run.run`)."""
+    """``sdqtest replay`` (:func:`harness.replay.run.run`); with ``--tap -``
+    the TAP is standard output and what it says goes to standard error."""
     from harness.replay import run as replay_run
 
-    return replay_run.run(args)
+    check_output("--tap", args.tap)
+    stdout = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr) if args.tap == "-" \
+            else contextlib.nullcontext():
+        return replay_run.run(args, stdout)

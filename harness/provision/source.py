@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import progress
 from harness.errors import SdqtestError
 from harness.paths import cache_dir, folder_lock, package_data
 from harness.provision import build
@@ -402,8 +403,12 @@ def build_one(w: Wanted, log: Log = print, timeout: float = BUILD_TIMEOUT) -> li
         log(f"QEMU {w.release.version} {w.variant}: building {src} in {w.folder} "
             f"(log: {log_path})")
         start = time.monotonic()
-        with log_path.open("w") as out:
-            res = builder.build(src, w.release.debian or w.release.version, out, timeout)
+        progress.show(f"QEMU {w.release.version} {w.variant}: building (log: {log_path})")
+        try:
+            with log_path.open("w") as out:
+                res = builder.build(src, w.release.debian or w.release.version, out, timeout)
+        finally:
+            progress.show("")
         if not res.ok:
             raise SourceError(f"QEMU {w.release.version} {w.variant}: {res.message} "
                               f"(log: {log_path})")

@@ -257,6 +257,8 @@ class QemuSession:
         self.argv: list[str] = []
         self._stderr_file: Any = None
         self._listener: socket.socket | None = None
+        #: SIGKILL sent and waited for once (:meth:`kill`).
+        self._killed = False
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -296,6 +298,7 @@ class QemuSession:
                     raise
 
     def _launch(self, accel: str) -> None:
+        self._killed = False
         self.dir = socket_dir()
         qtest_path = self.dir / "qtest.sock"
         qmp_path = self.dir / "qmp.sock"
@@ -406,12 +409,20 @@ class QemuSession:
         self.check_alive()
 
     def kill(self) -> None:
-        """Kill the process at once (no QMP), and reap it."""
+        """Kill the process at once (no QMP), and reap it: up to
+        :data:`KILL_REAP` seconds, once.  A process that outlives that (in
+        an uninterruptible sleep on a loaded machine) has its SIGKILL
+        pending; a second call does not wait for it again (``close`` ends
+        in ``_teardown``, which kills too), so the harness's own exit stays
+        bounded whatever QEMU does."""
         if self.proc is not None and self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
+            if self._killed:
+                return
+            self._killed = True
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(5)
+                wait_exit(self.proc, KILL_REAP)
 
     def close(self) -> None:
         """Ask QEMU to quit, then escalate; always reap and clean up."""
@@ -538,6 +549,10 @@ def wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> int:
     finally:
         os.close(fd)
     return proc.wait(1)
+
+
+#: Seconds :meth:`QemuSession.kill` waits, once, for a killed QEMU to be reaped.
+KILL_REAP = 5.0
 
 
 def exit_grace() -> float:

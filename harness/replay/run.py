@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
+from typing import TextIO
 
+from harness.check import tap
 from harness.errors import UsageError
 from harness.qemu.builds import QemuBuild
 from harness.qemu.selection import select_board_builds, select_builds
@@ -42,7 +45,7 @@ def builds_for(path: Path, specs: list[str] | None) -> list[QemuBuild]:
     return [b for b in select_board_builds(None) if ("riscv" in b.binary.name) == riscv]
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     """Replay each trace on each build: refused, crashed, hung, sanitizer
     report or clean; model diff where it can.  Exit status: 3 when QEMU
     crashed, hung or a sanitizer reported on some build, else 1 when the
@@ -58,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     extra = args.qemu_args.split() if args.qemu_args else None
     worst: set[str] = set()
     table: dict[str, dict[str, str]] = {}
+    points: list[tap.Point] = []
     for path in paths:
         if len(paths) > 1:
             print(f"{path}:")
@@ -65,12 +69,16 @@ def run(args: argparse.Namespace) -> int:
         if not chosen:
             print(f"  skipped: an {'ARM' if is_arm_report(path) else 'x86'} report, "
                   "and no --qemu build of that kind")
+            points.append(tap.Point(True, path.stem, "SKIP", "no --qemu build of its kind"))
         for b in chosen:
-            outcome, word = _replay_one(path, b, args, extra)
+            res, outcome = _say_one(path, b, args, extra)
             worst.add(outcome)
-            table.setdefault(path.stem, {})[b.name] = word
+            table.setdefault(path.stem, {})[b.name] = engine.verdict(res)
+            points.append(tap_point(path, b.name, res, outcome))
     if getattr(args, "table", False):
         print_verdicts(table)
+    if getattr(args, "tap", None):
+        tap.write_stream(tap.stream(points), args.tap, stdout or sys.stdout)
     if "finding" in worst:
         return 3
     if "diff" in worst:
@@ -88,12 +96,21 @@ def print_verdicts(table: dict[str, dict[str, str]]) -> None:
                                      for stem, row in table.items()])
 
 
-def _replay_one(path: Path, b: QemuBuild, args: argparse.Namespace,
-                extra: list[str] | None) -> tuple[str, str]:
-    """``path`` on ``b``, said; its worst outcome (finding, diff, refused or
-    ok) and its verdict word (:func:`harness.replay.engine.verdict`)."""
-    res, outcome = _say_one(path, b, args, extra)
-    return outcome, engine.verdict(res)
+def tap_point(path: Path, build: str, res: engine.ReplayResult, outcome: str) -> tap.Point:
+    """``replay --tap``'s point for ``path`` on ``build``: ok when clean, a
+    SKIP when QEMU refused the command line, not ok (QEMU's outcome, its
+    stderr's last lines, the model's differences) otherwise, as the exit
+    status counts them."""
+    name = f"{path.stem} {build}"
+    if outcome == "ok":
+        return tap.Point(True, name)
+    if outcome == "refused":
+        return tap.Point(True, name, "SKIP", res.summary())
+    data = {"verdict": engine.verdict(res), "build": build, "trace": str(path),
+            "stderr": [ln for ln in res.stderr.splitlines() if ln.strip()][-8:],
+            "model": ([res.model_error] if res.model_error else []) + res.model_diffs[:20]}
+    return tap.Point(False, name, diagnostics={"message": res.summary(), "severity": "fail",
+                                               "data": data})
 
 
 def _say_one(path: Path, b: QemuBuild, args: argparse.Namespace,

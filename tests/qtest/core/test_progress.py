@@ -107,3 +107,27 @@ def test_one_module_draws_progress() -> None:
            if p.name != "progress.py" or p.parent != ROOT
            if erase.search(p.read_text())]
     assert own == [], own
+
+
+def test_a_forked_worker_starts_with_the_line_down() -> None:
+    """A ``check -j`` worker is forked while the parent's status may be up
+    (its heartbeat thread holding the lock): the child's copy is down, with
+    a lock of its own, and drawing in it does not hang."""
+    import os
+
+    clock = Clock()
+    line, buf = _plain(clock)
+    line.show("parent status")
+    line._lock.acquire()  # as the parent's heartbeat thread may hold it at the fork
+    line._after_fork()
+    assert line.text == "" and line._thread is None
+    line.show("child")  # a fresh lock: no deadlock
+    assert line.text == "child"
+    progress.LINE.show("the parent's status")  # up, its heartbeat thread running
+    try:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if progress.LINE.text == "" and progress.LINE._thread is None else 1)
+        assert os.waitpid(pid, 0)[1] == 0
+    finally:
+        progress.LINE.clear()

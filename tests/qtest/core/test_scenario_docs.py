@@ -4,6 +4,11 @@ only."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 import harness.scenarios as scenarios
@@ -63,3 +68,18 @@ def test_the_listing_is_whole_and_fits_100_columns() -> None:
     assert list(by_name) == list(SCENARIOS)
     for name, parts in by_name.items():
         assert " ".join(parts) == SCENARIOS[name].doc, name
+
+
+def test_a_listing_into_a_closed_pipe_is_no_internal_error(tmp_path: Path) -> None:
+    """``check --list | head -1``: the reader goes away; the command stops
+    quietly (141, as a process killed by SIGPIPE), never as a bug of sdqtest."""
+    root = Path(__file__).resolve().parents[3]
+    p = subprocess.Popen([sys.executable, "-m", "harness.cli", "check", "--list"], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, PYTHONPATH=str(root)))
+    assert p.stdout is not None and p.stderr is not None
+    assert p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(120) == 141 and "internal error" not in err, err
+    assert not (tmp_path / "reports").exists()

@@ -129,7 +129,8 @@ def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Pat
     default or ignored (a background job, nohup)."""
     script = tmp_path / "victim.py"
     script.write_text(textwrap.dedent(f"""
-        import sys, time
+        import faulthandler, signal, sys, time
+        faulthandler.register(signal.SIGUSR1)  # where it is, should it not exit
         from harness.qemu.session import QemuSession, install_signal_handlers
         install_signal_handlers()
         with QemuSession({str(qemu_build.binary)!r}) as s:
@@ -139,8 +140,10 @@ def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Pat
     root = Path(__file__).resolve().parents[3]
     env = dict(os.environ, PYTHONPATH=str(root))
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL):
-        p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env,
-                             preexec_fn=inherit(inherited))
+        err = tmp_path / f"victim-{sig.name}.err"
+        with err.open("w") as stderr:
+            p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                                 stderr=stderr, env=env, preexec_fn=inherit(inherited))
         assert p.stdout is not None
         qemu_pid = int(p.stdout.readline())
         assert _alive(qemu_pid)
@@ -150,8 +153,11 @@ def test_interrupted_harness_leaves_no_qemu(qemu_build: QemuBuild, tmp_path: Pat
         try:
             p.wait(30)
         except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGUSR1)  # its stacks into its stderr, then gone
+            time.sleep(1)
             p.kill()
-            raise AssertionError(f"harness did not exit within 30 s of {sig.name}") from None
+            raise AssertionError(f"harness did not exit within 30 s of {sig.name}; its "
+                                 f"stderr:\n{err.read_text()[-4000:]}") from None
         deadline = time.monotonic() + 5
         while _alive(qemu_pid) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -189,3 +195,48 @@ def test_a_killed_harness_leaves_no_qemu_either_way_of_spawning(
     while _alive(qemu_pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(qemu_pid), "QEMU survived the harness's SIGKILL"
+
+
+class _Unkillable:
+    """A QEMU that answers nothing and is never reaped (an uninterruptible
+    sleep on a loaded machine): every wait on it times out."""
+
+    pid, returncode, args = 0, None, ["qemu"]
+
+    def __init__(self, waits: list[tuple[str, float]]) -> None:
+        self.waits = waits
+
+    def poll(self) -> None:
+        return None
+
+    def kill(self) -> None:
+        self.waits.append(("SIGKILL", 0.0))
+
+    def terminate(self) -> None:
+        self.waits.append(("SIGTERM", 0.0))
+
+    def wait(self, timeout: float) -> int:
+        self.waits.append(("wait", timeout))
+        raise subprocess.TimeoutExpired("qemu", timeout)
+
+
+def test_close_waits_once_for_a_qemu_that_will_not_die(monkeypatch: pytest.MonkeyPatch) -> None:
+    """quit, the exit grace, SIGTERM and 2 s, SIGKILL and one reap wait: the
+    teardown's own kill sends SIGKILL again but does not wait a second time
+    (it did, 5 s more, which a harness interrupted on a loaded machine spent
+    on top of the rest)."""
+    from harness.qemu import session
+
+    waits: list[tuple[str, float]] = []
+
+    def wait_exit(proc: object, timeout: float) -> int:
+        waits.append(("wait", timeout))
+        raise subprocess.TimeoutExpired("qemu", timeout)
+
+    monkeypatch.setattr(session, "wait_exit", wait_exit)
+    s = QemuSession("/nonexistent/qemu")
+    s.proc = _Unkillable(waits)  # type: ignore[assignment]
+    s.close()
+    grace = session.exit_grace()
+    assert waits == [("wait", grace), ("SIGTERM", 0.0), ("wait", 2), ("SIGKILL", 0.0),
+                     ("wait", session.KILL_REAP), ("SIGKILL", 0.0)]

@@ -218,3 +218,27 @@ def test_tap_usage_errors_before_the_run(argv: list[str], words: str,
     assert common.call(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0], err
+
+
+def test_replay_points_follow_its_exit_status() -> None:
+    """``replay --tap``: clean ok, refused a SKIP, a crash or a model
+    difference not ok with QEMU's outcome and the model's reads."""
+    from harness.replay import engine
+    from harness.replay.run import tap_point
+
+    trace = Path("cve-x.sh")
+    crash = engine.ReplayResult(lines=3, answered=2, crashed=True, signal=6,
+                                verdict=engine.CRASHED, stderr="a\nAssertion `len' failed.\n")
+    diff = engine.ReplayResult(lines=3, answered=3, model_diffs=["read 0x30: QEMU 1, model 0"])
+    refused = engine.ReplayResult(verdict=engine.REFUSED, refusal="no machine x")
+    points = [tap_point(trace, "7.2", engine.ReplayResult(lines=3, answered=3), "ok"),
+              tap_point(trace, "7.2", refused, "refused"),
+              tap_point(trace, "11.1", crash, "finding"),
+              tap_point(trace, "11.1", diff, "diff")]
+    s = consume("\n".join(tap.stream(points)))
+    clean, skip, crashed, differs = s.points
+    assert clean.ok and clean.description == "cve-x 7.2"
+    assert skip.ok and skip.directive == "SKIP" and "no machine x" in skip.reason
+    assert not crashed.ok and _yaml(crashed)["data"]["verdict"] == "crash"
+    assert "Assertion `len' failed." in _yaml(crashed)["data"]["stderr"]
+    assert not differs.ok and _yaml(differs)["data"]["model"] == ["read 0x30: QEMU 1, model 0"]
