@@ -271,7 +271,8 @@ class OmapHost:
                "cmd8": self.command(S.index("SEND_IF_COND"),
                                     S.CMD8_VHS_27_36 | S.CMD8_CHECK_PATTERN)}
         for _ in range(tries):
-            out["acmd41"] = self.app_command(41, S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
+            out["acmd41"] = self.app_command(S.index("SD_SEND_OP_COND", app=True),
+                                             S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
             if out["acmd41"].r1 & S.OCR_BUSY:
                 break
         out["cmd2"] = self.command(S.index("ALL_SEND_CID"))
@@ -285,7 +286,7 @@ class OmapHost:
 
     def bus_width(self, width: int) -> Command:
         """ACMD6 and MMC_CON.DW (``mmc_omap_calc_divisor``)."""
-        rsp = self.app_command(6, S.ACMD6_BUS_WIDTH[width])
+        rsp = self.app_command(S.index("SET_BUS_WIDTH", app=True), S.ACMD6_BUS_WIDTH[width])
         self.wide = width == 4
         self.set_ios()
         return rsp

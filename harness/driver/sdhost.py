@@ -292,7 +292,8 @@ class SdhostHost:
         out = {"cmd0": self.command(S.index("GO_IDLE_STATE"), 0, "none"),
                "cmd8": self.command(S.index("SEND_IF_COND"), 0x1AA)}
         for _ in range(POLLS):
-            out["acmd41"] = self.app_command(41, S.ACMD41_HCS | 0x00FF8000)
+            out["acmd41"] = self.app_command(S.index("SD_SEND_OP_COND", app=True),
+                                             S.ACMD41_HCS | 0x00FF8000)
             if out["acmd41"].failed or out["acmd41"].r1 & S.OCR_BUSY:
                 break
         out["cmd2"] = self.command(S.index("ALL_SEND_CID"), 0, "r2")
@@ -301,7 +302,8 @@ class SdhostHost:
         out["cmd9"] = self.command(S.index("SEND_CSD"), self.rca << 16, "r2")
         out["cmd7"] = self.command(S.index("SELECT_DESELECT_CARD"), self.rca << 16, "r1b")
         if wide:
-            out["acmd6"] = self.app_command(6, S.ACMD6_BUS_WIDTH[4])
+            out["acmd6"] = self.app_command(S.index("SET_BUS_WIDTH", app=True),
+                                            S.ACMD6_BUS_WIDTH[4])
         self.set_ios(CDIV_DATA, wide)
         return out
 

@@ -181,7 +181,8 @@ class SpiHost:
         out = {"cmd0": self.command(S.index("GO_IDLE_STATE")),
                "cmd8": self.command(S.index("SEND_IF_COND"), 0x1AA, rlen=T.R7_LEN)}
         for _ in range(tries):
-            out["acmd41"] = self.app_command(41, (1 << 30) if hcs else 0)
+            out["acmd41"] = self.app_command(S.index("SD_SEND_OP_COND", app=True),
+                                             (1 << 30) if hcs else 0)
             if out["acmd41"].r1 is not None and not out["acmd41"].r1 & 1:
                 break
         out["cmd58"] = self.command(T.index("READ_OCR"), rlen=T.R3_LEN)
