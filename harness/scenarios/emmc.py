@@ -245,11 +245,15 @@ _STATES: dict[str, Callable[[EmmcDriver], None]] = {
 }
 #: Indices the all-commands probe leaves out: CMD5 would put the device to
 #: sleep (covered by emmc-sleep), whose CMD0 aborts QEMU.
-_SKIP = frozenset({5})
+_SKIP = frozenset({E.index("SLEEP_AWAKE")})
+#: Commands addressed by the RCA in argument bits 31:16 (JESD84-B51 command table).
+_RCA_ARG = frozenset(map(E.index, ("SET_RELATIVE_ADDR", "SELECT_DESELECT_CARD", "SEND_CSD",
+                                   "SEND_CID", "SEND_STATUS", "GO_INACTIVE_STATE",
+                                   "APP_CMD")))
 
 
 def _args(d: EmmcDriver, index: int) -> int:
-    return d.card.rca << 16 if index in (3, 7, 9, 10, 13, 15, 55) else 0
+    return d.card.rca << 16 if index in _RCA_ARG else 0
 
 
 for _state, _reach in _STATES.items():
