@@ -97,7 +97,7 @@ class _Consulted(Protocol):
 RCA, RSPREG3 = entry("sd.rca-random"), entry("sdhci.rspreg3-after-auto-cmd12")
 
 _SDHCI_PARAMS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
-                 "maxcurr": "maxcurr", "uhs": "uhs_mode"}
+                 "maxcurr": "maxcurr", "uhs": "uhs_mode", "vendor": "vendor"}
 #: Properties of the sysbus controller only (a board sets them; sdhci-pci has none).
 _SYSBUS_PARAMS = {"pending-insert-quirk": "pending_insert_quirk", "wp-inverted": "wp_inverted"}
 #: sd-card properties (QEMU names) -> the SDCard model's parameters.
