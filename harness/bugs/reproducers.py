@@ -97,7 +97,7 @@ def acmd22_count_survives_reset(t: Target) -> Observation:
     then has no written blocks to count (0)."""
     d = _sd(t)
     d.write_blocks(0, bytes(512 * 3))
-    d.cmd(0, 0)
+    d.cmd(S.index("GO_IDLE_STATE"), 0)
     d.init_card()
     data = d.send_num_wr_blocks().data or b""
     count = int.from_bytes(data, "big") if len(data) == 4 else -1
@@ -137,7 +137,7 @@ def rspreg3_after_auto_cmd12(t: Target) -> Observation:
     d.select()
     before = d.rd(H.RSPREG3)
     t_ = Transfer(read=False, block_count=1, multi=False, auto_cmd=12, data=bytes(512))
-    res = d.cmd(24, d.address(0), data=t_)
+    res = d.cmd(S.index("WRITE_BLOCK"), d.address(0), data=t_)
     after = res.auto_cmd12_response if res.auto_cmd12_response is not None else d.rd(H.RSPREG3)
     return Observation(after != before, f"RSPREG3 {before:#010x} before a CMD24 with Auto "
                        f"CMD12 the card does not answer (CMD10's CID), {after:#010x} after")
@@ -234,7 +234,7 @@ def emmc_sleep_no_awake(t: Target) -> Observation:
     through identification again.  (The abort is seen by the runner.)"""
     d = _emmc(t)
     d.sleep()
-    d.cmd(0, 0)
+    d.cmd(S.index("GO_IDLE_STATE"), 0)
     d.init_emmc()
     st = d.send_status().r1
     return Observation(False, f"CMD0 after CMD5 sleep: the device initialised again, "
@@ -280,7 +280,7 @@ def wp_write_proceeds(t: Target) -> Observation:
     block 0, a CMD24 to block 0 is refused and the block keeps its data."""
     d = _sd(t)
     before = d.read_blocks(0, 1).data
-    d.cmd(28, d.address(0))
+    d.cmd(S.index("SET_WRITE_PROT"), d.address(0))
     w = d.write_blocks(0, bytes([0x5A]) * 512)
     after = d.read_blocks(0, 1).data
     return Observation(after != before, f"CMD24 to a protected group: R1 {w.r1:#010x}, "

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from harness.driver.layout import HOSTS
 from harness.driver.results import DriverError
 from harness.hwdefs import allwinner as A
+from harness.hwdefs import sd as S
 from harness.hwdefs.fields import Register
 from harness.target import Target, board_of
 
@@ -199,7 +200,7 @@ class SunxiHost:
     def app(self, index: int, arg: int = 0, rsp: str = "r1", rca: int = 0, **kw: object
             ) -> Response:
         """CMD55 with ``rca``, then ACMD``index``."""
-        self.command(55, rca << 16)
+        self.command(S.index("APP_CMD"), rca << 16)
         self.clear()
         return self.command(index, arg, rsp, **kw)  # type: ignore[arg-type]
 
@@ -208,27 +209,27 @@ class SunxiHost:
     def init_card(self, tries: int = 10) -> int:
         """CMD0, CMD8, ACMD41 until ready, CMD2, CMD3 (the RCA), CMD9, CMD7,
         ACMD6 (4-bit), CMD16 512; returns the RCA."""
-        self.command(0, rsp="")
+        self.command(S.index("GO_IDLE_STATE"), rsp="")
         self.clear()
-        self.command(8, 0x1AA)
+        self.command(S.index("SEND_IF_COND"), 0x1AA)
         self.clear()
         for _ in range(tries):
             r = self.app(41, 0x40FF_8000, rsp="r3")
             self.clear()
             if r.resp[0] & (1 << 31):
                 break
-        self.command(2, rsp="r2")
+        self.command(S.index("ALL_SEND_CID"), rsp="r2")
         self.clear()
-        rca = self.rca = self.command(3).r1 >> 16
+        rca = self.rca = self.command(S.index("SEND_RELATIVE_ADDR")).r1 >> 16
         self.clear()
-        self.command(9, rca << 16, rsp="r2")
+        self.command(S.index("SEND_CSD"), rca << 16, rsp="r2")
         self.clear()
-        self.command(7, rca << 16)
+        self.command(S.index("SELECT_DESELECT_CARD"), rca << 16)
         self.clear()
         self.app(6, 2, rca=rca)
         self.clear()
         self.wr(A.SD_BWDR, 1)
-        self.command(16, 512)
+        self.command(S.index("SET_BLOCKLEN"), 512)
         self.clear()
         return rca
 

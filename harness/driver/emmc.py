@@ -42,11 +42,11 @@ class EmmcDriver(HostDriver):
         info = CardInfo(block_len=block_len)
         self.card = info
         steps = info.steps
-        steps.append(self.cmd(0, 0))
-        enq = self._must(self.cmd(1, 0), "CMD1 enquiry")
+        steps.append(self.cmd(E.index("GO_IDLE_STATE"), 0))
+        enq = self._must(self.cmd(E.index("SEND_OP_COND"), 0), "CMD1 enquiry")
         steps.append(enq)
         for _ in range(tries):
-            r1 = self._must(self.cmd(1, ocr), "CMD1")
+            r1 = self._must(self.cmd(E.index("SEND_OP_COND"), ocr), "CMD1")
             steps.append(r1)
             if r1.r1 & S.OCR_BUSY:
                 info.ocr = r1.r1
@@ -54,28 +54,28 @@ class EmmcDriver(HostDriver):
             self.step(step_ns)
         else:
             raise DriverError("device did not power up (CMD1 busy never set)", steps[-1])
-        r2 = self._must(self.cmd(2, 0), "CMD2")
+        r2 = self._must(self.cmd(E.index("ALL_SEND_CID"), 0), "CMD2")
         steps.append(r2)
         info.cid = r2.r2
-        steps.append(self._must(self.cmd(3, rca << 16), "CMD3"))
+        steps.append(self._must(self.cmd(E.index("SET_RELATIVE_ADDR"), rca << 16), "CMD3"))
         info.rca = rca
-        r9 = self._must(self.cmd(9, rca << 16), "CMD9")
+        r9 = self._must(self.cmd(E.index("SEND_CSD"), rca << 16), "CMD9")
         steps.append(r9)
         info.csd = r9.r2
         self.set_clock(freq_hz)
-        steps.append(self._must(self.cmd(7, rca << 16), "CMD7"))
-        steps.append(self._must(self.cmd(16, block_len), "CMD16"))
+        steps.append(self._must(self.cmd(E.index("SELECT_DESELECT_CARD"), rca << 16), "CMD7"))
+        steps.append(self._must(self.cmd(E.index("SET_BLOCKLEN"), block_len), "CMD16"))
         return info
 
     # -- EXT_CSD and SWITCH (JESD84-B51 6.6.1, 7.4) ------------------------------------
 
     def send_ext_csd(self, *, mode: Mode = Mode.PIO) -> CommandResult:
         """CMD8: the 512-byte EXT_CSD in ``.data``."""
-        return self._read_data(8, 0, E.EXT_CSD_BYTES, mode=mode)
+        return self._read_data(E.index("SEND_EXT_CSD"), 0, E.EXT_CSD_BYTES, mode=mode)
 
     def switch(self, access: int, index: int, value: int, cmd_set: int = 0) -> CommandResult:
         """CMD6 SWITCH (R1b)."""
-        return self.cmd(6, E.switch_arg(access, index, value, cmd_set))
+        return self.cmd(E.index("SWITCH"), E.switch_arg(access, index, value, cmd_set))
 
     def select_partition(self, partition: int, *, boot_bits: int = 0) -> CommandResult:
         """PARTITION_CONFIG <- ``boot_bits | partition`` (WRITE_BYTE)."""
@@ -85,19 +85,19 @@ class EmmcDriver(HostDriver):
     def sleep(self) -> CommandResult:
         """Deselect (to stand-by) then CMD5 with the sleep bit."""
         self.deselect()
-        return self.cmd(5, (self.card.rca << 16) | E.CMD5_SLEEP)
+        return self.cmd(E.index("SLEEP_AWAKE"), (self.card.rca << 16) | E.CMD5_SLEEP)
 
     def erase(self, first: int, last: int, *, arg: int = 0) -> CommandResult:
         """CMD35, CMD36, CMD38 (``arg``: erase, trim, discard) over blocks
         ``first..last``; CMD38's result with CMD35/36 in ``related``."""
-        r35 = self.cmd(35, self.address(first))
+        r35 = self.cmd(E.index("ERASE_GROUP_START"), self.address(first))
         if r35.error:
             return r35
-        r36 = self.cmd(36, self.address(last))
+        r36 = self.cmd(E.index("ERASE_GROUP_END"), self.address(last))
         if r36.error:
             r36.related.insert(0, r35)
             return r36
-        r38 = self.cmd(38, arg)
+        r38 = self.cmd(E.index("ERASE"), arg)
         r38.related[:0] = [r35, r36]
         return r38
 
@@ -111,7 +111,7 @@ class EmmcDriver(HostDriver):
             self._rpmb_send_counted(frame, mode, count)
 
     def _rpmb_send_counted(self, frame: bytes, mode: Mode, count: int) -> CommandResult:
-        pre = self.cmd(23, count)
+        pre = self.cmd(E.index("SET_BLOCK_COUNT"), count)
         res = self.write_blocks(0, frame, mode=mode, block_size=E.RPMB_FRAME_BYTES,
                                 stop="none", multi=True)
         res.related.insert(0, pre)

@@ -260,31 +260,33 @@ class OmapHost:
 
     def app_command(self, index: int, arg: int = 0) -> Command:
         """CMD55 with the card's RCA, then ACMD``index``."""
-        self.command(55, self.rca << 16)
+        self.command(S.index("APP_CMD"), self.rca << 16)
         return self.request(index, arg, rsp=APP_RSP.get(index, "r1"))
 
     def init(self, *, tries: int = 20) -> dict[str, Command]:
         """Power-on (init stream), CMD0, CMD8, ACMD41 until ready, CMD2, CMD3,
         push-pull, CMD9, CMD7, CMD16 512."""
         self.set_ios()
-        out = {"cmd0": self.command(0),
-               "cmd8": self.command(8, S.CMD8_VHS_27_36 | S.CMD8_CHECK_PATTERN)}
+        out = {"cmd0": self.command(S.index("GO_IDLE_STATE")),
+               "cmd8": self.command(S.index("SEND_IF_COND"),
+                                    S.CMD8_VHS_27_36 | S.CMD8_CHECK_PATTERN)}
         for _ in range(tries):
-            out["acmd41"] = self.app_command(41, S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
+            out["acmd41"] = self.app_command(S.index("SD_SEND_OP_COND", app=True),
+                                             S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
             if out["acmd41"].r1 & S.OCR_BUSY:
                 break
-        out["cmd2"] = self.command(2)
-        out["cmd3"] = self.command(3)
+        out["cmd2"] = self.command(S.index("ALL_SEND_CID"))
+        out["cmd3"] = self.command(S.index("SEND_RELATIVE_ADDR"))
         self.rca = out["cmd3"].r1 >> 16
         self.opendrain = False
-        out["cmd9"] = self.command(9, self.rca << 16)
-        out["cmd7"] = self.command(7, self.rca << 16)
-        out["cmd16"] = self.command(16, 512)
+        out["cmd9"] = self.command(S.index("SEND_CSD"), self.rca << 16)
+        out["cmd7"] = self.command(S.index("SELECT_DESELECT_CARD"), self.rca << 16)
+        out["cmd16"] = self.command(S.index("SET_BLOCKLEN"), 512)
         return out
 
     def bus_width(self, width: int) -> Command:
         """ACMD6 and MMC_CON.DW (``mmc_omap_calc_divisor``)."""
-        rsp = self.app_command(6, S.ACMD6_BUS_WIDTH[width])
+        rsp = self.app_command(S.index("SET_BUS_WIDTH", app=True), S.ACMD6_BUS_WIDTH[width])
         self.wide = width == 4
         self.set_ios()
         return rsp
@@ -298,7 +300,7 @@ class OmapHost:
         x = Transfer(self.request(index, arg, rsp=rsp, data=data, blksz=blksz))
         x.data = bytes(data.out)
         if stop:
-            x.stop = self.command(12)
+            x.stop = self.command(S.index("STOP_TRANSMISSION"))
         return x
 
     def write(self, index: int, arg: int, payload: bytes, blksz: int = 512, *,
@@ -308,5 +310,5 @@ class OmapHost:
         x = Transfer(self.request(index, arg, data=data, blksz=blksz))
         x.data = payload[:data.pos]
         if stop:
-            x.stop = self.command(12)
+            x.stop = self.command(S.index("STOP_TRANSMISSION"))
         return x

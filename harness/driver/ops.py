@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.driver.adma import Adma2Desc, AdmaOptions
-from harness.driver.host import SET_BLOCKLEN, HostDriver
+from harness.driver.host import APP_CMD, SET_BLOCKLEN, HostDriver
 from harness.driver.results import DriverError, Mode, Transfer
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
@@ -623,7 +623,7 @@ def _run_probe(d: HostDriver, t: Target, op: Op) -> None:
 @operation.runs("start")
 def _run_start(d: HostDriver, t: Target, op: Op) -> None:
     if op.get("app"):  # its CMD55 first (PLS 4.3.9), addressed to the card
-        d.cmd(55, (d.card.rca & 0xFFFF) << 16)
+        d.cmd(APP_CMD, (d.card.rca & 0xFFFF) << 16)
     start(t, op, d.dma_base)
 
 

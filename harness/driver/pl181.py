@@ -179,7 +179,7 @@ class MmciHost:
 
     def app_command(self, index: int, arg: int = 0, **kw: bool) -> Command:
         """CMD55 with the card's RCA, then ACMD``index``."""
-        self.command(55, self.rca << 16)
+        self.command(S.index("APP_CMD"), self.rca << 16)
         return self.command(index, arg, **kw)
 
     # -- the identification of PLS 4.2 ------------------------------------------------
@@ -188,24 +188,26 @@ class MmciHost:
         """Probe, CMD0, CMD8, ACMD41 until ready, CMD2, CMD3 (the RCA), push-pull,
         CMD9, CMD7, CMD16 512."""
         self.probe()
-        out = {"cmd0": self.command(0, rsp=False),
-               "cmd8": self.command(8, S.CMD8_VHS_27_36 | S.CMD8_CHECK_PATTERN)}
+        out = {"cmd0": self.command(S.index("GO_IDLE_STATE"), rsp=False),
+               "cmd8": self.command(S.index("SEND_IF_COND"),
+                                    S.CMD8_VHS_27_36 | S.CMD8_CHECK_PATTERN)}
         for _ in range(tries):
-            out["acmd41"] = self.app_command(41, S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
+            out["acmd41"] = self.app_command(S.index("SD_SEND_OP_COND", app=True),
+                                             S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
             if out["acmd41"].r1 & S.OCR_BUSY:
                 break
-        out["cmd2"] = self.command(2, long=True)
-        out["cmd3"] = self.command(3)
+        out["cmd2"] = self.command(S.index("ALL_SEND_CID"), long=True)
+        out["cmd3"] = self.command(S.index("SEND_RELATIVE_ADDR"))
         self.rca = out["cmd3"].r1 >> 16
         self.set_ios(opendrain=False)
-        out["cmd9"] = self.command(9, self.rca << 16, long=True)
-        out["cmd7"] = self.command(7, self.rca << 16)
-        out["cmd16"] = self.command(16, 512)
+        out["cmd9"] = self.command(S.index("SEND_CSD"), self.rca << 16, long=True)
+        out["cmd7"] = self.command(S.index("SELECT_DESELECT_CARD"), self.rca << 16)
+        out["cmd16"] = self.command(S.index("SET_BLOCKLEN"), 512)
         return out
 
     def bus_width(self, width: int) -> Command:
         """ACMD6 and MCIClock.WideBus (``mmci_set_clkreg``)."""
-        rsp = self.app_command(6, S.ACMD6_BUS_WIDTH[width])
+        rsp = self.app_command(S.index("SET_BUS_WIDTH", app=True), S.ACMD6_BUS_WIDTH[width])
         self.wide = width == 4
         self.set_ios(opendrain=False)
         return rsp
@@ -293,5 +295,5 @@ class MmciHost:
             self.ack(xfer.status)
         self.wr(P.MCIDATACTRL, 0)
         if stop:
-            xfer.stop = self.command(12)
+            xfer.stop = self.command(S.index("STOP_TRANSMISSION"))
         return xfer

@@ -193,7 +193,7 @@ class SdhostHost:
 
     def app_command(self, index: int, arg: int = 0, rsp: str = "r1") -> Result:
         """CMD55 with the card's RCA, then ACMD``index``."""
-        self.command(55, self.rca << 16)
+        self.command(S.index("APP_CMD"), self.rca << 16)
         return self.command(index, arg, rsp)
 
     # -- data ---------------------------------------------------------------------------
@@ -289,21 +289,24 @@ class SdhostHost:
         self.reset()
         self.rca = 0  # CMD55 before CMD3 addresses RCA 0 (PLS 4.2.2)
         self.set_ios(CDIV_IDENT)
-        out = {"cmd0": self.command(0, 0, "none"), "cmd8": self.command(8, 0x1AA)}
+        out = {"cmd0": self.command(S.index("GO_IDLE_STATE"), 0, "none"),
+               "cmd8": self.command(S.index("SEND_IF_COND"), 0x1AA)}
         for _ in range(POLLS):
-            out["acmd41"] = self.app_command(41, S.ACMD41_HCS | 0x00FF8000)
+            out["acmd41"] = self.app_command(S.index("SD_SEND_OP_COND", app=True),
+                                             S.ACMD41_HCS | 0x00FF8000)
             if out["acmd41"].failed or out["acmd41"].r1 & S.OCR_BUSY:
                 break
-        out["cmd2"] = self.command(2, 0, "r2")
-        out["cmd3"] = self.command(3)
+        out["cmd2"] = self.command(S.index("ALL_SEND_CID"), 0, "r2")
+        out["cmd3"] = self.command(S.index("SEND_RELATIVE_ADDR"))
         self.rca = out["cmd3"].r1 >> 16
-        out["cmd9"] = self.command(9, self.rca << 16, "r2")
-        out["cmd7"] = self.command(7, self.rca << 16, "r1b")
+        out["cmd9"] = self.command(S.index("SEND_CSD"), self.rca << 16, "r2")
+        out["cmd7"] = self.command(S.index("SELECT_DESELECT_CARD"), self.rca << 16, "r1b")
         if wide:
-            out["acmd6"] = self.app_command(6, S.ACMD6_BUS_WIDTH[4])
+            out["acmd6"] = self.app_command(S.index("SET_BUS_WIDTH", app=True),
+                                            S.ACMD6_BUS_WIDTH[4])
         self.set_ios(CDIV_DATA, wide)
         return out
 
     def status(self) -> Result:
         """CMD13 (SEND_STATUS) with the card's RCA."""
-        return self.command(13, self.rca << 16)
+        return self.command(S.index("SEND_STATUS"), self.rca << 16)

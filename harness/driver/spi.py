@@ -24,6 +24,7 @@ from harness.driver.layout import HOSTS
 from harness.driver.results import DriverError
 from harness.driver.sifive_spi import SifiveSpiPort, SpiPort
 from harness.hwdefs import pl022 as P
+from harness.hwdefs import sd as S
 from harness.hwdefs import sd_spi as T
 from harness.target import Target, board_of
 
@@ -163,7 +164,7 @@ class SpiHost:
 
     def app_command(self, index: int, arg: int = 0, **kw: object) -> Response:
         """CMD55, then ACMD``index``."""
-        self.command(55)
+        self.command(S.index("APP_CMD"))
         return self.command(index, arg, **kw)  # type: ignore[arg-type]
 
     def wait_busy(self) -> int:
@@ -216,12 +217,14 @@ class SpiHost:
         self.setup()
         self.fill(10)  # >= 74 clocks with the card deselected (PLS 6.4.1.1)
         self.select()
-        out = {"cmd0": self.command(0), "cmd8": self.command(8, 0x1AA, rlen=T.R7_LEN)}
+        out = {"cmd0": self.command(S.index("GO_IDLE_STATE")),
+               "cmd8": self.command(S.index("SEND_IF_COND"), 0x1AA, rlen=T.R7_LEN)}
         for _ in range(tries):
-            out["acmd41"] = self.app_command(41, (1 << 30) if hcs else 0)
+            out["acmd41"] = self.app_command(S.index("SD_SEND_OP_COND", app=True),
+                                             (1 << 30) if hcs else 0)
             if out["acmd41"].r1 is not None and not out["acmd41"].r1 & 1:
                 break
-        out["cmd58"] = self.command(58, rlen=T.R3_LEN)
+        out["cmd58"] = self.command(T.index("READ_OCR"), rlen=T.R3_LEN)
         return out
 
     def read_register(self, index: int) -> tuple[Response, Block | None]:

@@ -73,6 +73,10 @@ class Board:
     the size the board gives itself where it ignores ``-m`` (``ram_own``)."""
     sdhci: tuple[tuple[str, int | bool], ...]
     """Controller properties the board sets, by QEMU name (the model mirrors them)."""
+    devices: tuple[tuple[str, int], ...] = ()
+    """Properties the board sets on the devices beside its controller that
+    the model mirrors, as ``("device.property", value)`` by QEMU names
+    (``realview_sysctl.sys_id``: SYS_ID next to a PL181)."""
     ram_own: bool = False
     """The board allocates its RAM itself (``memory_region_init_ram``) rather
     than taking the machine's (``default_ram_id``): it ignores ``-m`` and
@@ -342,6 +346,7 @@ BOARDS: tuple[Board, ...] = (
         ram_base=0x6000_0000,
         ram=128 * _MIB,
         sdhci=(),
+        devices=(("realview_sysctl.sys_id", 0x1190_F500),),
         binary="qemu-system-arm",
         source="hw/arm/vexpress.c vexpress_common_init (7.2.22, 10.0.13, 11.1.1 alike): "
                "pl181 at map[VE_MMCI] 0x10005000 (legacy map of the A9 daughterboard), "
@@ -362,6 +367,37 @@ BOARDS: tuple[Board, ...] = (
                "versatilepb (MMCI0 on SIC inputs 22 and 1, unnamed: qtest watches them on "
                "7.2 too) wires no card-detect or write-protect; integratorcp and "
                "realview-* have the same pl181"),
+    ),
+    Board(
+        name="realview-pb-a8",
+        machine="realview-pb-a8",
+        controller="pl181",
+        # The same window as vexpress-a9's: realview_sysctl at 0x10000000, the
+        # MMCI at +0x5000 (harness.hwdefs.pl181).
+        base=0x1000_0000,
+        # MCIINTR0 on input 17 of the realview_gic (unnamed: 7.2's qtest
+        # intercepts it too; MCIINTR1 is input 18).
+        irq=IrqRoute(kind="in", line=17, qom_type="realview_gic"),
+        ram_base=0x7000_0000,
+        ram=128 * _MIB,
+        sdhci=(),
+        devices=(("realview_sysctl.sys_id", 0x0178_0500),),
+        ram_aliases=((0, 128 * _MIB, 0x7000_0000),),
+        binary="qemu-system-arm",
+        source="hw/arm/realview.c realview_init (7.2.22, 10.0.13, 11.1.1 alike), "
+               "BOARD_PB_A8: pl181 at 0x10005000, IRQs pic[17] and pic[18] (inputs of the "
+               "realview_gic at 0x1e000000), card-read-only and card-inserted split to "
+               "realview_sysctl's GPIO inputs (SYS_MCI bits 1 and 0) and the third pl061, "
+               "sys_id 0x01780500 (is_pb), the card from if=sd index 0; RAM at 0x70000000, "
+               "its first 256 MiB also at 0; the same pl041 as vexpress-a9, which needs "
+               "an audio backend from 10.0 on: no -nodefaults",
+        nodefaults=False,
+        variant="pl181",
+        reset_keeps="pl181.reset-keeps-clock-and-fifo",
+        group="mmci",
+        notes=("the ARM PrimeCell MMCI of vexpress-a9 (harness.model.pl181) on the "
+               "RealView Platform Baseboard for Cortex-A8: another interrupt controller "
+               "and SYS_ID, the same registers",),
     ),
     Board(
         name="orangepi-pc",

@@ -46,6 +46,14 @@ SPI_ONLY_COMMANDS: dict[int, SpecCommand] = {
 }
 
 
+def index(name: str) -> int:
+    """The index of the SPI-mode command ``name`` (``"READ_OCR"``, Table 7-3)."""
+    for c in SPI_ONLY_COMMANDS.values():
+        if c.name == name:
+            return c.index
+    raise KeyError(f"no SPI-mode command {name!r} in PLS Table 7-3")
+
+
 def crc7(data: bytes) -> int:
     """PLS 4.5: CRC7, generator x^7 + x^3 + 1, over ``data``."""
     crc = 0

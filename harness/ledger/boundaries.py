@@ -264,11 +264,30 @@ OMAP_BADWIDTH = Boundary(
     "is zero-filled without -pflash)",
     "model.omap_target.OmapModelTarget (the sx1 board)")
 
+SDHCI_VENDOR_FSL = Boundary(
+    "sdhci.vendor-fsl-reset", (10, 0, 0),
+    "the vendor property knows no Freescale value: vendor=2 changes nothing",
+    "vendor=2 (Freescale eSDHC) makes a reset leave Normal and Error Interrupt Status "
+    "Enable at 0x013f and 0x117f",
+    ("7.2.22", "7.2.22 src"), ("10.0.13", "10.0.13 src", "10.2.2 src"),
+    "assumed 10.0: 7.2.22's source lacks it, 10.0.13's has it; no 8.x or 9.x build here",
+    "sdhci.SDHCI.reset (the vendor property)")
+SDHCI_VENDOR_GONE = Boundary(
+    "sdhci.vendor-property-removed", (11, 0, 0),
+    "sdhci-pci and the sysbus SDHCI have the properties vendor and endianness",
+    "neither: the Freescale eSDHC is a device type of its own (fsl-esdhc-be, fsl-esdhc-le)",
+    ("7.2.22", "10.0.13", "10.2.2 src"), ("11.1.1 src", "11.1.3"),
+    "adjacent releases: 10.2.2's source has the properties, 11.0.3's has not (a stable "
+    "release removes no property)",
+    "defaults.TABLE (vendor, detected); the scenario vendor-fsl-reset-enables needs the "
+    "property", pinned=True)
+
 #: Every boundary the model uses.
 BOUNDARIES: tuple[Boundary, ...] = (
     SD_PROTOCOL, SD_10_1, SDMA_REWORK, HOSTCTL2_V4EN, CARD_SPEC_3, ERASE_SERIES,
     EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY, USDHC_SPEC_3, ASPEED_WP_INVERTED,
     ASPEED_CAPAREG, SUNXI_IRQ_LEVEL, OMAP_SRTS_CARD, OMAP_STACK_ZERO, OMAP_BADWIDTH,
+    SDHCI_VENDOR_FSL, SDHCI_VENDOR_GONE,
 )
 
 #: First and last release whose defaults were held against a build: 7.2.0 up

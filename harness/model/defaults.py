@@ -63,6 +63,9 @@ TABLE: tuple[Row, ...] = (
         "SD Host Controller spec 2.00; seen on 7.2.22, 10.0.13, 11.1.3"),
     Row("sdhci-pci", "uhs", 0, ALWAYS,
         "no UHS-I mode; seen on 7.2.22, 10.0.13, 11.1.3"),
+    Row("sdhci-pci", "vendor", 0, ALWAYS,
+        "no vendor's behaviour (SDHCI_VENDOR_NONE); the property exists up to 10.2 "
+        "(boundary sdhci.vendor-property-removed)", detected=True),
     Row("sd-card", "spec_version", 2, ALWAYS,
         "SD Physical Layer 2.00; seen on 7.2.22"),
     Row("sd-card", "spec_version", 3, boundaries.CARD_SPEC_3.since,

@@ -1,9 +1,10 @@
 """``Pl181ModelTarget``: the golden model of a board whose SD card is behind a PL181.
 
 The Target window of such a board (:mod:`harness.hwdefs.pl181`) holds the
-Versatile Express system registers at offset 0 (SYS_ID; SYS_MCI, where the
-board wires the MMCI's card-detect and write-protect outputs: QEMU
-``hw/arm/vexpress.c`` to ``arm_sysctl``'s GPIO inputs, bit 0 and bit 1) and
+system registers at offset 0 (SYS_ID, the board's ``Board.devices`` value;
+SYS_MCI, where the board wires the MMCI's card-detect and write-protect
+outputs: QEMU ``hw/arm/vexpress.c`` and ``realview.c`` to ``arm_sysctl``'s
+GPIO inputs, bit 0 and bit 1) and
 the MMCI (:class:`harness.model.pl181.Pl181`) at 0x5000.  Accesses are split
 as QEMU's memory core splits them (4 bytes at most, aligned pieces; each
 piece reaches the device at its own offset, its answer masked to its
@@ -30,10 +31,12 @@ from harness.model.target import card_medium, model_params, split_access
 from harness.profile import NEWEST, BuildProfile
 from harness.target import check_access
 
-__all__ = ["Pl181ModelTarget", "SYS_ID_VALUE"]
+__all__ = ["SYS_ID", "Pl181ModelTarget"]
 
-#: hw/arm/vexpress.c ``sys_id`` (0x1190f500: HBI-0190, the V2M-P1 motherboard).
-SYS_ID_VALUE = 0x1190_F500
+#: The board property SYS_ID reads (``Board.devices``): the ``sys_id`` the
+#: board's source gives its ``realview_sysctl`` (hw/arm/vexpress.c: 0x1190f500,
+#: HBI-0190, the V2M-P1 motherboard; hw/arm/realview.c: 0x01780500 on a PB).
+SYS_ID = "realview_sysctl.sys_id"
 #: The ledger's entry of the value the model adopts (CMD3's random RCA).
 RCA = entry("sd.rca-random")
 _RESPONSE0 = P.mmci(P.MCIRESPONSE[0])
@@ -60,6 +63,7 @@ class Pl181ModelTarget(BoardModelTarget):
             self.clock, image, size, profile=profile, machine=machine.type, strict=strict,
             **card_params)
         self.mmci = Pl181(self.card)
+        self.sys_id = dict(board.devices)[SYS_ID]
         self.adoptions: list[tuple[str, int]] = []
         self.refused: list[str] = []
         self._irq_reported = False
@@ -76,7 +80,7 @@ class Pl181ModelTarget(BoardModelTarget):
 
     def _sysreg(self, off: int) -> int:
         if off == P.SYS_ID.offset:
-            return SYS_ID_VALUE
+            return self.sys_id
         if off == P.SYS_MCI.offset:
             return (P.SYS_MCI.mask("CARDIN") if self.card.inserted else 0) | (
                 P.SYS_MCI.mask("WPROT") if self.card.readonly else 0)
@@ -107,7 +111,8 @@ class Pl181ModelTarget(BoardModelTarget):
         return self.mmci.irq_changes[0]
 
     def irq1_level(self) -> bool:
-        """MCIINTR1 (GIC SPI 10 on vexpress-a9)."""
+        """MCIINTR1 (the interrupt input after MCIINTR0's on the boards: GIC SPI
+        10 on vexpress-a9, 18 on realview-pb-a8)."""
         return self.mmci.levels[1]
 
     # -- beyond the Target interface ------------------------------------------------

@@ -42,6 +42,9 @@ BLOCK = 512
 INVALID_ADDRESS = 0xFFFFFFFF
 OCR_POWER_DELAY_NS = 500_000  #: enquiry ACMD41 power-up delay QEMU models
 OCR_QEMU_VDD = 0x00FFFF00
+#: The commands an erase sequence allows between its steps (PLS 4.3.5).
+_ERASE_SEQUENCE = frozenset(map(S.index, ("SEND_STATUS", "ERASE_WR_BLK_START",
+                                          "ERASE_WR_BLK_END", "ERASE")))
 R3_MASK = 0x00FFFF00 | (1 << 24) | (1 << 29) | S.OCR_CCS | S.OCR_BUSY
 
 
@@ -376,7 +379,7 @@ class SDCard:
 
     def _strict_erase_sequence(self, cmd: int) -> None:
         """Strict PLS 4.3.5: other commands inside an erase sequence reset it."""
-        if self._erase_seq and not self.expecting_acmd and cmd not in (13, 32, 33, 38):
+        if self._erase_seq and not self.expecting_acmd and cmd not in _ERASE_SEQUENCE:
             self._erase_seq = 0
             self.erase_start = self.erase_end = INVALID_ADDRESS
             self.card_status |= S.ERASE_RESET

@@ -59,6 +59,13 @@ from harness.profile import NEWEST, BuildProfile
 #: stable release (11.1.1 built from source lacks it, 11.1.3 has it; see
 #: :data:`harness.ledger.boundaries.HOSTCTL2_V4EN`).
 HOSTCTL2_V4EN_ALWAYS = boundaries.HOSTCTL2_V4EN.since
+#: The ``vendor`` property's Freescale value (QEMU ``SDHCI_VENDOR_FSL``, which
+#: hw/ppc/e500.c sets) and the interrupt status enables a reset leaves with it
+#: from QEMU 10.0 until the property went in 11.0
+#: (:data:`harness.ledger.boundaries.SDHCI_VENDOR_FSL`): the eSDHC's IRQSTATEN.
+VENDOR_FSL = 2
+FSL_RESET_SINCE = boundaries.SDHCI_VENDOR_FSL.since
+FSL_NORINTSTSEN, FSL_ERRINTSTSEN = 0x013F, 0x117F
 
 __all__ = ["CONTROLLERS", "SDHCI", "SDHCIConfigError", "SDBusCard"]
 
@@ -90,7 +97,9 @@ class SDHCI(SdhciDma):
                  capareg: int | str | None = None, maxcurr: int | str | None = None,
                  uhs_mode: int | str | None = None, strict: Strictness = False,
                  machine: str | None = None, pending_insert_quirk: bool = False,
-                 wp_inverted: bool = False) -> None:
+                 wp_inverted: bool = False, vendor: int | str | None = None) -> None:
+        #: The property ``vendor`` (up to QEMU 10.2; 0: none).
+        self.vendor = 0 if vendor is None else int(str(vendor), 0)
         super().__init__(clock, card, memory, profile=profile, sd_spec_version=sd_spec_version,
                          capareg=capareg, maxcurr=maxcurr, uhs_mode=uhs_mode, strict=strict,
                          machine=machine)
@@ -124,6 +133,9 @@ class SDHCI(SdhciDma):
         self.pending_insert = False  # only a power-on reset arms the quirk
         self.set_inserted(self.card_inserted())
         self.set_readonly(self.card_readonly())
+        if self.vendor == VENDOR_FSL and self.profile.version >= FSL_RESET_SINCE:
+            # after the card's state is re-sampled: no Card Insertion latched
+            self.norintstsen, self.errintstsen = FSL_NORINTSTSEN, FSL_ERRINTSTSEN
 
     def set_inserted(self, level: bool) -> None:
         """The card was inserted (``level``) or removed.

@@ -16,6 +16,8 @@ accesses into what QEMU's memory core hands the device:
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,18 +35,22 @@ from harness.model.emmc import EmmcCard, emmc_card_params
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
 from harness.model.sdhci import CONTROLLERS as CONTROLLERS
-from harness.model.sdhci import SDHCI, SDBusCard
-from harness.model.sdhci_aspeed import AspeedSdhci
-from harness.model.sdhci_cadence import CadenceSdhci
-from harness.model.sdhci_npcm import NpcmSdhci
-from harness.model.sdhci_s3c import S3cSdhci
-from harness.model.sdhci_usdhc import Usdhc
+from harness.model.sdhci import SDBusCard
 from harness.profile import NEWEST, BuildProfile
 from harness.target import check_access, check_clock_step, check_memory
 
-#: The SDHCI controller models, each bound to its register layout
-#: (``Board.variant``) by its class; imported above so that all are bound.
-_MODELS = (SDHCI, S3cSdhci, NpcmSdhci, Usdhc, AspeedSdhci, CadenceSdhci)
+
+def _bind_controllers() -> None:
+    """Import every vendor SDHCI model (``harness/model/sdhci_*.py``): each
+    binds itself to its register layout (``Board.variant``) in
+    :data:`CONTROLLERS` with ``@CONTROLLERS.controller``, so that a new one
+    is a file of its own and nothing here lists it."""
+    for m in pkgutil.iter_modules([str(Path(__file__).parent)], "harness.model."):
+        if m.name.startswith("harness.model.sdhci_"):
+            importlib.import_module(m.name)
+
+
+_bind_controllers()
 
 
 def split_access(offset: int, size: int) -> list[tuple[int, int]]:
@@ -91,7 +97,7 @@ class _Consulted(Protocol):
 RCA, RSPREG3 = entry("sd.rca-random"), entry("sdhci.rspreg3-after-auto-cmd12")
 
 _SDHCI_PARAMS = {"sd-spec-version": "sd_spec_version", "capareg": "capareg",
-                 "maxcurr": "maxcurr", "uhs": "uhs_mode"}
+                 "maxcurr": "maxcurr", "uhs": "uhs_mode", "vendor": "vendor"}
 #: Properties of the sysbus controller only (a board sets them; sdhci-pci has none).
 _SYSBUS_PARAMS = {"pending-insert-quirk": "pending_insert_quirk", "wp-inverted": "wp_inverted"}
 #: sd-card properties (QEMU names) -> the SDCard model's parameters.

@@ -90,11 +90,11 @@ def _identification(t: Target, ctx: Context) -> None:
     info = d.init_emmc(rca=0x1234)
     ctx.expect(info.ocr >> 31 == 1, "CMD1 never reported power-up")
     d.deselect()
-    d.cmd(10, 0x1234 << 16)
-    d.cmd(9, 0x1234 << 16)
-    d.cmd(3, 0x4321 << 16)
-    d.cmd(13, 0x1234 << 16)
-    d.cmd(13, 0x4321 << 16)
+    d.cmd(E.index("SEND_CID"), 0x1234 << 16)
+    d.cmd(E.index("SEND_CSD"), 0x1234 << 16)
+    d.cmd(E.index("SET_RELATIVE_ADDR"), 0x4321 << 16)
+    d.cmd(E.index("SEND_STATUS"), 0x1234 << 16)
+    d.cmd(E.index("SEND_STATUS"), 0x4321 << 16)
     d.card.rca = 0x4321
     d.select()
     d.send_status()
@@ -106,12 +106,12 @@ def _cmd1_timer(t: Target, ctx: Context) -> None:
     power-up delay has run out."""
     d = EmmcDriver(t)
     d.setup()
-    d.cmd(0, 0)
+    d.cmd(E.index("GO_IDLE_STATE"), 0)
     for _ in range(4):
-        d.cmd(1, 0)
+        d.cmd(E.index("SEND_OP_COND"), 0)
         d.step(200_000)
-    d.cmd(1, E.CMD1_HOST_OCR)
-    d.cmd(2, 0)
+    d.cmd(E.index("SEND_OP_COND"), E.CMD1_HOST_OCR)
+    d.cmd(E.index("ALL_SEND_CID"), 0)
 
 
 @emmc_scenario("emmc-ext-csd", "emmc-registers")
@@ -157,12 +157,12 @@ def _switch_refused(t: Target, ctx: Context) -> None:
         s = d.send_status()
         ctx.expect(not s.r1 & E.SWITCH_ERROR, "SWITCH_ERROR still set after a valid command",
                    "emmc.switch-error-sticky")
-    d.cmd(0, 0)
+    d.cmd(E.index("GO_IDLE_STATE"), 0)
     d.init_emmc()
     r = d.switch(SwitchAccess.WRITE_BYTE, E.FIELDS["PARTITIONING_SUPPORT"].index, 0)
     ctx.expect(bool(r.r1 & E.SWITCH_ERROR), "CMD6 wrote the read-only PARTITIONING_SUPPORT",
                "emmc.switch-any-modes-byte")
-    d.cmd(0, 0)
+    d.cmd(E.index("GO_IDLE_STATE"), 0)
     d.init_emmc()
     d.switch(SwitchAccess.WRITE_BYTE, 0, 0xA5)  # reserved byte
     d.send_ext_csd()
@@ -182,7 +182,7 @@ def _boot_config(t: Target, ctx: Context) -> None:
     r = d.read_blocks(0, 1)
     expect_image(ctx, r.data, 0, "block 0 with boot-config selecting boot 1")
     d.select_partition(Partition.USER, boot_bits=0x48)
-    d.cmd(0, 0)
+    d.cmd(E.index("GO_IDLE_STATE"), 0)
     d.init_emmc()
     ext = d.send_ext_csd().data or bytes(512)
     ctx.expect(ext[E.PARTITION_CONFIG] == 0x49, "CMD0 did not restore PARTITION_CONFIG")
@@ -204,7 +204,7 @@ def _sector_mode(t: Target, ctx: Context) -> None:
     d.read_blocks(last, 2)
     d.send_status()
     d.write_blocks(last, test_data(512, 3))
-    d.cmd(28, 0)
+    d.cmd(E.index("SET_WRITE_PROT"), 0)
     d.send_status()
     d.select_partition(Partition.BOOT2)
     res = d.read_blocks(0, 1)
@@ -215,22 +215,22 @@ def _sector_mode(t: Target, ctx: Context) -> None:
 
 
 def _to_idle(d: EmmcDriver) -> None:
-    d.cmd(0, 0)
+    d.cmd(E.index("GO_IDLE_STATE"), 0)
 
 
 def _to_ready(d: EmmcDriver) -> None:
     _to_idle(d)
-    d.cmd(1, E.CMD1_HOST_OCR)
+    d.cmd(E.index("SEND_OP_COND"), E.CMD1_HOST_OCR)
 
 
 def _to_ident(d: EmmcDriver) -> None:
     _to_ready(d)
-    d.cmd(2, 0)
+    d.cmd(E.index("ALL_SEND_CID"), 0)
 
 
 def _to_stby(d: EmmcDriver) -> None:
     _to_ident(d)
-    d.cmd(3, 2 << 16)
+    d.cmd(E.index("SET_RELATIVE_ADDR"), 2 << 16)
     d.card.rca = 2
 
 
@@ -245,11 +245,15 @@ _STATES: dict[str, Callable[[EmmcDriver], None]] = {
 }
 #: Indices the all-commands probe leaves out: CMD5 would put the device to
 #: sleep (covered by emmc-sleep), whose CMD0 aborts QEMU.
-_SKIP = frozenset({5})
+_SKIP = frozenset({E.index("SLEEP_AWAKE")})
+#: Commands addressed by the RCA in argument bits 31:16 (JESD84-B51 command table).
+_RCA_ARG = frozenset(map(E.index, ("SET_RELATIVE_ADDR", "SELECT_DESELECT_CARD", "SEND_CSD",
+                                   "SEND_CID", "SEND_STATUS", "GO_INACTIVE_STATE",
+                                   "APP_CMD")))
 
 
 def _args(d: EmmcDriver, index: int) -> int:
-    return d.card.rca << 16 if index in (3, 7, 9, 10, 13, 15, 55) else 0
+    return d.card.rca << 16 if index in _RCA_ARG else 0
 
 
 #: Each state's name as JESD84-B51's state diagrams give it.
@@ -268,9 +272,9 @@ for _state, _reach in _STATES.items():
                     continue
                 reach(d)
                 if app:
-                    d.cmd(55, d.card.rca << 16)
+                    d.cmd(E.index("APP_CMD"), d.card.rca << 16)
                 d.command(index, _args(d, index), E.command_resp(index))
-                d.command(13, d.card.rca << 16, Resp.R1)
+                d.command(E.index("SEND_STATUS"), d.card.rca << 16, Resp.R1)
                 d.reset(H.SWRST_CMD | H.SWRST_DAT)
         return run
 
@@ -291,15 +295,15 @@ def _sleep(t: Target, ctx: Context) -> None:
     back to stand-by).  No CMD0 while asleep: it aborts QEMU (see
     tests/qtest/crosscheck/test_emmc.py)."""
     d = emmc_ready(t)
-    d.cmd(5, (d.card.rca << 16) | E.CMD5_SLEEP)
+    d.cmd(E.index("SLEEP_AWAKE"), (d.card.rca << 16) | E.CMD5_SLEEP)
     d.deselect()
-    d.cmd(5, d.card.rca << 16)  # stand-by, sleep bit clear: stays in stand-by
+    d.cmd(E.index("SLEEP_AWAKE"), d.card.rca << 16)  # stand-by, sleep bit clear: stays in stand-by
     d.select()
     r = d.sleep()
     ctx.expect(r.ok, "CMD5 sleep from stand-by failed")
     d.send_status()
-    d.cmd(7, d.card.rca << 16)
-    aw = d.cmd(5, d.card.rca << 16)
+    d.cmd(E.index("SELECT_DESELECT_CARD"), d.card.rca << 16)
+    aw = d.cmd(E.index("SLEEP_AWAKE"), d.card.rca << 16)
     ctx.expect(aw.ok, "CMD5 awake got no response", "emmc.sleep-no-awake")
     d.send_status()
     d.reset(H.SWRST_CMD | H.SWRST_DAT)
@@ -313,8 +317,8 @@ def _program_cid(t: Target, ctx: Context) -> None:
 
     d = emmc_ready(t)
     d.deselect()
-    cid = d.cmd(10, d.card.rca << 16).r2
-    csd = d.cmd(9, d.card.rca << 16).r2
+    cid = d.cmd(E.index("SEND_CID"), d.card.rca << 16).r2
+    csd = d.cmd(E.index("SEND_CSD"), d.card.rca << 16).r2
     d.select()
     raw_cid = cid.to_bytes(16, "big")  # CRC byte 0: QEMU compares it too
     raw_csd = csd.to_bytes(16, "big")
@@ -338,7 +342,7 @@ def _erase(t: Target, ctx: Context) -> None:
         ctx.expect(r.data == bytes(3 * 512), "erased data is not ERASED_MEM_CONT's 0x00",
                    "emmc.erased-content")
         d.send_status()
-    d.cmd(38, 0)
+    d.cmd(E.index("ERASE"), 0)
     d.send_status()
 
 
@@ -489,7 +493,7 @@ def _locked(t: Target, ctx: Context) -> None:
     d.send_status()
     d.select_partition(Partition.BOOT1)
     d.send_status()
-    d.cmd(35, 0)
+    d.cmd(E.index("ERASE_GROUP_START"), 0)
     d.send_status()
     lock(0)
     st = d.send_status()

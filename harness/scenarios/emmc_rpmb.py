@@ -72,7 +72,7 @@ def _key_twice(t: Target, ctx: Context) -> None:
     d = _with_key(t, ctx)
     r = d.rpmb_program_key(bytes(32))
     ctx.expect(_result(r) == RpmbResult.WRITE_FAILURE, "second key programming accepted")
-    d.cmd(0, 0)
+    d.cmd(E.index("GO_IDLE_STATE"), 0)
     d.init_emmc()
     d.select_partition(Partition.RPMB)
     ctx.expect(_counter(d, ctx) == 0, "counter is not 0 before any write")
@@ -153,7 +153,7 @@ def _wrong_address(t: Target, ctx: Context) -> None:
     d.send_status()
     # and CMD25 there: the second request frame lies past it (dropped)
     asks = E.rpmb_frame(req_resp=RpmbRequest.READ_RESULT) * 2
-    d.cmd(23, 2)
+    d.cmd(E.index("SET_BLOCK_COUNT"), 2)
     d.write_blocks(user - 1, asks, block_size=E.RPMB_FRAME_BYTES, stop="none", multi=True)
     d.send_status()
     d.select_partition(Partition.USER)
@@ -174,7 +174,7 @@ def _odd(t: Target, ctx: Context) -> None:
     d.rpmb_receive()
     d.read_blocks(0, 1, block_size=512, stop="cmd12", multi=True)
     # CMD23's count is 16 bits on eMMC: 0x10001 is a count of 1
-    d.cmd(23, 0x10001)
+    d.cmd(E.index("SET_BLOCK_COUNT"), 0x10001)
     d.write_blocks(0, d.rpmb_write_frame(KEY, 0, bytes(256), 0), block_size=512,
                    stop="none", multi=True)
     d.rpmb_result_request()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from harness.driver.ops import set_medium
 from harness.driver.results import Mode
+from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.scenarios.common import ready
 from harness.scenarios.registry import Context, scenario
@@ -26,7 +27,7 @@ def _enables(t: Target, ctx: Context) -> None:
         t.write(H.NORINTSIGEN.offset, 2, sig_en)
         t.write(H.ERRINTSTSEN.offset, 2, sts_en)
         t.write(H.ERRINTSIGEN.offset, 2, sig_en)
-        d.command(13, d.card.rca << 16)   # CMD13: command complete
+        d.command(S.index("SEND_STATUS"), d.card.rca << 16)   # CMD13: command complete
         t.irq_level()
         t.read(H.NORINTSTS.offset, 4)
         t.write(H.NORINTSTS.offset, 2, 0xFFFF)

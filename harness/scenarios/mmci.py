@@ -86,18 +86,18 @@ def mmci_init(t: Target, ctx: Context) -> None:
     pl181.respcmd-zero); CMD10 refused in transfer state, answered in
     stand-by; CMD13 in both."""
     h = _ready(t, ctx)
-    st = h.command(13, h.rca << 16)
+    st = h.command(S.index("SEND_STATUS"), h.rca << 16)
     ctx.expect(st.ok and (st.r1 >> 9) & 0xF == 4, f"CMD13: state {(st.r1 >> 9) & 0xF} is not "
                "tran (PLS 4.10.1)")
-    h.command(10, h.rca << 16, long=True)  # illegal in tran (stand-by only)
-    h.command(7, 0)  # deselect: stand-by
-    cid = h.command(10, h.rca << 16, long=True)
+    h.command(S.index("SEND_CID"), h.rca << 16, long=True)  # illegal in tran (stand-by only)
+    h.command(S.index("SELECT_DESELECT_CARD"), 0)  # deselect: stand-by
+    cid = h.command(S.index("SEND_CID"), h.rca << 16, long=True)
     ctx.expect(cid.ok and cid.response[3] & 1 == 0,
                "CMD10: Response3 bit 0 is not 0 (TRM 3.3.6: the end bit is not kept)")
     t.read(P.mmci(P.MCIRESPCMD), 4)
-    h.command(13, h.rca << 16)
-    h.command(7, h.rca << 16)
-    h.command(13, h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    h.command(S.index("SELECT_DESELECT_CARD"), h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
 
 
 @scenario("mmci-read-single", GROUP)
@@ -109,7 +109,8 @@ def mmci_read_single(t: Target, ctx: Context) -> None:
     each block the image's."""
     h = _ready(t, ctx)
     for lba in (0, 1, 7, 31):
-        _expect_data(ctx, t, f"CMD17 block {lba}", h.read(17, lba * BLOCK), lba)
+        _expect_data(ctx, t, f"CMD17 block {lba}",
+                     h.read(S.index("READ_SINGLE_BLOCK"), lba * BLOCK), lba)
 
 
 @scenario("mmci-read-multi", GROUP)
@@ -121,10 +122,10 @@ def mmci_read_multi(t: Target, ctx: Context) -> None:
     the 4-bit bus (ACMD6, MCIClock.WideBus)."""
     h = _ready(t, ctx)
     h.bus_width(4)
-    x = h.read(18, 2 * BLOCK, blocks=4, stop=True)
+    x = h.read(S.index("READ_MULTIPLE_BLOCK"), 2 * BLOCK, blocks=4, stop=True)
     _expect_data(ctx, t, "CMD18 blocks 2-5", x, 2)
     ctx.expect(len(x.data) == 4 * BLOCK, f"CMD18: {len(x.data)} bytes read")
-    h.command(13, h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
 
 
 @scenario("mmci-write-single", GROUP)
@@ -133,10 +134,10 @@ def mmci_write_single(t: Target, ctx: Context) -> None:
     h = _ready(t, ctx)
     for lba in (5, 0):
         data = _pattern(lba)
-        w = h.write(24, lba * BLOCK, data)
+        w = h.write(S.index("WRITE_BLOCK"), lba * BLOCK, data)
         ctx.expect(w.command.ok, f"CMD24 block {lba}: no CmdRespEnd")
-        h.command(13, h.rca << 16)
-        r = h.read(17, lba * BLOCK)
+        h.command(S.index("SEND_STATUS"), h.rca << 16)
+        r = h.read(S.index("READ_SINGLE_BLOCK"), lba * BLOCK)
         ctx.expect(r.data == data, f"block {lba}: read back differs from the write")
 
 
@@ -145,9 +146,9 @@ def mmci_write_multi(t: Target, ctx: Context) -> None:
     """CMD25 of three blocks in one transfer, CMD12; read back by CMD18."""
     h = _ready(t, ctx)
     data = b"".join(_pattern(8 + i) for i in range(3))
-    h.write(25, 8 * BLOCK, data, stop=True)
-    h.command(13, h.rca << 16)
-    r = h.read(18, 8 * BLOCK, blocks=3, stop=True)
+    h.write(S.index("WRITE_MULTIPLE_BLOCK"), 8 * BLOCK, data, stop=True)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    r = h.read(S.index("READ_MULTIPLE_BLOCK"), 8 * BLOCK, blocks=3, stop=True)
     ctx.expect(r.data == data, "CMD25 blocks 8-10: read back differs from the write")
 
 
@@ -158,13 +159,13 @@ def mmci_app_data(t: Target, ctx: Context) -> None:
     ACMD51 (SCR, 8 bytes: below half a FIFO, RxDataAvlbl
     unmasked), ACMD13 (SD status, 64), CMD6 (switch status, 64)."""
     h = _ready(t, ctx)
-    h.command(55, h.rca << 16)
-    scr = h.read(51, 0, blksz=8)
+    h.command(S.index("APP_CMD"), h.rca << 16)
+    scr = h.read(S.index("SEND_SCR", app=True), 0, blksz=8)
     ctx.expect(len(scr.data) == 8 and scr.data[0] >> 4 == 0,
                f"ACMD51: SCR {scr.data.hex()} structure version is not 0 (PLS 5.6)")
-    h.command(55, h.rca << 16)
-    h.read(13, 0, blksz=64)
-    sw = h.read(6, 0x00FF_FFF1, blksz=64)
+    h.command(S.index("APP_CMD"), h.rca << 16)
+    h.read(S.index("SD_STATUS", app=True), 0, blksz=64)
+    sw = h.read(S.index("SWITCH_FUNC"), 0x00FF_FFF1, blksz=64)
     ctx.expect(len(sw.data) == 64, "CMD6: no 64-byte switch status")
 
 
@@ -173,13 +174,14 @@ def mmci_erase(t: Target, ctx: Context) -> None:
     """CMD24 two blocks, CMD32/CMD33/CMD38 over them (R1b), CMD13, read back."""
     h = _ready(t, ctx)
     for lba in (12, 13):
-        h.write(24, lba * BLOCK, _pattern(lba))
-    h.command(32, 12 * BLOCK)
-    h.command(33, 13 * BLOCK)
-    h.command(38, 0)
-    h.command(13, h.rca << 16)
+        h.write(S.index("WRITE_BLOCK"), lba * BLOCK, _pattern(lba))
+    h.command(S.index("ERASE_WR_BLK_START"), 12 * BLOCK)
+    h.command(S.index("ERASE_WR_BLK_END"), 13 * BLOCK)
+    h.command(S.index("ERASE"), 0)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
     for lba in (12, 13, 14):
-        _expect_data(ctx, t, f"CMD17 block {lba} after erase", h.read(17, lba * BLOCK), lba)
+        _expect_data(ctx, t, f"CMD17 block {lba} after erase",
+                     h.read(S.index("READ_SINGLE_BLOCK"), lba * BLOCK), lba)
 
 
 @scenario("mmci-interrupts", GROUP)
@@ -192,7 +194,7 @@ def mmci_interrupts(t: Target, ctx: Context) -> None:
     h = MmciHost(t)
     h.set_ios()
     t.write(P.mmci(P.MCIMASK0), 4, _ST.mask("CmdSent"))
-    h.start_command(0, rsp=False)
+    h.start_command(S.index("GO_IDLE_STATE"), rsp=False)
     ctx.expect(t.irq_level(), "CmdSent masked in: MCIINTR0 not raised")
     t.write(P.mmci(P.MCICLEAR), 4, _ST.mask("CmdSent"))
     ctx.expect(not t.irq_level(), "CmdSent cleared: MCIINTR0 still raised")
@@ -204,7 +206,7 @@ def mmci_interrupts(t: Target, ctx: Context) -> None:
     t.write(P.mmci(P.MCIMASK0), 4, _ST.mask("RxFifoHalfFull", "RxDataAvlbl"))
     h.start_data(BLOCK, BLOCK, read=True)
     t.write(P.mmci(P.MCIMASK1), 4, 0)
-    h.start_command(17, 3 * BLOCK)
+    h.start_command(S.index("READ_SINGLE_BLOCK"), 3 * BLOCK)
     for _ in range(4):
         t.read(P.mmci(P.FIFO_START), 4)
         t.read(P.mmci(P.MCISTATUS), 4)
@@ -229,7 +231,7 @@ def mmci_fifo(t: Target, ctx: Context) -> None:
     data pending (dropped), a write past a full FIFO, DataLength of 0."""
     h = _ready(t, ctx)
     h.start_data(BLOCK, BLOCK, read=True)
-    h.start_command(17, 4 * BLOCK)
+    h.start_command(S.index("READ_SINGLE_BLOCK"), 4 * BLOCK)
     words = [t.read(P.mmci(P.FIFO_START + 4 * (i % 16)), 4) for i in range(20)]
     ctx.expect(words[:16] == [int.from_bytes(t.image_read(4 * BLOCK + 4 * i, 4), "little")
                               for i in range(16)], "the first 16 FIFO words are not the block's")
@@ -243,7 +245,7 @@ def mmci_fifo(t: Target, ctx: Context) -> None:
     t.write(P.mmci(P.FIFO_START), 4, 0x1234_5678)  # DataCnt 0: dropped
     _dma_stream_read(t, ctx, 6)
     t.write(P.mmci(P.MCICLEAR), 4, 0x7FF)
-    h.command(13, h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
     t.write(P.mmci(P.MCIDATALENGTH), 4, 0)
     t.write(P.mmci(P.MCIDATACTRL), 4, P.MCIDATACTRL.mask("Enable"))  # nothing to move
     for reg in (P.MCISTATUS, P.MCIDATACTRL, P.MCIFIFOCNT):
@@ -258,7 +260,7 @@ def mmci_fifo(t: Target, ctx: Context) -> None:
         t.read(P.mmci(P.FIFO_START), 4)
     t.read(P.mmci(P.MCISTATUS), 4)
     t.write(P.mmci(P.MCIDATACTRL), 4, 0)
-    h.command(13, h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
 
 
 def _dma_stream_read(t: Target, ctx: Context, lba: int) -> None:
@@ -292,24 +294,24 @@ def mmci_errors(t: Target, ctx: Context) -> None:
     h = _ready(t, ctx)
     bad = h.command(60)
     ctx.expect(bad.timeout, "CMD60 (reserved): the card answered")
-    h.command(13, h.rca << 16)
-    h.command(13, h.rca << 16, long=True)
-    h.command(13, h.rca << 16, rsp=False)  # answered, not waited for: CmdSent
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16, long=True)
+    h.command(S.index("SEND_STATUS"), h.rca << 16, rsp=False)  # answered, not waited for: CmdSent
     cmd = P.MCICOMMAND
-    h.start_command(13, h.rca << 16, extra=cmd.mask("Pending"))
+    h.start_command(S.index("SEND_STATUS"), h.rca << 16, extra=cmd.mask("Pending"))
     for reg in (P.MCISTATUS, P.MCICOMMAND, P.MCIRESPONSE[0]):
         t.read(P.mmci(reg), 4)
-    h.command(13, h.rca << 16, extra=cmd.mask("Interrupt"))
-    h.command(16, 4096)
-    h.command(13, h.rca << 16)
-    h.command(16, BLOCK)
-    far = h.read(17, 0x7FFF_0000)
+    h.command(S.index("SEND_STATUS"), h.rca << 16, extra=cmd.mask("Interrupt"))
+    h.command(S.index("SET_BLOCKLEN"), 4096)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    h.command(S.index("SET_BLOCKLEN"), BLOCK)
+    far = h.read(S.index("READ_SINGLE_BLOCK"), 0x7FFF_0000)
     ctx.expect(far.command.ok and not far.data,
                "CMD17 out of range: no R1, or data (PLS 4.3.3: R1 flags OUT_OF_RANGE)")
-    h.command(13, h.rca << 16)
-    h.write(24, 3 * BLOCK, _pattern(3) + _pattern(4)[:64])
-    h.command(13, h.rca << 16)
-    _expect_data(ctx, t, "CMD17 block 3", h.read(17, 3 * BLOCK), 3)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    h.write(S.index("WRITE_BLOCK"), 3 * BLOCK, _pattern(3) + _pattern(4)[:64])
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    _expect_data(ctx, t, "CMD17 block 3", h.read(S.index("READ_SINGLE_BLOCK"), 3 * BLOCK), 3)
 
 
 @scenario("mmci-card-absent", GROUP)
@@ -325,14 +327,16 @@ def mmci_card_absent(t: Target, ctx: Context) -> None:
     ctx.expect(t.read(sys_mci, 4) & 1 == 0, "SYS_MCI: card still detected after eject")
     h = MmciHost(t)
     h.probe()
-    h.command(0, rsp=False)
-    ctx.expect(h.command(8, 0x1AA).timeout, "CMD8 with no card: no CmdTimeOut")
-    h.app_command(41, S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
+    h.command(S.index("GO_IDLE_STATE"), rsp=False)
+    ctx.expect(h.command(S.index("SEND_IF_COND"), 0x1AA).timeout,
+               "CMD8 with no card: no CmdTimeOut")
+    h.app_command(S.index("SD_SEND_OP_COND", app=True), S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
     h.start_data(BLOCK, BLOCK, read=True)
-    h.start_command(17, 0)
+    h.start_command(S.index("READ_SINGLE_BLOCK"), 0)
     for reg in (P.MCISTATUS, P.MCIFIFOCNT, P.MCIDATACNT, P.MCIDATACTRL):
         t.read(P.mmci(reg), 4)
     t.write(P.mmci(P.MCIDATACTRL), 4, 0)
     set_medium(t, True)
     ctx.expect(t.read(sys_mci, 4) & 1 == 1, "SYS_MCI: no card detected after insertion")
-    _expect_data(ctx, t, "CMD17 after insertion", _ready(t, ctx).read(17, BLOCK), 1)
+    _expect_data(ctx, t, "CMD17 after insertion",
+                 _ready(t, ctx).read(S.index("READ_SINGLE_BLOCK"), BLOCK), 1)

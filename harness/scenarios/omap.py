@@ -102,20 +102,20 @@ def omap_init(t: Target, ctx: Context) -> None:
     omap.version.short-response-stack-bytes); CMD10 refused in transfer
     state, answered in stand-by."""
     h = _ready(t, ctx)
-    st = h.command(13, h.rca << 16)
+    st = h.command(S.index("SEND_STATUS"), h.rca << 16)
     ctx.expect(st.ok and (st.r1 >> 9) & 0xF == 4, f"CMD13: state {(st.r1 >> 9) & 0xF} is not "
                "tran (PLS 4.10.1)")
     for reg in O.MMC_RSP:
         t.read(reg.offset, _W)
-    h.command(10, h.rca << 16)  # illegal in tran (stand-by only)
-    h.command(7, 0)  # deselect: stand-by
-    cid = h.command(10, h.rca << 16)
+    h.command(S.index("SEND_CID"), h.rca << 16)  # illegal in tran (stand-by only)
+    h.command(S.index("SELECT_DESELECT_CARD"), 0)  # deselect: stand-by
+    cid = h.command(S.index("SEND_CID"), h.rca << 16)
     ctx.expect(cid.ok and cid.response[3] & 1 == 1,
                "CMD10: the CID's last byte has no end bit (PLS 5.2)")
     t.read(O.MMC_CMD.offset, _W)
-    h.command(13, h.rca << 16)
-    h.command(7, h.rca << 16)
-    h.command(13, h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    h.command(S.index("SELECT_DESELECT_CARD"), h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
 
 
 @scenario("omap-read-single", GROUP)
@@ -126,7 +126,8 @@ def omap_read_single(t: Target, ctx: Context) -> None:
     reads, BRS at the block's end; MMC_BLEN/MMC_NBLK counting down."""
     h = _ready(t, ctx)
     for lba in (0, 1, 7, 31):
-        _expect_data(ctx, t, f"CMD17 block {lba}", h.read(17, lba * BLOCK), lba)
+        _expect_data(ctx, t, f"CMD17 block {lba}",
+                     h.read(S.index("READ_SINGLE_BLOCK"), lba * BLOCK), lba)
         for reg in (O.MMC_BLEN, O.MMC_NBLK, O.MMC_STAT):
             t.read(reg.offset, _W)
 
@@ -139,11 +140,11 @@ def omap_read_multi(t: Target, ctx: Context) -> None:
     card sends until CMD12; MMC_CON.DW for the 4-bit bus (ACMD6)."""
     h = _ready(t, ctx)
     h.bus_width(4)
-    x = h.read(18, 2 * BLOCK, blocks=4, stop=True)
+    x = h.read(S.index("READ_MULTIPLE_BLOCK"), 2 * BLOCK, blocks=4, stop=True)
     _expect_data(ctx, t, "CMD18 blocks 2-5", x, 2)
     ctx.expect(len(x.data) == 4 * BLOCK, f"CMD18: {len(x.data)} bytes read")
     ctx.expect(x.stop is not None and x.stop.ok, "CMD12: no EOC")
-    h.command(13, h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
 
 
 @scenario("omap-write-single", GROUP)
@@ -152,10 +153,10 @@ def omap_write_single(t: Target, ctx: Context) -> None:
     h = _ready(t, ctx)
     for lba in (5, 0):
         data = _pattern(lba)
-        w = h.write(24, lba * BLOCK, data)
+        w = h.write(S.index("WRITE_BLOCK"), lba * BLOCK, data)
         ctx.expect(w.command.ok, f"CMD24 block {lba}: no EOC")
-        h.command(13, h.rca << 16)
-        r = h.read(17, lba * BLOCK)
+        h.command(S.index("SEND_STATUS"), h.rca << 16)
+        r = h.read(S.index("READ_SINGLE_BLOCK"), lba * BLOCK)
         ctx.expect(r.data == data, f"block {lba}: read back differs from the write")
         ctx.expect(t.image_read(lba * BLOCK, BLOCK) == data, f"block {lba}: image differs")
 
@@ -165,9 +166,9 @@ def omap_write_multi(t: Target, ctx: Context) -> None:
     """CMD25 of three blocks in one transfer, CMD12; read back by CMD18."""
     h = _ready(t, ctx)
     data = b"".join(_pattern(8 + i) for i in range(3))
-    h.write(25, 8 * BLOCK, data, stop=True)
-    h.command(13, h.rca << 16)
-    r = h.read(18, 8 * BLOCK, blocks=3, stop=True)
+    h.write(S.index("WRITE_MULTIPLE_BLOCK"), 8 * BLOCK, data, stop=True)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    r = h.read(S.index("READ_MULTIPLE_BLOCK"), 8 * BLOCK, blocks=3, stop=True)
     ctx.expect(r.data == data, "CMD25 blocks 8-10: read back differs from the write")
 
 
@@ -179,20 +180,20 @@ def omap_app_data(t: Target, ctx: Context) -> None:
     CMD6 (64), and CMD17 with BLEN 511 (an odd block: its last FIFO word
     one byte)."""
     h = _ready(t, ctx)
-    h.command(55, h.rca << 16)
-    scr = h.read(51, 0, blksz=8)
+    h.command(S.index("APP_CMD"), h.rca << 16)
+    scr = h.read(S.index("SEND_SCR", app=True), 0, blksz=8)
     ctx.expect(len(scr.data) == 8 and scr.data[0] >> 4 == 0,
                f"ACMD51: SCR {scr.data.hex()} structure version is not 0 (PLS 5.6)")
-    h.command(55, h.rca << 16)
-    h.read(13, 0, blksz=64)
-    sw = h.read(6, 0x00FF_FFF1, blksz=64)
+    h.command(S.index("APP_CMD"), h.rca << 16)
+    h.read(S.index("SD_STATUS", app=True), 0, blksz=64)
+    sw = h.read(S.index("SWITCH_FUNC"), 0x00FF_FFF1, blksz=64)
     ctx.expect(len(sw.data) == 64, "CMD6: no 64-byte switch status")
-    h.command(16, 511)
-    odd = h.read(17, 3 * BLOCK, blksz=511)
+    h.command(S.index("SET_BLOCKLEN"), 511)
+    odd = h.read(S.index("READ_SINGLE_BLOCK"), 3 * BLOCK, blksz=511)
     ctx.expect(odd.data == t.image_read(3 * BLOCK, 511), "CMD17 of 511 bytes: data differs")
     for reg in (O.MMC_STAT, O.MMC_BLEN, O.MMC_NBLK):
         t.read(reg.offset, _W)
-    h.command(16, BLOCK)
+    h.command(S.index("SET_BLOCKLEN"), BLOCK)
 
 
 @scenario("omap-erase", GROUP)
@@ -200,13 +201,14 @@ def omap_erase(t: Target, ctx: Context) -> None:
     """CMD24 two blocks, CMD32/CMD33/CMD38 over them (R1b, IE without DTO), read back."""
     h = _ready(t, ctx)
     for lba in (12, 13):
-        h.write(24, lba * BLOCK, _pattern(lba))
-    h.command(32, 12 * BLOCK)
-    h.command(33, 13 * BLOCK)
-    h.command(38, 0)
-    h.command(13, h.rca << 16)
+        h.write(S.index("WRITE_BLOCK"), lba * BLOCK, _pattern(lba))
+    h.command(S.index("ERASE_WR_BLK_START"), 12 * BLOCK)
+    h.command(S.index("ERASE_WR_BLK_END"), 13 * BLOCK)
+    h.command(S.index("ERASE"), 0)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
     for lba in (12, 13, 14):
-        _expect_data(ctx, t, f"CMD17 block {lba} after erase", h.read(17, lba * BLOCK), lba)
+        _expect_data(ctx, t, f"CMD17 block {lba} after erase",
+                     h.read(S.index("READ_SINGLE_BLOCK"), lba * BLOCK), lba)
 
 
 @scenario("omap-interrupts", GROUP)
@@ -295,8 +297,8 @@ def omap_fifo(t: Target, ctx: Context) -> None:
     _wr(t, O.MMC_BUF, 0x1F9F)  # TXDE, AEL 31
     t.read(O.MMC_STAT.offset, _W)
     _wr(t, O.MMC_CON, h.dsor | O.MMC_CON.mask("POW", "BE"))
-    h.command(13, h.rca << 16)
-    _expect_data(ctx, t, "CMD17 with BE set", h.read(17, 9 * BLOCK), 9)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    _expect_data(ctx, t, "CMD17 with BE set", h.read(S.index("READ_SINGLE_BLOCK"), 9 * BLOCK), 9)
     t.read(O.MMC_CON.offset, _W)
 
 
@@ -313,13 +315,13 @@ def omap_errors(t: Target, ctx: Context) -> None:
     h = _ready(t, ctx)
     bad = h.command(60)
     ctx.expect(bad.timeout, "CMD60 (reserved): the card answered")
-    h.command(13, h.rca << 16, rsp="r2")
-    h.command(7, 0)
-    h.command(9, h.rca << 16, rsp="r1")
+    h.command(S.index("SEND_STATUS"), h.rca << 16, rsp="r2")
+    h.command(S.index("SELECT_DESELECT_CARD"), 0)
+    h.command(S.index("SEND_CSD"), h.rca << 16, rsp="r1")
     for reg in O.MMC_RSP:
         t.read(reg.offset, _W)
-    h.command(7, h.rca << 16)
-    h.command(13, h.rca << 16, rsp="r3")
+    h.command(S.index("SELECT_DESELECT_CARD"), h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16, rsp="r3")
     _wr(t, O.MMC_CMD, cmd_word(60))  # CTO, left set
     _wr(t, O.MMC_CMD, cmd_word(13))  # answered: CTO goes
     t.read(O.MMC_STAT.offset, _W)
@@ -328,17 +330,17 @@ def omap_errors(t: Target, ctx: Context) -> None:
         for reg in (O.MMC_STAT, O.MMC_RSP[6], O.MMC_RSP[7]):
             t.read(reg.offset, _W)
     _wr(t, O.MMC_STAT, 0xFFFF)
-    far = h.read(17, 0x7FFF_0000)
+    far = h.read(S.index("READ_SINGLE_BLOCK"), 0x7FFF_0000)
     ctx.expect(far.command.ok or bool(far.command.status & _ST.mask("CERR")),
                "CMD17 out of range: no R1 (PLS 4.3.3)")
-    h.command(13, h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
     _wr(t, O.MMC_SDIO, O.MMC_SDIO.mask("AKE_ERR"))
-    h.command(16, 4096)
-    h.command(13, h.rca << 16)
-    h.command(16, BLOCK)
-    h.command(12)
-    h.command(13, h.rca << 16)
-    _expect_data(ctx, t, "CMD17 block 3", h.read(17, 3 * BLOCK), 3)
+    h.command(S.index("SET_BLOCKLEN"), 4096)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    h.command(S.index("SET_BLOCKLEN"), BLOCK)
+    h.command(S.index("STOP_TRANSMISSION"))
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
+    _expect_data(ctx, t, "CMD17 block 3", h.read(S.index("READ_SINGLE_BLOCK"), 3 * BLOCK), 3)
 
 
 @scenario("omap-reset", GROUP)
@@ -353,7 +355,7 @@ def omap_reset(t: Target, ctx: Context) -> None:
     h = _ready(t, ctx)
     _wr(t, O.MMC_SDIO, O.MMC_SDIO.mask("DTO_X1024", "CD_WAKEUP"))
     _wr(t, O.MMC_CON, h.dsor | O.MMC_CON.mask("POW", "BE"))
-    h.read(17, 2 * BLOCK, blksz=64)
+    h.read(S.index("READ_SINGLE_BLOCK"), 2 * BLOCK, blksz=64)
     _wr(t, O.MMC_IE, _ST.mask("EOC"))
     _wr(t, O.MMC_CMD, cmd_word(0, "none", ctype=0, init=True))
     _wr(t, O.MMC_SYSC, O.MMC_SYSC.mask("SRTS"))
@@ -363,9 +365,9 @@ def omap_reset(t: Target, ctx: Context) -> None:
     h.powered = False
     h.opendrain = True
     h.set_ios()
-    h.command(13, h.rca << 16)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)
     h = _ready(t, ctx)
-    _expect_data(ctx, t, "CMD17 after SRTS", h.read(17, BLOCK), 1)
+    _expect_data(ctx, t, "CMD17 after SRTS", h.read(S.index("READ_SINGLE_BLOCK"), BLOCK), 1)
 
 
 @scenario("omap-card-absent", GROUP)
@@ -379,10 +381,10 @@ def omap_card_absent(t: Target, ctx: Context) -> None:
     set_medium(t, False)
     h = OmapHost(t)
     h.set_ios()
-    h.command(0)
-    ctx.expect(h.command(8, 0x1AA).timeout, "CMD8 with no card: no CTO")
-    h.app_command(41, S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
-    x = h.read(17, 0, blksz=16)
+    h.command(S.index("GO_IDLE_STATE"))
+    ctx.expect(h.command(S.index("SEND_IF_COND"), 0x1AA).timeout, "CMD8 with no card: no CTO")
+    h.app_command(S.index("SD_SEND_OP_COND", app=True), S.ACMD41_HCS | S.OCR_VDD_2V7_3V6)
+    x = h.read(S.index("READ_SINGLE_BLOCK"), 0, blksz=16)
     ctx.expect(x.command.timeout, "CMD17 with no card: no CTO")
     for reg in (O.MMC_STAT, O.MMC_BLEN, O.MMC_NBLK):
         t.read(reg.offset, _W)
@@ -390,4 +392,5 @@ def omap_card_absent(t: Target, ctx: Context) -> None:
         t.read(O.MMC_DATA.offset, _W)
     t.read(O.MMC_STAT.offset, _W)
     set_medium(t, True)
-    _expect_data(ctx, t, "CMD17 after insertion", _ready(t, ctx).read(17, BLOCK), 1)
+    _expect_data(ctx, t, "CMD17 after insertion",
+                 _ready(t, ctx).read(S.index("READ_SINGLE_BLOCK"), BLOCK), 1)

@@ -8,7 +8,7 @@ a plain register poke; the lockstep target compares every answer.
 from __future__ import annotations
 
 from harness.hwdefs import sdhci as H
-from harness.scenarios.registry import Context, scenario
+from harness.scenarios.registry import Context, has_property, scenario
 from harness.target import Target
 
 #: Registers whose writes start or stop something; poked separately.
@@ -45,6 +45,22 @@ for _v in (2, 3):
                 t.write(off, size, 0)
                 t.read(off, size)
             t.write(H.SWRST.offset, 1, H.SWRST_ALL)
+
+
+@scenario("vendor-fsl-reset-enables", "registers", sdhci={"vendor": 2},
+          requires=(has_property("sdhci-pci", "vendor"),))
+def _vendor_fsl(t: Target, ctx: Context) -> None:
+    """The vendor property at 2, Freescale's (as QEMU's e500 boards set it):
+    every register after power-on, after an enable is changed and after
+    SWRST_ALL.  From QEMU 10.0 a reset leaves Normal and Error Interrupt
+    Status Enable at 0x013f and 0x117f (the eSDHC's IRQSTATEN), before it at
+    0 (ledger boundary sdhci.vendor-fsl-reset); from 11.0 the property is
+    gone (sdhci.vendor-property-removed) and the scenario does not run."""
+    _dump(t)
+    t.write(H.NORINTSTSEN.offset, 2, 0)
+    _dump(t)
+    t.write(H.SWRST.offset, 1, H.SWRST_ALL)
+    _dump(t)
 
 
 @scenario("w1c-interrupt-status", "registers")

@@ -77,17 +77,17 @@ def routing(t: Target, ctx: Context) -> None:
     and back on ALT0 the card kept its state (its RCA answers CMD13)."""
     h = SdhostHost(t)
     h.reset()
-    h.command(0, 0, "none")
-    h.command(8, 0x1AA)
+    h.command(S.index("GO_IDLE_STATE"), 0, "none")
+    h.command(S.index("SEND_IF_COND"), 0x1AA)
     t.write(B.gpio(B.GPFSEL[5]), 4, 0x924)  # pins 50-53 ALT0, 48-49 still input
-    h.command(8, 0x1AA)
+    h.command(S.index("SEND_IF_COND"), 0x1AA)
     h.route()
-    r = h.command(8, 0x1AA)
+    r = h.command(S.index("SEND_IF_COND"), 0x1AA)
     ctx.expect(not r.failed, "CMD8 fails with pins 48-53 all ALT0 (Linux sdhost_gpio48)")
     h.route(B.ALT3)
-    h.command(8, 0x1AA)
+    h.command(S.index("SEND_IF_COND"), 0x1AA)
     h.route(B.FSEL_INPUT)
-    h.command(8, 0x1AA)
+    h.command(S.index("SEND_IF_COND"), 0x1AA)
     for reg in (B.GPFSEL[4], B.GPFSEL[5]):
         t.read(B.gpio(reg), 4)
     h.init()
@@ -108,11 +108,11 @@ def init(t: Target, ctx: Context) -> None:
     r = h.init(wide=False)
     ctx.expect(bool(r["acmd41"].r1 & S.OCR_BUSY), f"ACMD41: OCR {r['acmd41'].rsp} never ready")
     ctx.expect(any(r["cmd2"].rsp), "CMD2: the CID reads 0")
-    h.command(7, 0, "r1b")  # deselect: stand-by
-    h.command(10, h.rca << 16, "r2")
-    h.command(9, h.rca << 16, "r2")
-    h.command(7, h.rca << 16, "r1b")
-    h.app_command(6, S.ACMD6_BUS_WIDTH[4])
+    h.command(S.index("SELECT_DESELECT_CARD"), 0, "r1b")  # deselect: stand-by
+    h.command(S.index("SEND_CID"), h.rca << 16, "r2")
+    h.command(S.index("SEND_CSD"), h.rca << 16, "r2")
+    h.command(S.index("SELECT_DESELECT_CARD"), h.rca << 16, "r1b")
+    h.app_command(S.index("SET_BUS_WIDTH", app=True), S.ACMD6_BUS_WIDTH[4])
     r13 = h.status()
     ctx.expect((r13.r1 >> 9) & 0xF == S.CardState.TRAN, f"CMD13: {r13} not in transfer state")
 
@@ -123,7 +123,7 @@ def read_single(t: Target, ctx: Context) -> None:
     of 8 words); each is the image's block."""
     h = _ready(t, ctx)
     for lba in (0, 1, 7, 31):
-        r = h.read(17, lba * BLOCK)
+        r = h.read(S.index("READ_SINGLE_BLOCK"), lba * BLOCK)
         ctx.expect(r.data == t.image_read(lba * BLOCK, BLOCK),
                    f"CMD17 block {lba}: data differs from the image")
     h.status()
@@ -133,7 +133,7 @@ def read_single(t: Target, ctx: Context) -> None:
 def read_multi(t: Target, ctx: Context) -> None:
     """CMD18 of four blocks from block 2, each on a data interrupt; CMD12 (R1b)."""
     h = _ready(t, ctx)
-    r = h.read(18, 2 * BLOCK, blocks=4)
+    r = h.read(S.index("READ_MULTIPLE_BLOCK"), 2 * BLOCK, blocks=4)
     ctx.expect(r.data == t.image_read(2 * BLOCK, 4 * BLOCK), "CMD18: data differs from the image")
     h.status()
 
@@ -144,9 +144,9 @@ def write_single(t: Target, ctx: Context) -> None:
     it), read back with CMD17; the image compared."""
     h = _ready(t, ctx)
     for lba in (5, 0):
-        h.write(24, lba * BLOCK, _pattern(lba))
+        h.write(S.index("WRITE_BLOCK"), lba * BLOCK, _pattern(lba))
         h.status()
-        r = h.read(17, lba * BLOCK)
+        r = h.read(S.index("READ_SINGLE_BLOCK"), lba * BLOCK)
         ctx.expect(r.data == _pattern(lba), f"block {lba}: read back differs from the write")
     ctx.expect(t.image_read(5 * BLOCK, BLOCK) == _pattern(5), "block 5: the image differs")
 
@@ -156,9 +156,9 @@ def write_multi(t: Target, ctx: Context) -> None:
     """CMD25 of three blocks (each after a block interrupt), CMD12 (R1b), read back."""
     h = _ready(t, ctx)
     data = b"".join(_pattern(8 + i) for i in range(3))
-    h.write(25, 8 * BLOCK, data)
+    h.write(S.index("WRITE_MULTIPLE_BLOCK"), 8 * BLOCK, data)
     h.status()
-    r = h.read(18, 8 * BLOCK, blocks=3)
+    r = h.read(S.index("READ_MULTIPLE_BLOCK"), 8 * BLOCK, blocks=3)
     ctx.expect(r.data == data, "CMD25: read back differs from the write")
     ctx.expect(t.image_read(8 * BLOCK, 3 * BLOCK) == data, "CMD25: the image differs")
 
@@ -171,7 +171,7 @@ def app_data(t: Target, ctx: Context) -> None:
     for index, app, arg, size in ((51, True, 0, 8), (13, True, 0, 64), (6, False, 0x00FFFFF1, 64),
                                   (22, True, 0, 4)):
         if app:
-            h.command(55, h.rca << 16)
+            h.command(S.index("APP_CMD"), h.rca << 16)
         r = h.read(index, arg, blksz=size)
         ctx.expect(len(r.data) == size or r.failed, f"CMD{index}: {len(r.data)} bytes of {size}")
     h.status()
@@ -181,14 +181,14 @@ def app_data(t: Target, ctx: Context) -> None:
 def erase(t: Target, ctx: Context) -> None:
     """CMD24 on blocks 12-13, CMD32/CMD33/CMD38 (R1b: the busy interrupt), read back."""
     h = _ready(t, ctx)
-    h.write(24, 12 * BLOCK, _pattern(12))
-    h.write(24, 13 * BLOCK, _pattern(13))
-    h.command(32, 12 * BLOCK)
-    h.command(33, 13 * BLOCK)
-    h.command(38, 0, "r1b")
+    h.write(S.index("WRITE_BLOCK"), 12 * BLOCK, _pattern(12))
+    h.write(S.index("WRITE_BLOCK"), 13 * BLOCK, _pattern(13))
+    h.command(S.index("ERASE_WR_BLK_START"), 12 * BLOCK)
+    h.command(S.index("ERASE_WR_BLK_END"), 13 * BLOCK)
+    h.command(S.index("ERASE"), 0, "r1b")
     h.status()
     for lba in (12, 13):
-        r = h.read(17, lba * BLOCK)
+        r = h.read(S.index("READ_SINGLE_BLOCK"), lba * BLOCK)
         ctx.expect(r.data == t.image_read(lba * BLOCK, BLOCK), f"block {lba}: not the image")
 
 
@@ -233,17 +233,19 @@ def partial_word(t: Target, ctx: Context) -> None:
     the card left sending until CMD12; then the whole SCR with SDHBCT 8 and
     a CMD17 of 510 bytes (PLS 4.3.11: ACMD51 sends 8 bytes)."""
     h = _ready(t, ctx)
-    whole = h.read(51, 0, blksz=8) if not h.command(55, h.rca << 16).failed else None
-    h.command(55, h.rca << 16)
-    part = h.read(51, 0, blksz=5)
+    scr = S.index("SEND_SCR", app=True)
+    whole = (h.read(scr, 0, blksz=8) if not h.command(S.index("APP_CMD"), h.rca << 16).failed
+             else None)
+    h.command(S.index("APP_CMD"), h.rca << 16)
+    part = h.read(scr, 0, blksz=5)
     t.read(B.host(B.SDEDM), 4)
-    h.command(12, 0, "r1b")
+    h.command(S.index("STOP_TRANSMISSION"), 0, "r1b")
     h.status()
     if whole is not None and not part.failed:
         ctx.expect(part.data == whole.data[:5], f"SCR's first 5 bytes {part.data.hex()} are "
                    f"not those of the whole SCR {whole.data.hex()}")
-    h.read(17, 0, blksz=510)
-    h.command(12, 0, "r1b")
+    h.read(S.index("READ_SINGLE_BLOCK"), 0, blksz=510)
+    h.command(S.index("STOP_TRANSMISSION"), 0, "r1b")
     h.status()
 
 
@@ -259,7 +261,7 @@ def interrupts(t: Target, ctx: Context) -> None:
     cfg = B.host(B.SDHCFG)
     for en in (_EN["BUSY_IRPT_EN"], 0):
         t.write(cfg, 4, en)
-        h.send(13, h.rca << 16, "r1b")
+        h.send(S.index("SEND_STATUS"), h.rca << 16, "r1b")
         t.read(B.host(B.SDHSTS), 4)
         t.write(B.host(B.SDHSTS), 4, _ALL_STATUS)
     t.write(cfg, 4, _EN["BUSY_IRPT_EN"])
@@ -269,7 +271,7 @@ def interrupts(t: Target, ctx: Context) -> None:
     t.write(cfg, 4, _EN["DATA_IRPT_EN"])
     t.write(B.host(B.SDHBCT), 4, BLOCK)
     t.write(B.host(B.SDHBLC), 4, 1)
-    h.send(17, 0, "r1", _READ)
+    h.send(S.index("READ_SINGLE_BLOCK"), 0, "r1", _READ)
     t.write(cfg, 4, 0)  # the enable cleared: the line stays
     t.read(B.host(B.SDHSTS), 4)
     t.write(B.host(B.SDHSTS), 4, _ALL_STATUS)
@@ -279,7 +281,7 @@ def interrupts(t: Target, ctx: Context) -> None:
         t.read(B.host(B.SDDATA), 4)
     t.write(B.host(B.SDHSTS), 4, _ALL_STATUS)
     t.write(cfg, 4, _EN["BLOCK_IRPT_EN"] | _EN["BUSY_IRPT_EN"])
-    h.send(24, 4 * BLOCK, "r1", _WRITE)
+    h.send(S.index("WRITE_BLOCK"), 4 * BLOCK, "r1", _WRITE)
     t.read(B.host(B.SDHSTS), 4)
     t.write(B.host(B.SDHSTS), 4, _ALL_STATUS)
     for i in range(BLOCK // 4):
@@ -297,16 +299,16 @@ def errors(t: Target, ctx: Context) -> None:
     response for a long one accepted (CMD9 without LONG_RESPONSE); a read the
     card refuses (beyond its capacity) moves no data; the errors cleared."""
     h = _ready(t, ctx)
-    res: list[Result] = [h.command(60), h.command(13, h.rca << 16, "r2"),
-                         h.command(9, h.rca << 16, "r2")]
+    res: list[Result] = [h.command(60), h.command(S.index("SEND_STATUS"), h.rca << 16, "r2"),
+                         h.command(S.index("SEND_CSD"), h.rca << 16, "r2")]
     for r in res:
         ctx.expect(r.failed and bool(r.hsts & _TIMEOUT), f"CMD{r.index}: {r} did not fail")
-    h.command(7, 0, "r1b")
-    h.command(9, h.rca << 16)  # an R2 read as R1: SDRSP0..3 all filled
+    h.command(S.index("SELECT_DESELECT_CARD"), 0, "r1b")
+    h.command(S.index("SEND_CSD"), h.rca << 16)  # an R2 read as R1: SDRSP0..3 all filled
     for reg in B.SDRSP:
         t.read(B.host(reg), 4)
-    h.command(7, h.rca << 16, "r1b")
-    r = h.read(17, 64 << 20)
+    h.command(S.index("SELECT_DESELECT_CARD"), h.rca << 16, "r1b")
+    r = h.read(S.index("READ_SINGLE_BLOCK"), 64 << 20)
     h.status()
     t.read(B.host(B.SDEDM), 4)
     t.read(B.host(B.SDDATA), 4)
@@ -324,12 +326,12 @@ def no_card(t: Target, ctx: Context) -> None:
     set_medium(t, False)
     r = h.status()
     ctx.expect(r.failed, f"CMD13 with no medium: {r}")
-    h.command(0, 0, "none")
-    h.read(17, 0)
+    h.command(S.index("GO_IDLE_STATE"), 0, "none")
+    h.read(S.index("READ_SINGLE_BLOCK"), 0)
     set_medium(t, True)
     h.status()
     h.init()
-    r = h.read(17, BLOCK)
+    r = h.read(S.index("READ_SINGLE_BLOCK"), BLOCK)
     ctx.expect(r.data == t.image_read(BLOCK, BLOCK), "after re-insertion: block 1 differs")
 
 
@@ -348,7 +350,7 @@ def edm(t: Target, ctx: Context) -> None:
         t.read(reg, 4)
     h.reset()
     t.read(reg, 4)
-    h.read(17, 0)
+    h.read(S.index("READ_SINGLE_BLOCK"), 0)
     t.read(reg, 4)
 
 
@@ -365,7 +367,7 @@ def registers(t: Target, ctx: Context) -> None:
     t.write(B.host(B.SDHBLC), 4, 0)
     t.write(B.host(B.SDVDD), 4, 1)
     t.write(B.host(B.SDHCFG), 4, _EN["BUSY_IRPT_EN"])
-    h.send(13, h.rca << 16, "r1b")
+    h.send(S.index("SEND_STATUS"), h.rca << 16, "r1b")
     for off in (0x20, 0x21, 0x22):
         t.read(B.host(B.SDHSTS) - 0x20 + off, 1)
     t.read(B.host(B.SDHSTS), 2)
@@ -393,14 +395,14 @@ def reset_mid_transfer(t: Target, ctx: Context) -> None:
     h = _ready(t, ctx)
     t.write(B.host(B.SDHBCT), 4, BLOCK)
     t.write(B.host(B.SDHBLC), 4, 4)
-    h.send(18, 0, "r1", _READ)
+    h.send(S.index("READ_MULTIPLE_BLOCK"), 0, "r1", _READ)
     for _ in range(20):
         t.read(B.host(B.SDDATA), 4)
     h.reset()
     t.read(B.host(B.SDEDM), 4)
     for _ in range(3):
         t.read(B.host(B.SDDATA), 4)
-    h.command(12, 0, "r1b")
+    h.command(S.index("STOP_TRANSMISSION"), 0, "r1b")
     h.status()
-    r = h.read(17, 2 * BLOCK)
+    r = h.read(S.index("READ_SINGLE_BLOCK"), 2 * BLOCK)
     ctx.expect(not r.failed, f"CMD17 after the reset and CMD12: {r}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from harness.driver.spi import Block, SpiHost
 from harness.hwdefs import pl022 as P
+from harness.hwdefs import sd as S
 from harness.hwdefs import sd_spi as T
 from harness.images import BLOCK
 from harness.scenarios.registry import Context, scenario
@@ -33,8 +34,8 @@ def _ready(t: Target, ctx: Context) -> SpiHost:
     h = SpiHost(t)
     r = h.init()
     ctx.expect(r["cmd0"].r1 == 0x01, f"CMD0: R1 {r['cmd0'].r1} is not 0x01 (in idle state)")
-    h.read_register(9)
-    h.command(16, BLOCK)
+    h.read_register(S.index("SEND_CSD"))
+    h.command(S.index("SET_BLOCKLEN"), BLOCK)
     return h
 
 
@@ -61,11 +62,12 @@ def spi_init(t: Target, ctx: Context) -> None:
                f"CMD58: OCR {ocr} without power-up status after ACMD41 (PLS 7.3.2.4)")
     # A read straight after initialisation: refused from 10.1, whose ACMD41 leaves
     # the card in ready (ledger spi.version.acmd41-ready); a block before.
-    if h.command(17, 0, end=False).r1 is not None:
+    if h.command(S.index("READ_SINGLE_BLOCK"), 0, end=False).r1 is not None:
         h.read_block()
     h.fill(1)
-    h.app_command(41, 1 << 30)  # a second ACMD41: illegal from 10.1
-    h.command(13, rlen=T.R2_LEN)
+    # a second ACMD41: illegal from 10.1
+    h.app_command(S.index("SD_SEND_OP_COND", app=True), 1 << 30)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 
 
 @scenario("spi-csd-cid", GROUP)
@@ -77,7 +79,7 @@ def spi_csd_cid(t: Target, ctx: Context) -> None:
         rsp, block = h.read_register(index)
         if block is not None:
             _expect_block(ctx, f"CMD{index}", block)
-    h.command(13, rlen=T.R2_LEN)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 
 
 @scenario("spi-status", GROUP)
@@ -86,15 +88,15 @@ def spi_status(t: Target, ctx: Context) -> None:
     h = SpiHost(t)
     h.setup()
     h.select()
-    h.command(0)
-    h.command(13, rlen=T.R2_LEN)
+    h.command(S.index("GO_IDLE_STATE"))
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
     h.init()
-    h.command(13, rlen=T.R2_LEN)
-    h.read_register(9)
-    h.command(13, rlen=T.R2_LEN)
-    h.command(16, 4096)  # beyond 512: BLOCK_LEN_ERROR (PLS 4.3.2)
-    h.command(13, rlen=T.R2_LEN)
-    h.command(13, rlen=T.R2_LEN)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
+    h.read_register(S.index("SEND_CSD"))
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
+    h.command(S.index("SET_BLOCKLEN"), 4096)  # beyond 512: BLOCK_LEN_ERROR (PLS 4.3.2)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 
 
 @scenario("spi-read-single", GROUP)
@@ -102,7 +104,7 @@ def spi_read_single(t: Target, ctx: Context) -> None:
     """CMD17 on four blocks; each is the image's block (lockstep) with its CRC16."""
     h = _ready(t, ctx)
     for lba in (0, 1, 7, 31):
-        rsp = h.command(17, lba * BLOCK, end=False)
+        rsp = h.command(S.index("READ_SINGLE_BLOCK"), lba * BLOCK, end=False)
         if rsp.r1 == 0:
             b = h.read_block()
             _expect_block(ctx, f"CMD17 block {lba}", b)
@@ -115,18 +117,18 @@ def spi_read_single(t: Target, ctx: Context) -> None:
 def spi_read_multi(t: Target, ctx: Context) -> None:
     """CMD18 from block 2, four blocks, CMD12 (R1b) ends it (PLS 7.5.2.2)."""
     h = _ready(t, ctx)
-    rsp = h.command(18, 2 * BLOCK, end=False)
+    rsp = h.command(S.index("READ_MULTIPLE_BLOCK"), 2 * BLOCK, end=False)
     if rsp.r1 == 0:
         for i in range(4):
             b = h.read_block()
             _expect_block(ctx, f"CMD18 block {2 + i}", b)
-    h.command(12, busy=True)
-    h.command(13, rlen=T.R2_LEN)
+    h.command(S.index("STOP_TRANSMISSION"), busy=True)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 
 
 def _write(h: SpiHost, ctx: Context, t: Target, lba: int, blocks: list[bytes]) -> None:
     multi = len(blocks) > 1
-    rsp = h.command(25 if multi else 24, lba * BLOCK)
+    rsp = h.command(S.index("WRITE_MULTIPLE_BLOCK" if multi else "WRITE_BLOCK"), lba * BLOCK)
     if rsp.r1 != 0:
         return
     for i, data in enumerate(blocks):
@@ -136,7 +138,7 @@ def _write(h: SpiHost, ctx: Context, t: Target, lba: int, blocks: list[bytes]) -
         h.stop_tran()
     h.fill(1)
     for i, data in enumerate(blocks):
-        if h.command(17, (lba + i) * BLOCK, end=False).r1 == 0:
+        if h.command(S.index("READ_SINGLE_BLOCK"), (lba + i) * BLOCK, end=False).r1 == 0:
             b = h.read_block()
             ctx.expect(b.data == data, f"block {lba + i}: read back differs from the write")
         h.fill(1)
@@ -148,7 +150,7 @@ def spi_write_single(t: Target, ctx: Context) -> None:
     h = _ready(t, ctx)
     _write(h, ctx, t, 5, [_pattern(5)])
     _write(h, ctx, t, 0, [_pattern(0)])
-    h.command(13, rlen=T.R2_LEN)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 
 
 @scenario("spi-write-multi", GROUP)
@@ -156,7 +158,7 @@ def spi_write_multi(t: Target, ctx: Context) -> None:
     """CMD25 with 0xFC tokens, the 0xFD stop token, read back (PLS 7.3.3.2)."""
     h = _ready(t, ctx)
     _write(h, ctx, t, 8, [_pattern(8 + i) for i in range(3)])
-    h.command(13, rlen=T.R2_LEN)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 
 
 @scenario("spi-app-data", GROUP)
@@ -171,27 +173,27 @@ def spi_app_data(t: Target, ctx: Context) -> None:
                                           (13, True, 0, T.R2_LEN, 64), (51, True, 0, 1, 8),
                                           (22, True, 0, 1, 4)):
         if app:
-            h.command(55)
+            h.command(S.index("APP_CMD"))
         rsp = h.command(index, arg, rlen=rlen, end=False)
         if rsp.r1 is not None and not rsp.r1 & 0x7A:
             b = h.read_block(length)
             if b.token is not None:
                 _expect_block(ctx, f"{'A' if app else ''}CMD{index}", b)
         h.fill(1)
-    h.command(13, rlen=T.R2_LEN)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 
 
 @scenario("spi-crc", GROUP)
 def spi_crc(t: Target, ctx: Context) -> None:
     """CMD59 turns CRC checking on; a command with a bad CRC7 (PLS 7.2.2)."""
     h = _ready(t, ctx)
-    h.command(59, 1)
-    h.command(13, rlen=T.R2_LEN, crc=0x00)
-    h.command(17, 0, crc=0x01, end=False)
+    h.command(T.index("CRC_ON_OFF"), 1)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN, crc=0x00)
+    h.command(S.index("READ_SINGLE_BLOCK"), 0, crc=0x01, end=False)
     h.read_block()
     h.fill(1)
-    h.command(59, 0)
-    h.command(13, rlen=T.R2_LEN)
+    h.command(T.index("CRC_ON_OFF"), 0)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 
 
 @scenario("spi-illegal", GROUP)
@@ -203,14 +205,14 @@ def spi_illegal(t: Target, ctx: Context) -> None:
     h = _ready(t, ctx)
     for index in (60, 3, 2, 41):
         h.command(index)
-        r2 = h.command(13, rlen=T.R2_LEN)
+        r2 = h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
         ctx.expect(r2.r1 is not None, f"CMD13 after CMD{index}: no R1")
-    h.app_command(41, 1 << 30)
-    h.command(13, rlen=T.R2_LEN)
-    h.command(0)
+    h.app_command(S.index("SD_SEND_OP_COND", app=True), 1 << 30)
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
+    h.command(S.index("GO_IDLE_STATE"))
     for index in (9, 10):
         h.read_register(index)
-        h.command(13, rlen=T.R2_LEN)
+        h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 
 
 @scenario("spi-deselected", GROUP)
@@ -221,8 +223,8 @@ def spi_deselected(t: Target, ctx: Context) -> None:
     h.xfer_all(T.command_frame(17, 0))
     h.fill(12)
     h.select()
-    h.command(13, rlen=T.R2_LEN)
-    if h.command(17, BLOCK, end=False).r1 == 0:
+    h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
+    if h.command(S.index("READ_SINGLE_BLOCK"), BLOCK, end=False).r1 == 0:
         _expect_block(ctx, "CMD17 after reselect", h.read_block())
     h.fill(1)
 

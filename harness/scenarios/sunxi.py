@@ -25,6 +25,7 @@ from harness.driver.allwinner import (
 )
 from harness.driver.ops import set_medium
 from harness.hwdefs import allwinner as A
+from harness.hwdefs import sd as S
 from harness.images import BLOCK
 from harness.scenarios.registry import Context, scenario
 from harness.target import Target
@@ -52,7 +53,7 @@ def _ready(t: Target) -> SunxiHost:
 
 def _tran(ctx: Context, h: SunxiHost, rca: int, what: str) -> None:
     """CMD13: the card is back in transfer state (PLS 4.10.1, CURRENT_STATE 4)."""
-    r = h.command(13, rca << 16)
+    r = h.command(S.index("SEND_STATUS"), rca << 16)
     h.clear()
     ctx.expect(r.ok and (r.r1 >> 9) & 0xF == 4,
                f"{what}: CMD13 R1 {r.r1:#010x} (RISR {r.risr:#x}) is not transfer state")
@@ -102,32 +103,33 @@ def sunxi_init(t: Target, ctx: Context) -> None:
     then CMD13 and CMD10 in the states that take them."""
     h = SunxiHost(t)
     h.setup()
-    r0 = h.command(0, rsp="")
+    r0 = h.command(S.index("GO_IDLE_STATE"), rsp="")
     ctx.expect(bool(r0.risr & CC), f"CMD0 without a response: no CC (RISR {r0.risr:#x})")
     h.clear()
-    r8 = h.command(8, 0x1AA)
+    r8 = h.command(S.index("SEND_IF_COND"), 0x1AA)
     ctx.expect(r8.r1 & 0xFFF == 0x1AA, f"CMD8: R7 {r8.r1:#x} does not echo 0x1AA (PLS 4.3.13)")
     h.clear()
     rca = h.init_card()
     _tran(ctx, h, rca, "after CMD7")
-    h.command(10, rca << 16, rsp="r2")  # illegal in transfer state
+    h.command(S.index("SEND_CID"), rca << 16, rsp="r2")  # illegal in transfer state
     h.clear()
-    h.command(7, 0)  # deselect: stand-by
+    h.command(S.index("SELECT_DESELECT_CARD"), 0)  # deselect: stand-by
     h.clear()
-    cid = h.command(10, rca << 16, rsp="r2")
+    cid = h.command(S.index("SEND_CID"), rca << 16, rsp="r2")
     ctx.expect(cid.ok, f"CMD10 in stand-by: RISR {cid.risr:#x}")
     h.clear()
-    csd = h.command(9, rca << 16, rsp="r2")
+    csd = h.command(S.index("SEND_CSD"), rca << 16, rsp="r2")
     ctx.expect(csd.resp[3] >> 30 == 0, f"SDSC card: CSD_STRUCTURE {csd.resp[3] >> 30} not 0")
     h.clear()
-    h.command(7, rca << 16)
+    h.command(S.index("SELECT_DESELECT_CARD"), rca << 16)
     h.clear()
     _tran(ctx, h, rca, "after reselecting")
 
 
 def _read_pio(ctx: Context, t: Target, h: SunxiHost, lba: int, count: int) -> None:
     multi = count > 1
-    r = h.pio_read(18 if multi else 17, lba * BLOCK, count * BLOCK, autostop=multi)
+    read = S.index("READ_MULTIPLE_BLOCK" if multi else "READ_SINGLE_BLOCK")
+    r = h.pio_read(read, lba * BLOCK, count * BLOCK, autostop=multi)
     want = (DTC | ACD) if multi else DTC
     ctx.expect(r.risr & want == want, f"PIO read of {count} at {lba}: RISR {r.risr:#x}")
     ctx.expect(r.data == t.image_read(lba * BLOCK, count * BLOCK),
@@ -150,11 +152,13 @@ def sunxi_pio_read(t: Target, ctx: Context) -> None:
 def _write_pio(ctx: Context, t: Target, h: SunxiHost, lba: int, blocks: list[bytes]) -> None:
     multi = len(blocks) > 1
     data = b"".join(blocks)
-    r = h.pio_write(25 if multi else 24, lba * BLOCK, data, autostop=multi)
+    write = S.index("WRITE_MULTIPLE_BLOCK" if multi else "WRITE_BLOCK")
+    r = h.pio_write(write, lba * BLOCK, data, autostop=multi)
     want = (DTC | ACD) if multi else DTC
     ctx.expect(r.risr & want == want, f"PIO write at {lba}: RISR {r.risr:#x}")
     h.clear()
-    back = h.pio_read(18 if multi else 17, lba * BLOCK, len(data), autostop=multi)
+    read = S.index("READ_MULTIPLE_BLOCK" if multi else "READ_SINGLE_BLOCK")
+    back = h.pio_read(read, lba * BLOCK, len(data), autostop=multi)
     h.clear()
     ctx.expect(back.data == data, f"PIO write at {lba}: read back differs from the write")
     ctx.expect(t.image_read(lba * BLOCK, len(data)) == data,
@@ -183,7 +187,8 @@ def _dma_read(ctx: Context, t: Target, h: SunxiHost, lba: int, sizes: list[int])
     n = sum(sizes)
     multi = n > BLOCK
     t.mem_write(h.buf_base, bytes(n))
-    r = h.dma_transfer(18 if multi else 17, lba * BLOCK, sizes, write=False, autostop=multi)
+    read = S.index("READ_MULTIPLE_BLOCK" if multi else "READ_SINGLE_BLOCK")
+    r = h.dma_transfer(read, lba * BLOCK, sizes, write=False, autostop=multi)
     ctx.expect(bool(r.risr & DTC), f"IDMAC read at {lba}: no DTC (RISR {r.risr:#x})")
     ctx.expect(t.mem_read(h.buf_base, n) == t.image_read(lba * BLOCK, n),
                f"IDMAC read of {n} bytes at {lba}: RAM differs from the image")
@@ -211,8 +216,8 @@ def sunxi_idma_write(t: Target, ctx: Context) -> None:
         data = b"".join(_pattern(lba + i) for i in range(blocks))
         t.mem_write(h.buf_base, data)
         sizes = [BLOCK] * blocks
-        r = h.dma_transfer(25 if blocks > 1 else 24, lba * BLOCK, sizes, write=True,
-                           autostop=blocks > 1)
+        write = S.index("WRITE_MULTIPLE_BLOCK" if blocks > 1 else "WRITE_BLOCK")
+        r = h.dma_transfer(write, lba * BLOCK, sizes, write=True, autostop=blocks > 1)
         ctx.expect(bool(r.risr & DTC), f"IDMAC write at {lba}: no DTC (RISR {r.risr:#x})")
         ctx.expect(t.image_read(lba * BLOCK, len(data)) == data,
                    f"IDMAC write at {lba}: the image does not hold the data")
@@ -236,7 +241,7 @@ def sunxi_idma_descriptors(t: Target, ctx: Context) -> None:
         h.wr(A.SD_BKSR, BLOCK)
         h.wr(A.SD_BYCR, 2 * BLOCK)
         h.start_dma(False)
-        h.command(18, 0, data="read", autostop=True)
+        h.command(S.index("READ_MULTIPLE_BLOCK"), 0, data="read", autostop=True)
         h.rd(A.SD_BYCR)
         h.rd(A.SD_IDST)
         t.mem_read(d, A.DESC_SIZE)
@@ -252,7 +257,7 @@ def sunxi_idma_descriptors(t: Target, ctx: Context) -> None:
     h.wr(A.SD_BKSR, BLOCK)
     h.wr(A.SD_BYCR, 3 * BLOCK)
     h.start_dma(False)
-    h.command(18, 8 * BLOCK, data="read")
+    h.command(S.index("READ_MULTIPLE_BLOCK"), 8 * BLOCK, data="read")
     h.rd(A.SD_BYCR)
     h.rd(A.SD_STAR)
     t.mem_read(d, 0x50)
@@ -288,7 +293,7 @@ def sunxi_interrupts(t: Target, ctx: Context) -> None:
     SD_RISR and SD_MISR clear by writing 1s; SD_IDST's bits clear the same way."""
     h = _ready(t)
     h.wr(A.SD_IMKR, 0)
-    h.command(13, h.rca << 16, imask=0)
+    h.command(S.index("SEND_STATUS"), h.rca << 16, imask=0)
     t.irq_level()
     for mask in (CC, CC | DTC, 0xFFFF_FFFF, DTC, 0):
         h.wr(A.SD_IMKR, mask)
@@ -299,7 +304,8 @@ def sunxi_interrupts(t: Target, ctx: Context) -> None:
     h.wr(A.SD_GCTL, g & ~(1 << 4))
     ctx.expect(not t.irq_level(), "the line stays up with GCTL.INT_ENB clear (H3 5.3.7.1)")
     h.wr(A.SD_GCTL, g)
-    h.command(13, h.rca << 16, imask=0xFFFF_FFFF)  # CC again while it is pending
+    # CC again while it is pending
+    h.command(S.index("SEND_STATUS"), h.rca << 16, imask=0xFFFF_FFFF)
     h.wait_end(False)
     h.wr(A.SD_MISR, CC)
     h.rd(A.SD_RISR)
@@ -307,7 +313,7 @@ def sunxi_interrupts(t: Target, ctx: Context) -> None:
     ctx.expect(h.rd(A.SD_RISR) == 0, "SD_RISR not cleared by writing 1s (H3 5.3.7.15)")
     ctx.expect(not t.irq_level(), "the line is up with SD_RISR clear")
     # Every bit unmasked: CC, then DTC and ACD join it while the line is up.
-    r = h.pio_read(18, 0, 2 * BLOCK, autostop=True, imask=0xFFFF_FFFF)
+    r = h.pio_read(S.index("READ_MULTIPLE_BLOCK"), 0, 2 * BLOCK, autostop=True, imask=0xFFFF_FFFF)
     ctx.expect(r.risr & (CC | DTC | ACD) == CC | DTC | ACD, f"CMD18: RISR {r.risr:#x}")
     t.irq_level()
     for bit in (CC, DTC, ACD):
@@ -333,10 +339,10 @@ def sunxi_card_absent(t: Target, ctx: Context) -> None:
     ctx.expect(bool(risr & (1 << 31)), f"no CARD_REMOVE after the eject (RISR {risr:#x})")
     t.irq_level()
     h.rd(A.SD_STAR)
-    r = h.command(13, h.rca << 16)
+    r = h.command(S.index("SEND_STATUS"), h.rca << 16)
     ctx.expect(not r.ok, f"CMD13 with no card answered (RISR {r.risr:#x})")
     t.read(h.fifo, 4)
-    h.command(0, rsp="")
+    h.command(S.index("GO_IDLE_STATE"), rsp="")
     h.clear(0xFFFF_FFFF)
     set_medium(t, True)
     h.rd(A.SD_RISR)
@@ -354,13 +360,13 @@ def sunxi_errors(t: Target, ctx: Context) -> None:
     move, FIFO writes past the end of a write with auto stop."""
     h = SunxiHost(t)
     h.setup()
-    r = h.command(17, 0)  # idle: an illegal command, no response
+    r = h.command(S.index("READ_SINGLE_BLOCK"), 0)  # idle: an illegal command, no response
     ctx.expect(not r.ok, f"CMD17 in idle state answered (RISR {r.risr:#x})")
     h.clear()
     h.init_card()
-    h.command(13, h.rca << 16, rsp="r2")  # a short response, a long one asked
+    h.command(S.index("SEND_STATUS"), h.rca << 16, rsp="r2")  # a short response, a long one asked
     h.clear()
-    h.command(9, h.rca << 16, rsp="r1")  # illegal in transfer state
+    h.command(S.index("SEND_CSD"), h.rca << 16, rsp="r1")  # illegal in transfer state
     h.clear()
     h.command(60, 0)  # reserved
     h.clear()
@@ -368,11 +374,12 @@ def sunxi_errors(t: Target, ctx: Context) -> None:
     h.rd(A.SD_STAR)
     h.wr(A.SD_BYCR, 0)
     h.wr(A.SD_CAGR, h.rca << 16)
-    h.wr(A.SD_CMDR, h.flags(13, "r1") | AUTOSTOP)  # the counter at 0: CMD12 at once
+    # the counter at 0: CMD12 at once
+    h.wr(A.SD_CMDR, h.flags(S.index("SEND_STATUS"), "r1") | AUTOSTOP)
     for reg in (A.SD_RISR, A.SD_RESP0, A.SD_CMDR):
         h.rd(reg)
     h.clear()
-    r = h.pio_write(25, 2 * BLOCK, _pattern(2) * 2, autostop=True)
+    r = h.pio_write(S.index("WRITE_MULTIPLE_BLOCK"), 2 * BLOCK, _pattern(2) * 2, autostop=True)
     for i in range(3):  # past the end: each word to the card, the auto stop again
         t.write(h.fifo, 4, 0x1111_1111 * (i + 1))
         h.rd(A.SD_RISR)
@@ -388,7 +395,7 @@ def sunxi_manual_stop(t: Target, ctx: Context) -> None:
     """CMD18 without auto stop, two blocks by PIO, then CMD12 as Linux sends it
     after a data error (STOP_ABT_CMD); a soft reset in the middle of a read."""
     h = _ready(t)
-    r = h.pio_read(18, 4 * BLOCK, 2 * BLOCK)
+    r = h.pio_read(S.index("READ_MULTIPLE_BLOCK"), 4 * BLOCK, 2 * BLOCK)
     ctx.expect(r.data == t.image_read(4 * BLOCK, 2 * BLOCK), "CMD18 data differs from the image")
     h.rd(A.SD_STAR)
     stop = h.manual_stop()
@@ -396,7 +403,7 @@ def sunxi_manual_stop(t: Target, ctx: Context) -> None:
     _tran(ctx, h, h.rca, "after CMD12")
     h.wr(A.SD_BKSR, BLOCK)
     h.wr(A.SD_BYCR, 4 * BLOCK)
-    h.command(18, 0, data="read")
+    h.command(S.index("READ_MULTIPLE_BLOCK"), 0, data="read")
     for _ in range(8):
         t.read(h.fifo, 4)
     h.reset(RESETS)
@@ -442,7 +449,7 @@ def sunxi_app_data(t: Target, ctx: Context) -> None:
     h = _ready(t)
     for app, index, arg, n in ((True, 51, 0, 8), (True, 13, 0, 64), (False, 6, 0x00FF_FFF1, 64)):
         if app:
-            h.command(55, h.rca << 16)
+            h.command(S.index("APP_CMD"), h.rca << 16)
             h.clear()
         r = h.pio_read(index, arg, n, blksz=n)
         ctx.expect(bool(r.risr & DTC), f"{'A' if app else ''}CMD{index}: RISR {r.risr:#x}")
@@ -451,10 +458,10 @@ def sunxi_app_data(t: Target, ctx: Context) -> None:
                        f"SCR {r.data.hex()}: SCR_STRUCTURE not 0 (PLS 5.6)")
         h.clear()
     _tran(ctx, h, h.rca, "after the short reads")
-    h.command(55, h.rca << 16)
+    h.command(S.index("APP_CMD"), h.rca << 16)
     h.clear()
     t.mem_write(h.buf_base, bytes(8))
-    r = h.dma_transfer(51, 0, [8], write=False, blksz=8)
+    r = h.dma_transfer(S.index("SEND_SCR", app=True), 0, [8], write=False, blksz=8)
     ctx.expect(bool(r.risr & DTC), f"ACMD51 by IDMAC: RISR {r.risr:#x}")
     t.mem_read(h.buf_base, 16)
     t.mem_read(h.desc_base, A.DESC_SIZE)

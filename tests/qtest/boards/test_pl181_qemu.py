@@ -3,7 +3,8 @@
 Facts from the board's source (hw/arm/vexpress.c: the MMCI at 0x10005000,
 MCIINTR0/1 on GIC SPI 9/10, card detect in SYS_MCI bit 0) and the PL180 TRM
 (the ID bytes, MCIINTRn = status & maskn), then every ``mmci`` scenario
-agreeing with the model on each ARM build, and broken models caught.
+agreeing with the model on each ARM build and each board with a PL181, and
+broken models caught.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from harness.scenarios import all_scenarios
 pytestmark = pytest.mark.qemu
 
 BOARD = boards.by_name("vexpress-a9")
+#: Every board whose card is behind a PL181 (the mmci group runs on each).
+PL181_BOARDS = tuple(b for b in boards.BOARDS if b.variant == "pl181")
 MMCI_SCENARIOS = tuple(n for n, sc in all_scenarios().items() if sc.group == "mmci")
 _ST = P.MCISTATUS
 
@@ -62,11 +65,13 @@ def test_ids_card_detect_and_both_lines(arm_build: QemuBuild, tmp_path: Path) ->
         assert not t.irq_level() and not t.qtest.irq_levels.get(BOARD.irq.line + 1)
 
 
+@pytest.mark.parametrize("board", PL181_BOARDS, ids=lambda b: b.name)
 @pytest.mark.parametrize("name", MMCI_SCENARIOS)
-def test_mmci_scenarios_agree(arm_build: QemuBuild, name: str, mmci_pool: QemuPool) -> None:
-    if not arm_build.offers(BOARD.machine):
-        pytest.skip(f"QEMU {arm_build.name} has no machine type {BOARD.machine}")
-    res = runner.run(arm_build, all_scenarios()[name], BOARD.machine,
+def test_mmci_scenarios_agree(arm_build: QemuBuild, name: str, board: boards.Board,
+                              mmci_pool: QemuPool) -> None:
+    if not arm_build.offers(board.machine):
+        pytest.skip(f"QEMU {arm_build.name} has no machine type {board.machine}")
+    res = runner.run(arm_build, all_scenarios()[name], board.machine,
                      runner.RunOptions(pool=mmci_pool))
     assert res.status == runner.AGREE, res.reason
 

@@ -22,7 +22,7 @@ from harness.model import compat, defaults, emmc_defaults, sd_commands
 from harness.model.clock import VirtualClock
 from harness.model.emmc import EmmcCard
 from harness.model.sdcard import SDCard
-from harness.model.sdhci import HOSTCTL2_V4EN_ALWAYS
+from harness.model.sdhci import FSL_RESET_SINCE, HOSTCTL2_V4EN_ALWAYS
 from harness.model.sdhci_state import SDMA_REWORK
 from harness.profile import NEWEST, BuildProfile
 from tests.qtest.model.sdhci_support import stub_target
@@ -102,7 +102,8 @@ def test_every_build_bears_out_a_side_and_confirmed_means_run() -> None:
 def test_every_version_the_model_uses_is_a_record() -> None:
     since = {bd.since for bd in BOUNDARIES} | {boundaries.ALWAYS}
     used = {sd_commands.V_PROTO, sd_commands.V_10_1, SDMA_REWORK, HOSTCTL2_V4EN_ALWAYS,
-            defaults.SERIES_SINCE, emmc_defaults.EMMC_SINCE, emmc_defaults.PLUGGABLE_SINCE}
+            FSL_RESET_SINCE, defaults.SERIES_SINCE, emmc_defaults.EMMC_SINCE,
+            emmc_defaults.PLUGGABLE_SINCE}
     used |= {parse_version(d.versions.first) for d in of_scope(Scope.VERSION)
              if d.versions.first is not None}
     used |= {r.since for r in defaults.TABLE} | {r.since for r in emmc_defaults.TABLE}
