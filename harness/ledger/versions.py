@@ -12,23 +12,21 @@ from __future__ import annotations
 from harness.ledger import boundaries
 from harness.ledger.entry import EVERY_VERSION, Compat, KnownDifference, Scope, Versions
 
-#: QEMU's command-table rework of sd.c (boundary ``sd.protocol-rework``).
-PROTOCOL = Versions(boundaries.first("sd.protocol-rework"), None)
-#: The 10.0 -> 10.2 changes (boundary ``sd.state-and-size-rules``).
-STATE_RULES = Versions(boundaries.first("sd.state-and-size-rules"), None)
 
-
-def _sd(key: str, versions: Versions, boundary: str, old: str, new: str) -> KnownDifference:
-    return KnownDifference(f"sd.version.{key}", Scope.VERSION, "sd", old, new, versions,
-                           boundary=boundary)
+def _sd(key: str, boundary: boundaries.Boundary, old: str, new: str) -> KnownDifference:
+    """``sd.version.KEY``, dated by ``boundary`` (its releases, its key)."""
+    return KnownDifference(f"sd.version.{key}", Scope.VERSION, "sd", old, new,
+                           boundary.versions(), boundary=boundary.key)
 
 
 def _proto(key: str, old: str, new: str) -> KnownDifference:
-    return _sd(key, PROTOCOL, "sd.protocol-rework", old, new)
+    """A change of QEMU's command-table rework of sd.c."""
+    return _sd(key, boundaries.SD_PROTOCOL_REWORK, old, new)
 
 
 def _rules(key: str, old: str, new: str) -> KnownDifference:
-    return _sd(key, STATE_RULES, "sd.state-and-size-rules", old, new)
+    """One of the 10.0 -> 10.2 changes."""
+    return _sd(key, boundaries.SD_STATE_AND_SIZE_RULES, old, new)
 
 
 VERSION: tuple[KnownDifference, ...] = (
