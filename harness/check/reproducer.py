@@ -165,15 +165,16 @@ def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str,
     out_dir.mkdir(parents=True, exist_ok=True)
     trace = out_dir / f"{stem}.qtest"
     header = reproducer_header(qemu.machine, f"sdqtest scenario {d.scenario}; divergence at "
-                               f"step {d.step.index}:\n  {d.step.describe()}")
+                               f"step {d.step.index}:\n  {d.step.describe(sides=d.sides)}")
     lines = qemu.trace if upto is None else qemu.trace[:upto]
     trace.write_text(header + "\n".join(lines) + "\n")
     script = out_dir / f"{stem}.sh"
     script.write_text(replay_script(
         qemu.replay_argv(), shlex.quote(str(trace)),
         [f"Replays sdqtest scenario {d.scenario} on QEMU {qemu.machine.type}; divergence at "
-         f"step {d.step.index}:", f"  {d.step.describe()}",
-         "QEMU prints one answer per command; the last one is what the model",
+         f"step {d.step.index}:", f"  {d.step.describe(sides=d.sides)}",
+         "QEMU prints one answer per command; the last one is what the "
+         f"{d.sides.reference}",
          "disagreed with."]))
     script.chmod(0o755)
     if c:

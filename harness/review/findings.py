@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.check.scoreboard import DATA, HARM_ORDER, harm
+from harness.check.scoreboard import DATA, HARM_ORDER, harm, signature_text
 from harness.review.classify import CHANGED, ModelEvidence, ReviewRow
-from harness.review.direct import DirectDifference, sides
+from harness.review.direct import BASE_PATCHED, DirectDifference
 from harness.review.speed import Comparison
 
 
@@ -72,7 +72,7 @@ class ReviewFinding:
     def title(self) -> str:
         """The signature as a reviewer reads it (base and patched named, no
         card state where there is none)."""
-        return self.bench or sides(self.signature).removesuffix(" | -")
+        return self.bench or signature_text(self.signature, BASE_PATCHED).removesuffix(" | -")
 
     def to_json(self) -> dict[str, Any]:
         ex = self.example()
