@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import images
 from harness.check import parallel, reproducer, runner, testbench
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
 from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES, Difference, Scoreboard, Stopped
 from harness.check.step import Sides, Step
 from harness.errors import QemuError, QemuGone
-from harness.images import Recipe
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
@@ -228,16 +226,15 @@ def _settle(res: DirectResult, lock: LockstepTarget, board: DirectScoreboard,
     res.traces = first.traces
 
 
-def compare(res: DirectResult, a: Target, b: Target, sc: Scenario, ctx: Context,
-            limit: int = DEFAULT_MAX_DIFFERENCES, recipe: Recipe | None = None,
+def compare(res: DirectResult, lock: LockstepTarget, sc: Scenario, ctx: Context,
             spans: Callable[[], list[tuple[int, int]]] = list,
             report_dir: Path | None = None) -> bool:
-    """Scenario ``sc`` on ``a`` (base, the reference) and ``b`` (patched) in
-    lockstep, up to ``limit`` distinct differences, then the card images
-    over ``spans()``; the differences into ``res``.  Whether both sides are
-    fit for reuse."""
-    board = DirectScoreboard(limit, a)
-    lock = LockstepTarget(a, b, recipe=recipe, scoreboard=board)
+    """Scenario ``sc`` through ``lock`` (base, the reference, against
+    patched; its scoreboard a :class:`DirectScoreboard`), then the card
+    images over ``spans()``; the differences into ``res``.  Whether both
+    sides are fit for reuse."""
+    board = lock.scoreboard
+    assert isinstance(board, DirectScoreboard)
     raised: Divergence | None = None
     healthy = True
     try:
@@ -273,26 +270,22 @@ def run_one(base: QemuBuild, patched: QemuBuild, name: str, machine: str,
     if why:
         res.status, res.reason = SKIP, why
         return res
-    qemu_image, fmt = images.ensure(sc.image), images.recipe(sc.image).format
-    described = testbench.scenario_machine(sc, machine, qemu_image, fmt)
     pa, pb = pools or (QemuPool(enabled=False), QemuPool(enabled=False))
-    a: QemuTarget | None = None
-    b: QemuTarget | None = None
+    bench = testbench.Testbench(
+        testbench.RunSpec(replace(patched, name="patched"), sc, machine), quirks=(), pool=pb,
+        reference=replace(base, name="base"), reference_pool=pa,
+        scoreboard=lambda ref: DirectScoreboard(limit, ref))
     healthy = False
     try:
-        a = pa.acquire(base.binary, described, name="base")
-        b = pb.acquire(patched.binary, described, name="patched")
-        sa, sb = a, b
-        healthy = compare(res, a, b, sc, Context(base.profile, machine, sc.image, sc.params),
-                          limit, images.recipe(sc.image),
-                          lambda: runner.image_spans(None, images.raw_twin(sc.image), sa, sb),
+        lock = bench.start(False)
+        healthy = compare(res, lock, sc, Context(base.profile, machine, sc.image, sc.params),
+                          lambda: runner.image_spans(None, bench.model_image, *(
+                              q for q in (bench.base, bench.live) if q is not None)),
                           report_dir)
     except (QemuGone, QemuError) as e:  # one of them would not start
         res.status, res.reason = ERROR, f"{type(e).__name__}: {e}"
     finally:
-        for pool, side in ((pa, a), (pb, b)):
-            if side is not None:
-                pool.release(side, healthy=healthy)
+        bench.close(healthy)
     return res
 
 

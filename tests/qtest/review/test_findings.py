@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from harness.check.divergence import Divergence
+from harness.check.lockstep import LockstepTarget
 from harness.check.scoreboard import DATA, IDENTITY, STATUS, Difference, harm
 from harness.check.step import Step
 from harness.driver import HostDriver
@@ -89,8 +90,10 @@ def _context() -> Context:
 
 def _direct(image: Path, limit: int, **kw: Any) -> DirectResult:
     res = DirectResult(SC.name, "q35", direct.SAME)
-    direct.compare(res, ModelTarget(image=image), Patched(image=image, **kw), SC, _context(),
-                   limit)
+    base = ModelTarget(image=image)
+    lock = LockstepTarget(base, Patched(image=image, **kw),
+                          scoreboard=direct.DirectScoreboard(limit, base))
+    direct.compare(res, lock, SC, _context())
     return res
 
 
