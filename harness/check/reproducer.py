@@ -66,6 +66,45 @@ def _mem_data(words: list[str]) -> bytes:
     return bytes.fromhex(words[3][2:].ljust(2 * length, "0")[: 2 * length])
 
 
+def _c_line(i: int, line: str, expect: tuple[str, int] | None, decls: list[str]
+            ) -> list[str]:
+    """The C lines of trace line ``i`` (``expect``: the model's answer, for
+    the last line; memory written goes to ``decls`` as an array)."""
+    words = line.split()
+    m = _REG_LINE.match(line)
+    if m:
+        fn = f"{_C_CALL[m.group(1)]}{_C_SIZE[m.group(2)]}"
+        if m.group(4) is not None:
+            return [f"    {fn}(s, {m.group(3)}, {m.group(4)});"]
+        if expect is not None and expect[0] == "value":
+            return [f"    g_assert_cmphex({fn}(s, {m.group(3)}), ==, {expect[1]:#x});"]
+        return [f"    {fn}(s, {m.group(3)});"]
+    if words[0] in ("b64write", "write") and len(words) == 4:
+        data = _mem_data(words)
+        if data and data.count(data[0]) == len(data):
+            return [f"    qtest_memset(s, {words[1]}, {data[0]:#04x}, {words[2]});"]
+        decls += _c_bytes(f"data{i}", data)
+        return [f"    qtest_memwrite(s, {words[1]}, data{i}, sizeof(data{i}));"]
+    if words[0] in ("b64read", "read"):
+        out = [f"    qtest_memread(s, {words[1]}, buf, {words[2]});"]
+        if expect is not None and expect[0].startswith("byte@"):
+            out.append(f"    g_assert_cmphex(buf[{int(expect[0][5:]):#x}], ==, {expect[1]:#04x});")
+        return out
+    if words[0] == "memset":
+        return [f"    qtest_memset(s, {words[1]}, {words[3]}, {words[2]});"]
+    if words[0] == "clock_step":
+        return [f"    qtest_clock_step(s, {words[1]});" if len(words) > 1
+                else "    qtest_clock_step_next(s);"]
+    if words[0] == "irq_intercept_in":
+        return [f"    qtest_irq_intercept_in(s, {_c_string(words[1])});"]
+    if words[0] == "irq_intercept_out" and len(words) == 3:  # a board's named output
+        return [f"    qtest_irq_intercept_out_named(s, {_c_string(words[1])}, "
+                f"{_c_string(words[2])});"]
+    if words[0] == "irq_intercept_out":
+        return [f"    qtest_irq_intercept_out(s, {_c_string(words[1])});"]
+    return [f"    /* not translated: {line} */"]
+
+
 def c_function(name: str, trace: Sequence[str], argv: Sequence[str], *,
                expect: tuple[str, int] | None = None, comment: str = "") -> str:
     """A libqtest C function replaying ``trace``.  ``expect`` is what the
@@ -80,43 +119,7 @@ def c_function(name: str, trace: Sequence[str], argv: Sequence[str], *,
         decls.append(f"    static uint8_t buf[{buf:#x}];")
     for i, line in enumerate(trace):
         last = i == len(trace) - 1
-        words = line.split()
-        m = _REG_LINE.match(line)
-        if m:
-            fn = f"{_C_CALL[m.group(1)]}{_C_SIZE[m.group(2)]}"
-            if m.group(4) is not None:
-                body.append(f"    {fn}(s, {m.group(3)}, {m.group(4)});")
-            elif last and expect is not None and expect[0] == "value":
-                body.append(f"    g_assert_cmphex({fn}(s, {m.group(3)}), ==, {expect[1]:#x});")
-            else:
-                body.append(f"    {fn}(s, {m.group(3)});")
-        elif words[0] in ("b64write", "write") and len(words) == 4:
-            data = _mem_data(words)
-            if data and data.count(data[0]) == len(data):
-                body.append(f"    qtest_memset(s, {words[1]}, {data[0]:#04x}, {words[2]});")
-            else:
-                arr = f"data{i}"
-                decls += _c_bytes(arr, data)
-                body.append(f"    qtest_memwrite(s, {words[1]}, {arr}, sizeof({arr}));")
-        elif words[0] in ("b64read", "read"):
-            body.append(f"    qtest_memread(s, {words[1]}, buf, {words[2]});")
-            if last and expect is not None and expect[0].startswith("byte@"):
-                at = int(expect[0][5:])
-                body.append(f"    g_assert_cmphex(buf[{at:#x}], ==, {expect[1]:#04x});")
-        elif words[0] == "memset":
-            body.append(f"    qtest_memset(s, {words[1]}, {words[3]}, {words[2]});")
-        elif words[0] == "clock_step":
-            body.append(f"    qtest_clock_step(s, {words[1]});" if len(words) > 1
-                        else "    qtest_clock_step_next(s);")
-        elif words[0] == "irq_intercept_in":
-            body.append(f"    qtest_irq_intercept_in(s, {_c_string(words[1])});")
-        elif words[0] == "irq_intercept_out" and len(words) == 3:  # a board's named output
-            body.append(f"    qtest_irq_intercept_out_named(s, {_c_string(words[1])}, "
-                        f"{_c_string(words[2])});")
-        elif words[0] == "irq_intercept_out":
-            body.append(f"    qtest_irq_intercept_out(s, {_c_string(words[1])});")
-        else:
-            body.append(f"    /* not translated: {line} */")
+        body += _c_line(i, line, expect if last else None, decls)
         if last and expect is not None and expect[0].startswith("irq@"):
             body.append(f"    g_assert({'' if expect[1] else '!'}qtest_get_irq(s, "
                         f"{int(expect[0][4:])}));")
