@@ -9,9 +9,9 @@ differences are selected by ``profile.version``:
 
 * before 10.0: SDMA raises DMA Interrupt only when it stops at a buffer
   boundary; an SDMA started by an SDMASYSAD write takes the multi-block path
-  whenever Multi Block Select is set (``SDMA_REWORK``);
+  whenever Multi Block Select is set (boundary ``sdhci.sdma-rework``);
 * from 11.1.2: without UHS, HOSTCTL2 bit 12 alone is writable
-  (``HOSTCTL2_V4EN_ALWAYS``).
+  (boundary ``sdhci.hostctl2-v4en-without-uhs``).
 
 ADMA runs at most five descriptors per step and continues 100 ns later on
 the shared VirtualClock, or earlier when any register access runs the
@@ -53,11 +53,6 @@ from harness.model.sdhci_state import (
     SDHCIConfigError,
 )
 from harness.profile import NEWEST, BuildProfile
-
-#: First QEMU release with HOSTCTL2 bit 12 writable without UHS: the 11.1.2
-#: stable release (11.1.1 built from source lacks it, 11.1.3 has it; see
-#: :data:`harness.ledger.boundaries.HOSTCTL2_V4EN`).
-HOSTCTL2_V4EN_ALWAYS = boundaries.HOSTCTL2_V4EN.since
 
 __all__ = ["SDHCI", "SDHCIConfigError", "SDBusCard"]
 
@@ -612,7 +607,7 @@ class SDHCI(SdhciDma):
         hc2_mask = mask >> _HOSTCTL2_SH
         hc2 = value >> _HOSTCTL2_SH
         if not uhs:
-            if (self.profile.version >= HOSTCTL2_V4EN_ALWAYS
+            if (self.profile.version >= boundaries.HOSTCTL2_V4EN.since
                     and self.qemu("sdhci.reserved-bits-writable")):
                 # QEMU 11.1.2 and later (upstream's "Accept version 4
                 # enable without UHS-I"): without UHS, HOSTCTL2 bit 12

@@ -22,8 +22,6 @@ from harness.model import compat, defaults, emmc_defaults
 from harness.model.clock import VirtualClock
 from harness.model.emmc import EmmcCard
 from harness.model.sdcard import SDCard
-from harness.model.sdhci import HOSTCTL2_V4EN_ALWAYS
-from harness.model.sdhci_state import SDMA_REWORK
 from harness.profile import NEWEST, BuildProfile
 from tests.qtest.model.sdhci_support import stub_target
 
@@ -101,10 +99,8 @@ def test_every_build_bears_out_a_side_and_confirmed_means_run() -> None:
 
 def test_every_version_the_model_uses_is_a_record() -> None:
     since = {bd.since for bd in BOUNDARIES} | {boundaries.ALWAYS}
-    used = {SDMA_REWORK, HOSTCTL2_V4EN_ALWAYS,
-            defaults.SERIES_SINCE, emmc_defaults.EMMC_SINCE, emmc_defaults.PLUGGABLE_SINCE}
-    used |= {parse_version(d.versions.first) for d in of_scope(Scope.VERSION)
-             if d.versions.first is not None}
+    used = {parse_version(d.versions.first) for d in of_scope(Scope.VERSION)
+            if d.versions.first is not None}
     used |= {r.since for r in defaults.TABLE} | {r.since for r in emmc_defaults.TABLE}
     used |= {compat.since_build(e) for e in compat.COMPAT_TABLE}
     assert used <= since
@@ -184,11 +180,7 @@ def test_ledger_version_entries_are_dated_by_their_boundary() -> None:
 #: those names: to go the way of ``V_10_1`` (the boundary record is the name).
 ALIASES_LEFT: dict[str, frozenset[str]] = {
     "model/allwinner_target.py": frozenset({"LEVEL_0_1"}),
-    "model/defaults.py": frozenset({"SERIES_SINCE"}),
-    "model/emmc_defaults.py": frozenset({"EMMC_SINCE", "PLUGGABLE_SINCE"}),
     "model/omap_target.py": frozenset({"CARD_ON_BUS", "STACK_ZERO", "BADWIDTH_LOGGED"}),
-    "model/sdhci.py": frozenset({"HOSTCTL2_V4EN_ALWAYS"}),
-    "model/sdhci_state.py": frozenset({"SDMA_REWORK"}),
     "model/sdhci_usdhc.py": frozenset({"SPEC_3_SINCE"}),
 }
 
@@ -226,6 +218,9 @@ def test_a_boundary_has_one_name() -> None:
     rules = boundaries.SD_STATE_AND_SIZE_RULES
     assert rules.versions().first == "10.1" and rules.versions().fixed is None
     assert boundaries.SD_PROTOCOL_REWORK.versions(until=rules).fixed == "10.1"
-    for d in LEDGER.values():
-        if d.boundary in (rules.key, boundaries.SD_PROTOCOL_REWORK.key):
+    for d in LEDGER.values():  # a dated entry's releases are its boundary's
+        if d.boundary and d.versions.first is not None:
             assert d.versions.first == boundaries.first(d.boundary), d.key
+    ledger = Path(boundaries.__file__).parent
+    for path in sorted(ledger.glob("*.py")):  # named by the record, never by its key again
+        assert 'boundary="' not in path.read_text(), path.name
