@@ -35,7 +35,7 @@ Phases = list[tuple[str, int, int]]
 
 
 @dataclass
-class Use:
+class RecordingUse:
     """What is known of one entry met by one recording: phases, how, builds."""
 
     phases: set[str] = field(default_factory=set)
@@ -44,7 +44,7 @@ class Use:
 
 
 #: key -> recording -> use
-Evidence = dict[str, dict[str, Use]]
+Evidence = dict[str, dict[str, RecordingUse]]
 
 
 def _phase_of(phases: Phases, step: int) -> str:
@@ -55,7 +55,7 @@ def _phase_of(phases: Phases, step: int) -> str:
 
 
 def _note(ev: Evidence, key: str, rec: str, phase: str, build: str, shown: bool) -> None:
-    use = ev.setdefault(key, {}).setdefault(rec, Use())
+    use = ev.setdefault(key, {}).setdefault(rec, RecordingUse())
     use.phases.add(phase)
     use.builds.add(build)
     use.shown = use.shown or shown
@@ -78,7 +78,7 @@ def from_result(ev: Evidence, r: Result, build: str) -> Phases:
             _note(ev, k, r.scenario, name, build, True)
         seen_c |= set(consulted)
         seen_q |= set(quirks)
-    for step, what, _value in r.adoptions:
+    for step, what, _value in r.adoptions():
         _note(ev, adopting(what).key, r.scenario, _phase_of(phases, step), build, True)
     return phases
 

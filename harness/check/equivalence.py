@@ -20,7 +20,7 @@ _HEX = re.compile(r"0x[0-9a-f]+")
 
 
 def _rcas(res: Result) -> set[int]:
-    return {value for _, what, value in res.adoptions if what == "RCA"}
+    return {value for _, what, value in res.adoptions() if what == "RCA"}
 
 
 #: Where the RCA shows: the Argument register (a command's argument) and the
@@ -99,10 +99,10 @@ def verdict(res: Result) -> dict[str, Any]:
                [_step(s, rcas) for s in d.history])
     return {
         "status": res.status, "reason": _text(res.reason, rcas), "steps": res.steps,
-        "divergence": div, "quirks": [q.key for q in res.quirks],
-        "stale": [q.key for q in res.stale],
-        "adoptions": [(i, w, None if w == "RCA" else v) for i, w, v in res.adoptions],
-        "notes": res.notes, "spec_misses": res.spec_misses, "known_misses": res.known_misses,
+        "divergence": div, "quirks": [q.key for q in res.quirks()],
+        "stale": [q.key for q in res.stale()],
+        "adoptions": [(i, w, None if w == "RCA" else v) for i, w, v in res.adoptions()],
+        "notes": res.notes, "spec_misses": res.spec_misses, "known_misses": res.known_misses(),
         "not_compared": res.not_compared,
     }
 

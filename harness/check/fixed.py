@@ -37,7 +37,7 @@ def recheck(first: runner.Result,
     """``first`` itself, or the agreeing rerun with the bugs a fixed build
     does not have (see the module doc).  ``rerun(keys)`` runs the same
     scenario with the model following the rule for ``keys``."""
-    keys = bug_switches(first.consulted)
+    keys = bug_switches(first.consulted())
     if first.status != runner.DIVERGE or not keys:
         return first
     together = rerun(keys)

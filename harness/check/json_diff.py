@@ -9,7 +9,9 @@ undefined: that is why it is adopted).  A report of schema version 2
 against an older one: a result's ``internal_error`` false is its absence,
 and the ``summary`` block (figures drawn from the results, compared
 already) counts only where both have it, its ``elapsed_seconds`` left out;
-``schema_version`` and ``command`` are not behaviour.
+``schema_version`` and ``command`` are not behaviour.  A report of
+schema version 3 (each result's known differences as one ``known``
+object) against an older one compares as the older one's lists.
 ``python -m harness.check.json_diff BEFORE AFTER`` prints the figures and
 exits 1 when something differs.
 """
@@ -31,7 +33,7 @@ FORMAT_KEYS = frozenset({"schema_version", "command"})
 def strip(x: Any, *, in_adoption: bool = False) -> Any:
     """``x`` without the fields that may differ between runs."""
     if isinstance(x, dict):
-        return {k: strip(v, in_adoption=k == "adoptions") for k, v in x.items()
+        return {k: strip(v, in_adoption=k in ("adoptions", "adopted")) for k, v in x.items()
                 if k not in IGNORED and not (in_adoption and k == "value")
                 and not (k == "internal_error" and v is False)}
     if isinstance(x, list):
@@ -63,18 +65,44 @@ class JsonComparison:
         return out
 
 
-def _by_key(report: dict[str, Any]) -> dict[str, Any]:
+def older_known(r: dict[str, Any]) -> dict[str, Any]:
+    """A schema-3 result as schema 2 gave it: its ``known`` (ledger key ->
+    use) as the lists ``quirks`` (one per step applied, by step),
+    ``stale_quirks``, ``known_deviation_misses`` and ``adoptions``; what
+    schema 2 did not report (a use met outside the lockstep) left out.
+    Unordered lists are sorted."""
+    if "known" not in r:
+        out = dict(r)
+    else:
+        out = {k: v for k, v in r.items() if k != "known"}
+        uses = r["known"].items()
+        out["quirks"] = [k for _, k in sorted((i, k) for k, u in uses for i in u["applied"])]
+        out["stale_quirks"] = [k for k, u in uses if u["stale"]]
+        out["known_deviation_misses"] = [{"message": m, "deviation": k}
+                                         for k, u in uses for m in u["misses"]]
+        out["adoptions"] = sorted((a for _, u in uses for a in u["adopted"]),
+                                  key=lambda a: a["step"])
+    out["stale_quirks"] = sorted(out.get("stale_quirks", []))
+    out["known_deviation_misses"] = sorted(
+        out.get("known_deviation_misses", []), key=lambda m: (m["deviation"], m["message"]))
+    return out
+
+
+def _by_key(report: dict[str, Any], older: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for r in report.get("results", []):
         key = f"{r['build']} {r['machine']} {r['scenario']}"
-        out[key] = strip(r)
+        out[key] = strip(older_known(r) if older else r)
     return out
 
 
 def compare(before: dict[str, Any], after: dict[str, Any]) -> JsonComparison:
-    """How ``after`` differs from ``before``, ignoring :data:`IGNORED`."""
+    """How ``after`` differs from ``before``, ignoring :data:`IGNORED`; a
+    report of schema version 3 against an older one compares as the older
+    one (:func:`older_known`)."""
     c = JsonComparison()
-    a, b = _by_key(before), _by_key(after)
+    older = min(before.get("schema_version", 1), after.get("schema_version", 1)) < 3
+    a, b = _by_key(before, older), _by_key(after, older)
     for k, v in a.items():
         if k not in b:
             c.only_before.append(k)

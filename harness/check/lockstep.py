@@ -34,9 +34,9 @@ from harness.check.recording import Departed
 from harness.check.scoreboard import Scoreboard, signature
 from harness.check.sdhost_transfer import SdhostTracker
 from harness.check.spi_transfer import SifiveSpiTracker, SpiTracker
+from harness.check.step import MODEL_QEMU, Sides, StepTracker
 from harness.check.step import TRACKERS as TRACKERS
 from harness.check.step import Step as Step
-from harness.check.step import StepTracker
 from harness.check.sunxi_transfer import SunxiTracker
 from harness.check.transfer import CommandTracker
 from harness.hwdefs.boards import Board
@@ -46,9 +46,10 @@ from harness.ledger import KnownDifference
 from harness.target import IrqEvents, Target, board_of
 
 
-def decode_difference(step: Step) -> list[str]:
+def decode_difference(step: Step, sides: Sides = MODEL_QEMU) -> list[str]:
     """Which named register fields differ between the model's and QEMU's value
-    (the registers of the step's layout)."""
+    (the registers of the step's layout; the sides named by ``sides``)."""
+    ref, other = sides.reference, sides.other
     out: list[str] = []
     if step.op == "read" and isinstance(step.model, int) and isinstance(step.qemu, int):
         offset, size = step.args[0], step.args[1]
@@ -56,39 +57,41 @@ def decode_difference(step: Step) -> list[str]:
             m, q = reg.part(offset, step.model), reg.part(offset, step.qemu)
             if m == q:
                 continue
-            out.append(f"{reg.name}: model {reg.describe(m)}")
-            out.append(f"{' ' * len(reg.name)}  QEMU  {reg.describe(q)}")
+            out.append(f"{reg.name}: {ref} {reg.describe(m)}")
+            out.append(f"{' ' * len(reg.name)}  {sides.value(other)}{reg.describe(q)}")
             for name, a, b in reg.diff(m, q):
-                out.append(f"    {name}: model {a:#x}, QEMU {b:#x}")
+                out.append(f"    {name}: {ref} {a:#x}, {other} {b:#x}")
     elif isinstance(step.model, bytes) and isinstance(step.qemu, bytes):
         for i, (a, b) in enumerate(zip(step.model, step.qemu, strict=False)):
             if a != b:
-                out.append(f"first differing byte at +{i:#x}: model {a:#04x}, QEMU {b:#04x}")
+                out.append(f"first differing byte at +{i:#x}: {ref} {a:#04x}, {other} {b:#04x}")
                 break
         else:
-            out.append(f"lengths differ: model {len(step.model)}, QEMU {len(step.qemu)}")
+            out.append(f"lengths differ: {ref} {len(step.model)}, {other} {len(step.qemu)}")
     return out
 
 
-def memory_difference(addr: int, model: bytes, qemu: bytes,
-                      zone_of: Callable[[int], str]) -> list[str]:
+def memory_difference(addr: int, model: bytes, qemu: bytes, zone_of: Callable[[int], str],
+                      sides: Sides = MODEL_QEMU) -> list[str]:
     """The first and last differing guest address, the zone each lies in,
-    and the bytes around the first on both sides."""
+    and the bytes around the first on both sides (named by ``sides``)."""
+    ref, other = sides.reference, sides.other
     diff = [i for i, (a, b) in enumerate(zip(model, qemu, strict=False)) if a != b]
     if not diff:
-        return [f"lengths differ: model {len(model)}, QEMU {len(qemu)}"]
+        return [f"lengths differ: {ref} {len(model)}, {other} {len(qemu)}"]
     first, last = diff[0], diff[-1]
     lo, hi = first & ~7, (first & ~7) + 16
     out = [
-        f"first differing byte at {addr + first:#x}: model {model[first]:#04x}, "
-        f"QEMU {qemu[first]:#04x}",
+        f"first differing byte at {addr + first:#x}: {ref} {model[first]:#04x}, "
+        f"{other} {qemu[first]:#04x}",
         f"  in {zone_of(addr + first)}",
         f"{len(diff)} bytes differ, the last at {addr + last:#x}",
     ]
     if last != first:
         out.append(f"  in {zone_of(addr + last)}")
-    out.append(f"bytes at {addr + lo:#x}: model {model[lo:hi].hex(' ')}")
-    out.append(f"{' ' * len(f'bytes at {addr + lo:#x}:')} QEMU  {qemu[lo:hi].hex(' ')}")
+    out.append(f"bytes at {addr + lo:#x}: {ref} {model[lo:hi].hex(' ')}")
+    out.append(f"{' ' * len(f'bytes at {addr + lo:#x}:')} {sides.value(other)}"
+               f"{qemu[lo:hi].hex(' ')}")
     return out
 
 
@@ -163,6 +166,8 @@ class LockstepTarget:
     ) -> None:
         self.name = f"lockstep({model.name}, {qemu.name})"
         self.scoreboard = scoreboard or Scoreboard(1)
+        #: what the reports call the two sides: the scoreboard's
+        self.sides = self.scoreboard.sides
         self.stop_after = stop_after
         self.model = model
         self.qemu = qemu
@@ -207,7 +212,8 @@ class LockstepTarget:
             step = Step(self.count, op, args, m, None, self.model.irq_level(), False, note,
                         layout=self.layout)
             raise Divergence(step, "path", list(self._history), [str(e)],
-                             context=self.tracker.context(step)) from None
+                             context=self.tracker.context(step, self.sides),
+                             sides=self.sides) from None
         em: tuple[bool, ...] = ()
         eq: tuple[bool, ...] = ()
         if self._events is not None:
@@ -243,8 +249,10 @@ class LockstepTarget:
             self.applied.append((quirk, step))
             return
         self._diverged(Divergence(step, "memory", list(self._history)[:-1],
-                                  memory_difference(addr, step.model, step.qemu, zone_of),
-                                  context=self.tracker.context(step)))
+                                  memory_difference(addr, step.model, step.qemu, zone_of,
+                                                    self.sides),
+                                  context=self.tracker.context(step, self.sides),
+                                  sides=self.sides))
 
     def compare_watched(self) -> None:
         """Compare every range :meth:`compare_memory` has seen, again."""
@@ -264,8 +272,10 @@ class LockstepTarget:
         if quirk is not None:
             self.applied.append((quirk, step))
             return
-        self._diverged(Divergence(step, kind, list(self._history), decode_difference(step),
-                                  context=self.tracker.context(step)))
+        self._diverged(Divergence(step, kind, list(self._history),
+                                  decode_difference(step, self.sides),
+                                  context=self.tracker.context(step, self.sides),
+                                  sides=self.sides))
 
     def _diverged(self, d: Divergence) -> None:
         """A difference nothing explains: the scoreboard's (first-only: raised)."""

@@ -29,6 +29,7 @@ from pathlib import Path
 from harness.check import plan, runner
 from harness.check.runner import QemuSide, Result
 from harness.errors import QemuError, UsageError
+from harness.ledger import LEDGER
 from harness.model.sdcard import SDCard
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
@@ -221,7 +222,7 @@ def _judge(res: Result, mig: Migrator, pci_lost: list[str]) -> None:
         res.status = runner.ERROR
         res.reason = "the run never reached its migration point"
     if pci_lost:
-        res.met.append("sdhci-pci.pci-config-not-migrated")
+        res.use(LEDGER["sdhci-pci.pci-config-not-migrated"]).met = True
         res.notes.append("QEMU did not migrate sdhci-pci's PCI config space ("
                          + "; ".join(pci_lost) + "); written again to go on")
 

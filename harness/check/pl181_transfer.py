@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.step import TRACKERS, Step
+from harness.check.step import MODEL_QEMU, TRACKERS, Sides, Step
 from harness.hwdefs import pl181 as P
 from harness.hwdefs import sd
 from harness.hwdefs.layouts import layout
@@ -91,7 +91,7 @@ class Pl181Tracker:
         if offset in _FIFO and self.command is not None:
             self.command.words += len(answers)
 
-    def context(self, step: Step) -> list[str]:
+    def context(self, step: Step, sides: Sides = MODEL_QEMU) -> list[str]:
         """Lines that place ``step`` in the command stream."""
         lines: list[str] = []
         if step.op in ("read", "write"):

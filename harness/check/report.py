@@ -68,7 +68,7 @@ def print_report(results: list[Result], out: TextIO, *, verbose: bool = False) -
         print("\nskipped:", file=out)
         for r in skipped:
             print(f"  [{r.build} {r.machine}] {r.scenario}: {r.reason}", file=out)
-    adopted = [(r, a) for r in results for a in r.adoptions]
+    adopted = [(r, a) for r in results for a in r.adoptions()]
     if adopted and verbose:
         print("\nvalues adopted from QEMU (random draws the model cannot predict):", file=out)
         for r, (step, what, value) in adopted:
@@ -86,7 +86,7 @@ def counts(results: list[Result]) -> dict[str, int]:
             "unexplained": len(bad), "distinct_divergences": len(run_findings(results)),
             "skipped": skipped, "cannot_run": cannot,
             "internal_errors": sum(r.internal for r in results),
-            "adopted": sum(len(r.adoptions) for r in results)}
+            "adopted": sum(len(r.adoptions()) for r in results)}
 
 
 def summary_line(results: list[Result], *, verbose: bool = False) -> str:
@@ -227,8 +227,8 @@ def _print_bad(bad: list[Result], out: TextIO, verbose: bool) -> None:
 
 
 def _print_quirks(results: list[Result], out: TextIO) -> None:
-    applied = _unique(q for r in results for q in r.quirks)
-    stale = _unique(q for r in results for q in r.stale)
+    applied = _unique(q for r in results for q in r.quirks())
+    stale = _unique(q for r in results for q in r.stale())
     if applied:
         print("\nquirks applied (known differences, with reasons):", file=out)
         for q in applied:
@@ -241,7 +241,7 @@ def _print_quirks(results: list[Result], out: TextIO) -> None:
 
 def _print_known(results: list[Result], out: TextIO) -> None:
     """The misses a spec deviation explains (the QEMU bugs have their own list)."""
-    known = [(r, m, k) for r in results for m, k in r.known_misses
+    known = [(r, m, k) for r in results for m, k in r.known_misses()
              if entry(k).scope is not Scope.QEMU_BUG]
     if known:
         print("\nexpectations QEMU does not meet, explained by listed deviations "
@@ -309,9 +309,12 @@ def _unique(qs: Iterable[KnownDifference]) -> list[KnownDifference]:
 
 
 #: Version of the JSON report's shape (``harness/schemas/check.schema.json``):
-#: 2 added ``schema_version``, ``command``, ``summary`` and each result's
-#: ``internal_error`` (1: the shape before them).
-SCHEMA_VERSION = 2
+#: 3 gave each result's known differences as one object, ``known`` (ledger
+#: key -> how the run met it: :mod:`harness.check.known`), in place of the
+#: lists ``quirks``, ``stale_quirks``, ``known_deviation_misses`` and
+#: ``adoptions``; 2 added ``schema_version``, ``command``, ``summary`` and
+#: each result's ``internal_error`` (1: the shape before them).
+SCHEMA_VERSION = 3
 
 
 def to_json(results: list[Result], builds: list[dict[str, Any]],
@@ -325,8 +328,8 @@ def to_json(results: list[Result], builds: list[dict[str, Any]],
         "summary": {**counts(results), **summary},
         "builds": builds,
         "results": [r.to_json() for r in results],
-        "quirks_applied": [quirk_json(q) for q in _unique(q for r in results for q in r.quirks)],
-        "quirks_stale": [quirk_json(q) for q in _unique(q for r in results for q in r.stale)],
+        "quirks_applied": [quirk_json(q) for q in _unique(q for r in results for q in r.quirks())],
+        "quirks_stale": [quirk_json(q) for q in _unique(q for r in results for q in r.stale())],
         "findings": [f.to_json() for f in run_findings(results)],
     }
 

@@ -66,45 +66,10 @@ def _mem_data(words: list[str]) -> bytes:
     return bytes.fromhex(words[3][2:].ljust(2 * length, "0")[: 2 * length])
 
 
-def c_function(name: str, trace: Sequence[str], argv: Sequence[str], *,
-               expect: tuple[str, int] | None = None, comment: str = "") -> str:
-    """A libqtest C function replaying ``trace``.  ``expect`` is what the
-    model answers to the trace's last line: ``("value", v)`` for a register
-    read, ``("byte@N", v)`` for byte N of a memory read, ``("irq@N", level)``
-    for interrupt line N after it."""
-    body: list[str] = []
-    decls: list[str] = []
-    buf = max([int(w.split()[2], 0) for w in trace
-               if w.split()[0] in ("read", "b64read")] or [0])
-    if buf:
-        decls.append(f"    static uint8_t buf[{buf:#x}];")
-    for i, line in enumerate(trace):
-        last = i == len(trace) - 1
-        body += _c_statements(i, line, expect if last else None, decls)
-        if last and expect is not None and expect[0].startswith("irq@"):
-            body.append(f"    g_assert({'' if expect[1] else '!'}qtest_get_irq(s, "
-                        f"{int(expect[0][4:])}));")
-    head = [f"/*\n * {ln}" if k == 0 else f" * {ln}" for k, ln in
-            enumerate(comment.splitlines() or [name])] + [" */"]
-    return "\n".join([
-        *head,
-        f"static void {name}(void)",
-        "{",
-        *decls,
-        f"    QTestState *s = qtest_init({_c_string(qtest_init_args(argv))});",
-        "",
-        *body,
-        "",
-        "    qtest_quit(s);",
-        "}",
-        "",
-    ])
-
-
-def _c_statements(i: int, line: str, expect: tuple[str, int] | None,
-                  decls: list[str]) -> list[str]:
-    """The libqtest C statements of trace line ``i`` (the data arrays it needs
-    go to ``decls``); ``expect``: the model's answer when it is the last line."""
+def _c_line(i: int, line: str, expect: tuple[str, int] | None, decls: list[str]
+            ) -> list[str]:
+    """The C lines of trace line ``i`` (``expect``: the model's answer, for
+    the last line; memory written goes to ``decls`` as an array)."""
     words = line.split()
     m = _REG_LINE.match(line)
     if m:
@@ -118,9 +83,8 @@ def _c_statements(i: int, line: str, expect: tuple[str, int] | None,
         data = _mem_data(words)
         if data and data.count(data[0]) == len(data):
             return [f"    qtest_memset(s, {words[1]}, {data[0]:#04x}, {words[2]});"]
-        arr = f"data{i}"
-        decls += _c_bytes(arr, data)
-        return [f"    qtest_memwrite(s, {words[1]}, {arr}, sizeof({arr}));"]
+        decls += _c_bytes(f"data{i}", data)
+        return [f"    qtest_memwrite(s, {words[1]}, data{i}, sizeof(data{i}));"]
     if words[0] in ("b64read", "read"):
         out = [f"    qtest_memread(s, {words[1]}, buf, {words[2]});"]
         if expect is not None and expect[0].startswith("byte@"):
@@ -139,6 +103,41 @@ def _c_statements(i: int, line: str, expect: tuple[str, int] | None,
     if words[0] == "irq_intercept_out":
         return [f"    qtest_irq_intercept_out(s, {_c_string(words[1])});"]
     return [f"    /* not translated: {line} */"]
+
+
+def c_function(name: str, trace: Sequence[str], argv: Sequence[str], *,
+               expect: tuple[str, int] | None = None, comment: str = "") -> str:
+    """A libqtest C function replaying ``trace``.  ``expect`` is what the
+    model answers to the trace's last line: ``("value", v)`` for a register
+    read, ``("byte@N", v)`` for byte N of a memory read, ``("irq@N", level)``
+    for interrupt line N after it."""
+    body: list[str] = []
+    decls: list[str] = []
+    buf = max([int(w.split()[2], 0) for w in trace
+               if w.split()[0] in ("read", "b64read")] or [0])
+    if buf:
+        decls.append(f"    static uint8_t buf[{buf:#x}];")
+    for i, line in enumerate(trace):
+        last = i == len(trace) - 1
+        body += _c_line(i, line, expect if last else None, decls)
+        if last and expect is not None and expect[0].startswith("irq@"):
+            body.append(f"    g_assert({'' if expect[1] else '!'}qtest_get_irq(s, "
+                        f"{int(expect[0][4:])}));")
+    head = [f"/*\n * {ln}" if k == 0 else f" * {ln}" for k, ln in
+            enumerate(comment.splitlines() or [name])] + [" */"]
+    return "\n".join([
+        *head,
+        f"static void {name}(void)",
+        "{",
+        *decls,
+        f"    QTestState *s = qtest_init({_c_string(qtest_init_args(argv))});",
+        "",
+        *body,
+        "",
+        "    qtest_quit(s);",
+        "}",
+        "",
+    ])
 
 
 def expectation(d: Divergence | None, irq_line: int | None = None) -> tuple[str, int] | None:
@@ -169,15 +168,16 @@ def write_reproducer(d: Divergence, qemu: QemuSide, out_dir: Path, stem: str,
     out_dir.mkdir(parents=True, exist_ok=True)
     trace = out_dir / f"{stem}.qtest"
     header = reproducer_header(qemu.machine, f"sdqtest scenario {d.scenario}; divergence at "
-                               f"step {d.step.index}:\n  {d.step.describe()}")
+                               f"step {d.step.index}:\n  {d.step.describe(sides=d.sides)}")
     lines = qemu.trace if upto is None else qemu.trace[:upto]
     trace.write_text(header + "\n".join(lines) + "\n")
     script = out_dir / f"{stem}.sh"
     script.write_text(replay_script(
         qemu.replay_argv(), shlex.quote(str(trace)),
         [f"Replays sdqtest scenario {d.scenario} on QEMU {qemu.machine.type}; divergence at "
-         f"step {d.step.index}:", f"  {d.step.describe()}",
-         "QEMU prints one answer per command; the last one is what the model",
+         f"step {d.step.index}:", f"  {d.step.describe(sides=d.sides)}",
+         "QEMU prints one answer per command; the last one is what the "
+         f"{d.sides.reference}",
          "disagreed with."]))
     script.chmod(0o755)
     if c:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from harness import images
+from harness.check import known
+from harness.check.known import Use
 from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, StopRun
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.quirks import QUIRKS, QuirkSet, bound_to_scenario
@@ -76,26 +78,18 @@ class Result:
     status: str
     reason: str = ""
     divergence: Divergence | None = None
-    quirks: list[KnownDifference] = field(default_factory=list)
-    stale: list[KnownDifference] = field(default_factory=list)
+    #: Ledger key -> how the run met that known difference (quirk applied,
+    #: stale quirk, switch consulted, misses it explains, values adopted,
+    #: met outside the lockstep: :mod:`harness.check.known`), in the order met.
+    known: dict[str, Use] = field(default_factory=dict)
     steps: int = 0
     seconds: float = 0.0
     #: Recipe or spec expectations QEMU did not meet, no listed deviation
     #: explaining them: each makes an agreeing run a ``spec-miss``.
     spec_misses: list[str] = field(default_factory=list)
-    #: ``(message, deviation key)`` of each miss a listed, consulted
-    #: deviation explains: a note.
-    known_misses: list[tuple[str, str]] = field(default_factory=list)
-    #: Deviation keys the model consulted during the run.
-    consulted: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
     #: What of the card image was not compared (a huge card), if anything.
     not_compared: str = ""
-    #: ``(step, what, value)`` of each value the model adopted from QEMU.
-    adoptions: list[tuple[int, str, int]] = field(default_factory=list)
-    #: Ledger keys of known differences the run met outside the lockstep
-    #: (a migration that lost sdhci-pci's PCI config space).
-    met: list[str] = field(default_factory=list)
     #: How the lockstep ran: ``step`` (one round trip per operation),
     #: ``optimistic`` (:mod:`harness.check.optimistic`) or ``fallback``
     #: (optimistic, abandoned at a difference, then run step by step), and
@@ -130,13 +124,39 @@ class Result:
     def ok(self) -> bool:
         return self.status in (AGREE, QUIRK, SKIP, CANNOT_RUN)
 
+    def use(self, d: KnownDifference) -> Use:
+        """How the run met ``d`` (made empty the first time)."""
+        return known.use(self.known, d)
+
+    def quirks(self) -> list[KnownDifference]:
+        """The quirks the lockstep applied."""
+        return [u.entry for u in self.known.values() if u.applied]
+
+    def stale(self) -> list[KnownDifference]:
+        """The quirks bound to the scenario that the run never met."""
+        return [u.entry for u in self.known.values() if u.stale]
+
+    def consulted(self) -> set[str]:
+        """Keys of the model's switches the run consulted."""
+        return {k for k, u in self.known.items() if u.consulted}
+
+    def known_misses(self) -> list[tuple[str, str]]:
+        """``(message, key)`` of each miss a consulted switch explains."""
+        got = sorted((i, m, k) for k, u in self.known.items() for i, m in u.misses)
+        return [(m, k) for _, m, k in got]
+
+    def adoptions(self) -> list[tuple[int, str, int]]:
+        """``(step, what, value)`` of each value the model adopted, by step."""
+        return sorted((a for u in self.known.values() for a in u.adopted), key=lambda a: a[0])
+
     def known_met(self) -> list[str]:
         """Ledger keys of every known difference the run showed: the quirks
         applied, the misses a switch explains, the values adopted, and those
         met outside the lockstep; each once, in that order."""
-        keys = [q.key for q in self.quirks] + [k for _, k in self.known_misses]
-        keys += [adopting(w).key for _, w, _ in self.adoptions] + self.met
-        return list(dict.fromkeys(keys))
+        us = self.known.values()
+        keys = [u.entry.key for u in us if u.applied] + [u.entry.key for u in us if u.misses]
+        keys += [adopting(w).key for _, w, _ in self.adoptions()]
+        return list(dict.fromkeys(keys + [u.entry.key for u in us if u.met]))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,18 +169,12 @@ class Result:
             "divergence": self.divergence.to_json() if self.divergence else None,
             "differences": [d.to_json() for d in self.differences],
             "stopped": self.stopped,
-            "quirks": [q.key for q in self.quirks],
-            "stale_quirks": [q.key for q in self.stale],
+            "known": {k: u.to_json() for k, u in self.known.items() if u.shown},
             "steps": self.steps,
             "seconds": round(self.seconds, 3),
             "notes": self.notes,
             "spec_misses": self.spec_misses,
-            "known_deviation_misses": [{"message": m, "deviation": k,
-                                        "scope": str(LEDGER[k].scope)}
-                                       for m, k in self.known_misses],
             "not_compared": self.not_compared,
-            "adoptions": [{"step": i, "what": w, "value": v, "scope": str(adopting(w).scope)}
-                          for i, w, v in self.adoptions],
             "internal_error": self.internal,
         }
 
@@ -329,7 +343,8 @@ def run(build: QemuBuild, sc: Scenario, machine: str = "q35",
         return fresh
     key = reset_residue([d.signature for d in res.differences])
     if key is not None and fresh.status in (AGREE, QUIRK):
-        fresh.status, fresh.met = QUIRK, [*fresh.met, key]
+        fresh.status = QUIRK
+        fresh.use(LEDGER[key]).met = True
         fresh.notes.append(f"on a reused QEMU process (after system_reset), "
                            f"{res.reason or 'a difference'}: what QEMU's card kept from the "
                            f"scenario before ({key}); a fresh launch agrees")
@@ -529,7 +544,8 @@ def _failed(bench: Testbench, res: Result, e: Exception, opts: RunOptions,
         predicted = model.hung if model is not None else None
         key = model.stop_key if model is not None else None
         if predicted and key:  # a QEMU bug of the ledger, where the model says it strikes
-            res.status, res.met = QUIRK, [*res.met, key]
+            res.status = QUIRK
+            res.use(LEDGER[key]).met = True
             res.reason = f"QEMU stopped where the model says it does ({predicted}): {e}"
         elif predicted:
             res.reason = f"{e} (the model predicted it: {predicted}; no ledger entry names it)"
@@ -581,26 +597,31 @@ def _collect(bench: Testbench, res: Result, healthy: bool) -> None:
         res.status, res.reason = CRASH, f"{report.summary()} (QEMU went on)"
     if lock is not None:
         res.steps = lock.count
-        res.quirks = [q for q, _ in lock.applied]
+        for q, st in lock.applied:
+            res.use(q).applied.append(st.index)
         if model is not None:
-            res.adoptions = [(st.index, what, value) for st, (what, value)
-                             in zip(lock.reconciled, model.adoptions, strict=True)]
+            for st, (what, value) in zip(lock.reconciled, model.adoptions, strict=True):
+                res.use(adopting(what)).adopted.append((st.index, what, value))
     if bench.keep and lock is not None and qemu is not None:
         res.history, res.trace = lock.history(), list(qemu.trace)
     bench.close(healthy=healthy and res.status not in (CRASH, ERROR))
     if model is not None:
-        res.consulted = model.deviations_consulted()
+        for key in sorted(model.deviations_consulted()):
+            res.use(LEDGER[key]).consulted = True
 
 
 def _judge(res: Result, qset: QuirkSet, ctx: Context) -> None:
     """The verdict of a run that ended: quirks, stale quirks, the misses."""
-    if res.status == AGREE and res.quirks:
+    if res.status == AGREE and res.quirks():
         res.status = QUIRK
     if res.status in (AGREE, QUIRK):
-        res.stale = [q for q in qset.expected_here() if q.key not in qset.used
-                     and bound_to_scenario(q)]
+        for q in qset.expected_here():
+            if q.key not in qset.used and bound_to_scenario(q):
+                res.use(q).stale = True
     res.notes += ctx.notes
-    res.spec_misses, res.known_misses = judge_misses(ctx.misses, res.consulted)
+    res.spec_misses, explained = judge_misses(ctx.misses, res.consulted())
+    for i, (message, key) in enumerate(explained):
+        res.use(LEDGER[key]).misses.append((i, message))
     if res.spec_misses and res.status in (AGREE, QUIRK):
         res.status = SPEC_MISS
         res.reason = "; ".join(res.spec_misses)

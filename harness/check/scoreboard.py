@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.check.divergence import Divergence
-from harness.check.step import Step
+from harness.check.step import MODEL_QEMU, Sides, Step
 from harness.hwdefs.layouts import LAYOUTS, layout
 
 #: Distinct differences a run records before it stops (``--max-differences``).
@@ -96,6 +96,17 @@ def signature(d: Divergence, command: str, card_state: str) -> str:
     return f"{what_differs(d)} | {command or 'no command'} | {card_state or '-'}"
 
 
+def signature_text(sig: str, sides: Sides = MODEL_QEMU) -> str:
+    """A signature as a reader reads it: an interrupt difference's sides
+    named by ``sides`` (``irq:base=R/1,patched=/0``; the signature itself
+    keeps ``model=``/``qemu=``, its names across runs and tools)."""
+    what, bar, rest = sig.partition(" | ")
+    if what.startswith("irq:model=") and ",qemu=" in what:
+        m, q = what[len("irq:model="):].split(",qemu=", 1)
+        what = f"irq:{sides.reference.lower()}={m},{sides.other.lower()}={q}"
+    return what + bar + rest
+
+
 def harm(sig: str) -> str:
     """The harm class of a finding signature (:data:`HARM_ORDER`)."""
     what, _, rest = sig.partition(" | ")
@@ -129,6 +140,11 @@ class Difference:
     #: Steps the whole run took (set when it ends: the shortest example).
     run_steps: int = 0
 
+    @property
+    def harm(self) -> str:
+        """Its harm class (:data:`HARM_ORDER`)."""
+        return harm(self.signature)
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (Difference, (self.divergence, self.signature, self.first, self.repeats,
                              self.adopted, self.trace_len, self.run_steps))
@@ -149,13 +165,17 @@ Adopt = Callable[[str, Step], list[str]]
 
 
 class Scoreboard:
-    """The differences of one run (see the module docstring)."""
+    """The differences of one run (see the module docstring), its sides
+    named by ``sides``."""
 
     def __init__(self, limit: int = DEFAULT_MAX_DIFFERENCES,
-                 adopt: Adopt | None = None) -> None:
+                 adopt: Adopt | None = None, sides: Sides = MODEL_QEMU) -> None:
         if limit < 1:
             raise ValueError("the limit of differences is at least 1")
         self.limit = limit
+        #: what the run's reports call its two sides (model and QEMU; a
+        #: review's base and patched)
+        self.sides = sides
         self.adopt = adopt
         self.differences: list[Difference] = []
         self.stopped = ""

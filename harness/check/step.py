@@ -15,6 +15,25 @@ from harness.hwdefs.boards import ByVariant
 
 
 @dataclass(frozen=True)
+class Sides:
+    """What a report calls the two sides of a lockstep: the reference (the
+    model in a check, the base build in a review: it answers first and
+    takes the other's value) and the other (QEMU; the patched build).
+    ``key`` forms (``model=``, ``qemu=``) are the labels in lower case."""
+
+    reference: str = "model"
+    other: str = "QEMU"
+
+    def value(self, label: str) -> str:
+        """``label`` before a value, aligned with the other's (``QEMU  0x1``)."""
+        return f"{label:<5} "
+
+
+#: A check's sides.
+MODEL_QEMU = Sides()
+
+
+@dataclass(frozen=True)
 class Step:
     """One operation and what each side answered."""
 
@@ -49,9 +68,11 @@ class Step:
         args = self.args if self.op != "mem_write" else (self.args[0], len(self.args[1]))
         return (self.op, args, self.note, self.irq_differs, self.irq_events_qemu)
 
-    def describe(self, answers: bool = True) -> str:
+    def describe(self, answers: bool = True, sides: Sides = MODEL_QEMU) -> str:
         """``write CMDREG@0x0e/2 <- 0x111a`` style, with both answers if they
-        differ; ``answers=False`` puts ``...`` for what the operation returned."""
+        differ (the other side's first, the reference's named by ``sides``);
+        ``answers=False`` puts ``...`` for what the operation returned."""
+        ref, other = sides.reference.lower(), sides.other.lower()
         if self.op in ("read", "write"):
             offset, size = self.args[0], self.args[1]
             regs = layouts.layout(self.layout).registers_in(offset, size)
@@ -62,7 +83,7 @@ class Step:
             else:
                 text = f"read  {where} -> {_fmt(self.qemu) if answers else '...'}"
                 if answers and self.model != self.qemu:
-                    text += f" (model {_fmt(self.model)})"
+                    text += f" ({sides.reference} {_fmt(self.model)})"
         elif self.op in ("mem_read", "image_read"):
             text = f"{self.op} {self.args[0]:#x}+{self.args[1]:#x}"
             if self.model != self.qemu:
@@ -74,10 +95,10 @@ class Step:
             text = f"{self.op} {' '.join(_fmt(a) for a in self.args)} -> {answer}"
         irq = ""
         if self.irq_events_model != self.irq_events_qemu:
-            irq = (f" [IRQ events model={irq_events_text(self.irq_events_model)} "
-                   f"qemu={irq_events_text(self.irq_events_qemu)}]")
+            irq = (f" [IRQ events {ref}={irq_events_text(self.irq_events_model)} "
+                   f"{other}={irq_events_text(self.irq_events_qemu)}]")
         elif self.irq_model != self.irq_qemu:
-            irq = f" [IRQ model={int(self.irq_model)} qemu={int(self.irq_qemu)}]"
+            irq = f" [IRQ {ref}={int(self.irq_model)} {other}={int(self.irq_qemu)}]"
         elif self.irq_events_qemu:
             irq = f" [IRQ {irq_events_text(self.irq_events_qemu)}]"
         note = f"  ({self.note})" if self.note else ""
@@ -120,8 +141,9 @@ class StepTracker(Protocol):
     def after_reads(self, offset: int, size: int, answers: list[int]) -> None:
         """Note a run of reads of one register."""
 
-    def context(self, step: Step) -> list[str]:
-        """Lines that place ``step`` in the command in progress."""
+    def context(self, step: Step, sides: Sides = MODEL_QEMU) -> list[str]:
+        """Lines that place ``step`` in the command in progress (the sides
+        named by ``sides``)."""
 
 
 #: The command follower of each non-SDHCI controller (``Board.variant``),

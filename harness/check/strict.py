@@ -147,7 +147,7 @@ def _scenario(build: QemuBuild, sc: Scenario, machine: str,
                 break
             credited: set[str] = set()
             explains = False
-            for key in sorted(full.consulted - explained_keys):
+            for key in sorted(full.consulted() - explained_keys):
                 # a key consulted only after ``at`` cannot explain it; the
                 # retry stops there (later divergences are the next round's)
                 one = runner.run(build, sc, machine,

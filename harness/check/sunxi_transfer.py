@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.step import TRACKERS, Step
+from harness.check.step import MODEL_QEMU, TRACKERS, Sides, Step
 from harness.hwdefs import allwinner as A
 from harness.hwdefs import sd
 from harness.hwdefs.layouts import layout
@@ -98,7 +98,7 @@ class SunxiTracker:
     def after_reads(self, offset: int, size: int, answers: list[int]) -> None:
         """:meth:`after_op` for reads in a row: nothing either."""
 
-    def context(self, step: Step) -> list[str]:
+    def context(self, step: Step, sides: Sides = MODEL_QEMU) -> list[str]:
         """Lines that place ``step`` in the command in progress."""
         lines: list[str] = []
         if step.op in ("read", "write"):

@@ -11,6 +11,7 @@ scenario through it and judges the result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
 from harness.scenarios import Context, Scenario
+from harness.target import Target
 
 #: QEMU's side of a run: live, recorded while live, or replayed.
 QemuSide = QemuTarget | RecordingSide | ReplayTarget
@@ -92,8 +94,11 @@ class Testbench:
     ``timeout``: a launched QEMU's qtest answer timeout.  ``step_budget``:
     the model's ADMA steps without guest interaction before it gives up an
     endless chain.  ``recipe``: the lockstep reads the card image's recipe
-    (recipe lines in a divergence's context).  :meth:`start` builds the
-    sides; :meth:`close` gives QEMU's process back to its pool or ends it,
+    (recipe lines in a divergence's context).  ``reference``: a review's
+    base build, the reference side in place of the model (lent by
+    ``reference_pool``), with the ``scoreboard`` made for it (the run's
+    build is then the patched one).  :meth:`start` builds the sides;
+    :meth:`close` gives QEMU's processes back to their pools or ends them,
     whatever happened in between."""
 
     def __init__(self, spec: RunSpec, *, strict: Strictness = False,
@@ -102,10 +107,14 @@ class Testbench:
                  quirks: tuple[KnownDifference, ...] = QUIRKS, keep: bool = False,
                  stop_after: int | None = None, max_differences: int = 1,
                  fresh: QemuTarget | None = None, timeout: float | None = None,
-                 step_budget: int | None = None, recipe: bool = True) -> None:
+                 step_budget: int | None = None, recipe: bool = True,
+                 reference: QemuBuild | None = None, reference_pool: QemuPool | None = None,
+                 scoreboard: Callable[[Target], Scoreboard] | None = None) -> None:
         self.spec, self.strict, self.record, self.replay = spec, strict, record, replay
         self.max_differences, self.fresh, self.timeout = max_differences, fresh, timeout
         self.keep, self.stop_after, self.step_budget = keep, stop_after, step_budget
+        self.reference, self.reference_pool = reference, reference_pool
+        self.make_scoreboard = scoreboard
         sc = spec.scenario
         self.quirks = QuirkSet(quirks, spec.build.profile, sc.name)
         if image is None:
@@ -121,6 +130,8 @@ class Testbench:
             sc, spec.machine, self.qemu_image, self.fmt)
         self.qemu: QemuSide | None = None
         self.model: ModelTarget | None = None
+        #: the reference build's QEMU (a review's base), in place of the model
+        self.base: QemuTarget | None = None
         self.lock: LockstepTarget | None = None
         #: Where QEMU's sanitizer log stood when the run began.
         self.err_at = 0
@@ -134,6 +145,8 @@ class Testbench:
         b, described = self.spec.build, self.described
         self.qemu = self._qemu_side(described)
         self.err_at = sanitizer.mark(self.qemu)
+        if self.reference is not None:
+            return self._against_reference(self.reference, described)
         model = model_target_for(described.board_def)
         self.model = model(described, image=self.model_image, profile=b.profile,
                            strict=self.strict)
@@ -150,6 +163,20 @@ class Testbench:
         else:
             scores = Scoreboard(self.max_differences, self.model.adopt)
             self.lock = LockstepTarget(self.model, self.qemu, scoreboard=scores, **kw)
+        return self.lock
+
+    def _against_reference(self, ref: QemuBuild, described: Machine) -> LockstepTarget:
+        """The reference build's QEMU against the run's, step by step (a
+        review: base against patched)."""
+        pool, qemu = self.reference_pool, self.qemu
+        assert qemu is not None
+        self.base = (pool.acquire(ref.binary, described, name=ref.name) if pool is not None
+                     else QemuTarget(ref.binary, described, name=ref.name))
+        scores = (self.make_scoreboard(self.base) if self.make_scoreboard is not None
+                  else Scoreboard(self.max_differences))
+        self.lock = LockstepTarget(self.base, qemu, scoreboard=scores, quirks=self.quirks,
+                                   history=None if self.keep else 400, recipe=self.recipe,
+                                   stop_after=self.stop_after)
         return self.lock
 
     def _qemu_side(self, described: Machine) -> QemuSide:
@@ -184,3 +211,8 @@ class Testbench:
             pool.release(qemu, healthy=healthy)
         elif qemu is not None:
             qemu.close()
+        if self.base is not None:
+            if self.reference_pool is not None:
+                self.reference_pool.release(self.base, healthy=healthy)
+            else:
+                self.base.close()

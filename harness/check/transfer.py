@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check.step import Step
+from harness.check.step import MODEL_QEMU, Sides, Step
 from harness.hwdefs import emmc, sd, sdhci
 from harness.hwdefs.fields import Register
 from harness.images import BLOCK, Recipe
@@ -138,7 +138,7 @@ class CommandTracker:
         if offset < _DATA.stop and _DATA.start < offset + size:
             c.data_bytes += _overlap(offset, size, _DATA) * len(answers)
 
-    def context(self, step: Step) -> list[str]:
+    def context(self, step: Step, sides: Sides = MODEL_QEMU) -> list[str]:
         """Lines that place ``step`` in the command in progress."""
         c = self.command
         if c is None or step.op == "image_read":  # the image is compared after the run
@@ -159,7 +159,7 @@ class CommandTracker:
             at = pos + first + offset - max(offset, _DATA.start)
             m, q = (int(step.model) >> (8 * first)) & 0xFF, (int(step.qemu) >> (8 * first)) & 0xFF
             lines.append(f"first differing byte: transfer byte {at:#x} ({self._where(c, at)}): "
-                         f"model {m:#04x}, QEMU {q:#04x}")
+                         f"{sides.reference} {m:#04x}, {sides.other} {q:#04x}")
             lines += self._recipe_line(c, at)
         return lines
 

@@ -114,9 +114,9 @@ ALLWINNER: tuple[KnownDifference, ...] = (
         "joining a pending CC raises again)",
         "from 10.0 the line is driven 0 or 1, as an interrupt line is a level: a raise "
         "when it goes from low to high only",
-        Versions(boundaries.first("sunxi.irq-level-0-1"), None, ("10.0.13", "11.1.3")),
-        spec="7.2's line driven with the masked status value", boundary="sunxi.irq-level-0-1",
-        evidence=_EVIDENCE),
+        boundaries.SUNXI_IRQ_LEVEL.versions(confirmed=("10.0.13", "11.1.3")),
+        spec="7.2's line driven with the masked status value",
+        boundary=boundaries.SUNXI_IRQ_LEVEL.key, evidence=_EVIDENCE),
     KnownDifference(
         "sunxi.reset-keeps-irq", Scope.SPEC, _DEV,
         "a reset of the controller (SD_GCTL INT_ENB 0, SD_IMKR and SD_RISR 0) leaves no "

@@ -83,7 +83,7 @@ BOARDS: tuple[KnownDifference, ...] = (
         "QEMU 7.2: imx-usdhc keeps the common sd-spec-version default 2 (HCVER 2.00).",
         "Later QEMU sets sd-spec-version 3 for imx-usdhc: HCVER 3.00 and the 3.00 "
         "register rules.",
-        Versions("10.0", None, ("10.0.13", "11.1.3")),
+        boundaries.USDHC_SPEC_3.versions(confirmed=("10.0.13", "11.1.3")),
         spec="hw/sd/sdhci.c imx_usdhc_init", boundary=boundaries.USDHC_SPEC_3.key,
         evidence=_EVIDENCE),
     KnownDifference(
@@ -120,7 +120,7 @@ BOARDS: tuple[KnownDifference, ...] = (
         "for a writable card (SDHC 3.00 2.2.9).",
         "Later QEMU inverts the signal as the EVB wires it (sysbus SDHCI property "
         "wp-inverted): a writable card reads Write Protect Switch Pin Level 0.",
-        Versions("10.0", None, ("10.0.13", "11.1.3")),
+        boundaries.ASPEED_WP_INVERTED.versions(confirmed=("10.0.13", "11.1.3")),
         spec="SD Host Controller Simplified Specification 3.00, 2.2.9; hw/arm/aspeed.c",
         boundary=boundaries.ASPEED_WP_INVERTED.key, evidence=_EVIDENCE),
     KnownDifference(
@@ -128,7 +128,7 @@ BOARDS: tuple[KnownDifference, ...] = (
         "QEMU 7.2: every Aspeed SoC's SD slots report Capabilities 0x01e80080 (no ADMA1).",
         "Later QEMU gives each SoC its own: the AST2600's slots report 0x0000000701f80080 "
         "(ADMA1, 1.8 V, SDR50/SDR104/DDR50).",
-        Versions("10.0", None, ("10.0.13", "11.1.3")),
+        boundaries.ASPEED_CAPAREG.versions(confirmed=("10.0.13", "11.1.3")),
         spec="hw/sd/aspeed_sdhci.c", boundary=boundaries.ASPEED_CAPAREG.key,
         evidence=_EVIDENCE),
     KnownDifference(
@@ -139,7 +139,7 @@ BOARDS: tuple[KnownDifference, ...] = (
         "sets SDR104 through the high mirror, leaves the slot without it.",
         "Later QEMU keeps each half on its own: the high mirror reads and sets the slot's "
         "Capabilities [63:32].",
-        Versions("10.0", None, ("10.0.13", "11.1.3")),
+        boundaries.ASPEED_CAPAREG.versions(confirmed=("10.0.13", "11.1.3")),
         spec="hw/sd/aspeed_sdhci.c; Linux drivers/mmc/host/sdhci-of-aspeed.c",
         boundary=boundaries.ASPEED_CAPAREG.key, evidence=_EVIDENCE),
 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.ledger.entry import Versions
 from harness.profile import Version
 
 #: A table row that holds for every version.
@@ -83,6 +84,20 @@ class Boundary:
     pinned: bool = False
 
     @property
+    def first(self) -> str:
+        """``since`` as the ledger's :class:`Versions` writes it (``"9.1"``,
+        ``"11.1.2"``)."""
+        major, minor, micro = self.since
+        return f"{major}.{minor}" + (f".{micro}" if micro else "")
+
+    def versions(self, until: Boundary | None = None,
+                 confirmed: tuple[str, ...] = ()) -> Versions:
+        """The releases of its new side (up to ``until``'s, when a later
+        boundary ends them), for a ledger entry it dates: the range derived
+        from the boundary, never written again."""
+        return Versions(self.first, until.first if until is not None else None, confirmed)
+
+    @property
     def confirmed_on(self) -> tuple[str, ...]:
         """Every build that confirmed a side."""
         return self.old_on + self.new_on
@@ -114,7 +129,7 @@ _ALL_10_0 = ("10.0.13", "10.0.13 src")
 _FROM_10_0 = ("10.0.13", "10.0.13 src", "10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3")
 _FROM_10_2 = ("10.2.2 src", "11.0.3 src", "11.1.1 src", "11.1.3")
 
-SD_PROTOCOL = Boundary(
+SD_PROTOCOL_REWORK = Boundary(
     "sd.protocol-rework", (9, 1, 0),
     "sd.c's old command handling (RCA += 0x4567, CMD26 accepted, fixed class table, ...)",
     "the command-table rework: random RCA, CMD6 in transfer state only, CMD26 unknown, ...",
@@ -122,7 +137,7 @@ SD_PROTOCOL = Boundary(
     "assumed: QEMU's command-table rework, taken as 9.1; no 8.x or 9.x build here",
     "ledger sd.version.* (rca .. class-table), SDCard; spi.version.cxd-standby and "
     "cmd13-r2-csd (until 10.1), SpiCard")
-SD_10_1 = Boundary(
+SD_STATE_AND_SIZE_RULES = Boundary(
     "sd.state-and-size-rules", (10, 1, 0),
     "ACMD13/22/51 and CMD19 start sending in any state; spec_version 1 accepted; "
     "image size a power of 2",
@@ -284,9 +299,10 @@ SDHCI_VENDOR_GONE = Boundary(
 
 #: Every boundary the model uses.
 BOUNDARIES: tuple[Boundary, ...] = (
-    SD_PROTOCOL, SD_10_1, SDMA_REWORK, HOSTCTL2_V4EN, CARD_SPEC_3, ERASE_SERIES,
-    EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY, USDHC_SPEC_3, ASPEED_WP_INVERTED,
-    ASPEED_CAPAREG, SUNXI_IRQ_LEVEL, OMAP_SRTS_CARD, OMAP_STACK_ZERO, OMAP_BADWIDTH,
+    SD_PROTOCOL_REWORK, SD_STATE_AND_SIZE_RULES, SDMA_REWORK, HOSTCTL2_V4EN, CARD_SPEC_3,
+    ERASE_SERIES, EMMC_DEVICE, EMMC_PLUGGABLE, EMMC_RPMB, EMMC_AUTH_KEY, USDHC_SPEC_3,
+    ASPEED_WP_INVERTED, ASPEED_CAPAREG, SUNXI_IRQ_LEVEL, OMAP_SRTS_CARD, OMAP_STACK_ZERO,
+    OMAP_BADWIDTH,
     SDHCI_VENDOR_FSL, SDHCI_VENDOR_GONE,
 )
 
@@ -306,8 +322,7 @@ def first(key: str) -> str:
     """The first version of boundary ``key``'s new side, as the ledger's
     :class:`~harness.ledger.entry.Versions` writes it (``"9.1"``,
     ``"11.1.2"``): the one place a dated entry's version is stated."""
-    major, minor, micro = _BY_KEY[key].since
-    return f"{major}.{minor}" + (f".{micro}" if micro else "")
+    return _BY_KEY[key].first
 
 
 def markdown() -> str:

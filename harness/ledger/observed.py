@@ -16,9 +16,9 @@ OBSERVED: tuple[KnownDifference, ...] = (
         "the card publishes a new relative address in the R6 response to CMD3 (PLS 4.2.2 "
         "lets it pick any address but 0)",
         "the address is drawn with qemu_guest_getrandom, so no model predicts it",
-        Versions(boundaries.first("sd.protocol-rework"), None, DEBIAN[1:]), spec="PLS 4.2.2",
+        boundaries.SD_PROTOCOL_REWORK.versions(confirmed=DEBIAN[1:]), spec="PLS 4.2.2",
         adopts="RCA",
-        boundary="sd.protocol-rework",
+        boundary=boundaries.SD_PROTOCOL_REWORK.key,
         why="the model takes QEMU's RCA when only the RCA bits of RSPREG0 differ after CMD3 "
             "(ModelTarget.reconcile); an RCA of 0 or the previous one is not adopted"),
     KnownDifference(

@@ -99,16 +99,16 @@ OMAP: tuple[KnownDifference, ...] = (
         "card: after MMC_SYSC.SRTS the card is idle with RCA 0",
         "from 10.0 the card is on the controller's SD bus and SRTS resets the controller "
         "only: the card keeps its state and RCA",
-        Versions(boundaries.first("omap.srts-card-kept"), None, ("10.0.13", "11.1.3")),
-        spec="7.2's omap_mmc_reset resets its card", boundary="omap.srts-card-kept",
+        boundaries.OMAP_SRTS_CARD.versions(confirmed=("10.0.13", "11.1.3")),
+        spec="7.2's omap_mmc_reset resets its card", boundary=boundaries.OMAP_SRTS_CARD.key,
         evidence=_EVIDENCE),
     KnownDifference(
         "omap.version.short-response-stack-bytes", Scope.VERSION, _DEV,
         "before 10.0 (seen on 7.2.22) RSP0..RSP5 after a 4-byte answer hold uninitialised "
         "stack bytes: the model cannot know them and adopts what QEMU reads",
         "from 10.0 QEMU is built with -ftrivial-auto-var-init=zero: they read 0",
-        Versions(boundaries.first("omap.stack-zero"), None, ("10.0.13", "11.1.3")),
-        spec="7.2's stack bytes", boundary="omap.stack-zero",
+        boundaries.OMAP_STACK_ZERO.versions(confirmed=("10.0.13", "11.1.3")),
+        spec="7.2's stack bytes", boundary=boundaries.OMAP_STACK_ZERO.key,
         adopts="RSP0..RSP5 after a 4-byte answer (QEMU < 10.0)", evidence=_EVIDENCE),
     KnownDifference(
         "omap.version.badwidth-logged", Scope.VERSION, _DEV,
@@ -116,7 +116,7 @@ OMAP: tuple[KnownDifference, ...] = (
         "16 bits reads or writes guest memory at the register's offset (the boot flash "
         "ROM on sx1: reads 0, writes dropped)",
         "from 11.0 it is logged as a guest error: reads 0, writes dropped",
-        Versions(boundaries.first("omap.badwidth-logged"), None, ("11.1.3",)),
-        spec="omap_badwidth_read16/write16", boundary="omap.badwidth-logged",
+        boundaries.OMAP_BADWIDTH.versions(confirmed=("11.1.3",)),
+        spec="omap_badwidth_read16/write16", boundary=boundaries.OMAP_BADWIDTH.key,
         evidence=_EVIDENCE),
 )

@@ -14,13 +14,14 @@ has a reproducer for them.
 
 from __future__ import annotations
 
+from harness.ledger.boundaries import SD_PROTOCOL_REWORK as _PROTO
+from harness.ledger.boundaries import SD_STATE_AND_SIZE_RULES as _RULES
 from harness.ledger.entry import KnownDifference, Scope, Versions
 
 _ALL = ("7.2.22", "10.0.13", "11.1.3")
 _EVERY = Versions(None, None, _ALL)
-_FROM_10_1 = Versions("10.1", None, ("11.1.3",))
-_PROTO_TO_10_1 = Versions("9.1", "10.1", ("10.0.13",))
-_RULES, _PROTO = "sd.state-and-size-rules", "sd.protocol-rework"
+_FROM_10_1 = _RULES.versions(confirmed=("11.1.3",))
+_PROTO_TO_10_1 = _PROTO.versions(until=_RULES, confirmed=("10.0.13",))
 _EVIDENCE = "sdqtest check --board lm3s6965evb; tests/qtest/boards/test_spi_qemu.py"
 _SSP = "ARM PrimeCell SSP (PL022) TRM, DDI 0194"
 _SIFIVE = "SiFive FU540-C000 Manual, Serial Peripheral Interface"
@@ -39,7 +40,7 @@ SPI: tuple[KnownDifference, ...] = (
         "since 10.1 sd.c counts one response byte for an illegal command (or one without "
         "a response) but writes none: ssi-sd sends uninitialised stack (seen: the previous "
         "R1); the flag shows in the next command's R1", _FROM_10_1, spec="PLS 7.3.2.1",
-        adopts="R1", boundary=_RULES,
+        adopts="R1", boundary=_RULES.key,
         why="the byte cannot be predicted: the model marks it undefined and adopts QEMU's",
         evidence=_EVIDENCE),
     KnownDifference(
@@ -65,27 +66,27 @@ SPI: tuple[KnownDifference, ...] = (
         "before 10.1 ssi-sd answers R1 0x01 (in idle state) to CMD8 and CMD58 in every "
         "state (PLS 7.3.2.4, 7.3.2.6: that R1 says whether the card is idle)",
         "since 10.1 the card frames R3 and R7 itself: R1 says the state after the command",
-        _FROM_10_1, spec="PLS 7.3.2.4, 7.3.2.6", boundary=_RULES, evidence=_EVIDENCE),
+        _FROM_10_1, spec="PLS 7.3.2.4, 7.3.2.6", boundary=_RULES.key, evidence=_EVIDENCE),
     KnownDifference(
         "spi.version.acmd41-ready", Scope.VERSION, "spi",
         "before 10.1 ACMD41 (and CMD1) move the card to transfer state: once R1 is 0x00 "
         "it takes data commands (PLS 7.2.1)",
         "since 10.1 ACMD41 moves it to ready and a second ACMD41 is illegal: CMD13, CMD17, "
         "CMD24 ... are illegal until CMD9 or CMD10 (which move it to transfer) was sent",
-        _FROM_10_1, spec="PLS 7.2.1", boundary=_RULES, evidence=_EVIDENCE),
+        _FROM_10_1, spec="PLS 7.2.1", boundary=_RULES.key, evidence=_EVIDENCE),
     KnownDifference(
         "spi.version.cxd-standby", Scope.VERSION, "spi",
         "7.2 sends CMD9's CSD and CMD10's CID as data blocks from transfer state (PLS 7.2.6)",
         "9.1-10.0 accept them in stand-by state only, which SPI mode never reaches: both "
         "are illegal; 10.1 and later send them from any state, ending in transfer",
-        _PROTO_TO_10_1, spec="PLS 7.2.6", boundary=_PROTO, evidence=_EVIDENCE),
+        _PROTO_TO_10_1, spec="PLS 7.2.6", boundary=_PROTO.key, evidence=_EVIDENCE),
     KnownDifference(
         "spi.version.cmd13-r2-csd", Scope.VERSION, "spi",
         "7.2 answers CMD13 with R2, R1 and a status byte (PLS 7.3.2.3), ssi-sd widening "
         "the card's status",
         "9.1-10.0 answer with the 16-byte CSD (SD mode's R2), which ssi-sd cannot frame: "
         "R1 0x04 (illegal command); 10.1 and later frame R2 in the card",
-        _PROTO_TO_10_1, spec="PLS 7.3.2.3", boundary=_PROTO, evidence=_EVIDENCE),
+        _PROTO_TO_10_1, spec="PLS 7.3.2.3", boundary=_PROTO.key, evidence=_EVIDENCE),
     KnownDifference(
         "ssi-sd.write-echo", Scope.SPEC, "ssi-sd",
         "while the host sends a write block the card drives MISO high (0xFF)",

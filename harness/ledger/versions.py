@@ -10,25 +10,23 @@ before (for a compat property: the class default it overrides)."""
 from __future__ import annotations
 
 from harness.ledger import boundaries
-from harness.ledger.entry import EVERY_VERSION, Compat, KnownDifference, Scope, Versions
-
-#: QEMU's command-table rework of sd.c (boundary ``sd.protocol-rework``).
-PROTOCOL = Versions(boundaries.first("sd.protocol-rework"), None)
-#: The 10.0 -> 10.2 changes (boundary ``sd.state-and-size-rules``).
-STATE_RULES = Versions(boundaries.first("sd.state-and-size-rules"), None)
+from harness.ledger.entry import EVERY_VERSION, Compat, KnownDifference, Scope
 
 
-def _sd(key: str, versions: Versions, boundary: str, old: str, new: str) -> KnownDifference:
-    return KnownDifference(f"sd.version.{key}", Scope.VERSION, "sd", old, new, versions,
-                           boundary=boundary)
+def _sd(key: str, boundary: boundaries.Boundary, old: str, new: str) -> KnownDifference:
+    """``sd.version.KEY``, dated by ``boundary`` (its releases, its key)."""
+    return KnownDifference(f"sd.version.{key}", Scope.VERSION, "sd", old, new,
+                           boundary.versions(), boundary=boundary.key)
 
 
 def _proto(key: str, old: str, new: str) -> KnownDifference:
-    return _sd(key, PROTOCOL, "sd.protocol-rework", old, new)
+    """A change of QEMU's command-table rework of sd.c."""
+    return _sd(key, boundaries.SD_PROTOCOL_REWORK, old, new)
 
 
 def _rules(key: str, old: str, new: str) -> KnownDifference:
-    return _sd(key, STATE_RULES, "sd.state-and-size-rules", old, new)
+    """One of the 10.0 -> 10.2 changes."""
+    return _sd(key, boundaries.SD_STATE_AND_SIZE_RULES, old, new)
 
 
 VERSION: tuple[KnownDifference, ...] = (
@@ -61,15 +59,15 @@ VERSION: tuple[KnownDifference, ...] = (
         "compat.sd-card.spec_version", Scope.VERSION, "sd",
         "sd-card spec_version defaults to 3 (Physical Layer 3.01)",
         "machine types 9.0 and older keep spec_version 2",
-        Versions(boundaries.first("sd-card.spec_version-3"), None),
-        boundary="sd-card.spec_version-3",
+        boundaries.CARD_SPEC_3.versions(),
+        boundary=boundaries.CARD_SPEC_3.key,
         compat=Compat("sd-card", "spec_version", "2", (9, 0),
                       source="hw_compat_9_0 (spec_version default became 3 in 9.1)")),
     KnownDifference(
         "compat.sd-card.erase-blocks-as-zero", Scope.VERSION, "sd",
         "erase-blocks-as-zero defaults to true (the unreleased hw/sd erase series)",
         "machine types 11.0 and older keep erase-blocks-as-zero false", EVERY_VERSION,
-        boundary="sd-card.erase-series",
+        boundary=boundaries.ERASE_SERIES.key,
         compat=Compat("sd-card", "erase-blocks-as-zero", "false", (11, 0), needs_property=True,
                       source="hw_compat_11_0 of the 'Improve performance of read/write/erase' "
                              "series")),

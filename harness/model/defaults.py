@@ -33,9 +33,6 @@ Value = int | bool
 #: 7.2.0 up to the 11.1 stable releases (11.1.50 and up is 11.2 development).
 VERIFIED: tuple[Version, Version] = boundaries.DEFAULTS_VERIFIED
 
-#: The hw/sd erase series (seed 000) is unreleased; assumed to land in 11.2,
-#: whose development versions are 11.1.50 and up.
-SERIES_SINCE: Version = boundaries.ERASE_SERIES.since
 
 
 @dataclass(frozen=True)
@@ -71,7 +68,7 @@ TABLE: tuple[Row, ...] = (
     Row("sd-card", "spec_version", 3, boundaries.CARD_SPEC_3.since,
         "Physical Layer 3.01 from 9.1 (hw_compat_9_0 keeps 2 for 9.0 and older "
         "machine types); seen on 10.0.13, 11.1.3"),
-    Row("sd-card", "erase-blocks-as-zero", True, SERIES_SINCE,
+    Row("sd-card", "erase-blocks-as-zero", True, boundaries.ERASE_SERIES.since,
         "erased blocks read as zeros; the unreleased erase series, assumed in 11.2",
         detected=True),
 )

@@ -19,13 +19,6 @@ from dataclasses import dataclass
 from harness.ledger import boundaries
 from harness.profile import BuildProfile, Version
 
-#: The first release with the ``emmc`` device type.
-EMMC_SINCE: Version = boundaries.EMMC_DEVICE.since
-#: The first release where ``-device emmc`` is user-creatable: 10.0.13
-#: refuses it ("expects a pluggable device type"), the 10.2.2 source no
-#: longer marks it otherwise; taken as 10.1.
-PLUGGABLE_SINCE: Version = boundaries.EMMC_PLUGGABLE.since
-
 
 @dataclass(frozen=True)
 class EmmcRow:
@@ -38,10 +31,10 @@ class EmmcRow:
 
 
 TABLE: tuple[EmmcRow, ...] = (
-    EmmcRow("boot-partition-size", 0, EMMC_SINCE,
+    EmmcRow("boot-partition-size", 0, boundaries.EMMC_DEVICE.since,
             "bytes per boot partition (a multiple of 128 KiB up to 32640 KiB); seen on 10.0.13, "
             "11.1.3"),
-    EmmcRow("boot-config", 0, EMMC_SINCE,
+    EmmcRow("boot-config", 0, boundaries.EMMC_DEVICE.since,
             "initial PARTITION_CONFIG (EXT_CSD 179), restored at every reset; seen on 10.0.13, "
             "11.1.3"),
     EmmcRow("rpmb-partition-size", 0, boundaries.EMMC_RPMB.since,
@@ -55,12 +48,12 @@ TABLE: tuple[EmmcRow, ...] = (
 
 def has_emmc(version: Version) -> bool:
     """The table expects ``-device emmc`` on QEMU ``version``."""
-    return version >= EMMC_SINCE
+    return version >= boundaries.EMMC_DEVICE.since
 
 
 def pluggable(version: Version) -> bool:
     """The table expects ``-device emmc`` to be accepted on ``version``."""
-    return version >= PLUGGABLE_SINCE
+    return version >= boundaries.EMMC_PLUGGABLE.since
 
 
 def expected_properties(version: Version) -> dict[str, int | str]:

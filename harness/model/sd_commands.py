@@ -14,9 +14,7 @@ response and ILLEGAL_COMMAND in the next status.
 from __future__ import annotations
 
 from harness.hwdefs.sd import SD_APP_COMMANDS, SD_COMMANDS
-from harness.ledger import boundaries
 from harness.model.commands import CommandRow, CommandTable, Support
-from harness.profile import Version
 
 _I, _O, _U, _X, _S, _V = (Support.IMPLEMENTED, Support.OPTIONAL, Support.UNIMPLEMENTED,
                           Support.RESERVED, Support.SECURITY, Support.VERSION)
@@ -118,5 +116,3 @@ SD = CommandTable("SD", COMMANDS, APP_COMMANDS, legacy_classes=LEGACY_CLASSES)
 #: each side: :mod:`harness.ledger.boundaries`): the 7.2 -> 10.0 changes
 #: came with QEMU's command-table rework, taken as 9.1; the 10.0 -> 10.2
 #: changes are taken as 10.1.
-V_PROTO: Version = boundaries.SD_PROTOCOL.since
-V_10_1: Version = boundaries.SD_10_1.since

@@ -19,13 +19,14 @@ from typing import ClassVar
 
 from harness.hwdefs import sd as S
 from harness.hwdefs.sd import CardState
+from harness.ledger import boundaries
 from harness.model import sd_data
 from harness.model.blockstore import BlockStore
 from harness.model.clock import TimerHandle, VirtualClock
 from harness.model.commands import CommandTable, Rsp
 from harness.model.compat import defaults_for
 from harness.model.deviations import Deviations, Strictness
-from harness.model.sd_commands import SD, V_10_1, V_PROTO
+from harness.model.sd_commands import SD
 from harness.model.sd_registers import (
     PRV_BEFORE_SERIES,
     PRV_WITH_SERIES,
@@ -51,7 +52,7 @@ R3_MASK = 0x00FFFF00 | (1 << 24) | (1 << 29) | S.OCR_CCS | S.OCR_BUSY
 def check_spec_version(spec_version: int, profile: BuildProfile) -> None:
     """QEMU accepts spec_version 2 and 3, and 1 before 10.1 (PLS versions
     1.10, 2.00, 3.01); anything else fails realize."""
-    ok = {2, 3} | ({1} if profile.version < V_10_1 else set())
+    ok = {2, 3} | ({1} if profile.version < boundaries.SD_STATE_AND_SIZE_RULES.since else set())
     if spec_version not in ok:
         raise ValueError(
             f"sd-card spec_version {spec_version} is not supported by QEMU "
@@ -67,16 +68,17 @@ def check_image_size(size: int, profile: BuildProfile) -> None:
     """
     if size <= 0:
         return
-    if profile.version >= V_10_1 and size > S.SDSC_MAX:
+    if profile.version >= boundaries.SD_STATE_AND_SIZE_RULES.since and size > S.SDSC_MAX:
         if size % (512 << 10):
             raise ValueError(
                 f"invalid SD card size {size}: above 2 GiB the size has to be a multiple "
                 "of 512 KiB; QEMU refuses it too ('Invalid SD card size')")
         return
     if size & (size - 1):
+        rules = profile.version >= boundaries.SD_STATE_AND_SIZE_RULES.since
         raise ValueError(
             f"invalid SD card size {size}: the size has to be a power of 2"
-            f"{' up to 2 GiB' if profile.version >= V_10_1 else ''}; "
+            f"{' up to 2 GiB' if rules else ''}; "
             "QEMU refuses it too ('Invalid SD card size')")
 
 
@@ -165,7 +167,7 @@ class SDCard:
     @property
     def legacy(self) -> bool:
         """QEMU before the command-table rework (7.2 behaviour, < 9.1)."""
-        return self.version < V_PROTO
+        return self.version < boundaries.SD_PROTOCOL_REWORK.since
 
     @property
     def inserted(self) -> bool:
@@ -447,7 +449,8 @@ class SDCard:
         9.1-10.0 forgot the state check for callers without their own
         (ledger "sd.version.sendingdata-state")."""
         if self.state != CardState.TRAN:
-            lax = (not own_state_check and self.version < V_10_1
+            lax = (not own_state_check
+                   and self.version < boundaries.SD_STATE_AND_SIZE_RULES.since
                    and self.qemu("sd.data-command-any-state"))
             if not lax:
                 return Rsp.ILLEGAL

@@ -35,15 +35,11 @@ from harness.hwdefs.sd_spi import SPI_ONLY_COMMANDS
 from harness.ledger import boundaries
 from harness.model import sd_data
 from harness.model.commands import CommandRow, CommandTable, Rsp, Support
-from harness.model.sd_commands import SD, V_PROTO
+from harness.model.sd_commands import SD
 from harness.model.sdcard import R3_MASK, SDCard
-from harness.profile import Version
 
-__all__ = ["SPI", "UNDEFINED", "V_SPI_FRAMES", "SpiCard"]
+__all__ = ["SPI", "UNDEFINED", "SpiCard"]
 
-#: First release whose ``sd.c`` frames SPI responses itself (``spi_r2``,
-#: ``sd_response_size``): 10.2.2, 11.0.3 and 11.1.1 do, 10.0.13 does not.
-V_SPI_FRAMES: Version = boundaries.SD_10_1.since
 #: A response byte the card leaves unwritten (QEMU: uninitialised stack).
 UNDEFINED = -1
 
@@ -88,8 +84,10 @@ class SpiCard(SDCard):
 
     @property
     def frames_spi(self) -> bool:
-        """The card frames SPI responses itself (QEMU >= 10.1)."""
-        return self.version >= V_SPI_FRAMES
+        """The card frames SPI responses itself (``spi_r2``,
+        ``sd_response_size``): from boundary ``sd.state-and-size-rules`` on
+        (10.2.2, 11.0.3 and 11.1.1 do, 10.0.13 does not)."""
+        return self.version >= boundaries.SD_STATE_AND_SIZE_RULES.since
 
     def reset(self) -> None:
         """SD reset, then power-up complete at once (QEMU ``sd_set_ocr`` in SPI mode)."""
@@ -191,7 +189,7 @@ class SpiCard(SDCard):
         return Rsp.R7 if rsp is Rsp.R0 else rsp
 
     def _spi_cxd(self, data: bytes) -> Rsp:
-        if self.version < V_PROTO:
+        if self.version < boundaries.SD_PROTOCOL_REWORK.since:
             if self.state != CardState.TRAN:
                 return Rsp.ILLEGAL
             self.xfer.buf[:16] = data
@@ -216,7 +214,7 @@ class SpiCard(SDCard):
         """CMD13 (PLS 7.3.2.3): R2 in data-transfer mode (versions: module docstring)."""
         if not self._in_data_transfer_mode():
             return Rsp.ILLEGAL
-        return Rsp.R1 if self.version < V_PROTO else Rsp.R2_CSD
+        return Rsp.R1 if self.version < boundaries.SD_PROTOCOL_REWORK.since else Rsp.R2_CSD
 
     @SPI.handles(13, app=True)
     def _spi_acmd_sd_status(self, arg: int) -> Rsp:

@@ -9,9 +9,9 @@ differences are selected by ``profile.version``:
 
 * before 10.0: SDMA raises DMA Interrupt only when it stops at a buffer
   boundary; an SDMA started by an SDMASYSAD write takes the multi-block path
-  whenever Multi Block Select is set (``SDMA_REWORK``);
+  whenever Multi Block Select is set (boundary ``sdhci.sdma-rework``);
 * from 11.1.2: without UHS, HOSTCTL2 bit 12 alone is writable
-  (``HOSTCTL2_V4EN_ALWAYS``).
+  (boundary ``sdhci.hostctl2-v4en-without-uhs``).
 
 ADMA runs at most five descriptors per step and continues 100 ns later on
 the shared VirtualClock, or earlier when any register access runs the
@@ -55,16 +55,11 @@ from harness.model.sdhci_state import (
 )
 from harness.profile import NEWEST, BuildProfile
 
-#: First QEMU release with HOSTCTL2 bit 12 writable without UHS: the 11.1.2
-#: stable release (11.1.1 built from source lacks it, 11.1.3 has it; see
-#: :data:`harness.ledger.boundaries.HOSTCTL2_V4EN`).
-HOSTCTL2_V4EN_ALWAYS = boundaries.HOSTCTL2_V4EN.since
 #: The ``vendor`` property's Freescale value (QEMU ``SDHCI_VENDOR_FSL``, which
 #: hw/ppc/e500.c sets) and the interrupt status enables a reset leaves with it
 #: from QEMU 10.0 until the property went in 11.0
 #: (:data:`harness.ledger.boundaries.SDHCI_VENDOR_FSL`): the eSDHC's IRQSTATEN.
 VENDOR_FSL = 2
-FSL_RESET_SINCE = boundaries.SDHCI_VENDOR_FSL.since
 FSL_NORINTSTSEN, FSL_ERRINTSTSEN = 0x013F, 0x117F
 
 __all__ = ["CONTROLLERS", "SDHCI", "SDHCIConfigError", "SDBusCard"]
@@ -133,7 +128,7 @@ class SDHCI(SdhciDma):
         self.pending_insert = False  # only a power-on reset arms the quirk
         self.set_inserted(self.card_inserted())
         self.set_readonly(self.card_readonly())
-        if self.vendor == VENDOR_FSL and self.profile.version >= FSL_RESET_SINCE:
+        if self.vendor == VENDOR_FSL and self.profile.version >= boundaries.SDHCI_VENDOR_FSL.since:
             # after the card's state is re-sampled: no Card Insertion latched
             self.norintstsen, self.errintstsen = FSL_NORINTSTSEN, FSL_ERRINTSTSEN
 
@@ -630,7 +625,7 @@ class SDHCI(SdhciDma):
         hc2_mask = mask >> _HOSTCTL2_SH
         hc2 = value >> _HOSTCTL2_SH
         if not uhs:
-            if (self.profile.version >= HOSTCTL2_V4EN_ALWAYS
+            if (self.profile.version >= boundaries.HOSTCTL2_V4EN.since
                     and self.qemu("sdhci.reserved-bits-writable")):
                 # QEMU 11.1.2 and later (upstream's "Accept version 4
                 # enable without UHS-I"): without UHS, HOSTCTL2 bit 12

@@ -32,11 +32,6 @@ DEFAULT_STEP_BUDGET = 200_000
 #: Delay before a card insertion is reported while a removal is pending.
 INSERTION_DELAY_NS = 1_000_000_000
 
-#: First version with the SDMA changes of the 10.0 cycle (DMA Interrupt at
-#: every SDMA completion; SYSAD-started SDMA of one block uses the
-#: single-block path).
-SDMA_REWORK: Version = boundaries.SDMA_REWORK.since
-
 
 class SDHCIConfigError(ModelConfigError):
     """The device properties are rejected at realize, as QEMU rejects them."""
@@ -194,8 +189,10 @@ class SdhciState:
 
     @property
     def sdma_rework(self) -> bool:
-        """QEMU 10.0+ SDMA behaviour (see :data:`SDMA_REWORK`)."""
-        return self.qemu_version >= SDMA_REWORK
+        """QEMU 10.0+ SDMA behaviour (boundary ``sdhci.sdma-rework``: DMA
+        Interrupt at every SDMA completion; SYSAD-started SDMA of one block
+        uses the single-block path)."""
+        return self.qemu_version >= boundaries.SDMA_REWORK.since
 
     @property
     def block_size(self) -> int:

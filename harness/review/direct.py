@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import images
 from harness.check import parallel, reproducer, runner, testbench
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
-from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES, Scoreboard, Stopped, harm
-from harness.check.step import Step
+from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES, Difference, Scoreboard, Stopped
+from harness.check.step import Sides, Step
 from harness.errors import QemuError, QemuGone
-from harness.images import Recipe
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
@@ -46,36 +44,65 @@ LEFT_OUT = ("migration",)
 HISTORY = 12
 
 
+#: A review's sides: base (the reference) and patched.
+BASE_PATCHED = Sides("base", "patched")
+
+
 @dataclass
 class DirectDifference:
-    """One distinct difference of a run: its signature (what | command |
-    card state, the base side named ``model``, patched ``qemu``), whether
-    it was the run's first, the step, the decoded lines, and the
-    reproducers (``(base, patched)``, each build's trace up to the step)."""
+    """One distinct difference of a run: the scoreboard's :class:`Difference`
+    (its signature, whether it was the run's first, repeats, what base
+    took; the divergence's sides base and patched), with the decoded lines,
+    the history and the reproducers (``(base, patched)``, each build's
+    trace up to the step)."""
 
-    signature: str
-    first: bool
-    step: int
-    kind: str
-    reason: str
+    difference: Difference
     lines: list[str] = field(default_factory=list)
     history: list[str] = field(default_factory=list)
-    repeats: int = 0
-    adopted: list[str] = field(default_factory=list)
-    #: steps the whole run took (the shortest example is the shortest run)
-    run_steps: int = 0
     #: base's and patched's qtest trace lengths at the step
     trace_lens: tuple[int, int] = (0, 0)
     traces: tuple[str, str] = ("", "")
 
     @property
+    def signature(self) -> str:
+        return self.difference.signature
+
+    @property
+    def first(self) -> bool:
+        return self.difference.first
+
+    @property
+    def step(self) -> int:
+        return self.difference.divergence.step.index
+
+    @property
+    def kind(self) -> str:
+        return self.difference.divergence.kind
+
+    @property
+    def run_steps(self) -> int:
+        """Steps the whole run took (the shortest example is the shortest run)."""
+        return self.difference.run_steps
+
+    @property
+    def reason(self) -> str:
+        d = self.difference.divergence
+        return d.fields[0] if d.kind == "crash" else d.summary("difference", where=False)
+
+    @property
+    def repeats(self) -> int:
+        """Times it was seen again later in the run (not a new finding)."""
+        return self.difference.repeats
+
+    @property
     def harm(self) -> str:
-        return harm(self.signature)
+        return self.difference.harm
 
     def to_json(self) -> dict[str, Any]:
+        diff = self.difference
         return {"signature": self.signature, "harm": self.harm, "first": self.first,
                 "step": self.step, "kind": self.kind, "reason": self.reason,
-                "lines": self.lines, "repeats": self.repeats, "adopted": self.adopted,
+                "lines": self.lines, "repeats": diff.repeats, "adopted": diff.adopted,
                 "run_steps": self.run_steps,
                 "reproducers": {"base": self.traces[0], "patched": self.traces[1]}}
 
@@ -110,20 +137,13 @@ class DirectResult:
                 "stopped": self.stopped}
 
 
-def sides(text: str) -> str:
-    """A lockstep line with its sides named for a review: base, patched."""
-    return (text.replace("(model ", "(base ").replace("model ", "base ")
-            .replace("model=", "base=").replace("qemu=", "patched=")
-            .replace("QEMU  ", "patched ").replace("QEMU ", "patched "))
-
-
 class DirectScoreboard(Scoreboard):
     """A direct comparison's scoreboard: base (the reference) takes
     patched's guest memory where it differed, and each new difference
     notes base's trace length too (the lockstep gives patched's)."""
 
     def __init__(self, limit: int, base: Target) -> None:
-        super().__init__(limit, self._adopt)
+        super().__init__(limit, self._adopt, BASE_PATCHED)
         self.base = base
         self.base_lens: list[int] = []
 
@@ -142,13 +162,13 @@ class DirectScoreboard(Scoreboard):
                 self.base_lens.append(at)
 
 
-def _difference(d: Divergence, first: bool, lens: tuple[int, int], keep: int) -> DirectDifference:
-    reason = d.fields[0] if d.kind == "crash" else \
-        d.summary().replace("divergence", "difference", 1)
-    return DirectDifference(
-        d.signature, first, d.step.index, d.kind, sides(reason),
-        [sides(x) for x in d.context + d.fields],
-        [sides(h) for h in collapse(d.history)][-keep:] if keep else [], trace_lens=lens)
+def _difference(diff: Difference, lens: tuple[int, int]) -> DirectDifference:
+    """A difference of the run, its lines decoded (the first one's history
+    too: the operations that led to it)."""
+    d = diff.divergence
+    keep = 400 if diff.first else 0
+    return DirectDifference(diff, d.context + d.fields,
+                            collapse(d.history, d.sides)[-keep:] if keep else [], lens)
 
 
 def _gone(e: Exception, a: Target, b: Target) -> str:
@@ -170,7 +190,7 @@ def _ended(res: DirectResult, lock: LockstepTarget, e: Exception) -> Divergence:
     step = hist[-1] if hist else Step(lock.count, "launch", (), None, None, False, False)
     command = getattr(getattr(lock.tracker, "command", None), "name", "") or "no command"
     return Divergence(step, "crash", hist[:-1], [res.reason],
-                      signature=f"{what} | {command} | -")
+                      signature=f"{what} | {command} | -", sides=BASE_PATCHED)
 
 
 def _settle(res: DirectResult, lock: LockstepTarget, board: DirectScoreboard,
@@ -178,28 +198,25 @@ def _settle(res: DirectResult, lock: LockstepTarget, board: DirectScoreboard,
     """Every difference of the run into ``res`` (the first one also in its
     own fields, as a first-only run has it), with reproducers."""
     a, b = lock.model, lock.qemu
-    found: list[tuple[Divergence, DirectDifference]] = []
-    for i, diff in enumerate(board.differences):
-        d = diff.divergence
-        dd = _difference(d, i == 0, (board.base_lens[i], diff.trace_len), 0 if i else 400)
-        dd.repeats, dd.adopted = diff.repeats, diff.adopted
-        found.append((d, dd))
-    if raised is not None:
+    found = [_difference(diff, (board.base_lens[i], diff.trace_len))
+             for i, diff in enumerate(board.differences)]
+    if raised is not None:  # first-only, or a QEMU or the harness ended the run
         lens = (getattr(a, "trace_len", 0), getattr(b, "trace_len", 0))
-        found.append((raised, _difference(raised, not found, lens, 0 if found else 400)))
-    for i, (d, dd) in enumerate(found):
-        dd.run_steps = lock.count
+        found.append(_difference(Difference(raised, raised.signature, not found), lens))
+    for i, dd in enumerate(found):
+        d = dd.difference.divergence
+        dd.difference.run_steps = lock.count
         if report_dir is not None and isinstance(a, QemuTarget) and isinstance(b, QemuTarget):
             d.scenario = res.scenario
             s = stem if i == 0 else f"{stem}-d{i + 1}"
             dd.traces = (str(reproducer.write_reproducer(d, a, report_dir, f"{s}-base",
-                                                     upto=dd.trace_lens[0])),
+                                                         upto=dd.trace_lens[0])),
                          str(reproducer.write_reproducer(d, b, report_dir, f"{s}-patched",
-                                                     upto=dd.trace_lens[1])))
-    res.differences = [dd for _, dd in found]
+                                                         upto=dd.trace_lens[1])))
+    res.differences = found
     if not found:
         return
-    first = found[0][1]
+    first = found[0]
     if res.status != ERROR:
         res.status = DIFFERS
         res.reason = first.reason.replace("difference", "first difference", 1) + (
@@ -209,16 +226,15 @@ def _settle(res: DirectResult, lock: LockstepTarget, board: DirectScoreboard,
     res.traces = first.traces
 
 
-def compare(res: DirectResult, a: Target, b: Target, sc: Scenario, ctx: Context,
-            limit: int = DEFAULT_MAX_DIFFERENCES, recipe: Recipe | None = None,
+def compare(res: DirectResult, lock: LockstepTarget, sc: Scenario, ctx: Context,
             spans: Callable[[], list[tuple[int, int]]] = list,
             report_dir: Path | None = None) -> bool:
-    """Scenario ``sc`` on ``a`` (base, the reference) and ``b`` (patched) in
-    lockstep, up to ``limit`` distinct differences, then the card images
-    over ``spans()``; the differences into ``res``.  Whether both sides are
-    fit for reuse."""
-    board = DirectScoreboard(limit, a)
-    lock = LockstepTarget(a, b, recipe=recipe, scoreboard=board)
+    """Scenario ``sc`` through ``lock`` (base, the reference, against
+    patched; its scoreboard a :class:`DirectScoreboard`), then the card
+    images over ``spans()``; the differences into ``res``.  Whether both
+    sides are fit for reuse."""
+    board = lock.scoreboard
+    assert isinstance(board, DirectScoreboard)
     raised: Divergence | None = None
     healthy = True
     try:
@@ -254,26 +270,22 @@ def run_one(base: QemuBuild, patched: QemuBuild, name: str, machine: str,
     if why:
         res.status, res.reason = SKIP, why
         return res
-    qemu_image, fmt = images.ensure(sc.image), images.recipe(sc.image).format
-    described = testbench.scenario_machine(sc, machine, qemu_image, fmt)
     pa, pb = pools or (QemuPool(enabled=False), QemuPool(enabled=False))
-    a: QemuTarget | None = None
-    b: QemuTarget | None = None
+    bench = testbench.Testbench(
+        testbench.RunSpec(replace(patched, name="patched"), sc, machine), quirks=(), pool=pb,
+        reference=replace(base, name="base"), reference_pool=pa,
+        scoreboard=lambda ref: DirectScoreboard(limit, ref))
     healthy = False
     try:
-        a = pa.acquire(base.binary, described, name="base")
-        b = pb.acquire(patched.binary, described, name="patched")
-        sa, sb = a, b
-        healthy = compare(res, a, b, sc, Context(base.profile, machine, sc.image, sc.params),
-                          limit, images.recipe(sc.image),
-                          lambda: runner.image_spans(None, images.raw_twin(sc.image), sa, sb),
+        lock = bench.start(False)
+        healthy = compare(res, lock, sc, Context(base.profile, machine, sc.image, sc.params),
+                          lambda: runner.image_spans(None, bench.model_image, *(
+                              q for q in (bench.base, bench.live) if q is not None)),
                           report_dir)
     except (QemuGone, QemuError) as e:  # one of them would not start
         res.status, res.reason = ERROR, f"{type(e).__name__}: {e}"
     finally:
-        for pool, side in ((pa, a), (pb, b)):
-            if side is not None:
-                pool.release(side, healthy=healthy)
+        bench.close(healthy)
     return res
 
 

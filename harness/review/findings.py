@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.check.scoreboard import DATA, HARM_ORDER, harm
+from harness.check.scoreboard import DATA, HARM_ORDER, Finding, signature_text
 from harness.review.classify import CHANGED, ModelEvidence, ReviewRow
-from harness.review.direct import DirectDifference, sides
+from harness.review.direct import BASE_PATCHED, DirectDifference
 from harness.review.speed import Comparison
 
 
@@ -56,23 +56,32 @@ class ReviewFinding:
     check: str = ""
 
     @property
+    def finding(self) -> Finding:
+        """The scoreboard's finding of these runs (its harm, in how many it
+        came first, its shortest example), which this one wraps."""
+        return Finding(self.signature, [(k, d.difference) for k, d in self.runs])
+
+    @property
     def harm(self) -> str:
-        return self.harm_class or harm(self.signature)
+        return self.harm_class or self.finding.harm
 
     @property
     def first_in(self) -> int:
-        return sum(d.first for _, d in self.runs)
+        return self.finding.first_in
 
     def example(self) -> tuple[str, DirectDifference] | None:
-        """The shortest run where it is the first difference, else the
-        shortest where it comes after others; None for a benchmark's."""
-        pool = [r for r in self.runs if r[1].first] or self.runs
-        return min(pool, key=lambda r: (r[1].run_steps, r[1].step, r[0])) if pool else None
+        """The scoreboard's example (the shortest run where it is the first
+        difference, else the shortest where it comes after others) with its
+        reproducers; None for a benchmark's."""
+        if not self.runs:
+            return None
+        name, diff = self.finding.example()
+        return next((k, d) for k, d in self.runs if k == name and d.difference is diff)
 
     def title(self) -> str:
         """The signature as a reviewer reads it (base and patched named, no
         card state where there is none)."""
-        return self.bench or sides(self.signature).removesuffix(" | -")
+        return self.bench or signature_text(self.signature, BASE_PATCHED).removesuffix(" | -")
 
     def to_json(self) -> dict[str, Any]:
         ex = self.example()

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.check.scoreboard import signature_text
 from harness.review import classify, props, speed
 from harness.review import findings as findings_
 from harness.review.classify import ReviewRow
-from harness.review.direct import sides
+from harness.review.direct import BASE_PATCHED
 from harness.review.findings import ReviewFinding
 from harness.review.run import Review
 from harness.scenarios import all_scenarios
@@ -123,7 +124,7 @@ def _title_of(fs: list[ReviewFinding]) -> str:
     parts = []
     for what, commands in by.items():
         more = f" and {len(commands) - 3} more commands" if len(commands) > 3 else ""
-        parts.append(f"{sides(what)} in {', '.join(commands[:3])}{more}")
+        parts.append(f"{signature_text(what, BASE_PATCHED)} in {', '.join(commands[:3])}{more}")
     parts += [g.title() for g in fs if not g.runs]
     return "; ".join(parts)
 

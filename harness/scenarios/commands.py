@@ -157,7 +157,7 @@ def cmd26_program_cid(t: Target, ctx: Context) -> None:
 
 
 def _before_protocol_rework(p: BuildProfile) -> str | None:
-    if p.version < boundaries.SD_PROTOCOL.since:
+    if p.version < boundaries.SD_PROTOCOL_REWORK.since:
         return None
     return ("a data byte after CMD13 during a write aborts QEMU >= 9.1 (ledger "
             "sd.command-during-transfer)")

@@ -181,7 +181,7 @@ def card_size_accepted(image: str) -> Requirement:
 
     def req(p: BuildProfile) -> str | None:
         size = images.recipe(image).size
-        if size & (size - 1) == 0 or p.version >= boundaries.SD_10_1.since:
+        if size & (size - 1) == 0 or p.version >= boundaries.SD_STATE_AND_SIZE_RULES.since:
             return None
         return f"a {size}-byte card needs QEMU >= 10.1 (earlier sizes are powers of 2)"
 

@@ -144,7 +144,7 @@ def test_the_stack_boundary_holds_on_each_side(
         assert res.status == runner.DIVERGE, res.reason
     else:
         assert res.status == runner.AGREE, res.reason
-        assert not [w for _i, w, _v in res.adoptions if w == omap_target.STACK.adopts]
+        assert not [w for _i, w, _v in res.adoptions() if w == omap_target.STACK.adopts]
 
 
 @pytest.mark.parametrize("line", ["dma-rx", "dma-tx"])

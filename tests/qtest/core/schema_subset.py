@@ -14,7 +14,8 @@ from importlib.resources import files
 from typing import Any
 
 #: Keywords that constrain an instance, and those that only annotate.
-CHECKED = {"type", "required", "properties", "items", "enum", "const", "minimum", "$ref"}
+CHECKED = {"type", "required", "properties", "additionalProperties", "items", "enum", "const",
+           "minimum", "$ref"}
 ANNOTATIONS = {"$schema", "$id", "title", "description", "$defs"}
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -32,7 +33,7 @@ def keywords(schema: Any) -> set[str]:
         if k in ("properties", "$defs"):
             for sub in v.values():
                 out |= keywords(sub)
-        elif k == "items":
+        elif k in ("items", "additionalProperties"):
             out |= keywords(v)
     return out
 
@@ -68,9 +69,14 @@ def errors(value: Any, schema: dict[str, Any], root: dict[str, Any] | None = Non
         for k in schema.get("required", []):
             if k not in value:
                 yield f"{at}: no {k!r}"
-        for k, sub in schema.get("properties", {}).items():
+        props = schema.get("properties", {})
+        for k, sub in props.items():
             if k in value:
                 yield from errors(value[k], sub, root, f"{at}.{k}")
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for k in sorted(set(value) - set(props)):
+                yield from errors(value[k], extra, root, f"{at}.{k}")
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             yield from errors(item, schema["items"], root, f"{at}[{i}]")

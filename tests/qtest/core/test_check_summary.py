@@ -10,6 +10,7 @@ import pytest
 from harness import cli
 from harness.check import inputs, report, runner, session
 from harness.check.runner import Result
+from harness.ledger import adopting
 from harness.profile import NEWEST
 
 NO_CLOCK = "needs virtual time (qtest accelerator), which this build lacks"
@@ -22,7 +23,7 @@ def _results() -> list[Result]:
     out.append(Result("old", "r1", "registers", "q35", runner.AGREE))
     out.append(Result("new", "e1", "erase", "q35", runner.SKIP, NO_PROP))
     ok = Result("new", "cmd-all-in-stby", "commands", "q35", runner.AGREE)
-    ok.adoptions = [(125, "RCA", 0xB0C3)]
+    ok.use(adopting("RCA")).adopted.append((125, "RCA", 0xB0C3))
     out.append(ok)
     return out
 

@@ -57,3 +57,25 @@ def test_a_schema_2_report_against_an_older_one() -> None:
     again["results"][0]["internal_error"] = True
     c = compare(after, again)
     assert c.sections == ["summary"] and c.differ == ["11.1 q35 a"]
+
+
+def test_a_schema_3_report_compares_with_a_schema_2_one() -> None:
+    """Schema 3's ``known`` (ledger key -> use) is schema 2's lists: the same
+    behaviour is the same, a use that differs differs."""
+    old = {"schema_version": 2, "builds": [], "results": [
+        {"build": "11.1", "machine": "q35", "scenario": "a", "status": "quirk",
+         "quirks": ["q.x", "q.y", "q.x"], "stale_quirks": ["q.s"],
+         "known_deviation_misses": [{"message": "m", "deviation": "sd.x", "scope": "spec"}],
+         "adoptions": [{"step": 3, "what": "RCA", "value": 0x1234, "scope": "random"}]}]}
+    use = {"scope": "quirk", "applied": [], "stale": False, "misses": [], "met": False,
+           "adopted": []}
+    new = {"schema_version": 3, "builds": [], "results": [
+        {"build": "11.1", "machine": "q35", "scenario": "a", "status": "quirk", "known": {
+            "q.x": {**use, "applied": [5, 9]}, "q.y": {**use, "applied": [7]},
+            "q.s": {**use, "stale": True}, "sd.x": {**use, "misses": ["m"]},
+            "sd.rca": {**use, "adopted": [{"step": 3, "what": "RCA", "value": 0x9}]}}}]}
+    assert compare(old, new).same
+    moved = copy.deepcopy(new)
+    moved["results"][0]["known"]["q.y"]["applied"] = [11]  # applied after the second q.x
+    assert compare(old, moved).differ == ["11.1 q35 a"]
+    assert compare(new, copy.deepcopy(new)).same

@@ -14,6 +14,7 @@ import pytest
 from harness import cli
 from harness.check import inputs, report, runner, session, testbench
 from harness.check.lockstep import LockstepTarget
+from harness.ledger import LEDGER
 from harness.model.target import ModelTarget
 from harness.profile import NEWEST
 from harness.qemu.builds import QemuBuild
@@ -52,7 +53,7 @@ def test_an_unattributed_miss_fails_the_run(monkeypatch: pytest.MonkeyPatch,
     res = _run(monkeypatch, tmp_path, fn)
     assert res.status == runner.SPEC_MISS and not res.ok
     assert res.spec_misses == ["data read differs from the image's pattern"]
-    assert res.known_misses == []
+    assert res.known_misses() == []
 
 
 def test_a_miss_naming_an_unlisted_key_fails_the_run(monkeypatch: pytest.MonkeyPatch,
@@ -84,16 +85,16 @@ def test_a_listed_consulted_deviation_is_a_note(monkeypatch: pytest.MonkeyPatch,
 
     res = _run(monkeypatch, tmp_path, fn)
     assert res.status == runner.AGREE and res.ok, res.reason
-    assert res.spec_misses == [] and res.known_misses == [("bad data", KEY)]
-    assert res.to_json()["known_deviation_misses"] == [{"message": "bad data",
-                                                        "deviation": KEY, "scope": "spec"}]
+    assert res.spec_misses == [] and res.known_misses() == [("bad data", KEY)]
+    got = res.to_json()["known"][KEY]
+    assert (got["misses"], got["scope"], got["applied"]) == (["bad data"], "spec", [])
 
 
 def _results() -> list[runner.Result]:
     bad = runner.Result("11.1", "sdma-boundaries", "data", "q35", runner.SPEC_MISS)
     bad.spec_misses = ["SDMA across a 32768-byte boundary: data read differs"]
     known = runner.Result("7.2", "erase-seq", "erase", "q35", runner.AGREE)
-    known.known_misses = [("erase start survived CMD13", KEY)]
+    known.use(LEDGER[KEY]).misses.append((0, "erase start survived CMD13"))
     return [bad, known]
 
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.qemu
 
 def _verdict(r: runner.Result) -> tuple[object, ...]:
     d = r.divergence
-    return (r.status, r.steps, sorted(r.consulted), r.spec_misses,
+    return (r.status, r.steps, sorted(r.consulted()), r.spec_misses,
             None if d is None else (d.kind, d.step.describe(), d.fields))
 
 

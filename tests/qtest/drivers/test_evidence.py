@@ -46,7 +46,7 @@ def test_a_runs_phase_notes_and_adoptions_become_uses() -> None:
     r.notes = ["driver phase probe: steps 0-100; consulted: sd.a; quirks: ",
                "driver phase read-512: steps 100-150; consulted: sd.a sd.b; quirks: q.c",
                "something else"]
-    r.adoptions = [(42, "RCA", 0x1234)]
+    r.use(adopting("RCA")).adopted.append((42, "RCA", 0x1234))
     ev: driver_evidence.Evidence = {}
     phases = driver_evidence.from_result(ev, r, "11.1")
     assert phases == [("probe", 0, 100), ("read-512", 100, 150)]

@@ -16,14 +16,12 @@ from pathlib import Path
 import pytest
 
 from harness.hwdefs import sd as S
-from harness.ledger import Scope, boundaries, of_scope, parse_version
+from harness.ledger import LEDGER, Scope, boundaries, of_scope, parse_version
 from harness.ledger.boundaries import BOUNDARIES, BUILDS, Boundary
-from harness.model import compat, defaults, emmc_defaults, sd_commands
+from harness.model import compat, defaults, emmc_defaults
 from harness.model.clock import VirtualClock
 from harness.model.emmc import EmmcCard
 from harness.model.sdcard import SDCard
-from harness.model.sdhci import FSL_RESET_SINCE, HOSTCTL2_V4EN_ALWAYS
-from harness.model.sdhci_state import SDMA_REWORK
 from harness.profile import NEWEST, BuildProfile
 from tests.qtest.model.sdhci_support import stub_target
 
@@ -101,11 +99,8 @@ def test_every_build_bears_out_a_side_and_confirmed_means_run() -> None:
 
 def test_every_version_the_model_uses_is_a_record() -> None:
     since = {bd.since for bd in BOUNDARIES} | {boundaries.ALWAYS}
-    used = {sd_commands.V_PROTO, sd_commands.V_10_1, SDMA_REWORK, HOSTCTL2_V4EN_ALWAYS,
-            FSL_RESET_SINCE, defaults.SERIES_SINCE, emmc_defaults.EMMC_SINCE,
-            emmc_defaults.PLUGGABLE_SINCE}
-    used |= {parse_version(d.versions.first) for d in of_scope(Scope.VERSION)
-             if d.versions.first is not None}
+    used = {parse_version(d.versions.first) for d in of_scope(Scope.VERSION)
+            if d.versions.first is not None}
     used |= {r.since for r in defaults.TABLE} | {r.since for r in emmc_defaults.TABLE}
     used |= {compat.since_build(e) for e in compat.COMPAT_TABLE}
     assert used <= since
@@ -177,3 +172,55 @@ def test_ledger_version_entries_are_dated_by_their_boundary() -> None:
             assert d.compat is not None and d.compat.needs_property, d.key
         else:
             assert parse_version(first) == bd.since, d.key
+
+
+# -- one name per boundary -----------------------------------------------------------------
+
+#: Modules that still bind a boundary's ``since`` to a name of their own, and
+#: those names: to go the way of ``V_10_1`` (the boundary record is the name).
+ALIASES_LEFT: dict[str, frozenset[str]] = {
+    "model/allwinner_target.py": frozenset({"LEVEL_0_1"}),
+    "model/omap_target.py": frozenset({"CARD_ON_BUS", "STACK_ZERO", "BADWIDTH_LOGGED"}),
+    "model/sdhci_usdhc.py": frozenset({"SPEC_3_SINCE"}),
+}
+
+
+def _aliases() -> dict[str, frozenset[str]]:
+    """Module -> its module-level names bound to ``boundaries.X.since`` (or
+    ``.key``, or ``boundaries.first(...)``)."""
+    import harness
+
+    root = Path(harness.__file__).resolve().parent
+    out: dict[str, frozenset[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "boundaries.py":
+            continue
+        names = set()
+        for node in ast.parse(path.read_text()).body:
+            target = node.target if isinstance(node, ast.AnnAssign) else (
+                node.targets[0] if isinstance(node, ast.Assign) else None)
+            value = getattr(node, "value", None)
+            text = ast.unparse(value) if value is not None else ""
+            if isinstance(target, ast.Name) and text.startswith("boundaries.") and (
+                    text.endswith((".since", ".key")) or text.startswith("boundaries.first(")):
+                names.add(target.id)
+        if names:
+            out[str(path.relative_to(root))] = frozenset(names)
+    return out
+
+
+def test_a_boundary_has_one_name() -> None:
+    """A boundary is named by its record (``SD_STATE_AND_SIZE_RULES``, key
+    ``sd.state-and-size-rules``); no module gives its version or key a name
+    of its own, and the ledger's ranges are derived from it."""
+    got = _aliases()
+    assert got == ALIASES_LEFT, f"a boundary bound to a name of its own: {got}"
+    rules = boundaries.SD_STATE_AND_SIZE_RULES
+    assert rules.versions().first == "10.1" and rules.versions().fixed is None
+    assert boundaries.SD_PROTOCOL_REWORK.versions(until=rules).fixed == "10.1"
+    for d in LEDGER.values():  # a dated entry's releases are its boundary's
+        if d.boundary and d.versions.first is not None:
+            assert d.versions.first == boundaries.first(d.boundary), d.key
+    ledger = Path(boundaries.__file__).parent
+    for path in sorted(ledger.glob("*.py")):  # named by the record, never by its key again
+        assert 'boundary="' not in path.read_text(), path.name

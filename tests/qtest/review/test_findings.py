@@ -18,7 +18,10 @@ from typing import Any
 
 import pytest
 
-from harness.check.scoreboard import DATA, IDENTITY, STATUS, harm
+from harness.check.divergence import Divergence
+from harness.check.lockstep import LockstepTarget
+from harness.check.scoreboard import DATA, IDENTITY, STATUS, Difference, harm
+from harness.check.step import Step
 from harness.driver import HostDriver
 from harness.hwdefs import sdhci as H
 from harness.model.target import ModelTarget
@@ -87,8 +90,10 @@ def _context() -> Context:
 
 def _direct(image: Path, limit: int, **kw: Any) -> DirectResult:
     res = DirectResult(SC.name, "q35", direct.SAME)
-    direct.compare(res, ModelTarget(image=image), Patched(image=image, **kw), SC, _context(),
-                   limit)
+    base = ModelTarget(image=image)
+    lock = LockstepTarget(base, Patched(image=image, **kw),
+                          scoreboard=direct.DirectScoreboard(limit, base))
+    direct.compare(res, lock, SC, _context())
     return res
 
 
@@ -128,8 +133,10 @@ def _row(key: str, diffs: list[DirectDifference]) -> classify.ReviewRow:
 
 
 def _diff(sig: str, first: bool, steps: int = 100) -> DirectDifference:
-    return DirectDifference(sig, first, 10, "result", f"difference at step 10: {sig}",
-                            run_steps=steps, traces=(f"/r/{sig[:5]}-base.sh", "/r/p.sh"))
+    step = Step(10, "read", (0x10, 4), 1, 0, False, False)
+    d = Divergence(step, "result", [], signature=sig, sides=direct.BASE_PATCHED)
+    return DirectDifference(Difference(d, sig, first, run_steps=steps),
+                            traces=(f"/r/{sig[:5]}-base.sh", "/r/p.sh"))
 
 
 CID = "result:RSPREG1.PRV | CMD2 ALL_SEND_CID | -"
