@@ -155,6 +155,14 @@ MUTANTS: tuple[Mutant, ...] = (
            "desc->status &= ~DESC_STATUS_HOLD;",
            "desc->status &= ~DESC_STATUS_ERROR;",
            ("--group", "sunxi", "--board", "orangepi-pc"), "OWN"),
+    Mutant("sdhost-block-irpt-lost",
+           "a board controller's interrupt status is compared (#41 item 1: the BCM2835 "
+           "SDHOST sets SDHSTS.BLOCK_IRPT when a write's block has gone to the card, as "
+           "Linux's bcm2835.c waits for)",
+           "hw/sd/bcm2835_sdhost.c",
+           "s->status |= SDHSTS_BLOCK_IRPT;",
+           "/* the block interrupt is lost */",
+           ("--group", "sdhost", "--board", "raspi2b"), "diverge"),
     Mutant("aspeed-info-reset-sticks",
            "a board wrapper's own registers are compared (#41 item 1: the Aspeed SDC_INFO "
            "software reset bit reads back 0 after a write, as Linux's sdhci-of-aspeed expects)",

@@ -215,6 +215,10 @@ BUGS: tuple[Bug, ...] = (
     Bug(26, "omap.dma-request-left-raised", "omap-dma-request-left-raised",
         "OMAP MMC: a transfer that ends with the FIFO empty leaves the DMA requests raised",
         None, has_c_test=False, note=_SX1),
+    Bug(27, "sd.generic-read-past-size", "sd-generic-read-past-size",
+        "CMD13 during a multiple block read aborts QEMU 11.1 (assertion) or copies past "
+        "the card's buffer",
+        R.command_during_read, aborts=True),
     Bug(12, "usdhc.vendor-spec-16bit", "usdhc-vendor-spec-16bit",
         "i.MX uSDHC Vendor Specific Register keeps only its low 16 bits",
         None, has_c_test=False,

@@ -125,6 +125,35 @@ def command_during_transfer(t: Target) -> Observation:
                        f"{after:#010x}; QEMU still running")
 
 
+def command_during_read(t: Target) -> Observation:
+    """PLS 4.3.3, Table 4-41: CMD13 is valid in the send-data state and
+    leaves the transfer alone; the rest of a CMD18 read is the card's next
+    bytes.  The host reads the card 4 bytes a block (SDHC 2.2.2: any block
+    size); ACMD51 first (the 8-byte SCR).  QEMU >= 9.1 makes CMD13 the data
+    source: its generic buffer holds the SCR's 8 bytes, which CMD18's 8 read
+    bytes have passed, so ``sd_read_data`` sends none and
+    ``sdbus_read_data`` asserts (the runner sees QEMU gone); past them, it
+    copies the host's block size from beyond the buffer's end."""
+    d = _sd(t)
+    d.read_scr()
+    d.wr(H.BLKSIZE, 4)
+    d.wr(H.BLKCNT, 4)
+    d.wr(H.ARGUMENT, d.address(1))
+    d.wr(H.TRNMOD, H.TRNMOD_READ | H.TRNMOD_MULTI | H.TRNMOD_BLKCNT_EN)
+    d.wr(H.CMDREG, H.cmdreg(18, H.RSP_48, crc=True, idx=True, data=True))
+    d.wait_status("cmd", H.NIS_CMDCMPL)
+    d.clear_status(H.NIS_CMDCMPL)
+    d.wait_status("data", H.NIS_RBUFRDY)
+    d.clear_status(H.NIS_RBUFRDY)
+    first = d.rd(H.BDATA)  # the controller fetches the second block at once
+    st = d.send_status().r1
+    d.wait_status("data", H.NIS_RBUFRDY)
+    d.clear_status(H.NIS_RBUFRDY)
+    rest = [d.rd(H.BDATA) for _ in range(3)]  # the third and fourth after CMD13
+    return Observation(False, f"CMD13 during CMD18 answered {st:#010x}; read {first:#x} "
+                       f"then {[hex(w) for w in rest]}; QEMU still running")
+
+
 def rspreg3_after_auto_cmd12(t: Target) -> Observation:
     """SDHC 2.2.7, 3.7.1.2: Response register 3 holds the Auto CMD12
     response; a single-block write ends in the transfer state, where the

@@ -138,6 +138,12 @@ TRIAGE: dict[str, Triage] = {
         "(g_assert_not_reached in sd_write_data) when CMD13 comes between CMD24 and its "
         "data; Linux's mmc_blk polls CMD13 (card_busy_detect) and U-Boot's "
         "mmc_send_status, though not inside a data phase"),
+    "sd.generic-read-past-size": Triage(A, "reproducer 0027: QEMU 11.1 aborts (assertion "
+        "in sdbus_read_data) when CMD13 comes between the blocks of a CMD18 read on "
+        "sdhci-pci and between its words on the Allwinner host (sunxi-status-during-read, "
+        "orangepi-pc); past the stale length the controller's chunk is copied from beyond "
+        "SDState.data (host memory to the guest). Linux's mmc_blk polls CMD13 "
+        "(card_busy_detect) and U-Boot's mmc_send_status, though not inside a data phase"),
     "sd.cmd56-stale-length": Triage(H, f"no CMD56 in {_LNX}core or {_UB} (vendor health "
         "tools send it through MMC_IOC_CMD after CMD16)"),
     "sd.data-command-any-state": Triage(H, "drivers send ACMD13, ACMD22, ACMD51 and CMD19 "
@@ -334,6 +340,17 @@ TRIAGE: dict[str, Triage] = {
         "for a FIFO left stale, which QEMU never leaves"),
     "pl022.reset-keeps-control": Triage(H, "drivers program CR0/CR1/CPSR at probe "
         "(pl022_setup) after any reset"),
+    # -- SiFive's SPI controller (hw/ssi/sifive_spi.c) --------------------------------------
+    "sifive-spi.reset-values": Triage(H, "source-read: Linux drivers/spi/spi-sifive.c "
+        "sifive_spi_init writes delay0 and delay1, and sifive_spi_prep_transfer writes fmt "
+        "(len: bits_per_word) before any transfer; the reset values are never used"),
+    "sifive-spi.frame-format-ignored": Triage(H, "source-read: mmc_spi sends 8-bit words, "
+        "MSB first, on one lane (Linux drivers/mmc/host/mmc_spi.c, no SPI_LSB_FIRST), the "
+        "one frame QEMU moves; harness/driver/sifive_spi.py completes the spi group so"),
+    "sifive-spi.cs-mode-level": Triage(H, "source-read: Linux drivers/spi/spi-sifive.c "
+        "sifive_spi_set_cs asserts with HOLD and releases with AUTO, csid and csdef set "
+        "per device: QEMU's levels for those two modes are the manual's (the spi group "
+        "on sifive_u)"),
     # -- sd.c and migration (issue 43) ----------------------------------------------------
     "sd.data-size-not-migrated": Triage(M, "reproduced: a card migrated inside its block "
         "sends one more byte (10.0) or chunk (11.1), then zeros "
@@ -359,6 +376,10 @@ TRIAGE: dict[str, Triage] = {
         "sunxi.idmac-status", "sunxi.bycr-counts-down", "sunxi.unimplemented-registers",
         "sunxi.registers-keep-any-write", "sunxi.sun4i-fifo-also-at-0x200",
         "sunxi.version.irq-level-value")},
+    "sunxi.reset-keeps-irq": Triage(H, "the interrupt controller's own reset forgets the "
+        "line's level, and Linux sunxi-mmc.c sunxi_mmc_init_host (probe, resume) writes "
+        "SD_GCTL, whose update lowers the output: no interrupt reaches a guest after a "
+        "system reset; only qtest's view of the line stays raised"),
     # -- the BCM2835 SDHOST (hw/sd/bcm2835_sdhost.c) and its pin routing ---------------------
     **{k: Triage(H, _SDHOST) for k in (
         "sdhost.busy-irpt-at-once", "sdhost.data-irpt-is-sdio-irpt",

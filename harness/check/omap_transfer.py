@@ -15,6 +15,7 @@ from typing import Any
 from harness.check.step import MODEL_QEMU, TRACKERS, Sides, Step
 from harness.hwdefs import omap_mmc as O
 from harness.hwdefs import sd
+from harness.hwdefs.layouts import layout
 
 __all__ = ["OmapTracker", "window_register"]
 
@@ -22,13 +23,15 @@ _POW = O.MMC_CON.mask("POW")
 _INDX, _INIT, _TYPE = (O.MMC_CMD.field(n) for n in ("INDX", "INIT", "TYPE"))
 
 
+_LAYOUT = layout("omap-mmc")
+
+
 def window_register(offset: int) -> str:
-    """The name of what ``offset`` of the controller's window reaches."""
-    if not 0 <= offset < O.WINDOW:
-        return f"{offset:#x}: outside the controller's 2 KiB window"
-    reg = O.by_offset(offset & ~3)
-    name = reg.name if reg is not None else "no register"
-    return f"{name} (+{offset:#05x})"
+    """The name of what ``offset`` of the controller's window reaches
+    (:data:`harness.hwdefs.layouts.LAYOUTS` ``omap-mmc``: QEMU's
+    ``omap_mmc_read``/``write`` decode each 16-bit register at its own offset,
+    so +0x012 is no register, not MMC_STAT)."""
+    return _LAYOUT.where(offset)
 
 
 @dataclass

@@ -128,6 +128,22 @@ SD: tuple[KnownDifference, ...] = (
         "count",
         Versions("9.1", None), spec="PLS 4.3.3, 4.3.4", toggle=True),
     KnownDifference(
+        "sd.generic-read-past-size", Scope.QEMU_BUG, "sd",
+        "a card sends the bytes of its data and no others: once a read has taken them "
+        "all the card is back in the transfer state, and nothing it holds beyond them "
+        "reaches the host",
+        "11.1's sd_read_data hands a controller's chunk (sdbus_read_data: the SDHCI's "
+        "block, the Allwinner host's word) to the generic reader whole; when a command "
+        "during the transfer made the generic buffer the source (CMD13 during CMD18: "
+        "sd.command-during-transfer) and the read stands at its stale length, no byte "
+        "is sent and sdbus_read_data asserts (QEMU aborts); past it, the unsigned length "
+        "left wraps and the whole chunk is copied from there, beyond SDState.data when "
+        "it crosses the buffer's 512 bytes (10.x read byte by byte: one stale byte)",
+        Versions("11.1", None, ("11.1.3", "11.1.1")), spec="PLS 4.3.3, Table 4-41",
+        toggle=True, change="none yet (hw/sd/sd.c sd_generic_read_data)",
+        evidence="sdqtest bugs 0027 on 11.1 and the 11.1.1 source build (sdhci-pci); "
+                 "tests/qtest/boards/test_sunxi_qemu.py (orangepi-pc, 11.1-arm)"),
+    KnownDifference(
         "sd.data-size-not-migrated", Scope.QEMU_BUG, "sd",
         "a card migrated inside its data goes on sending (or taking) the rest of its "
         "data block",

@@ -37,6 +37,11 @@ from harness.model.sd_registers import (
 )
 from harness.profile import NEWEST, BuildProfile
 
+#: The first release whose ``sd_read_data`` takes a controller's chunk whole.
+V_11_1 = (11, 1)
+#: Ledger: a chunk read at or past the generic buffer's length (11.1).
+GENERIC_PAST_SIZE = "sd.generic-read-past-size"
+
 __all__ = ["SDCard", "Rsp", "CardState", "check_image_size", "check_spec_version"]
 
 BLOCK = 512
@@ -978,6 +983,33 @@ class SDCard:
             else:
                 sd_data.write_byte(self, data[i])
                 i += 1
+
+    def read_chunk(self, length: int) -> bytes:
+        """``length`` bytes asked for at once (QEMU ``sdbus_read_data``: the
+        SDHCI's block, the Allwinner host's word; other controllers read byte
+        by byte).  From 11.1 ``sd_read_data`` gives a generic read the chunk
+        whole: where the read already stands at the generic buffer's length
+        (a command during the transfer made that buffer the source), QEMU
+        sends no byte and asserts; past it, it copies the whole chunk from
+        there (ledger ``sd.generic-read-past-size``; the rule: nothing is
+        sent, the card goes back to transfer).  Else :meth:`read_data`."""
+        x = self.xfer
+        if (self.version < V_11_1 or self.legacy or self.fatal is not None
+                or not self._inserted or self.state != CardState.DATA
+                or self.card_status & sd_data._blockers(self)
+                or self.current_cmd not in sd_data.SENDING_COMMANDS or x.offset < x.size):
+            return self.read_data(length)
+        if not self.qemu("sd.generic-read-past-size"):
+            self.state = CardState.TRAN
+            return bytes(length)
+        if x.offset == x.size:
+            self.fatal = "QEMU asserts: sd_read_data sent no byte of the chunk (sdbus_read_data)"
+            self.fatal_key = GENERIC_PAST_SIZE
+            return bytes(length)
+        out = bytes(x.buf[x.offset:x.offset + length]).ljust(length, b"\0")
+        x.offset += length
+        self.state = CardState.TRAN
+        return out
 
     def read_data(self, length: int) -> bytes:
         """The same as :meth:`read_byte` ``length`` times, with the bytes

@@ -466,3 +466,29 @@ def sunxi_app_data(t: Target, ctx: Context) -> None:
     t.mem_read(h.buf_base, 16)
     t.mem_read(h.desc_base, A.DESC_SIZE)
     _tran(ctx, h, h.rca, "after ACMD51 by the IDMAC")
+
+
+@scenario("sunxi-status-during-read", GROUP)
+def sunxi_status_during_read(t: Target, ctx: Context) -> None:
+    """CMD13 between the words of a CMD18 read, after ACMD51 (the 8-byte SCR):
+    the card answers its status and the read goes on (PLS 4.3.3, Table 4-41).
+    QEMU 11.1 aborts there (ledger sd.generic-read-past-size, bug 0027: the
+    model says where); CMD12 and CMD13 end it on the others."""
+    h = _ready(t)
+    h.command(55, h.rca << 16)
+    h.clear()
+    h.pio_read(51, 0, 8, blksz=8)
+    h.clear()
+    h.wr(A.SD_BKSR, BLOCK)
+    h.wr(A.SD_BYCR, 2 * BLOCK)
+    h.command(18, 2 * BLOCK, data="read")
+    h.pio_read_words(2)  # the read stands at the SCR's 8 bytes
+    r = h.command(13, h.rca << 16)
+    ctx.expect(r.ok and (r.r1 >> 9) & 0xF == 5,
+               f"CMD13 during CMD18: R1 {r.r1:#010x} is not the data state (PLS 4.10.1)")
+    h.clear()
+    h.pio_read_words(4)
+    h.rd(A.SD_STAR)
+    h.manual_stop()
+    h.command(13, h.rca << 16)
+    h.clear()
