@@ -170,28 +170,27 @@ def test_a_board_qemu_cannot_start_still_gets_its_script(arm_build: QemuBuild,
 
 def test_an_explore_divergence_on_a_board_is_shrunk_on_that_board(
         arm_build: QemuBuild, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check hands the run's machine type to the shrinker, and every
-    re-run of the input is on the board (here one that agrees: nothing to
-    shrink, nothing written)."""
-    from harness.check import runner, session
+    """The check's shrink phase re-runs an explore input on the run's own
+    machine, a board here (one that agrees: the first re-run does not
+    diverge again, so nothing is shrunk and nothing written)."""
+    from harness.check import explore_shrink, runner
     from harness.check.testbench import RunSpec
-    from harness.commands import check
-    from harness.fuzz import reproduce
     from harness.scenarios import explore
 
     seen: list[str] = []
-    real = reproduce.execute
+    real = runner.run
 
-    def spy(*args: object, machine_type: str = "q35", **kw: object) -> object:
-        seen.append(machine_type)
-        return real(*args, machine_type=machine_type, **kw)  # type: ignore[arg-type]
+    def spy(build: QemuBuild, sc: object, machine: str, *args: object, **kw: object) -> object:
+        seen.append(machine)
+        return real(build, sc, machine, *args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(reproduce, "execute", spy)
-    name = next(e["name"] for e in explore.load()["inputs"] if "variant" not in e)
+    monkeypatch.setattr(runner, "run", spy)
+    entry = next(e for e in explore.load()["inputs"] if "variant" not in e)
     import harness.scenarios as scenarios
 
-    sc = scenarios.all_scenarios()[name]
-    res = runner.Result(arm_build.name, name, explore.GROUP, "xilinx-zynq-a9", runner.DIVERGE)
-    check._explore_summary([session.RunResult(RunSpec(arm_build, sc, "xilinx-zynq-a9"), res)],
-                           tmp_path)
+    sc = scenarios.all_scenarios()[entry["name"]]
+    got = explore_shrink.shrink(RunSpec(arm_build, sc, "xilinx-zynq-a9"), list(entry["ops"]),
+                                "a signature it never had", tmp_path)
+    assert isinstance(got, explore_shrink.NotShrunk)
     assert seen and set(seen) == {"xilinx-zynq-a9"}
+    assert not any(tmp_path.iterdir())

@@ -44,13 +44,14 @@ def test_the_model_holds_the_facts(fact: Callable[[Target], None]) -> None:
 
 
 def test_the_board_is_its_own_group_and_target() -> None:
-    """raspi2b runs the sdhost group only, through SdhostModelTarget; the
-    SDHCI boards never run it; 7.2 cannot watch its line (a named GPIO)."""
+    """raspi2b runs the sdhost group and its real driver's recording (Linux's
+    bcm2835), through SdhostModelTarget; the SDHCI boards never run the
+    sdhost group; 7.2 cannot watch its line (a named GPIO)."""
     assert BOARD.group == "sdhost" and BOARD not in boards.SDHCI_BOARDS
     assert model_target_for(BOARD) is SdhostModelTarget
     assert B.host(B.SDHBLC) - B.gpio(B.GPFSEL[0]) == 0x2050  # MMCI0 - GPIO offset + SDHBLC
     scs = list(all_scenarios().values())
-    assert {sc.group for sc in check_boards.applicable(scs, [BOARD.name])} == {"sdhost"}
+    assert {sc.group for sc in check_boards.applicable(scs, [BOARD.name])} == {"sdhost", "drivers"}
     assert "sdhost" not in {sc.group for sc in check_boards.applicable(scs, ["zynq"])}
     old = replace(ARM, version=(7, 2, 22))
     assert "named GPIO" in str(check_boards.board_only_reason(BOARD, old))
