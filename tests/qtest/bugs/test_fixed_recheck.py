@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from harness.check import fixed, runner
+from harness.ledger import LEDGER
 
 
 def _res(status: str, consulted: set[str]) -> runner.Result:
-    return runner.Result("b", "sc", "g", "q35", status, consulted=set(consulted))
+    res = runner.Result("b", "sc", "g", "q35", status)
+    for key in consulted:
+        res.use(LEDGER[key]).consulted = True
+    return res
 
 
 def test_agreeing_or_unswitched_runs_are_left_alone() -> None:

@@ -13,6 +13,7 @@ import pytest
 from harness.check import runner, strict
 from harness.check.lockstep import Divergence
 from harness.check.step import Step
+from harness.ledger import LEDGER
 from harness.profile import NEWEST
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import Context, Scenario
@@ -38,8 +39,8 @@ def _fake_run(plan: Plan, calls: list[tuple[str, str]]) -> Callable[..., runner.
         strict = opts.strict if opts is not None else False
         mode = "off" if strict is False else "all" if strict is True else ",".join(sorted(strict))
         calls.append((sc.name, mode))
-        res = runner.Result(build.name, sc.name, sc.group, machine, runner.AGREE,
-                            consulted={KEY})
+        res = runner.Result(build.name, sc.name, sc.group, machine, runner.AGREE)
+        res.use(LEDGER[KEY]).consulted = True
         at = plan[sc.name].get(mode)
         if at is not None:
             step = Step(at, "read", (0x10, 4), 1, 2, False, False)
