@@ -59,13 +59,10 @@ from harness.profile import NEWEST, BuildProfile
 #: stable release (11.1.1 built from source lacks it, 11.1.3 has it; see
 #: :data:`harness.ledger.boundaries.HOSTCTL2_V4EN`).
 HOSTCTL2_V4EN_ALWAYS = boundaries.HOSTCTL2_V4EN.since
-#: The ``vendor`` property's Freescale value (QEMU ``SDHCI_VENDOR_FSL``, which
-#: hw/ppc/e500.c sets) and the interrupt status enables a reset leaves with it
-#: from QEMU 10.0 until the property went in 11.0
-#: (:data:`harness.ledger.boundaries.SDHCI_VENDOR_FSL`): the eSDHC's IRQSTATEN.
-VENDOR_FSL = 2
+#: First QEMU release whose reset with ``vendor`` at Freescale's value leaves
+#: the eSDHC's interrupt status enables (:data:`harness.hwdefs.sdhci.VENDOR_FSL`;
+#: :data:`harness.ledger.boundaries.SDHCI_VENDOR_FSL`).
 FSL_RESET_SINCE = boundaries.SDHCI_VENDOR_FSL.since
-FSL_NORINTSTSEN, FSL_ERRINTSTSEN = 0x013F, 0x117F
 
 __all__ = ["CONTROLLERS", "SDHCI", "SDHCIConfigError", "SDBusCard"]
 
@@ -133,9 +130,10 @@ class SDHCI(SdhciDma):
         self.pending_insert = False  # only a power-on reset arms the quirk
         self.set_inserted(self.card_inserted())
         self.set_readonly(self.card_readonly())
-        if self.vendor == VENDOR_FSL and self.profile.version >= FSL_RESET_SINCE:
+        if self.vendor == H.VENDOR_FSL and self.profile.version >= FSL_RESET_SINCE:
             # after the card's state is re-sampled: no Card Insertion latched
-            self.norintstsen, self.errintstsen = FSL_NORINTSTSEN, FSL_ERRINTSTSEN
+            self.norintstsen = H.FSL_RESET_NORINTSTSEN
+            self.errintstsen = H.FSL_RESET_ERRINTSTSEN
 
     def set_inserted(self, level: bool) -> None:
         """The card was inserted (``level``) or removed.
