@@ -43,6 +43,7 @@ from typing import Any
 from harness import images
 from harness.driver.host import HostDriver
 from harness.errors import SdqtestError
+from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.scenarios.registry import Context, Scenario, add
 from harness.target import Target
@@ -50,6 +51,7 @@ from harness.target import Target
 GROUP = "drivers"
 DATA = Path(__file__).with_name("drivers_data")
 FORMAT = 1
+_SEND_RELATIVE_ADDR = S.index("SEND_RELATIVE_ADDR")
 #: The clock step between two reads of a poll whose condition did not hold.
 POLL_NS = 10_000
 #: The table end each driver's ADMA2 table carries after its last descriptor.
@@ -189,7 +191,7 @@ class Replay:
 
     def read(self, off: int, size: int) -> int:
         v = self.target.read(off, size)
-        if off == H.RSPREG0.offset and size == 4 and self.last_cmd == 3:
+        if off == H.RSPREG0.offset and size == 4 and self.last_cmd == _SEND_RELATIVE_ADDR:
             self.rca = v >> 16  # R6 (PLS 4.9.5): the RCA the driver writes back
         return v
 
