@@ -164,7 +164,7 @@ class SunxiHost:
         ``""`` none, ``"r1"``/``"r3"`` short (R3 without CRC), ``"r2"`` long;
         ``data`` ``"read"``/``"write"``."""
         v = LOAD | (index & 0x3F)
-        if index == 0:
+        if index == S.index("GO_IDLE_STATE"):
             v |= INIT_SEQ
         if rsp:
             v |= RESP | (LONG if rsp == "r2" else 0) | (0 if rsp == "r3" else CRC)

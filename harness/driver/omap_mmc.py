@@ -194,7 +194,7 @@ class OmapHost:
         self.wr(O.MMC_CTO, 200)
         self.wr(O.MMC_ARGL, arg & 0xFFFF)
         self.wr(O.MMC_ARGH, arg >> 16)
-        self.wr(O.MMC_IE, IRQ_MASK & ~(_ST.mask("DTO") if index == 38 else 0))
+        self.wr(O.MMC_IE, IRQ_MASK & ~(_ST.mask("DTO") if index == S.index("ERASE") else 0))
         self.wr(O.MMC_CMD, word)
 
     def request(self, index: int, arg: int = 0, *, rsp: str | None = None,

@@ -71,6 +71,11 @@ from harness.explore import restart
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 
+#: The block commands the tables draw (PLS 4.7.4), in this order.
+_R1, _RN, _W1, _WN = map(S.index, ("READ_SINGLE_BLOCK", "READ_MULTIPLE_BLOCK", "WRITE_BLOCK",
+                                   "WRITE_MULTIPLE_BLOCK"))
+_MULTI = (_RN, _WN)
+
 Feature = tuple[Any, ...]
 
 _SETUP: Op = {"op": "setup", "freq": 400_000}
@@ -346,7 +351,7 @@ def device_inputs() -> list[list[Op]]:
     for mode in ("adma2", "adma1"):
         targets = [base for base, _size in DEVICE_MMIO.values()]
         targets += [_BAR0] if mode == "adma1" else []
-        for index in (18, 25):
+        for index in _MULTI:
             ops: list[Op] = [_SETUP, _INIT]
             for addr in targets:
                 ops += [dict(_start(index, count=2), mode=mode, abs=True,
@@ -367,11 +372,11 @@ def dma_inputs() -> list[list[Op]]:
                        {"op": "cmd", "index": 12, "arg": 0, "app": False}]
     tran = H.ADMA_VALID | H.ADMA_ACT_TRAN | H.ADMA_END
     out = []
-    for index in (18, 25):
+    for index in _MULTI:
         sdma: list[Op] = []
         adma: list[Op] = []
         for where, addr in _REGION_ADDR.items():
-            if where == "rom" and index == 25:
+            if where == "rom" and index == _WN:
                 continue
             go = dict(_start(index, count=2), mode="sdma", sdma_addr=addr)
             data = dict(_start(index, count=2), mode="adma2", abs=True,

@@ -22,6 +22,11 @@ from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.hwdefs.fields import Access
 
+#: The block commands the tables draw (PLS 4.7.4), in this order.
+_R1, _RN, _W1, _WN = map(S.index, ("READ_SINGLE_BLOCK", "READ_MULTIPLE_BLOCK", "WRITE_BLOCK",
+                                   "WRITE_MULTIPLE_BLOCK"))
+_MULTI = (_RN, _WN)
+
 _SETUP: Op = {"op": "setup", "freq": 400_000}
 _INIT: Op = {"op": "init", "bus_width": 4, "hcs": True, "block_len": 512}
 
@@ -169,12 +174,12 @@ def _phased_transfers() -> Iterator[tuple[int, str, list[Op]]]:
     operations that bring each into a phase of :data:`_PHASES` (its PIO
     accesses turned into writes for CMD25; SDMA has no word or
     block-and-a-word phase)."""
-    for index in (18, 25):
+    for index in _MULTI:
         for mode in ("pio", "sdma"):
             for phase, ops in _PHASES.items():
                 if mode == "sdma" and phase in ("word", "block+1"):
                     continue
-                yield index, mode, [dict(o, write=index == 25) if o["op"] == "pio" else o
+                yield index, mode, [dict(o, write=index == _WN) if o["op"] == "pio" else o
                                     for o in ops]
 
 
@@ -182,16 +187,16 @@ def resets_in_phases() -> list[list[Op]]:
     """Each reset kind in each phase of a read and a write, PIO and SDMA,
     single and multiple block (issue #19 item 5)."""
     out = []
-    for index in (17, 18, 24, 25):
+    for index in (_R1, _RN, _W1, _WN):
         for mode in ("pio", "sdma"):
             for phase, ops in _PHASES.items():
                 if mode == "sdma" and phase in ("word", "block+1"):
                     continue
-                moved = [dict(o, write=index in (24, 25)) if o["op"] == "pio" else o
+                moved = [dict(o, write=index in (_W1, _WN)) if o["op"] == "pio" else o
                          for o in ops]
                 for reset in _RESETS:
-                    out.append([_SETUP, _INIT, _start(index, mode, count=2 if index in (18, 25)
-                                                      else 1, auto12=index in (18, 25)),
+                    out.append([_SETUP, _INIT, _start(index, mode, count=2 if index in _MULTI
+                                                      else 1, auto12=index in _MULTI),
                                 *moved, reset])
     return out
 
@@ -206,12 +211,12 @@ def sizes_and_offsets() -> list[list[Op]]:
     """Transfers of every block size class at every offset class, read and
     written through the data port one block and a word."""
     out = []
-    for index in (17, 24):
+    for index in (_R1, _W1):
         for bs in BLOCK_SIZES:
             for offset in OFFSETS:
                 words = -(-bs // 4) + 1
                 out.append([_SETUP, _INIT, _start(index, "pio", bs=bs, count=1, offset=offset),
-                            {"op": "pio", "write": index == 24, "n": words, "size": 4}])
+                            {"op": "pio", "write": index == _W1, "n": words, "size": 4}])
     return out
 
 
@@ -253,7 +258,7 @@ def gaps_in_phases() -> list[list[Op]]:
         out.append([_SETUP, _INIT, go, *moved, stop])
         out.append([_SETUP, _INIT, go, *moved, stop, *moved, cont])
         out.append([_SETUP, _INIT, go, *moved, stop, stop,
-                    {"op": "pio", "write": index == 25, "n": 256, "size": 4}])
+                    {"op": "pio", "write": index == _WN, "n": 256, "size": 4}])
     return out
 
 
@@ -310,7 +315,7 @@ def media_changes() -> list[list[Op]]:
            [*base, _EJECT, _ACK_REMOVAL, _INSERT, _INIT]]
     for index, mode, moved in _phased_transfers():
         out.append([*base, _start(index, mode, count=3), *moved, _EJECT,
-                    {"op": "pio", "write": index == 25, "n": 128, "size": 4}])
+                    {"op": "pio", "write": index == _WN, "n": 128, "size": 4}])
     return out
 
 
@@ -320,7 +325,7 @@ def dma_selects() -> list[list[Op]]:
     capabilities lack that ADMA (SDHC 2.2.26) or have 64-bit addressing."""
     tick = {"op": "clock", "ns": 1_000_000}
     return [[_SETUP, _INIT, _start(index, mode, count=2, block=4), tick]
-            for mode in ("adma1", "adma2", "adma64") for index in (18, 25)]
+            for mode in ("adma1", "adma2", "adma64") for index in _MULTI]
 
 
 def sdma_boundaries() -> list[list[Op]]:
@@ -332,13 +337,13 @@ def sdma_boundaries() -> list[list[Op]]:
     out = []
     cont = {"op": "write", "off": H.SDMASYSAD.offset, "size": 4, "value": DMA_BASE + 0x20000}
     tick = {"op": "clock", "ns": 1_000_000}
-    for index in (18, 25):
+    for index in _MULTI:
         for bs in (300, 500, 511):  # the default controller's buffer: 512 bytes at most
             go = _start(index, "sdma", bs=bs, count=16)
             out.append([_SETUP, _INIT, go, tick, cont, tick])
             out.append([_SETUP, _INIT, go, tick, cont, tick, cont, tick])
-    for index in (18, 25):
-        write = index == 25
+    for index in _MULTI:
+        write = index == _WN
         for mode in ("sdma", "pio", "adma2"):
             for count, enable in ((0, True), (2, False)):
                 go = dict(_start(index, mode, count=count), blkcnt_en=enable)

@@ -525,6 +525,15 @@ MAXCURR_DEFAULT = 0
 SD_SPEC_VERSION_DEFAULT = 2
 #: Vendor version QEMU reports in HCVER[15:8].
 HCVER_VENDOR = 0x24
+#: sdhci's ``vendor`` property value for Freescale (QEMU ``SDHCI_VENDOR_FSL``, up
+#: to 10.2; hw/ppc/e500.c sets it), and the interrupt status enables its reset
+#: leaves from 10.0 (0x013f, 0x117f: the eSDHC's IRQSTATEN reset value).
+VENDOR_FSL = 2
+FSL_RESET_NORINTSTSEN = NORINTSTSEN.mask("CMDCMPL", "TRNSCMPL", "BLKGAP", "DMAINT", "WBUFRDY",
+                                         "RBUFRDY", "CARDINT")
+FSL_RESET_ERRINTSTSEN = ERRINTSTSEN.mask("CMDTOUT", "CMDCRC", "CMDEND", "CMDIDX", "DATTOUT",
+                                         "DATCRC", "DATEND", "ACMDERR") \
+    | ERRINTSTSEN.field("VENDORERR").put(0, 1)
 
 #: PRNSTS with a card inserted and writable: inserted, stable, detect, write
 #: enabled, DAT[3:0] and CMD lines high.

@@ -53,6 +53,10 @@ MAX_RPMB_SIZE = 128 * E.SIZE_MULT_UNIT
 #: ACMD41/CMD1 argument bits that make a request (not an enquiry).
 _OCR_REQUEST_BITS = 0x00FFFFFF
 _OCR_QEMU_VDD = 0x00FFFF00
+#: The commands the eMMC's own paths tell apart (JESD84-B51 command table).
+_GO_IDLE, _SLEEP_AWAKE = E.index("GO_IDLE_STATE"), E.index("SLEEP_AWAKE")
+_READ_MULTIPLE, _WRITE_MULTIPLE = E.index("READ_MULTIPLE_BLOCK"), E.index("WRITE_MULTIPLE_BLOCK")
+_PROGRAM_CID = E.index("PROGRAM_CID")
 
 
 def check_emmc_sizes(image_size: int, boot: int, rpmb: int) -> None:
@@ -346,7 +350,8 @@ class EmmcCard(SDCard):
         if self.state == CardState.INACTIVE:
             self.current_cmd = 0
             return b""
-        if self.sleeping and cmd != 0 and (cmd != 5 or self.qemu("emmc.sleep-no-awake")):
+        if self.sleeping and cmd != _GO_IDLE and (cmd != _SLEEP_AWAKE
+                                                   or self.qemu("emmc.sleep-no-awake")):
             return self._finish(cmd, Rsp.R0)
         if self.locked and not self._valid_while_locked(cmd):
             self.card_status |= S.ILLEGAL_COMMAND
@@ -523,10 +528,10 @@ class EmmcCard(SDCard):
 
     def _special_write(self) -> bool:
         cc = self.current_cmd
-        return cc == 26 or (cc == 25 and self._rpmb_selected())
+        return cc == _PROGRAM_CID or (cc == _WRITE_MULTIPLE and self._rpmb_selected())
 
     def _special_read(self) -> bool:
-        return self.current_cmd == 18 and self._rpmb_selected()
+        return self.current_cmd == _READ_MULTIPLE and self._rpmb_selected()
 
     def write_byte(self, value: int) -> None:
         if not self._special_write():
@@ -537,7 +542,7 @@ class EmmcCard(SDCard):
         if self.card_status & sd_data._blockers(self):
             return
         value &= 0xFF
-        if self.current_cmd == 26:
+        if self.current_cmd == _PROGRAM_CID:
             sd_data.put(self, value)
             if self.xfer.offset >= self.xfer.size:
                 self.state = CardState.TRAN

@@ -49,6 +49,7 @@ from harness.hwdefs import sd as S
 __all__ = ["OmapBusCard", "OmapMmc", "R1_ERRORS"]
 
 _ST = O.MMC_STAT
+_GO_IDLE, _STOP = S.index("GO_IDLE_STATE"), S.index("STOP_TRANSMISSION")
 EOC, CB, BRS, CTO, AF, AE, OCRB, CERR = (_ST.mask(n) for n in (
     "EOC", "CB", "BRS", "CTO", "AF", "AE", "OCRB", "CERR"))
 #: The card status bits QEMU's R1 check counts as errors (CERR).
@@ -172,7 +173,7 @@ class OmapMmc:
         f = O.MMC_CMD
         cmd, ddir, ctype = f.field("INDX").get(value), f.field("DDIR").get(value), \
             f.field("TYPE").get(value)
-        if f.field("INIT").get(value) and cmd == 0:
+        if f.field("INIT").get(value) and cmd == _GO_IDLE:
             self.status |= EOC
             return
         self.transfer = ctype == O.TYPE_ADTC
@@ -184,7 +185,7 @@ class OmapMmc:
         self.status = (self.status | CERR) if rspstatus & mask else self.status & _KEEP_ON_OK
         if kept:
             self._fill_rsp(rsp)
-        self.status |= CTO if timeout else (EOC | CB) if cmd == 12 else EOC
+        self.status |= CTO if timeout else (EOC | CB) if cmd == _STOP else EOC
 
     def _fill_rsp(self, rsp: bytes) -> None:
         """RSP7 gets bytes 0-1 (big endian) ... RSP0 bytes 14-15 of the response

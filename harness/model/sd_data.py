@@ -22,6 +22,17 @@ from harness.model.blockstore import BlockStore
 BLOCK = 512
 INVALID_ADDRESS = 0xFFFFFFFF
 CSD_COPY, CSD_PERM_WP, CSD_TMP_WP = 0x40, 0x20, 0x10
+#: The commands the data path tells apart (QEMU ``sd_read_byte``/``sd_write_byte``).
+_SWITCH_FUNC, _READ_SINGLE, _TUNING = map(S.index, ("SWITCH_FUNC", "READ_SINGLE_BLOCK",
+                                                   "SEND_TUNING_BLOCK"))
+_WRITE_SINGLE, _WRITE_MULTIPLE = map(S.index, ("WRITE_BLOCK", "WRITE_MULTIPLE_BLOCK"))
+_PROGRAM_CSD, _LOCK_UNLOCK, _GEN_CMD, _SEND_WRITE_PROT = map(
+    S.index, ("PROGRAM_CSD", "LOCK_UNLOCK", "GEN_CMD", "SEND_WRITE_PROT"))
+_SD_STATUS, _SEND_NUM_WR_BLOCKS, _SEND_SCR = (
+    S.index(n, app=True) for n in ("SD_STATUS", "SEND_NUM_WR_BLOCKS", "SEND_SCR"))
+#: CMD26, reserved for manufacturers in PLS 4.7.4: QEMU < 9.1 took it as the
+#: PROGRAM_CID eMMC defines (ledger sd.version.cmd26).
+_PROGRAM_CID = E.index("PROGRAM_CID")
 
 
 @dataclass
@@ -232,11 +243,12 @@ def write_byte(card: DataCard, value: int) -> None:
         return
     value &= 0xFF
     cc = card.current_cmd
-    if cc == 25:
+    if cc == _WRITE_MULTIPLE:
         write_multiple_byte(card, value)
         return
     if card.legacy:
-        limit = {24: card.blk_len, 26: 16, 27: 16, 42: card.blk_len, 56: card.blk_len}
+        limit = {_WRITE_SINGLE: card.blk_len, _PROGRAM_CID: 16, _PROGRAM_CSD: 16,
+                 _LOCK_UNLOCK: card.blk_len, _GEN_CMD: card.blk_len}
         if cc not in limit:
             return
         put(card, value)
@@ -252,13 +264,13 @@ def write_byte(card: DataCard, value: int) -> None:
         if card.xfer.offset < card.xfer.size:
             return
     card.state = CardState.TRAN
-    if cc == 24:
+    if cc == _WRITE_SINGLE:
         commit(card, card.xfer.start, card.xfer.offset)
-    elif cc == 26:
+    elif cc == _PROGRAM_CID:
         program_cid(card)
-    elif cc == 27:
+    elif cc == _PROGRAM_CSD:
         program_csd(card)
-    elif cc == 42:
+    elif cc == _LOCK_UNLOCK:
         lock_command(card)
 
 
@@ -366,21 +378,22 @@ def read_byte(card: DataCard) -> int:
 
 
 def legacy_read(card: DataCard, cc: int, io_len: int) -> int:
-    if cc == 19:
+    if cc == _TUNING:
         if card.xfer.offset >= 63:
             card.state = CardState.TRAN
         return get(card, S.TUNING_BLOCK_4BIT)
-    if cc == 17 and card.xfer.offset == 0:
+    if cc == _READ_SINGLE and card.xfer.offset == 0:
         card.load(card.xfer.start, io_len)
-    if cc == 56 and card.xfer.offset == 0:
+    if cc == _GEN_CMD and card.xfer.offset == 0:
         card.xfer.buf[:card.blk_len] = b"\xec" * card.blk_len
     src: bytes | bytearray = card.xfer.buf
-    if cc == 13:
+    if cc == _SD_STATUS:
         src, end = card.sd_status, 64
-    elif cc == 51:
+    elif cc == _SEND_SCR:
         src, end = card.scr, 8
     else:
-        ends = {6: 64, 17: io_len, 22: 4, 30: 4, 56: card.blk_len}
+        ends = {_SWITCH_FUNC: 64, _READ_SINGLE: io_len, _SEND_NUM_WR_BLOCKS: 4,
+                _SEND_WRITE_PROT: 4, _GEN_CMD: card.blk_len}
         if cc not in ends:
             return 0
         end = ends[cc]

@@ -51,6 +51,13 @@ OCR_QEMU_VDD = 0x00FFFF00
 #: The commands an erase sequence allows between its steps (PLS 4.3.5).
 _ERASE_SEQUENCE = frozenset(map(S.index, ("SEND_STATUS", "ERASE_WR_BLK_START",
                                           "ERASE_WR_BLK_END", "ERASE")))
+#: What a locked card accepts besides classes 0 and 7 (PLS 4.3.7.5).
+_LOCKED_CMDS = frozenset(map(S.index, ("SET_BLOCKLEN", "APP_CMD")))
+_LOCKED_ACMDS = frozenset(S.index(n, app=True) for n in ("SD_SEND_OP_COND", "SET_CLR_CARD_DETECT"))
+_READ_SINGLE, _READ_MULTIPLE = S.index("READ_SINGLE_BLOCK"), S.index("READ_MULTIPLE_BLOCK")
+_WRITE_SINGLE, _WRITE_MULTIPLE = S.index("WRITE_BLOCK"), S.index("WRITE_MULTIPLE_BLOCK")
+#: The multiple-block commands, open until CMD12.
+_MULTIPLE = frozenset({_READ_MULTIPLE, _WRITE_MULTIPLE})
 R3_MASK = 0x00FFFF00 | (1 << 24) | (1 << 29) | S.OCR_CCS | S.OCR_BUSY
 
 
@@ -375,8 +382,8 @@ class SDCard:
         """PLS 4.3.7.5: a locked card accepts classes 0 and 7, CMD16, CMD55,
         ACMD41 and ACMD42 only."""
         if self.expecting_acmd:
-            return cmd in (41, 42)
-        if cmd in (16, 55):
+            return cmd in _LOCKED_ACMDS
+        if cmd in _LOCKED_CMDS:
             return True
         legacy = self._legacy_classes()
         if legacy is not None:  # ledger "sd.version.class-table"
@@ -393,7 +400,7 @@ class SDCard:
 
     def _normal_command(self, cmd: int, arg: int) -> Rsp:
         self.card_status &= ~S.APP_CMD
-        if self.multi_blk_cnt and cmd not in (18, 25):
+        if self.multi_blk_cnt and cmd not in _MULTIPLE:
             if self.qemu("sd.command-during-transfer") or self.state not in (
                     CardState.DATA, CardState.RCV):
                 self.multi_blk_cnt = 0
@@ -1018,7 +1025,7 @@ class SDCard:
         blocked, ejected, dead) gives zeros and stays as it is."""
         if (self.fatal is not None or not self._inserted or self.state != CardState.DATA
                 or self.card_status & sd_data._blockers(self)
-                or (not self.legacy and self.current_cmd != 18
+                or (not self.legacy and self.current_cmd != _READ_MULTIPLE
                     and self.current_cmd not in sd_data.SENDING_COMMANDS)):
             return bytes(length)
         out = bytearray()
@@ -1044,18 +1051,18 @@ class SDCard:
             return 0
         cc = self.current_cmd
         if receiving:
-            if cc == 25:
+            if cc == _WRITE_MULTIPLE:
                 end = self.xfer_len()
-            elif cc == 24:
+            elif cc == _WRITE_SINGLE:
                 end = self.blk_len if self.legacy else self.xfer.size
             else:
                 return 0
             end = min(end, BLOCK)
         else:
             io_len = BLOCK if self.high_capacity else self.blk_len
-            if cc == 18:
+            if cc == _READ_MULTIPLE:
                 end = io_len
-            elif cc == 17:
+            elif cc == _READ_SINGLE:
                 end = io_len if self.legacy else self.xfer.size
             else:
                 return 0

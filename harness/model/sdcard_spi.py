@@ -42,6 +42,8 @@ __all__ = ["SPI", "UNDEFINED", "SpiCard"]
 
 #: A response byte the card leaves unwritten (QEMU: uninitialised stack).
 UNDEFINED = -1
+#: CMD9 and CMD10: the registers QEMU 7.2 sends from its data buffer.
+_CSD_CID = frozenset(map(S.index, ("SEND_CSD", "SEND_CID")))
 
 _I, _V = Support.IMPLEMENTED, Support.VERSION
 
@@ -147,7 +149,7 @@ class SpiCard(SDCard):
     def read_byte(self) -> int:
         """QEMU 7.2 sends CMD9/CMD10's 16 bytes from its data buffer
         (``sd_read_byte`` cases 9 and 10); later releases as any buffer."""
-        if (self.legacy and self.state == CardState.DATA and self.current_cmd in (9, 10)
+        if (self.legacy and self.state == CardState.DATA and self.current_cmd in _CSD_CID
                 and self.inserted):
             ret = sd_data.get(self, self.xfer.buf)
             if self.xfer.offset >= 16:

@@ -55,13 +55,6 @@ from harness.model.sdhci_state import (
 )
 from harness.profile import NEWEST, BuildProfile
 
-#: The ``vendor`` property's Freescale value (QEMU ``SDHCI_VENDOR_FSL``, which
-#: hw/ppc/e500.c sets) and the interrupt status enables a reset leaves with it
-#: from QEMU 10.0 until the property went in 11.0
-#: (:data:`harness.ledger.boundaries.SDHCI_VENDOR_FSL`): the eSDHC's IRQSTATEN.
-VENDOR_FSL = 2
-FSL_NORINTSTSEN, FSL_ERRINTSTSEN = 0x013F, 0x117F
-
 __all__ = ["CONTROLLERS", "SDHCI", "SDHCIConfigError", "SDBusCard"]
 
 #: The controller model of each SDHCI register layout (``Board.variant``),
@@ -128,9 +121,11 @@ class SDHCI(SdhciDma):
         self.pending_insert = False  # only a power-on reset arms the quirk
         self.set_inserted(self.card_inserted())
         self.set_readonly(self.card_readonly())
-        if self.vendor == VENDOR_FSL and self.profile.version >= boundaries.SDHCI_VENDOR_FSL.since:
+        fsl = boundaries.SDHCI_VENDOR_FSL.since
+        if self.vendor == H.VENDOR_FSL and self.profile.version >= fsl:
             # after the card's state is re-sampled: no Card Insertion latched
-            self.norintstsen, self.errintstsen = FSL_NORINTSTSEN, FSL_ERRINTSTSEN
+            self.norintstsen = H.FSL_RESET_NORINTSTSEN
+            self.errintstsen = H.FSL_RESET_ERRINTSTSEN
 
     def set_inserted(self, level: bool) -> None:
         """The card was inserted (``level``) or removed.

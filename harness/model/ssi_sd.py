@@ -39,6 +39,9 @@ __all__ = ["Mode", "SsiSd", "legacy_response"]
 BLOCK = 512
 #: Commands whose R1 is followed by one busy filler (R1b) in ``ssi-sd``.
 R1B_COMMANDS = frozenset(map(S.index, ("SET_WRITE_PROT", "CLR_WRITE_PROT", "ERASE")))
+#: Commands whose answer ssi-sd frames as R7/R3 (R1 and four bytes).
+_R1_AND_4 = frozenset({S.index("SEND_IF_COND"), T.index("READ_OCR")})
+_SEND_STATUS, _READ_SINGLE = S.index("SEND_STATUS"), S.index("READ_SINGLE_BLOCK")
 #: The command a 0x4C byte starts during a read: CMD12.
 _CMD12_BYTE = T.CMD_START | 12
 
@@ -77,7 +80,7 @@ def legacy_response(cmd: int, payload: bytes) -> list[int]:
     "parameter error" whenever the second byte is not 0."""
     if not payload:
         return [0x04]
-    if cmd in (8, 58):
+    if cmd in _R1_AND_4:
         return [0x01, *payload[:4]]
     if len(payload) != 4:
         return [0x04]
@@ -89,7 +92,7 @@ def legacy_response(cmd: int, payload: bytes) -> list[int]:
     if out & 0xFF:
         out |= 0x4000
     both = [out >> 8, out & 0xFF]
-    return both if cmd == 13 else both[:1]
+    return both if cmd == _SEND_STATUS else both[:1]
 
 
 class SsiSd:
@@ -124,7 +127,7 @@ class SsiSd:
         if card.frames_spi:
             return card.do_spi(cmd, arg) or [0x04], cmd in R1B_COMMANDS
         payload = card.do_command(cmd, arg)
-        status = len(payload) == 4 and cmd not in (8, 58)
+        status = len(payload) == 4 and cmd not in _R1_AND_4
         return legacy_response(cmd, payload), status and cmd in R1B_COMMANDS
 
     def transfer(self, val: int) -> int:
@@ -207,7 +210,7 @@ class SsiSd:
         self.crc = (self.crc << 8) & 0xFFFF
         self.response_pos += 1
         if self.response_pos == 2:
-            more = self.read_bytes == BLOCK and self.cmd != 17
+            more = self.read_bytes == BLOCK and self.cmd != _READ_SINGLE
             self.mode = Mode.PREP_DATA if more else Mode.CMD
             self.read_bytes = 0
             self.response_pos = 0

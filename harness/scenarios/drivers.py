@@ -49,6 +49,7 @@ from typing import Any
 from harness import images
 from harness.driver.host import HostDriver
 from harness.errors import SdqtestError
+from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.scenarios.drivers_hosts import HOSTS, SDHCI
 from harness.scenarios.drivers_idma import descriptor_words
@@ -58,6 +59,7 @@ from harness.target import Target
 GROUP = "drivers"
 DATA = Path(__file__).with_name("drivers_data")
 FORMAT = 1
+_SEND_RELATIVE_ADDR = S.index("SEND_RELATIVE_ADDR")
 #: The clock step between two reads of a poll whose condition did not hold.
 POLL_NS = 10_000
 #: The table end each driver's ADMA2 table carries after its last descriptor.
@@ -214,7 +216,7 @@ class Replay:
 
     def read(self, off: int, size: int) -> int:
         v = self.target.read(off, size)
-        if off == self.host.rsp0_reg and size == 4 and self.last_cmd == 3:
+        if off == self.host.rsp0_reg and size == 4 and self.last_cmd == _SEND_RELATIVE_ADDR:
             self.rca = v >> 16  # R6 (PLS 4.9.5): the RCA the driver writes back
         return v
 

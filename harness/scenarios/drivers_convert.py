@@ -42,6 +42,9 @@ RCA_COMMANDS = S.commands(arg=S.Arg.RCA)
 #: Multi-block commands: a transfer stays open until CMD12.
 MULTI = frozenset(map(S.index, ("READ_MULTIPLE_BLOCK", "WRITE_MULTIPLE_BLOCK")))
 STOP = S.index("STOP_TRANSMISSION")
+_BLOCK_WRITES = frozenset(map(S.index, ("WRITE_BLOCK", "WRITE_MULTIPLE_BLOCK")))
+_SEND_RELATIVE_ADDR = S.index("SEND_RELATIVE_ADDR")
+_SD_SEND_OP_COND = S.index("SD_SEND_OP_COND", app=True)
 _CMD_OFF = H.CMDREG.offset
 _TRN_OFF = H.TRNMOD.offset
 _ADMA_LO, _ADMA_HI = H.ADMASYSADDR.offset, H.ADMASYSADDR.offset + 4
@@ -259,7 +262,7 @@ def adma_op(events: Sequence[Event], i: int, ctx: Context) -> dict[str, Any]:
     op: dict[str, Any] = {"adma": place(descs), "cmd": cmd}
     if descs and not descs[-1].attr & H.ADMA_END:
         ctx.end_unseen = True
-    if cmd in (24, 25):
+    if cmd in _BLOCK_WRITES:
         arg = _arg_before(events, i)
         first = arg // images.BLOCK if ctx.byte_addressed else arg
         total = sum(d.length or 0x10000 for d in descs
@@ -342,9 +345,9 @@ def convert_phase(events: Sequence[Event], ctx: Context) -> list[Any]:
         ctx.last_us = run[-1].us
         if ev.kind == "r":
             ops.append(with_delay(_read_op(run), delay))
-            if ev.offset == _RSP0 and ev.size == 4 and ctx.last_cmd == 3:
+            if ev.offset == _RSP0 and ev.size == 4 and ctx.last_cmd == _SEND_RELATIVE_ADDR:
                 ctx.rca = ev.value >> 16
-            if ev.offset == _RSP0 and ev.size == 4 and ctx.last_cmd == 41:
+            if ev.offset == _RSP0 and ev.size == 4 and ctx.last_cmd == _SD_SEND_OP_COND:
                 ctx.byte_addressed = not ev.value & (1 << 30)  # OCR CCS (PLS 5.1)
         else:
             made = _write_op(events, start, ev, ctx)

@@ -75,7 +75,8 @@ def spi_csd_cid(t: Target, ctx: Context) -> None:
     """CMD9 and CMD10: CSD and CID as 16-byte data blocks (PLS 7.2.6)."""
     h = SpiHost(t)
     h.init()
-    for index in (9, 10, 9):
+    csd, cid = S.index("SEND_CSD"), S.index("SEND_CID")
+    for index in (csd, cid, csd):
         rsp, block = h.read_register(index)
         if block is not None:
             _expect_block(ctx, f"CMD{index}", block)
@@ -210,7 +211,7 @@ def spi_illegal(t: Target, ctx: Context) -> None:
     h.app_command(S.index("SD_SEND_OP_COND", app=True), 1 << 30)
     h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
     h.command(S.index("GO_IDLE_STATE"))
-    for index in (9, 10):
+    for index in (S.index("SEND_CSD"), S.index("SEND_CID")):
         h.read_register(index)
         h.command(S.index("SEND_STATUS"), rlen=T.R2_LEN)
 

@@ -272,16 +272,17 @@ def _idma_not_started(t: Target, h: SunxiHost) -> None:
     (the card has nothing to send); the descriptor stays as written."""
     d, b = h.desc_base, h.buf_base
     _raw_desc(t, d, DES_OWN | (1 << 2), BLOCK, b, 0)
-    for blksz, index, arg in ((0, 17, 0), (BLOCK, 13, h.rca << 16)):
+    read = S.index("READ_SINGLE_BLOCK")
+    for blksz, index, arg in ((0, read, 0), (BLOCK, S.index("SEND_STATUS"), h.rca << 16)):
         h.wr(A.SD_BKSR, blksz)
         h.wr(A.SD_BYCR, BLOCK)
         h.start_dma(False)
-        h.command(index, arg, data="read" if index == 17 else "")
+        h.command(index, arg, data="read" if index == read else "")
         h.rd(A.SD_IDST)
         h.rd(A.SD_STAR)
         t.mem_read(d, A.DESC_SIZE)
         h.finalize_dma()
-        if index == 17:
+        if index == read:
             h.pio_read_words(BLOCK // 4)
             h.rd(A.SD_RISR)
             h.clear()
@@ -447,13 +448,15 @@ def sunxi_app_data(t: Target, ctx: Context) -> None:
     """Short data blocks by PIO: ACMD51 (SCR, 8 bytes), ACMD13 (SD status, 64),
     CMD6 mode 0 (64); then ACMD51 through the IDMAC (PLS 4.3.10, 4.10.2, 5.6)."""
     h = _ready(t)
-    for app, index, arg, n in ((True, 51, 0, 8), (True, 13, 0, 64), (False, 6, 0x00FF_FFF1, 64)):
+    scr = S.index("SEND_SCR", app=True)
+    for app, index, arg, n in ((True, scr, 0, 8), (True, S.index("SD_STATUS", app=True), 0, 64),
+                               (False, S.index("SWITCH_FUNC"), 0x00FF_FFF1, 64)):
         if app:
             h.command(S.index("APP_CMD"), h.rca << 16)
             h.clear()
         r = h.pio_read(index, arg, n, blksz=n)
         ctx.expect(bool(r.risr & DTC), f"{'A' if app else ''}CMD{index}: RISR {r.risr:#x}")
-        if index == 51:
+        if index == scr:
             ctx.expect(len(r.data) == 8 and r.data[0] >> 4 == 0,
                        f"SCR {r.data.hex()}: SCR_STRUCTURE not 0 (PLS 5.6)")
         h.clear()
