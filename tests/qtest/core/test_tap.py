@@ -242,3 +242,13 @@ def test_replay_points_follow_its_exit_status() -> None:
     assert not crashed.ok and _yaml(crashed)["data"]["verdict"] == "crash"
     assert "Assertion `len' failed." in _yaml(crashed)["data"]["stderr"]
     assert not differs.ok and _yaml(differs)["data"]["model"] == ["read 0x30: QEMU 1, model 0"]
+
+
+def test_review_refuses_two_standard_outputs(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.commands import common, review
+
+    args = common.parse_one(review.register, ["review", "--base", "/nonexistent/b",
+                                              "--patched", "/nonexistent/p", "--json", "-",
+                                              "--tap", "-"])
+    assert common.call(args) == 2
+    assert "only one of them" in capsys.readouterr().err
