@@ -149,10 +149,18 @@ class StatusLine:
         self._thread.start()
 
 
+    def _before_fork(self) -> None:
+        """Hold the lock over a fork: the heartbeat thread is then not in
+        the middle of a write (a child would inherit standard error's
+        buffer locked by a thread it does not have)."""
+        self._lock.acquire()
+
+    def _after_fork_parent(self) -> None:
+        self._lock.release()
+
     def _after_fork(self) -> None:
         """In a forked child (a ``check -j`` worker): no heartbeat thread, a
-        fresh lock (the parent's thread may have held it), nothing shown;
-        the line stays the parent's to draw."""
+        fresh lock, nothing shown; the line stays the parent's to draw."""
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread = None
@@ -162,7 +170,8 @@ class StatusLine:
 
 #: The status line the commands share (standard error).
 LINE = StatusLine()
-os.register_at_fork(after_in_child=LINE._after_fork)
+os.register_at_fork(before=LINE._before_fork, after_in_parent=LINE._after_fork_parent,
+                    after_in_child=LINE._after_fork)
 
 
 def show(text: str) -> None:

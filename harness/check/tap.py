@@ -29,8 +29,9 @@ VERSION = 14
 
 
 def _text(s: str) -> str:
-    """One line, no ``#`` (TAP 14 would escape it, meson would not read it)."""
-    return " ".join(s.replace("#", "no.").split())
+    """One line, ``#`` written ``%23`` (TAP 14 escapes it as ``\\#``, which meson
+    does not read: it takes the first ``#`` as the directive)."""
+    return " ".join(s.replace("#", "%23").split())
 
 
 def describe(r: Result) -> str:

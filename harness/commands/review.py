@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -19,7 +20,7 @@ from harness.commands.common import (
     show_progress,
     write_json,
 )
-from harness.errors import SdqtestError
+from harness.errors import SdqtestError, UsageError
 
 EPILOG = ("exit: 0 nothing is a problem; 1 the report names a problem (changed behaviour, "
           "a default without a compat entry, a slower path); 2 bad input, a patch that does "
@@ -70,6 +71,10 @@ def register(sub: Any) -> None:
                     help="report.txt/.md/.json and the reproducers (default review-report)")
     rv.add_argument("--markdown", action="store_true", help="print the Markdown report")
     json_option(rv, "the report (report.json's content)")
+    rv.add_argument("--tap", metavar="FILE|-", nargs="?", const="-",
+                    help="write the report's summary as TAP 14 for meson test: a test point "
+                    "per finding, not ok for a problem (no FILE or '-': on standard output, "
+                    "the text then on standard error)")
     rv.set_defaults(func=run)
 
 
@@ -91,6 +96,13 @@ def run(args: argparse.Namespace) -> int:
     """``sdqtest review`` (its outputs checked writable first; with
     ``--json -`` the text goes to standard error)."""
     check_output("--report-dir", args.report_dir, directory=True)
+    check_output("--tap", args.tap)
+    if args.tap == "-" and args.json == "-":
+        raise UsageError("--json - and --tap -: only one of them can be standard output")
+    if args.tap == "-":
+        stdout = sys.stdout
+        with contextlib.redirect_stdout(sys.stderr):
+            return _run(args, stdout)
     with machine_output(args) as stdout:
         return _run(args, stdout)
 
@@ -130,7 +142,26 @@ def _run(args: argparse.Namespace, stdout: TextIO) -> int:
     print(f"\nreports: {txt}, {md}, {js} ({time.monotonic() - t0:.0f} s in all)")
     if args.json:
         write_json(json.loads(js.read_text()), args.json, stdout)
+    if args.tap:
+        from harness.check import tap
+
+        tap.write_stream(tap.stream(tap_points(rv)), args.tap, stdout)
     return rc
+
+
+def tap_points(rv: Any) -> list[Any]:
+    """``review --tap``: each finding of the summary a test point, not ok for
+    a problem (the exit status's rule); a review without findings one ok
+    point saying what was compared."""
+    from harness.check import tap
+    from harness.review import report
+
+    found = report.findings(rv)
+    if not found:
+        return [tap.Point(True, f"no behaviour change: {len(rv.rows)} scenario runs compared, "
+                          "base against patched and each against the model")]
+    return [tap.Point(not f.problem, f.text, diagnostics={
+        "message": f.text, "severity": "fail"} if f.problem else None) for f in found]
 
 
 def _review_series(args: argparse.Namespace, opts: Any, times: dict[str, float]) -> Any:

@@ -229,7 +229,7 @@ def _adma2(t: Target, ctx: Context) -> None:
 for _image, _sdhc in (("sdsc-2g", False), ("sdhc-2g512k", True)):
 
     @scenario(f"boundary-capacity-{_image}", "boundaries", image=_image, needs_clock=True,
-              requires=(card_size_accepted(_image),))
+              requires=(card_size_accepted(_image),), variant=f"on the {_image} card")
     def _capacity(t: Target, ctx: Context, _sdhc: bool = _sdhc) -> None:
         """Either side of the SDSC limit, 2 GiB (PLS 5.3): OCR CCS and the
         CSD version give the class, the CSD gives the image's size, and the

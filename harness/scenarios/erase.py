@@ -35,7 +35,8 @@ def _card_blocks(d: HostDriver) -> int:
 
 for _image in ("sdsc-16m", "sdhc-4g"):
 
-    @scenario(f"erase-ranges-{_image}", "erase", image=_image, needs_clock=True)
+    @scenario(f"erase-ranges-{_image}", "erase", image=_image, needs_clock=True,
+              variant=f"on the {_image} card")
     def _ranges(t: Target, ctx: Context) -> None:
         """Single block, inclusive end, first and last block of the card."""
         d = ready(t)
@@ -43,7 +44,8 @@ for _image in ("sdsc-16m", "sdhc-4g"):
         for first, last in ((100, 100), (200, 203), (0, 1), (n - 2, n - 1)):
             _erase_and_look(t, d, first, last, n)
 
-    @scenario(f"erase-errors-{_image}", "erase", image=_image, needs_clock=True)
+    @scenario(f"erase-errors-{_image}", "erase", image=_image, needs_clock=True,
+              variant=f"on the {_image} card")
     def _errors(t: Target, ctx: Context) -> None:
         """Out-of-sequence CMD38, CMD33 before CMD32, an end beyond the card
         (ERASE_SEQ_ERROR, OUT_OF_RANGE: PLS 4.3.5, 4.10.1)."""
@@ -63,7 +65,8 @@ for _image in ("sdsc-16m", "sdhc-4g"):
         d.send_status()
 
 
-    @scenario(f"erase-sequence-after-errors-{_image}", "erase", image=_image, needs_clock=True)
+    @scenario(f"erase-sequence-after-errors-{_image}", "erase", image=_image, needs_clock=True,
+              variant=f"on the {_image} card")
     def _sequence(t: Target, ctx: Context) -> None:
         """What an erase that failed leaves for the next one (PLS 4.3.5:
         CMD38 needs CMD32 then CMD33 before it, else ERASE_SEQ_ERROR): an
@@ -116,6 +119,7 @@ def _wp(t: Target, ctx: Context) -> None:
 for _zero in (False, True):
 
     @scenario(f"erase-as-zero-{'on' if _zero else 'off'}", "erase", needs_clock=True,
+              variant=f"with erase-blocks-as-zero={'on' if _zero else 'off'}",
               requires=(has_property("sd-card", "erase-blocks-as-zero"),),
               sd_card={"erase-blocks-as-zero": _zero})
     def _as_zero(t: Target, ctx: Context) -> None:

@@ -79,7 +79,7 @@ def _pulse(t: Target, ctx: Context) -> None:
 for _what, _bits in (("dat", H.SWRST_DAT), ("cmd", H.SWRST_CMD), ("all", H.SWRST_ALL)):
 
     @scenario(f"reset-{_what}-mid-transfer", "interrupts", needs_clock=True,
-              params={"bits": _bits})
+              params={"bits": _bits}, variant=f"here Software Reset For {_what.upper()}")
     def _reset_mid(t: Target, ctx: Context) -> None:
         """Start a multi-block PIO read, read half a block, soft-reset, then
         look at the registers and do a clean read (2.2.11)."""

@@ -164,7 +164,8 @@ def _card_registers_after(d: D.HostDriver) -> None:
 
 for _bit in ("tmp_wp", "perm_wp"):
 
-    @scenario(f"lock-force-erase-{_bit.replace('_', '-')}", "card", needs_clock=True)
+    @scenario(f"lock-force-erase-{_bit.replace('_', '-')}", "card", needs_clock=True,
+              variant=f"here {_bit.upper().replace('_WP', '_WRITE_PROTECT')}")
     def _force_erase_protected(t: Target, ctx: Context, _bit: str = _bit) -> None:
         """A forced erase (PLS 4.3.7.3: the flags byte alone, ERASE) of a
         locked card whose CSD (CMD27) has TMP_WRITE_PROTECT, or

@@ -168,7 +168,9 @@ for _cmd23 in (False, True):
 
     @scenario(f"mmc_test-{48 if _cmd23 else 46}-{49 if _cmd23 else 47}-commands-during-"
               f"transfers{'-cmd23' if _cmd23 else ''}", "mmc_test", needs_clock=True,
-              params={"cmd23": _cmd23})
+              params={"cmd23": _cmd23},
+              variant=f"here {48 if _cmd23 else 46}-{49 if _cmd23 else 47}, "
+              f"{'with' if _cmd23 else 'without'} CMD23")
     def _during(t: Target, ctx: Context) -> None:
         """46-49: CMD13 while a multi-block read and write are in progress,
         with and without CMD23 (PLS 4.3.3: CMD13 is allowed in sending and

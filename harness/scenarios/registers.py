@@ -25,14 +25,16 @@ def _dump(t: Target) -> None:
 
 for _v in (2, 3):
 
-    @scenario(f"reset-values-v{_v}", "registers", sdhci={"sd-spec-version": _v})
+    @scenario(f"reset-values-v{_v}", "registers", sdhci={"sd-spec-version": _v},
+              variant=f"on a version {_v}.00 controller (sd-spec-version {_v})")
     def _reset_values(t: Target, ctx: Context) -> None:
         """Every register after power-on and after SWRST_ALL."""
         _dump(t)
         t.write(H.SWRST.offset, 1, H.SWRST_ALL)
         _dump(t)
 
-    @scenario(f"register-masks-v{_v}", "registers", sdhci={"sd-spec-version": _v})
+    @scenario(f"register-masks-v{_v}", "registers", sdhci={"sd-spec-version": _v},
+              variant=f"on a version {_v}.00 controller (sd-spec-version {_v})")
     def _masks(t: Target, ctx: Context) -> None:
         """Write all-ones then zeros to each passive register; read back."""
         for reg in H.REGISTERS:

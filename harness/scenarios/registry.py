@@ -119,13 +119,17 @@ def scenario(
     card: str = "sd-card",
     migrates: bool = False,
     doc: str | None = None,
+    variant: str = "",
 ) -> Callable[[Callable[[Target, Context], None]], Callable[[Target, Context], None]]:
     """Register ``fn`` as scenario ``name`` in ``group``; its one-line
     description ``doc``, by default the first sentence of ``fn``'s docstring
-    (:func:`first_sentence`)."""
+    (:func:`first_sentence`), ending with ``; VARIANT.`` for one of several
+    scenarios a loop registers from one function."""
 
     def deco(fn: Callable[[Target, Context], None]) -> Callable[[Target, Context], None]:
         text = first_sentence(fn.__doc__ or "") if doc is None else doc
+        if variant:
+            text = f"{text.removesuffix('.')}; {variant}."
         add(Scenario(name, group, fn, text, image,
                      needs_clock, requires, dict(sd_card or {}), dict(sdhci or {}),
                      dict(params or {}), card, migrates))

@@ -10,7 +10,8 @@ from harness.target import Target
 
 for _image in ("sdsc-1g", "sdhc-4g", "sdxc-64g"):
 
-    @scenario(f"capacity-{_image}", "sizes", image=_image, needs_clock=True)
+    @scenario(f"capacity-{_image}", "sizes", image=_image, needs_clock=True,
+              variant=f"on the {_image} card")
     def _capacity(t: Target, ctx: Context) -> None:
         """Init, read the first and last blocks, write the last, read past
         the end (OUT_OF_RANGE / ADDRESS_ERROR)."""

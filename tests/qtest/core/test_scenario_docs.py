@@ -83,3 +83,12 @@ def test_a_listing_into_a_closed_pipe_is_no_internal_error(tmp_path: Path) -> No
     err = p.stderr.read().decode()
     assert p.wait(120) == 141 and "internal error" not in err, err
     assert not (tmp_path / "reports").exists()
+
+
+def test_scenarios_of_a_group_are_told_apart() -> None:
+    """Scenarios a loop registers from one function say which one they are
+    (``variant``): within a group no two descriptions are the same."""
+    seen: dict[tuple[str, str], str] = {}
+    for sc in SCENARIOS.values():
+        other = seen.setdefault((sc.group, sc.doc), sc.name)
+        assert other == sc.name, f"{other} and {sc.name} say the same: {sc.doc}"

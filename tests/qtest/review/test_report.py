@@ -85,3 +85,19 @@ def test_markdown_and_json(tmp_path: Path) -> None:
     doc = json.loads(js.read_text())
     assert doc["counts"][C.CHANGED] == 1 and doc["counts"][C.BOTH] == 1
     assert doc["findings"][0]["problem"] is True
+
+
+def test_tap_has_a_point_per_finding_not_ok_for_a_problem() -> None:
+    """``review --tap``: the summary's findings as TAP points, as the exit
+    status counts them; a review with none is one ok point."""
+    from harness.check import tap
+    from harness.commands.review import tap_points
+    from tests.qtest.core.test_tap import consume
+
+    s = consume("\n".join(tap.stream(tap_points(review(compat=True)))))
+    assert [p.ok for p in s.points] == [False, True]
+    assert "changed behaviour" in s.points[0].description and s.points[0].yaml
+    assert "scr-cmd23" in s.points[1].description
+    quiet = Review(build("base"), build("patched"), title="none")
+    (only,) = consume("\n".join(tap.stream(tap_points(quiet)))).points
+    assert only.ok and only.description.startswith("no behaviour change: 0 scenario runs")
