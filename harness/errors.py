@@ -76,14 +76,16 @@ sdqtest: the command line turns it into exit status :data:`EXIT_INTERNAL`,
 one line on stderr and the traceback in a file
 (:mod:`harness.commands.failure`).
 
-Not an error: ``check.lockstep.Divergence`` is a result (the first step
+Not an error: ``check.divergence.Divergence`` is a result (the first step
 where model and QEMU disagree); it is raised to stop a scenario and caught
 by the runner.  Nor is ``check.lockstep.ModelStopped``: it ends a run
 where the model stopped a transfer QEMU keeps running (the runner reports
 the run as skipped there).  Nor is ``check.optimistic.Fallback``: it ends
 an optimistic lockstep attempt, which the runner (or the fuzzer) then runs
 step by step.  Nor is ``check.scoreboard.Stopped``: it ends a run that
-reached its limit of distinct differences (``--max-differences``).
+reached its limit of distinct differences (``--max-differences``).  Nor
+is ``bisect.mutants._OverTime``: it stops a mutant's in-process check at
+its time limit (the mutant is then "timed out").
 """
 
 from __future__ import annotations

@@ -29,6 +29,9 @@ from harness import images
 from harness.check.lockstep import Divergence, LockstepTarget, ModelStopped, endless
 from harness.check.optimistic import Fallback, OptimisticLockstep
 from harness.check.recording import Recording
+from harness.check.runner import CRASH as CRASH
+from harness.check.runner import DIVERGE as DIVERGE
+from harness.check.runner import ERROR as ERROR
 from harness.check.testbench import RunSpec, Testbench, scenario_machine
 from harness.driver.host import HostDriver
 from harness.errors import QemuGone
@@ -61,8 +64,11 @@ IMAGE_LIMIT = 4 << 20
 #: check's, so that such an input costs a second, not a minute.
 STEP_BUDGET = 5000
 
-OK, DIVERGE, CRASH, HANG, ERROR, PREDICTED = (
-    "ok", "diverge", "crash", "hang", "error", "predicted")
+#: An input's status: the check's words (:mod:`harness.check.runner`) where
+#: they mean the same, and the fuzzer's own for what only an input has
+#: (agreeing to the end, a hang told apart from a crash, a stop the model
+#: predicted).
+OK, HANG, PREDICTED = "ok", "hang", "predicted"
 
 
 @dataclass

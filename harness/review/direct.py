@@ -28,6 +28,8 @@ from typing import Any
 
 from harness.check import parallel, reproducer, runner, testbench
 from harness.check.lockstep import Divergence, LockstepTarget, collapse
+from harness.check.runner import ERROR as ERROR
+from harness.check.runner import SKIP as SKIP
 from harness.check.scoreboard import DEFAULT_MAX_DIFFERENCES, Difference, Scoreboard, Stopped
 from harness.check.step import Sides, Step
 from harness.errors import QemuError, QemuGone
@@ -37,7 +39,9 @@ from harness.qemu.target import QemuTarget
 from harness.scenarios import Context, Scenario, all_scenarios
 from harness.target import Target
 
-SAME, DIFFERS, SKIP, ERROR = "same", "differs", "skipped", "error"
+#: A direct run's status: the check's words (:mod:`harness.check.runner`)
+#: for a skip and an error, the review's own for the two builds' answers.
+SAME, DIFFERS = "same", "differs"
 #: Groups the direct comparison does not run (see the module doc).
 LEFT_OUT = ("migration",)
 #: History lines kept per difference (the first difference keeps all).

@@ -170,27 +170,32 @@ def test_a_board_qemu_cannot_start_still_gets_its_script(arm_build: QemuBuild,
 
 def test_an_explore_divergence_on_a_board_is_shrunk_on_that_board(
         arm_build: QemuBuild, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check's shrink phase re-runs an explore input on the run's own
-    machine, a board here (one that agrees: the first re-run does not
-    diverge again, so nothing is shrunk and nothing written)."""
+    """The check's shrink phase runs the input again through the check's own
+    runner on the run's machine type, the board (here one that agrees:
+    nothing to shrink, nothing written)."""
+    import harness.scenarios as scenarios
     from harness.check import explore_shrink, runner
+    from harness.check.divergence import Divergence
+    from harness.check.step import Step
     from harness.check.testbench import RunSpec
     from harness.scenarios import explore
 
     seen: list[str] = []
     real = runner.run
 
-    def spy(build: QemuBuild, sc: object, machine: str, *args: object, **kw: object) -> object:
+    def spy(build: QemuBuild, sc: scenarios.Scenario, machine: str,
+            opts: runner.RunOptions) -> runner.Result:
         seen.append(machine)
-        return real(build, sc, machine, *args, **kw)  # type: ignore[arg-type]
+        return real(build, sc, machine, opts)
 
     monkeypatch.setattr(runner, "run", spy)
-    entry = next(e for e in explore.load()["inputs"] if "variant" not in e)
-    import harness.scenarios as scenarios
-
-    sc = scenarios.all_scenarios()[entry["name"]]
-    got = explore_shrink.shrink(RunSpec(arm_build, sc, "xilinx-zynq-a9"), list(entry["ops"]),
-                                "a signature it never had", tmp_path)
-    assert isinstance(got, explore_shrink.NotShrunk)
-    assert seen and set(seen) == {"xilinx-zynq-a9"}
-    assert not any(tmp_path.iterdir())
+    name = next(e["name"] for e in explore.load()["inputs"] if "variant" not in e)
+    sc = scenarios.all_scenarios()[name]
+    d = Divergence(Step(3, "read", (0x24, 4), 1, 0, False, False), "result", [],
+                   signature="result:PRNSTS.CMDINHIBIT | no command | -")
+    res = runner.Result(arm_build.name, name, explore.GROUP, "xilinx-zynq-a9", runner.DIVERGE,
+                        divergence=d)
+    got = explore_shrink.phase([(RunSpec(arm_build, sc, "xilinx-zynq-a9"), res)], tmp_path, 2)
+    assert seen == ["xilinx-zynq-a9"]
+    assert got == [explore_shrink.NotShrunk(arm_build.name, name)]
+    assert not (tmp_path / "explore-findings").exists()

@@ -16,10 +16,11 @@ from tests.qtest.core.test_layers import modules
 #: Control flow, not errors: a divergence ends a run with its report, StopRun
 #: ends a strict retry at the step it must explain, ModelStopped ends a run
 #: where the model stopped a transfer QEMU keeps running, Fallback ends an
-#: optimistic lockstep attempt that the runner then runs step by step.
-NOT_ERRORS = {"harness.check.lockstep.Divergence", "harness.check.lockstep.StopRun",
+#: optimistic lockstep attempt that the runner then runs step by step,
+#: _OverTime stops a mutant's in-process check at its time limit.
+NOT_ERRORS = {"harness.check.divergence.Divergence", "harness.check.lockstep.StopRun",
               "harness.check.lockstep.ModelStopped", "harness.check.optimistic.Fallback",
-              "harness.check.scoreboard.Stopped"}
+              "harness.check.scoreboard.Stopped", "harness.bisect.mutants._OverTime"}
 
 _NODE = re.compile(r"^    (?P<indent>[| ]*)(?:\+-- )?(?P<name>[A-Z]\w+)"
                    r"(?: \((?P<extra>\w+)\))?\s*(?:\[(?P<module>[\w.]+)\])?")
