@@ -72,12 +72,17 @@ def test_the_model_card_says_what_an_input_may_see() -> None:
     from harness.driver.results import Mode, Transfer
     from harness.fuzz.run import IMAGE, fuzz_machine
     from harness.model.target import ModelTarget
+    from dataclasses import replace
+
     from harness.profile import NEWEST
 
     both = frozenset({residue.BLK_WRITTEN, residue.DATA_SIZE})
 
     def model() -> ModelTarget:
-        return ModelTarget(fuzz_machine(), image=images.raw_twin(IMAGE), profile=NEWEST)
+        # 10.0: from 11.1 a CMD56 read of a fresh card's empty generic buffer
+        # aborts QEMU (ledger sd.generic-read-past-size), before any residue
+        return ModelTarget(fuzz_machine(), image=images.raw_twin(IMAGE),
+                           profile=replace(NEWEST, version=(10, 0, 13)))
 
     def cmd56_read(d: HostDriver) -> None:
         d.cmd(56, 1, data=Transfer(read=True, block_size=4, mode=Mode.PIO))
