@@ -67,13 +67,13 @@ def test_the_model_card_says_what_an_input_may_see() -> None:
     """:func:`residue.watch` on the model alone: a CMD56 read sees the
     carried length only before the card set one of its own, an ACMD22 the
     carried count (a CMD22 without CMD55 does not)."""
+    from dataclasses import replace
+
     from harness import images
     from harness.driver.host import HostDriver
     from harness.driver.results import Mode, Transfer
     from harness.fuzz.run import IMAGE, fuzz_machine
     from harness.model.target import ModelTarget
-    from dataclasses import replace
-
     from harness.profile import NEWEST
 
     both = frozenset({residue.BLK_WRITTEN, residue.DATA_SIZE})
