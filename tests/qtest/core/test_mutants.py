@@ -130,9 +130,11 @@ def test_a_board_mutant_is_checked_on_aarch64() -> None:
 def test_baseline_runs_pool_the_x86_groups_and_keep_each_board_check() -> None:
     runs = mutants.baseline_runs(mutants.MUTANTS)
     assert runs[0] == (mutants.X86, ("--group", "compat,data,interrupts,registers"))
-    assert runs[1:] == list(dict.fromkeys(  # each distinct board check once
-        (mutants.AARCH64, m.check_args) for m in mutants.MUTANTS
-        if mutants.target(m) == mutants.AARCH64))
+    assert runs[1:] == [  # each distinct board check once, on its emulator
+        *dict.fromkeys((mutants.AARCH64, m.check_args) for m in mutants.MUTANTS
+                       if mutants.target(m) == mutants.AARCH64),
+        *dict.fromkeys((mutants.RISCV64, m.check_args) for m in mutants.MUTANTS
+                       if mutants.target(m) == mutants.RISCV64)]
     only_arm = tuple(m for m in mutants.MUTANTS if "pl181" in m.name)
     assert mutants.baseline_runs(only_arm) == [(mutants.AARCH64, only_arm[0].check_args)]
 
@@ -164,7 +166,7 @@ def test_prove_builds_arm_and_gives_each_check_its_emulator(
 
     def fake_check(binary: Path, args: tuple[str, ...], *_: object) -> tuple[int, str]:
         checked.append((binary.name, args))
-        caught = len(checked) > 3 and (tree / "hw/sd/pl181.c").read_text() == "b\n"
+        caught = len(checked) > 4 and (tree / "hw/sd/pl181.c").read_text() == "b\n"
         return (1, "mmci   1 DIVERGE\n") if caught else (0, "all agree")
 
     monkeypatch.setattr(mutants, "QemuTreeBuilder", FakeBuilder)
@@ -172,15 +174,17 @@ def test_prove_builds_arm_and_gives_each_check_its_emulator(
     with open(tmp_path / "log", "w") as log:
         out = mutants.prove(tree, tmp_path / "b", chosen, log, tmp_path / "r",
                             say=open(tmp_path / "say", "w"))
-    assert made[0]["arm"] is True and made[0]["x86"] is True
-    assert [o.status for o in out] == ["agrees", "MISSED (exit 0)", "caught", "not run",
-                                       "not applicable"]
-    assert "riscv64" in out[3].detail and "0 times" in out[4].detail
+    assert made[0]["arm"] is True and made[0]["x86"] is True and made[0]["riscv"] is True
+    assert [o.status for o in out] == ["agrees", "MISSED (exit 0)", "caught",
+                                       "MISSED (exit 0)", "not applicable"]
+    assert "0 times" in out[4].detail
     assert checked == [("qemu-system-x86_64", ("--group", "data")),
                        ("qemu-system-aarch64", chosen[1].check_args),
                        ("qemu-system-aarch64", chosen[3].check_args),
+                       ("qemu-system-riscv64", chosen[2].check_args),
                        ("qemu-system-x86_64", ("--group", "data")),
-                       ("qemu-system-aarch64", chosen[1].check_args)]
+                       ("qemu-system-aarch64", chosen[1].check_args),
+                       ("qemu-system-riscv64", chosen[2].check_args)]
     # each baseline run's output is kept apart
     assert (tmp_path / "r" / "baseline").is_dir()
     assert all((tree / m.path).read_text() == "a\n" for m in chosen[:3])
