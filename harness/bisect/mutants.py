@@ -396,6 +396,16 @@ def _skip(m: Mutant, text: str, started: float, budget: float | None) -> MutantO
     return None
 
 
+def _builder(build_dir: Path, mutants: tuple[Mutant, ...]) -> QemuTreeBuilder:
+    """The builder of the emulators the mutants' checks run on (a board-only
+    set: aarch64 alone).  An existing coverage build stays one: no
+    reconfigure, no full rebuild."""
+    emulators = {target(m) for m in mutants}
+    return QemuTreeBuilder(build_dir=build_dir, coverage="--enable-gcov" in configured_flags(
+        build_dir), arm=AARCH64 in emulators, riscv=RISCV64 in emulators,
+        x86=X86 in emulators or not emulators & {AARCH64, RISCV64})
+
+
 def prove(
     src: Path,
     build_dir: Path,
@@ -419,13 +429,7 @@ def prove(
     if not _git_clean(src, paths):
         raise MutantError(f"{src} has local changes in {', '.join(paths)}: commit or stash "
                           "them first (mutants edit those files and restore them)")
-    # an existing coverage build stays one (no reconfigure, no full rebuild)
-    # the emulators the mutants' checks run on (a board-only set: aarch64 alone)
-    emulators = {target(m) for m in mutants}
-    builder = QemuTreeBuilder(build_dir=build_dir, coverage="--enable-gcov" in configured_flags(
-        build_dir), arm=AARCH64 in emulators, riscv=RISCV64 in emulators,
-        x86=X86 in emulators or not emulators & {AARCH64, RISCV64})
-
+    builder = _builder(build_dir, mutants)
     doing = ["baseline"]  # what the status line names (harness.progress)
 
     def build() -> dict[str, Path] | None:
