@@ -266,3 +266,16 @@ class Machine:
     @classmethod
     def loads(cls, text: str) -> Machine:
         return cls.from_json(json.loads(text))
+
+
+#: How a reproducer trace's comment line names its machine (``sdqtest replay``
+#: reads it back).
+REPRODUCER_HEADER = "# machine: "
+
+
+def reproducer_header(machine: Machine, what: str = "") -> str:
+    """The comment lines that start a reproducer trace: ``what`` and the
+    machine it was recorded on."""
+    lines = [f"# {ln}" for ln in what.splitlines()] if what else []
+    return "".join(f"{ln}\n" for ln in [*lines, REPRODUCER_HEADER + machine.dumps()])
+

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from harness.check.divergence import Divergence
 from harness.check.testbench import QemuSide
+from harness.machine import reproducer_header
 from harness.qemu.argv import replay_script
-from harness.replay.engine import reproducer_header
 
 _C_CALL = {"out": "qtest_out", "in": "qtest_in", "write": "qtest_write", "read": "qtest_read"}
 _REG_LINE = re.compile(r"^(out|in|write|read)([bwlq]) (\S+)(?: (\S+))?$")

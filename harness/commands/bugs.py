@@ -219,7 +219,7 @@ def _on_builds(bugs: list[Any], args: argparse.Namespace) -> tuple[int, list[Any
             print(f"\n{o.bug.name} on {o.build}: {o.verdict.value} ({o.seconds:.1f} s): "
                   f"{o.detail}")
             if args.trace and o.trace:
-                from harness.replay.engine import reproducer_header
+                from harness.machine import reproducer_header
 
                 print(reproducer_header(o.bug.machine(), f"{o.bug.key}: {o.bug.title}")
                       + "\n".join(o.trace))

@@ -27,8 +27,8 @@ from harness.check.reproducer import c_function, expectation
 from harness.fuzz.ops import Op, describe
 from harness.fuzz.run import CRASH, DIVERGE, HANG, FuzzOutcome
 from harness.fuzz.signature import slug
+from harness.machine import reproducer_header
 from harness.qemu.argv import replay_script
-from harness.replay.engine import reproducer_header
 
 
 def write(out: FuzzOutcome, ops: Sequence[Op], sig: str, build: str, directory: Path, *,

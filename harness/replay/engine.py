@@ -32,7 +32,7 @@ from typing import Any
 from harness.errors import QemuError, UsageError
 from harness.hwdefs.pci import COMMAND_MEMORY, SDHCI_PCI
 from harness.hwdefs.sdhci import REGISTER_WINDOW
-from harness.machine import CardImage, Machine
+from harness.machine import REPRODUCER_HEADER, CardImage, Machine
 from harness.paths import package_data
 from harness.profile import BuildProfile
 from harness.qemu import sanitizer
@@ -44,8 +44,6 @@ from harness.replay import field, rewrite
 #: The machine of a trace without a header: q35, the controller and a card
 #: on QEMU's null block driver (no image needed).
 DEFAULT_MACHINE = Machine(image=CardImage.null(16 << 20))
-
-_HEADER = "# machine: "
 
 _SDHCI_IDS = 0x0007_1B36
 _REG = re.compile(r"^(read|write)([bwlq]) (0x[0-9a-fA-F]+|\d+)(?: (0x[0-9a-fA-F]+|\d+))?$")
@@ -182,13 +180,6 @@ def field_argv(path: Path) -> list[str] | None:
     return field.parse(path.read_text()).argv
 
 
-def reproducer_header(machine: Machine, what: str = "") -> str:
-    """The comment lines that start a reproducer trace: ``what`` and the
-    machine it was recorded on."""
-    lines = [f"# {ln}" for ln in what.splitlines()] if what else []
-    return "".join(f"{ln}\n" for ln in [*lines, _HEADER + machine.dumps()])
-
-
 class ReplayError(UsageError, ValueError):
     """A trace's header cannot be used."""
 
@@ -197,9 +188,9 @@ def machine_of(trace_path: Path) -> Machine | None:
     """The machine a reproducer's header records, or None without one."""
     for raw in trace_path.read_text().splitlines():
         line = raw.strip()
-        if line.startswith(_HEADER):
+        if line.startswith(REPRODUCER_HEADER):
             try:
-                return Machine.loads(line[len(_HEADER):])
+                return Machine.loads(line[len(REPRODUCER_HEADER):])
             except (ValueError, TypeError, KeyError) as e:
                 raise ReplayError(f"{trace_path}: bad machine header: {e}") from e
         if line and not line.startswith("#"):

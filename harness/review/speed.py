@@ -29,11 +29,10 @@ from typing import Any
 from harness.bench import data, erase
 from harness.bench import guest as bench_guest
 from harness.driver.host import HostDriver
-from harness.machine import CardImage, Machine
+from harness.machine import CardImage, Machine, reproducer_header
 from harness.qemu.argv import shell_line
 from harness.qemu.builds import QemuBuild
 from harness.qemu.target import QemuTarget
-from harness.replay.engine import reproducer_header
 
 #: Ratios within this of 1.0 are not a difference on a loaded machine.
 NOISE = 0.10

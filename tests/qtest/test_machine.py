@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.machine import CardImage, Machine, Props, PropValue
+from harness.machine import CardImage, Machine, Props, PropValue, reproducer_header
 from harness.model.target import ModelTarget, model_params
 from harness.profile import BuildProfile
 from harness.qemu import builds
@@ -143,7 +143,7 @@ def test_model_target_mirrors_the_machine(tmp_path: Path) -> None:
 def test_reproducer_header_round_trip(tmp_path: Path) -> None:
     m = _full(tmp_path)
     trace = tmp_path / "t.qtest"
-    trace.write_text(replay.reproducer_header(m, "scenario x\n  step 3") + "readw 0x10\n")
+    trace.write_text(reproducer_header(m, "scenario x\n  step 3") + "readw 0x10\n")
     assert trace.read_text().startswith("# scenario x\n#   step 3\n# machine: {")
     assert replay.machine_of(trace) == m
     assert replay.read_trace(trace) == ["readw 0x10"]
@@ -161,7 +161,7 @@ def test_trace_without_header_gets_the_default_machine(tmp_path: Path) -> None:
 
 def test_missing_or_bad_header_image(tmp_path: Path) -> None:
     trace = tmp_path / "t.qtest"
-    trace.write_text(replay.reproducer_header(_full(tmp_path)) + "readw 0x10\n")
+    trace.write_text(reproducer_header(_full(tmp_path)) + "readw 0x10\n")
     with pytest.raises(replay.ReplayError, match="does not exist"):
         replay.replay_machine(trace)
     own = replay.replay_machine(trace, own_devices=True)
