@@ -398,12 +398,18 @@ def _skip(m: Mutant, text: str, started: float, budget: float | None) -> MutantO
 
 def _builder(build_dir: Path, mutants: tuple[Mutant, ...]) -> QemuTreeBuilder:
     """The builder of the emulators the mutants' checks run on (a board-only
-    set: aarch64 alone).  An existing coverage build stays one: no
-    reconfigure, no full rebuild."""
-    emulators = {target(m) for m in mutants}
-    return QemuTreeBuilder(build_dir=build_dir, coverage="--enable-gcov" in configured_flags(
-        build_dir), arm=AARCH64 in emulators, riscv=RISCV64 in emulators,
-        x86=X86 in emulators or not emulators & {AARCH64, RISCV64})
+    set: aarch64 alone).  An existing build directory stays as it was
+    configured when it already makes those emulators (a coverage build stays
+    one; its other targets stay too): no reconfigure, no full rebuild."""
+    flags = configured_flags(build_dir)
+    emulators = {target(m) for m in mutants} or {X86}
+    built = {e for e in (X86, AARCH64, RISCV64)
+             if any(f.startswith("--target-list=") and f"{e}-softmmu" in f for f in flags)}
+    if emulators <= built:
+        emulators = built
+    return QemuTreeBuilder(build_dir=build_dir, coverage="--enable-gcov" in flags,
+                           arm=AARCH64 in emulators, riscv=RISCV64 in emulators,
+                           x86=X86 in emulators)
 
 
 def prove(

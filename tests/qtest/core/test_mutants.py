@@ -223,6 +223,45 @@ def test_an_x86_set_builds_no_arm_target(tmp_path: Path,
     assert made[0]["arm"] is True and made[0]["x86"] is False  # the boards alone: no x86
 
 
+def test_a_build_dir_that_already_makes_more_emulators_keeps_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A board mutant on a coverage build of three targets: the build stays
+    configured as it is (no reconfigure for aarch64 alone), gcov included;
+    a build that lacks an emulator the set needs is configured for the set."""
+    import json
+
+    made: list[dict[str, object]] = []
+
+    class Stop(Exception):
+        pass
+
+    class FakeBuilder:
+        def __init__(self, **kw: object) -> None:
+            made.append(kw)
+            raise Stop
+
+    tree = tmp_path / "qemu"
+    (tree / "hw" / "sd").mkdir(parents=True)
+    (tree / "hw/sd/pl181.c").write_text("a\n")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        _git(tree, *args)
+    build = tmp_path / "b"
+    build.mkdir()
+    stamp = build / ".sdqtest-configure.json"
+    monkeypatch.setattr(mutants, "QemuTreeBuilder", FakeBuilder)
+    board = (_mutant("hw/sd/pl181.c", "--board", "x"),)
+    for targets, want in (
+            ("x86_64-softmmu,aarch64-softmmu,riscv64-softmmu", (True, True, True)),
+            ("x86_64-softmmu", (False, True, False))):
+        stamp.write_text(json.dumps({"flags": [f"--target-list={targets}", "--enable-gcov"]}))
+        made.clear()
+        with pytest.raises(Stop), open(tmp_path / "log", "w") as log:
+            mutants.prove(tree, build, board, log, tmp_path / "r")
+        assert (made[0]["x86"], made[0]["arm"], made[0]["riscv"]) == want
+        assert made[0]["coverage"] is True
+
+
 def test_a_tree_builder_makes_the_emulators_asked_for() -> None:
     from harness.provision.build import QemuTreeBuilder
 
