@@ -36,27 +36,29 @@ PC_GROUPS = {
 DRIVERS_GROUP = "drivers"
 
 
-#: The boards the default ``sdqtest check`` runs.  The model mirrors every
-#: board's controller; smdkc210, ast2600 and fuji-emmc run with ``--board``:
-#: with smdkc210 the default check took 150-199 s on this machine, idle,
-#: without it 130-154 s (docs/boards.md), and the check's budget is three
-#: minutes; lm3s6965evb (SPI mode, 12 scenarios) costs seconds, and so do
-#: vexpress-a9 (the PL181's mmci group, 12 scenarios), orangepi-pc (the sunxi
-#: group, 14 scenarios), raspi2b's SDHOST (the sdhost group, 17 scenarios,
-#: 10.0 and 11.1 only) and sx1 (the omap group, 13 scenarios, a fresh launch
-#: each): a few seconds a build each (docs/boards.md); icicle (the Cadence
-#: SD4HC on the RISC-V builds): its registers group only (:data:`DEFAULT_GROUPS`);
-#: sifive_u (the spi group through SiFive's SPI controller, 13 scenarios on the
-#: RISC-V builds, about a second of runs a build).
+#: The boards the default ``sdqtest check`` runs: at least one for every
+#: controller file of hw/sd.  The model mirrors every board's controller;
+#: smdkc210 and fuji-emmc run with ``--board`` (smdkc210's S3C variant is
+#: the SDHCI that zynq runs, with a few registers of its own; fuji-emmc is
+#: ast2600's wrapper with an eMMC).  lm3s6965evb (SPI mode), vexpress-a9
+#: (the PL181's mmci group), orangepi-pc (the sunxi group), raspi2b's SDHOST
+#: (the sdhost group, 10.0 and later) and sx1 (the omap group, a fresh launch
+#: each) cost a few seconds a build each; icicle (the Cadence SD4HC, RISC-V
+#: builds) and ast2600 (the Aspeed wrapper) run their registers group only
+#: (:data:`DEFAULT_GROUPS`); sifive_u (the spi group through SiFive's SPI
+#: controller) about a second a build.  ``check --profile`` prints each
+#: board's share of the check's wall time.
 DEFAULT_BOARDS: tuple[str, ...] = ("zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
                                    "vexpress-a9", "orangepi-pc", "raspi2b", "sx1", "icicle",
-                                   "sifive_u")
+                                   "sifive_u", "ast2600")
 #: Boards of the default check that run only some groups there (``--board``
-#: runs them all): icicle's SDHCI is the generic sysbus one zynq's library
-#: run already covers; what is its own (the Host Register Set and its reset:
-#: hw/sd/cadence_sdhci.c) is in the registers group, 12 runs, where the
-#: whole library is about 118 runs a build.
-DEFAULT_GROUPS: dict[str, frozenset[str]] = {"icicle": frozenset({"registers"})}
+#: runs them all): their SDHCI slots are the generic sysbus one zynq's
+#: library run already covers; what is their own (icicle's Host Register Set
+#: and its reset, hw/sd/cadence_sdhci.c; ast2600's wrapper registers,
+#: hw/sd/aspeed_sdhci.c) is in the registers group, about a tenth of the
+#: library's runs.
+DEFAULT_GROUPS: dict[str, frozenset[str]] = {"icicle": frozenset({"registers"}),
+                                             "ast2600": frozenset({"registers"})}
 #: Groups the default check leaves to ``--board``: the explore corpus is
 #: searched on sdhci-pci, and its inputs on every board build would take as
 #: long as the whole PC check.

@@ -220,9 +220,9 @@ def test_the_default_check_runs_the_modelled_boards(
     if runs_boards:
         assert picked.names == ["zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
                                 "vexpress-a9", "orangepi-pc", "raspi2b", "sx1", "icicle",
-                                "sifive_u"] == list(check_boards.DEFAULT_BOARDS)
+                                "sifive_u", "ast2600"] == list(check_boards.DEFAULT_BOARDS)
         assert picked.paired  # each board its bus's scenarios
-        assert picked.default == (not argv)  # and icicle its registers group only
+        assert picked.default == (not argv)  # and icicle, ast2600 their registers group only
 
 
 def test_icicle_runs_its_registers_group_only_by_default() -> None:
@@ -236,6 +236,22 @@ def test_icicle_runs_its_registers_group_only_by_default() -> None:
     assert {sc.group for sc in lib if sc.name in kept} == {"registers"}
     zynq = boards.by_name("zynq").machine
     assert all(check_boards.in_default(sc, zynq) for sc in lib)
+
+
+def test_every_controller_file_of_hw_sd_has_a_board_in_the_default_check() -> None:
+    """Each controller file of hw/sd is behind at least one board of the
+    default check, and that board runs the scenarios of the file's own
+    registers there (the Aspeed wrapper's on ast2600, the Cadence HRS on
+    icicle)."""
+    variants = {boards.by_name(n).variant for n in check_boards.DEFAULT_BOARDS}
+    assert {"pl181", "omap-mmc", "allwinner", "sdhost", "cadence", "aspeed", "npcm",
+            "usdhc"} <= variants
+    lib = check_boards.default_scenarios(list(all_scenarios().values()), chosen=False)
+    ast = boards.by_name("ast2600").machine
+    kept = {sc.name for sc in lib if check_boards.in_default(sc, ast)
+            and check_boards.on_its_bus(sc, ast)}
+    assert "aspeed-wrapper-registers" in kept
+    assert {sc.group for sc in lib if sc.name in kept} == {"registers"}
 
 
 def test_the_default_board_scenarios_leave_out_pc_emmc_and_explore() -> None:
