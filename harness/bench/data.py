@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench.output import Figure, Run, build_identity
-from harness.bench.progress import Progress
+from harness.bench.progress import BenchProgress
 from harness.driver.host import HostDriver
 from harness.driver.results import Mode, Transfer
 from harness.errors import SdqtestError
@@ -271,7 +271,7 @@ def plan(sizes_kib: Sequence[int], modes: Sequence[str], directions: Sequence[st
 
 def bench_build(build: QemuBuild, image: Path, content: bytes,
                 cells: Sequence[tuple[str, str, int]], repeats: int, min_bytes: int,
-                progress: Progress | None = None) -> dict[tuple[str, str, int], Cell]:
+                progress: BenchProgress | None = None) -> dict[tuple[str, str, int], Cell]:
     """Every cell on one build, ``repeats`` interleaved rounds, one QEMU process."""
     out: dict[tuple[str, str, int], Cell] = {c: Cell() for c in cells}
     with QemuTarget(build.binary, Machine(image=CardImage(image)), name=build.name,
@@ -334,7 +334,7 @@ def figures_of(build: str, cells: dict[tuple[str, str, int], Cell]) -> list[Figu
 def run(builds: Sequence[QemuBuild], *, sizes_kib: Sequence[int] = DEFAULT_SIZES,
         modes: Sequence[str] = tuple(MODES), directions: Sequence[str] = DIRECTIONS,
         repeats: int = 3, min_bytes: int = 128 * KIB, pio_max_kib: int = DEFAULT_PIO_MAX_KIB,
-        workdir: Path, progress_factory: Callable[[int], Progress] | None = None) -> Run:
+        workdir: Path, progress_factory: Callable[[int], BenchProgress] | None = None) -> Run:
     """The data benchmark on every build, on the same image."""
     for s in sizes_kib:
         if s <= 0 or s * KIB % BLOCK or s * KIB > READ_REGION[1]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench.output import Figure, Run, build_identity
-from harness.bench.progress import Progress
+from harness.bench.progress import BenchProgress
 from harness.driver.host import HostDriver
 from harness.machine import CardImage, Machine
 from harness.qemu.builds import QemuBuild
@@ -94,7 +94,7 @@ def make_image(directory: Path, case: Case, fmt: str, mark: bytes) -> Path:
 
 
 @dataclass
-class Outcome:
+class EraseOutcome:
     seconds: float
     finished: bool
     alloc_before: int
@@ -125,7 +125,7 @@ def _verify(d: HostDriver, t: QemuTarget, case: Case, fmt: str, fill: int,
 
 
 def erase_once(build: QemuBuild, image: Path, fmt: str, case: Case, zero: bool | None,
-               limit: float, mark: bytes) -> Outcome:
+               limit: float, mark: bytes) -> EraseOutcome:
     """One erase on a fresh QEMU (a fresh copy of ``image``)."""
     props: dict[str, Any] = {} if zero is None else {PROPERTY: zero}
     machine = Machine(card=props, image=CardImage(image, format=fmt))
@@ -140,14 +140,14 @@ def erase_once(build: QemuBuild, image: Path, fmt: str, case: Case, zero: bool |
             r = d.erase(0, case.length // BLOCK - 1)
         except (QtestTimeout, QtestClosed, QemuError) as e:
             dt = time.perf_counter() - t0
-            return Outcome(dt, False, before, allocated(t.image), "-",
-                           "" if dt >= 0.9 * limit else f"{type(e).__name__}: {e}")
+            return EraseOutcome(dt, False, before, allocated(t.image), "-",
+                                "" if dt >= 0.9 * limit else f"{type(e).__name__}: {e}")
         dt = time.perf_counter() - t0
         after = allocated(t.image)
         if r.error:
-            return Outcome(dt, True, before, after, "-", f"erase failed: {r.describe()}")
+            return EraseOutcome(dt, True, before, after, "-", f"erase failed: {r.describe()}")
         erased = _verify(d, t, case, fmt, 0x00 if zero else 0xFF, mark)
-        return Outcome(dt, True, before, after, erased)
+        return EraseOutcome(dt, True, before, after, erased)
 
 
 def variants(build: QemuBuild) -> list[tuple[str, bool | None]]:
@@ -160,7 +160,7 @@ def variants(build: QemuBuild) -> list[tuple[str, bool | None]]:
 def run(builds: Sequence[QemuBuild], *, cases: Sequence[Case] = DEFAULT_CASES,
         formats: Sequence[str] = ("raw", "qcow2"), repeats: int = 3,
         limit: float = DEFAULT_LIMIT, workdir: Path,
-        progress_factory: Callable[[int], Progress] | None = None) -> Run:
+        progress_factory: Callable[[int], BenchProgress] | None = None) -> Run:
     """Every case x format x property value on every build."""
     res = Run("erase", options={"cases": [c.name for c in cases], "formats": list(formats),
                                 "repeats": repeats, "limit_s": limit})
@@ -200,10 +200,10 @@ def run(builds: Sequence[QemuBuild], *, cases: Sequence[Case] = DEFAULT_CASES,
 
 def _measure(b: QemuBuild, image: Path, fmt: str, case: Case, label: str, zero: bool | None,
              repeats: int, limit: float, mark: bytes,
-             progress: Progress | None) -> list[Figure]:
+             progress: BenchProgress | None) -> list[Figure]:
     labels: dict[str, str | int | float] = {"range": case.name, "format": fmt, PROPERTY: label}
     times: list[float] = []
-    outs: list[Outcome] = []
+    outs: list[EraseOutcome] = []
     for rep in range(repeats):
         if progress is not None:
             progress.step(b.name, f"erase {case.name} {fmt} {label} {rep + 1}/{repeats}")

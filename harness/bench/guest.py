@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench.output import Figure, Run, build_identity
-from harness.bench.progress import Progress
+from harness.bench.progress import BenchProgress
 from harness.errors import GuestError
 from harness.guest import assemble, card, protocol, runner
-from harness.guest.card import KIB, MIB, Layout
+from harness.guest.card import KIB, MIB, CardLayout
 from harness.guest.runner import GuestRun, GuestRunError
 from harness.provision import firmware
 from harness.qemu.builds import QemuBuild
@@ -80,7 +80,7 @@ def fio_job(rw: str, kib: int, runtime: int, fio_mib: int) -> str:
     return f"fio:{rw}:{kib}:{runtime}:{fio_mib}"
 
 
-def jobs_for(lay: Layout, opts: Options, full: bool) -> list[str]:
+def jobs_for(lay: CardLayout, opts: Options, full: bool) -> list[str]:
     """The jobs of one boot: everything (``full``), or only the erase."""
     erase = f"discard:{lay.erase_at // MIB}:{lay.erase_bytes // MIB}"
     if not full:
@@ -119,8 +119,8 @@ class Boot:
 
 
 def boot(build: QemuBuild, guest: assemble.Guest | None, opts: Options, image: Path,
-         lay: Layout, jobs: list[str], erase_zero: bool | None, workdir: Path,
-         tag: str, progress: Progress | None) -> Boot:
+         lay: CardLayout, jobs: list[str], erase_zero: bool | None, workdir: Path,
+         tag: str, progress: BenchProgress | None) -> Boot:
     """Boot the guest on ``image`` with ``jobs``; tries KVM first in auto mode."""
     kernel = opts.kernel or (guest.kernel if guest else None)
     base_initrd = opts.initrd or (guest.initramfs if guest else None)
@@ -225,7 +225,7 @@ def _missing(t: protocol.Transcript, job: str) -> str:
     return "no result"
 
 
-def erase_figure(build: str, b: Boot, lay: Layout, opts: Options, image: Path,
+def erase_figure(build: str, b: Boot, lay: CardLayout, opts: Options, image: Path,
                  before: tuple[int, int], setting: str) -> tuple[Figure, list[str]]:
     """The erase's time, allocation before/after and what the range reads as."""
     job = f"discard:{lay.erase_at // MIB}:{lay.erase_bytes // MIB}"
@@ -282,7 +282,7 @@ def _size(n: int) -> str:
     return f"{n >> 30} GiB" if n % (1 << 30) == 0 else f"{n >> 20} MiB"
 
 
-def integrity_figures(build: str, accel: str, t: protocol.Transcript, lay: Layout,
+def integrity_figures(build: str, accel: str, t: protocol.Transcript, lay: CardLayout,
                       image: Path, fmt: str) -> tuple[list[Figure], list[str]]:
     """The pattern the guest wrote and read, and nothing else touched, checked from the host."""
     checks: dict[str, bool] = {}
@@ -324,11 +324,11 @@ def qtest_figures(build: QemuBuild, workdir: Path, repeats: int) -> dict[str, fl
 
 
 def bench_build(build: QemuBuild, guest: assemble.Guest | None, opts: Options, workdir: Path,
-                progress: Progress | None) -> tuple[list[Figure], list[str]]:
+                progress: BenchProgress | None) -> tuple[list[Figure], list[str]]:
     """Every figure of one build."""
     figs: list[Figure] = []
     notes: list[str] = []
-    lay = Layout.make(opts.erase_mib, opts.fio_mib)
+    lay = CardLayout.make(opts.erase_mib, opts.fio_mib)
     settings: list[bool | None] = [False, True] if build.has_erase_blocks_as_zero else [None]
     qtest: dict[str, float] = {}
     if opts.qtest:
@@ -381,7 +381,7 @@ def bench_build(build: QemuBuild, guest: assemble.Guest | None, opts: Options, w
 
 
 def run(builds: Sequence[QemuBuild], opts: Options, *, workdir: Path,
-        progress_factory: Callable[[int], Progress] | None = None,
+        progress_factory: Callable[[int], BenchProgress] | None = None,
         log: Callable[[str], None] = print) -> Run:
     """The guest benchmark on every build."""
     for s in opts.sizes:
@@ -397,7 +397,7 @@ def run(builds: Sequence[QemuBuild], opts: Options, *, workdir: Path,
         "accel": opts.accel, "kernel": str(opts.kernel or (guest.kernel if guest else "")),
         "initrd": str(opts.initrd or (guest.initramfs if guest else "")),
         "append": opts.append, "guest_packages": guest.packages if guest else {},
-        "image": f"{Layout.make(opts.erase_mib, opts.fio_mib).card_bytes >> 30} GiB sparse "
+        "image": f"{CardLayout.make(opts.erase_mib, opts.fio_mib).card_bytes >> 30} GiB sparse "
                  f"{opts.fmt} SDHC, made for the run"})
     steps = sum(2 if b.has_erase_blocks_as_zero else 1 for b in builds)
     progress = progress_factory(steps) if progress_factory else None

@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.bench import qtest_bench
 from harness.bench.output import Figure, Run, build_identity
-from harness.bench.progress import Progress
+from harness.bench.progress import BenchProgress
 from harness.driver.host import HostDriver
 from harness.driver.results import Mode
 from harness.machine import CardImage, Machine
@@ -76,7 +76,7 @@ class _Pair:
 
 
 def model_vs_qemu(b: QemuBuild, image: Path, content: bytes, repeats: int, quick: bool,
-                  progress: Progress | None) -> tuple[list[Figure], list[str]]:
+                  progress: BenchProgress | None) -> tuple[list[Figure], list[str]]:
     """Register read, SD command and 128 KiB ADMA2 read: model vs QEMU."""
     n_reg = 300 if quick else 2000
     n_cmd = 30 if quick else 200
@@ -128,7 +128,7 @@ def model_vs_qemu(b: QemuBuild, image: Path, content: bytes, repeats: int, quick
     return figs, notes
 
 
-def model_erase(b: QemuBuild, repeats: int, progress: Progress | None) -> list[Figure]:
+def model_erase(b: QemuBuild, repeats: int, progress: BenchProgress | None) -> list[Figure]:
     """Model erase time of 2 MiB, 2 GiB and 64 GiB ranges on a 64 GiB card."""
     figs = []
     for name, length in ERASE_RANGES:
@@ -156,7 +156,7 @@ def model_erase(b: QemuBuild, repeats: int, progress: Progress | None) -> list[F
 
 
 def qtest_ops(b: QemuBuild, repeats: int, quick: bool,
-              progress: Progress | None) -> list[Figure]:
+              progress: BenchProgress | None) -> list[Figure]:
     """qtest register reads per second: naive, synchronous, pipelined client."""
     n = 300 if quick else 3000
     samples: dict[str, list[float]] = {"naive": [], "sync": [], "pipelined": []}
@@ -179,7 +179,7 @@ def qtest_ops(b: QemuBuild, repeats: int, quick: bool,
 
 
 def scenarios_per_second(b: QemuBuild, repeats: int, groups: Sequence[str],
-                         progress: Progress | None) -> tuple[list[Figure], list[str]]:
+                         progress: BenchProgress | None) -> tuple[list[Figure], list[str]]:
     """Cross-check scenarios of ``groups`` per second, one after the other:
     one QEMU launched for each, then QEMU processes reused (reset between
     scenarios, :class:`harness.qemu.pool.QemuPool`)."""
@@ -224,7 +224,7 @@ def scenarios_per_second(b: QemuBuild, repeats: int, groups: Sequence[str],
 
 def run(builds: Sequence[QemuBuild], *, repeats: int = 3, quick: bool = False,
         groups: Sequence[str] = SCENARIO_GROUPS, workdir: Path,
-        progress_factory: Callable[[int], Progress] | None = None) -> Run:
+        progress_factory: Callable[[int], BenchProgress] | None = None) -> Run:
     """All harness figures for every build."""
     res = Run("harness", options={"repeats": repeats, "quick": quick,
                                   "scenario_groups": list(groups)})

@@ -9,7 +9,7 @@ from typing import TextIO
 from harness.progress import StatusLine
 
 
-class Progress:
+class BenchProgress:
     """Counts a benchmark's steps and shows the current one; ``force``:
     live (True) or plain lines (False) whatever ``stream`` is.  :meth:`clear`
     takes the line down (call it before printing a table)."""
@@ -33,7 +33,7 @@ class Progress:
         """Take the line down."""
         self.line.clear()
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> BenchProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:

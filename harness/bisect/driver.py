@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.bisect import ABORT, BAD, GOOD, SKIP
 from harness.bisect.checks import Check
-from harness.bisect.progress import Progress, fmt_duration
+from harness.bisect.progress import BisectProgress, fmt_duration
 from harness.bisect.step import GitError, StepOutcome, _git_env, dirty_files, git, run_step
 from harness.errors import SdqtestError
 from harness.provision import proc
@@ -228,7 +228,7 @@ def bisect(
     check: Check,
     *,
     log_dir: Path | None = None,
-    progress: Progress | None = None,
+    progress: BisectProgress | None = None,
     build_timeout: float = 3600,
     check_timeout: float = 900,
     verify_good: bool = False,
@@ -243,7 +243,7 @@ def bisect(
     """
     src = toplevel(src)
     good_sha, bad_sha = _endpoints(src, good, bad, builder)
-    progress = progress or Progress()
+    progress = progress or BisectProgress()
     log_dir = (log_dir or default_log_dir(src)).absolute()
     log_dir.mkdir(parents=True, exist_ok=True)
     _announce(src, good_sha, bad_sha, builder, check, log_dir, progress)
@@ -288,7 +288,7 @@ def _endpoints(src: Path, good: str, bad: str, builder: Builder) -> tuple[str, s
 
 
 def _announce(src: Path, good_sha: str, bad_sha: str, builder: Builder, check: Check,
-              log_dir: Path, progress: Progress) -> None:
+              log_dir: Path, progress: BisectProgress) -> None:
     n = int(git(src, "rev-list", "--count", f"{good_sha}..{bad_sha}").strip())
     progress.say(f"bisecting {n} commits from good {good_sha[:12]} to bad {bad_sha[:12]} "
                  f"with {check.describe()}; logs in {log_dir}")
@@ -313,7 +313,7 @@ class _Loop:
     first bad commit; ``res`` collects the steps and the conclusion."""
 
     def __init__(self, src: Path, builder: Builder, check: Check, res: BisectResult,
-                 log_dir: Path, progress: Progress, build_timeout: float,
+                 log_dir: Path, progress: BisectProgress, build_timeout: float,
                  check_timeout: float) -> None:
         self.src, self.builder, self.check, self.res = src, builder, check, res
         self.log_dir, self.progress = log_dir, progress

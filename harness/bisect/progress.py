@@ -18,7 +18,7 @@ from harness.progress import StatusLine
 from harness.progress import fmt_duration as fmt_duration
 
 
-class Progress:
+class BisectProgress:
     """Prints to ``stream`` (stderr by default); ``live`` ticks on a terminal."""
 
     def __init__(self, stream: IO[str] | None = None, *, live: bool | None = None) -> None:

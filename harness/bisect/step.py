@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.bisect import ABORT, SKIP
 from harness.bisect.checks import Check
-from harness.bisect.progress import Progress
+from harness.bisect.progress import BisectProgress
 from harness.errors import SdqtestError
 from harness.provision import proc
 from harness.provision.build import Builder
@@ -74,12 +74,12 @@ def run_step(
     *,
     build_timeout: float,
     check_timeout: float,
-    progress: Progress | None = None,
+    progress: BisectProgress | None = None,
 ) -> StepOutcome:
     """Build and check the commit checked out in ``src``; the log goes to ``log_path``."""
     commit = git(src, "rev-parse", "HEAD").strip()
     subject = git(src, "log", "-1", "--format=%s", commit).strip()
-    progress = progress or Progress(live=False)
+    progress = progress or BisectProgress(live=False)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     out = StepOutcome(commit, subject, SKIP, "", log=log_path)
     with open(log_path, "a") as log:

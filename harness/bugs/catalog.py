@@ -62,7 +62,7 @@ class Bug:
     slug: str
     title: str
     #: Drives a fresh QEMU and says whether the bug showed.
-    reproduce: Callable[[Target], R.Observation] | None
+    reproduce: Callable[[Target], R.BugObservation] | None
     machine: Callable[[], Machine] = lambda: R.SD_MACHINE
     #: Why a build cannot run the reproducer (None: it can).
     unusable: Callable[[BuildProfile], str | None] = _sd

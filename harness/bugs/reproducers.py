@@ -3,7 +3,7 @@ they saw.
 
 Each function drives a fresh QEMU (a :class:`~harness.bugs.stdio_target.StdioTarget`)
 with :class:`~harness.driver.host.HostDriver` / :class:`~harness.driver.emmc.EmmcDriver`
-and says whether the bug showed (:class:`Observation`).  The judgement is
+and says whether the bug showed (:class:`BugObservation`).  The judgement is
 the specification's (section cited in each docstring), never the answer of
 a particular build.  The same sequence is the C test of the bug under
 ``harness/bugs/data/tests/`` (libqtest), so QEMU's own test suite can hold the fix.
@@ -36,7 +36,7 @@ RPMB_NONCE = bytes(range(0xA0, 0xB0))
 
 
 @dataclass(frozen=True)
-class Observation:
+class BugObservation:
     """What a reproducer saw: the bug or not, in one line."""
 
     present: bool
@@ -64,35 +64,35 @@ def _lock_data(flags: int, password: bytes) -> bytes:
     return HostDriver.lock_block(flags, password).ljust(512, b"\0")
 
 
-def lock_pwd_len(t: Target) -> Observation:
+def lock_pwd_len(t: Target) -> BugObservation:
     """PLS 4.3.7.1-2: after setting a password, CMD42 LOCK with that password
     (PWD_LEN = its length) locks the card."""
     d = _sd(t)
     d.lock_unlock(_lock_data(S.LOCK_SET_PWD, PASSWORD), set_blocklen=False)
     st = d.send_status().r1
     if st & S.LOCK_UNLOCK_FAILED:
-        return Observation(True, f"setting a {len(PASSWORD)}-byte password failed "
-                           f"(status {st:#010x})")
+        return BugObservation(True, f"setting a {len(PASSWORD)}-byte password failed "
+                              f"(status {st:#010x})")
     d.lock_unlock(_lock_data(S.LOCK_LOCK, PASSWORD), set_blocklen=False)
     st = d.send_status().r1
     locked = bool(st & S.CARD_IS_LOCKED) and not st & S.LOCK_UNLOCK_FAILED
-    return Observation(not locked, f"CMD42 LOCK with the {len(PASSWORD)}-byte password: "
-                       f"status {st:#010x}, " + ("locked" if locked else
-                                                 "LOCK_UNLOCK_FAILED, not locked"))
+    return BugObservation(not locked, f"CMD42 LOCK with the {len(PASSWORD)}-byte password: "
+                          f"status {st:#010x}, " + ("locked" if locked else
+                                                    "LOCK_UNLOCK_FAILED, not locked"))
 
 
-def wide_data_byte_order(t: Target) -> Observation:
+def wide_data_byte_order(t: Target) -> BugObservation:
     """PLS 4.3.9 (ACMD22): the number of written blocks is sent as a 32-bit
     number, most significant byte first; one block written reads 00 00 00 01."""
     d = _sd(t)
     d.write_blocks(0, bytes(512))
     data = d.send_num_wr_blocks().data or b""
     spec = (1).to_bytes(4, "big")
-    return Observation(data != spec, f"ACMD22 after one block written sent {data.hex(' ')} "
-                       f"(the spec: {spec.hex(' ')})")
+    return BugObservation(data != spec, f"ACMD22 after one block written sent {data.hex(' ')} "
+                          f"(the spec: {spec.hex(' ')})")
 
 
-def acmd22_count_survives_reset(t: Target) -> Observation:
+def acmd22_count_survives_reset(t: Target) -> BugObservation:
     """PLS 4.3.9, 4.2.1: CMD0 resets the card; ACMD22 before any write since
     then has no written blocks to count (0)."""
     d = _sd(t)
@@ -101,11 +101,11 @@ def acmd22_count_survives_reset(t: Target) -> Observation:
     d.init_card()
     data = d.send_num_wr_blocks().data or b""
     count = int.from_bytes(data, "big") if len(data) == 4 else -1
-    return Observation(count != 0, f"ACMD22 after CMD0 and a new initialisation, no write: "
-                       f"{data.hex(' ')} (three blocks were written before the reset)")
+    return BugObservation(count != 0, f"ACMD22 after CMD0 and a new initialisation, no write: "
+                          f"{data.hex(' ')} (three blocks were written before the reset)")
 
 
-def command_during_transfer(t: Target) -> Observation:
+def command_during_transfer(t: Target) -> BugObservation:
     """PLS 4.3.3-4.3.4: CMD13 is valid in the receive-data state and leaves
     the transfer alone; the block sent afterwards completes the write.  (The
     abort itself is seen by the runner: QEMU gone, an assertion on stderr.)"""
@@ -121,11 +121,11 @@ def command_during_transfer(t: Target) -> Observation:
     for _ in range(512 // 4):
         d.wr(H.BDATA, 0x5A5A5A5A)
     after = d.send_status().r1
-    return Observation(False, f"CMD13 during CMD24 answered {st:#010x}; after the block "
-                       f"{after:#010x}; QEMU still running")
+    return BugObservation(False, f"CMD13 during CMD24 answered {st:#010x}; after the block "
+                          f"{after:#010x}; QEMU still running")
 
 
-def command_during_read(t: Target) -> Observation:
+def command_during_read(t: Target) -> BugObservation:
     """PLS 4.3.3, Table 4-41: CMD13 is valid in the send-data state and
     leaves the transfer alone; the rest of a CMD18 read is the card's next
     bytes.  The host reads the card 4 bytes a block (SDHC 2.2.2: any block
@@ -150,11 +150,11 @@ def command_during_read(t: Target) -> Observation:
     d.wait_status("data", H.NIS_RBUFRDY)
     d.clear_status(H.NIS_RBUFRDY)
     rest = [d.rd(H.BDATA) for _ in range(3)]  # the third and fourth after CMD13
-    return Observation(False, f"CMD13 during CMD18 answered {st:#010x}; read {first:#x} "
-                       f"then {[hex(w) for w in rest]}; QEMU still running")
+    return BugObservation(False, f"CMD13 during CMD18 answered {st:#010x}; read {first:#x} "
+                          f"then {[hex(w) for w in rest]}; QEMU still running")
 
 
-def rspreg3_after_auto_cmd12(t: Target) -> Observation:
+def rspreg3_after_auto_cmd12(t: Target) -> BugObservation:
     """SDHC 2.2.7, 3.7.1.2: Response register 3 holds the Auto CMD12
     response; a single-block write ends in the transfer state, where the
     card does not answer CMD12 (PLS 4.8), so there is nothing to copy and
@@ -168,11 +168,11 @@ def rspreg3_after_auto_cmd12(t: Target) -> Observation:
     t_ = Transfer(read=False, block_count=1, multi=False, auto_cmd=12, data=bytes(512))
     res = d.cmd(S.index("WRITE_BLOCK"), d.address(0), data=t_)
     after = res.auto_cmd12_response if res.auto_cmd12_response is not None else d.rd(H.RSPREG3)
-    return Observation(after != before, f"RSPREG3 {before:#010x} before a CMD24 with Auto "
-                       f"CMD12 the card does not answer (CMD10's CID), {after:#010x} after")
+    return BugObservation(after != before, f"RSPREG3 {before:#010x} before a CMD24 with Auto "
+                          f"CMD12 the card does not answer (CMD10's CID), {after:#010x} after")
 
 
-def emmc_partition_range(t: Target) -> Observation:
+def emmc_partition_range(t: Target) -> BugObservation:
     """JESD84-B51 6.2.5, 6.6.4: addresses are checked against the selected
     partition; the block after boot 1's last is out of range, not boot 2's first."""
     recipe = images.recipe(EMMC_IMAGE)
@@ -184,12 +184,12 @@ def emmc_partition_range(t: Target) -> Observation:
     r = d.read_blocks(past, 1)
     boot2 = recipe.expected(recipe.partition_starts()["boot2"], 512)
     leaked = not r.error and r.data == boot2
-    return Observation(leaked, f"CMD17 of block {past} of boot 1 (it has {past}): " + (
+    return BugObservation(leaked, f"CMD17 of block {past} of boot 1 (it has {past}): " + (
         "boot 2's first block, no error" if leaked else
         ("an error" if r.error else "no error") + f", R1 {r.r1:#010x}"))
 
 
-def emmc_rpmb_address_unchecked(t: Target) -> Observation:
+def emmc_rpmb_address_unchecked(t: Target) -> BugObservation:
     """JESD84-B51 6.6.22.4: an authenticated read of a half-sector past the
     RPMB partition fails with result 0x0004 (address failure)."""
     recipe = images.recipe(EMMC_IMAGE)
@@ -201,9 +201,9 @@ def emmc_rpmb_address_unchecked(t: Target) -> Observation:
     past = recipe.rpmb_partition_size // E.RPMB_DATA_BYTES
     frames = frames_of(d.rpmb_auth_read(past, 1, RPMB_NONCE))
     result = E.frame_int(frames[0], "result") if frames else -1
-    return Observation(result != RpmbResult.ADDRESS_FAILURE,
-                       f"authenticated read of half-sector {past} (RPMB has {past}): result "
-                       f"{result:#06x} (the standard: {int(RpmbResult.ADDRESS_FAILURE):#06x})")
+    return BugObservation(result != RpmbResult.ADDRESS_FAILURE,
+                          f"authenticated read of half-sector {past} (RPMB has {past}): result "
+                          f"{result:#06x} (the standard: {int(RpmbResult.ADDRESS_FAILURE):#06x})")
 
 
 def uhs_machine() -> Machine:
@@ -226,7 +226,7 @@ def _migrated(t: Target) -> list[str]:
         return migrate(t, t.binary, Path(tmp), "bug").pci_lost
 
 
-def hostctl2_not_migrated(t: Target) -> Observation:
+def hostctl2_not_migrated(t: Target) -> BugObservation:
     """SDHC 2.2.24 and QEMU's migration contract: a guest's UHS mode and
     driver strength in Host Control 2 read back the same after migration."""
     d = HostDriver(t)
@@ -237,17 +237,17 @@ def hostctl2_not_migrated(t: Target) -> Observation:
     _migrated(t)
     after = d.rd(H.HOSTCTL2)
     if before != value:
-        return Observation(False, f"HOSTCTL2 took {before:#06x} for {value:#06x}: "
-                           "not writable here, nothing to migrate")
-    return Observation(after != before, f"HOSTCTL2 {before:#06x} before migration, "
-                       f"{after:#06x} after")
+        return BugObservation(False, f"HOSTCTL2 took {before:#06x} for {value:#06x}: "
+                              "not writable here, nothing to migrate")
+    return BugObservation(after != before, f"HOSTCTL2 {before:#06x} before migration, "
+                          f"{after:#06x} after")
 
 
-def pci_config_not_migrated(t: Target) -> Observation:
+def pci_config_not_migrated(t: Target) -> BugObservation:
     """PCI 3.0 6.2 and QEMU's migration contract: the BAR and the command
     register a guest programmed survive migration."""
     lost = _migrated(t)
-    return Observation(bool(lost), "after migration: " + ("; ".join(lost) if lost
+    return BugObservation(bool(lost), "after migration: " + ("; ".join(lost) if lost
                                                            else "BAR0 and COMMAND kept"))
 
 
@@ -258,7 +258,7 @@ def _emmc(t: Target) -> EmmcDriver:
     return d
 
 
-def emmc_sleep_no_awake(t: Target) -> Observation:
+def emmc_sleep_no_awake(t: Target) -> BugObservation:
     """JESD84-B51 6.6.21: CMD0 resets a sleeping device, which then goes
     through identification again.  (The abort is seen by the runner.)"""
     d = _emmc(t)
@@ -266,11 +266,11 @@ def emmc_sleep_no_awake(t: Target) -> Observation:
     d.cmd(S.index("GO_IDLE_STATE"), 0)
     d.init_emmc()
     st = d.send_status().r1
-    return Observation(False, f"CMD0 after CMD5 sleep: the device initialised again, "
-                       f"status {st:#010x}")
+    return BugObservation(False, f"CMD0 after CMD5 sleep: the device initialised again, "
+                          f"status {st:#010x}")
 
 
-def emmc_gp_partition_access(t: Target) -> Observation:
+def emmc_gp_partition_access(t: Target) -> BugObservation:
     """JESD84-B51 7.4.69, 6.6.1: selecting general purpose partition 1 on a
     device without one is refused (SWITCH_ERROR); the next read is the user
     area's.  (An abort on that read is seen by the runner.)"""
@@ -279,8 +279,8 @@ def emmc_gp_partition_access(t: Target) -> Observation:
     st = d.send_status().r1
     d.read_blocks(0, 1)
     refused = bool(st & E.SWITCH_ERROR)
-    return Observation(not refused, f"PARTITION_ACCESS {int(Partition.GP1)} without general "
-                       f"purpose partitions: status {st:#010x}, " +
+    return BugObservation(not refused, f"PARTITION_ACCESS {int(Partition.GP1)} without general "
+                          f"purpose partitions: status {st:#010x}, " +
                        ("SWITCH_ERROR" if refused else "accepted"))
 
 
@@ -290,7 +290,7 @@ def sd_image_machine() -> Machine:
     return Machine(image=CardImage(images.ensure("sdsc-16m")))
 
 
-def sdma_boundary_resume(t: Target) -> Observation:
+def sdma_boundary_resume(t: Target) -> BugObservation:
     """SDHC 3.00 1.14.1, 2.2.1: an SDMA transfer stopped at a buffer
     boundary resumes when the driver writes the next address to SDMA System
     Address (what Linux's sdhci_data_irq and U-Boot's sdhci_transfer_data
@@ -298,13 +298,13 @@ def sdma_boundary_resume(t: Target) -> Observation:
     d = _sd(t)
     r = d.read_blocks(0, 16, mode=Mode.SDMA, sdma_boundary=4096)
     stalled = r.timeout is not None or bool(r.errintsts)
-    return Observation(stalled, f"CMD18 of 16 blocks by SDMA with 4 KiB boundaries: "
-                       f"{r.dma_interrupts} DMA interrupts, " + (
+    return BugObservation(stalled, f"CMD18 of 16 blocks by SDMA with 4 KiB boundaries: "
+                          f"{r.dma_interrupts} DMA interrupts, " + (
                            f"no Transfer Complete (timeout at {r.timeout})" if stalled
                            else "Transfer Complete"))
 
 
-def wp_write_proceeds(t: Target) -> Observation:
+def wp_write_proceeds(t: Target) -> BugObservation:
     """PLS 4.3.4, 4.10.1 (WP_VIOLATION): after CMD28 protects the group of
     block 0, a CMD24 to block 0 is refused and the block keeps its data."""
     d = _sd(t)
@@ -312,11 +312,11 @@ def wp_write_proceeds(t: Target) -> Observation:
     d.cmd(S.index("SET_WRITE_PROT"), d.address(0))
     w = d.write_blocks(0, bytes([0x5A]) * 512)
     after = d.read_blocks(0, 1).data
-    return Observation(after != before, f"CMD24 to a protected group: R1 {w.r1:#010x}, "
-                       "the block " + ("overwritten" if after != before else "kept"))
+    return BugObservation(after != before, f"CMD24 to a protected group: R1 {w.r1:#010x}, "
+                          "the block " + ("overwritten" if after != before else "kept"))
 
 
-def dat_reset_keeps_adma(t: Target) -> Observation:
+def dat_reset_keeps_adma(t: Target) -> BugObservation:
     """SDHC 3.00 2.2.16: Software Reset For DAT Line stops DMA.  An ADMA2
     read of three descriptors, each with Int, pauses after the first; after
     the DAT reset and a register read the third buffer is left as it was."""
@@ -338,5 +338,5 @@ def dat_reset_keeps_adma(t: Target) -> Observation:
     d.wr(H.SWRST, H.SWRST_DAT)
     d.rd(H.NORINTSTS)
     after = t.mem_read(bufs[2], 4)
-    return Observation(after != b"\xff" * 4, "third ADMA2 buffer after the DAT reset and a "
-                       f"register read: {after.hex(' ')} (left as it was: ff ff ff ff)")
+    return BugObservation(after != b"\xff" * 4, "third ADMA2 buffer after the DAT reset and a "
+                          f"register read: {after.hex(' ')} (left as it was: ff ff ff ff)")

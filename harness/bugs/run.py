@@ -21,7 +21,7 @@ from harness.qemu.builds import QemuBuild
 from harness.qemu.session import find_assertion
 
 
-class Verdict(enum.StrEnum):
+class BugVerdict(enum.StrEnum):
     PRESENT = "present"
     ABSENT = "absent"
     #: The symptom did not show, which proves nothing (uninitialised data).
@@ -33,11 +33,11 @@ class Verdict(enum.StrEnum):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class BugOutcome:
     bug: Bug
     build: str
     version: str
-    verdict: Verdict
+    verdict: BugVerdict
     detail: str
     seconds: float = 0.0
     #: The qtest lines sent (a pipe run only): with the machine, a replayable trace.
@@ -51,44 +51,44 @@ class Outcome:
     @property
     def agrees(self) -> bool | None:
         """Verdict and ledger agree (None: the verdict says nothing)."""
-        if self.verdict is Verdict.PRESENT:
+        if self.verdict is BugVerdict.PRESENT:
             return self.expected
-        if self.verdict is Verdict.ABSENT:
+        if self.verdict is BugVerdict.ABSENT:
             return not self.expected
         return None
 
 
-def run(bug: Bug, build: QemuBuild, *, timeout: float = 10.0) -> Outcome:
+def run(bug: Bug, build: QemuBuild, *, timeout: float = 10.0) -> BugOutcome:
     """Run ``bug``'s reproducer once on a fresh QEMU of ``build``."""
     target: StdioTarget | None = None
 
-    def out(verdict: Verdict, detail: str, t0: float = 0.0) -> Outcome:
+    def out(verdict: BugVerdict, detail: str, t0: float = 0.0) -> BugOutcome:
         trace = tuple(target.trace) if isinstance(target, StdioTarget) else ()
-        return Outcome(bug, build.name, build.version, verdict, detail,
-                       time.monotonic() - t0 if t0 else 0.0, trace)
+        return BugOutcome(bug, build.name, build.version, verdict, detail,
+                          time.monotonic() - t0 if t0 else 0.0, trace)
 
     if bug.reproduce is None:
-        return out(Verdict.UNUSABLE, bug.note or "no reproducer")
+        return out(BugVerdict.UNUSABLE, bug.note or "no reproducer")
     reason = bug.unusable(build.profile)
     if reason:
-        return out(Verdict.UNUSABLE, reason)
+        return out(BugVerdict.UNUSABLE, reason)
     t0 = time.monotonic()
     try:
         target = _target(bug, build, timeout)  # noqa: F841 - read by out()
     except QemuError as e:
-        return out(Verdict.ERROR, f"QEMU did not start: {e}", t0)
+        return out(BugVerdict.ERROR, f"QEMU did not start: {e}", t0)
     try:
         obs = bug.reproduce(target)
     except QemuGone as e:
         target.close()
         return out(*_gone(bug, target, e), t0)
     except (QemuError, DriverError) as e:
-        return out(Verdict.ERROR, f"{type(e).__name__}: {e}", t0)
+        return out(BugVerdict.ERROR, f"{type(e).__name__}: {e}", t0)
     finally:
         target.close()
     if obs.present:
-        return out(Verdict.PRESENT, obs.detail, t0)
-    return out(Verdict.ABSENT if bug.shows_absence else Verdict.NOT_SHOWN, obs.detail, t0)
+        return out(BugVerdict.PRESENT, obs.detail, t0)
+    return out(BugVerdict.ABSENT if bug.shows_absence else BugVerdict.NOT_SHOWN, obs.detail, t0)
 
 
 def _target(bug: Bug, build: QemuBuild, timeout: float) -> StdioTarget:
@@ -99,7 +99,7 @@ def _target(bug: Bug, build: QemuBuild, timeout: float) -> StdioTarget:
     return StdioTarget(build.binary, bug.machine(), timeout=timeout)
 
 
-def _gone(bug: Bug, target: StdioTarget, e: QemuGone) -> tuple[Verdict, str]:
+def _gone(bug: Bug, target: StdioTarget, e: QemuGone) -> tuple[BugVerdict, str]:
     """QEMU went away during the reproducer: the bug itself when it is an
     abort (a signal, an assertion line on stderr), else an error."""
     stderr = getattr(target, "stderr", "")
@@ -108,5 +108,5 @@ def _gone(bug: Bug, target: StdioTarget, e: QemuGone) -> tuple[Verdict, str]:
     signalled = isinstance(status, int) and status < 0
     how = assertion or (f"signal {-status}" if signalled and isinstance(status, int)
                         else f"exit status {status}")
-    verdict = Verdict.PRESENT if bug.aborts and (assertion or signalled) else Verdict.ERROR
+    verdict = BugVerdict.PRESENT if bug.aborts and (assertion or signalled) else BugVerdict.ERROR
     return verdict, f"{e}: {how}"

@@ -252,7 +252,7 @@ def _fixed_build(patched: list[Bug], binary: Path, log: IO[str], check: bool) ->
     print(f"\nreproducers on the build with the fixes ({binary}):")
     for b in patched:
         o = run.run(b, q)
-        bad += o.verdict is not run.Verdict.ABSENT
+        bad += o.verdict is not run.BugVerdict.ABSENT
         print(f"  {b.name}: {o.verdict.value}: {o.detail}")
     if check:
         clean, tail = _check(binary, log)

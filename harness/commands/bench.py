@@ -104,12 +104,12 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _run_part(part: str, args: argparse.Namespace, builds: list[Any], workdir: Path) -> Run:
-    from harness.bench.progress import Progress
+    from harness.bench.progress import BenchProgress
 
-    made: list[Progress] = []
+    made: list[BenchProgress] = []
 
-    def progress(total: int) -> Progress:
-        made.append(Progress(f"bench {part}", total))
+    def progress(total: int) -> BenchProgress:
+        made.append(BenchProgress(f"bench {part}", total))
         return made[-1]
 
     try:
@@ -365,12 +365,12 @@ def run_guest(args: argparse.Namespace) -> int:
     if not builds:
         print("sdqtest bench guest: no selected build has sdhci-pci/sd-card", file=sys.stderr)
         return 2
-    from harness.bench.progress import Progress
+    from harness.bench.progress import BenchProgress
 
-    made: list[Progress] = []
+    made: list[BenchProgress] = []
 
-    def progress(total: int) -> Progress:
-        made.append(Progress("bench guest", total))
+    def progress(total: int) -> BenchProgress:
+        made.append(BenchProgress("bench guest", total))
         return made[-1]
 
     try:

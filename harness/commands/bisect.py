@@ -25,7 +25,7 @@ from harness.bisect.driver import (
     toplevel,
     tree_lock,
 )
-from harness.bisect.progress import Progress
+from harness.bisect.progress import BisectProgress
 from harness.bisect.step import GitError, git, run_step
 from harness.provision.build import Builder, format_missing, make_builder, tree_dir
 
@@ -161,7 +161,7 @@ def run_one_step(args: argparse.Namespace) -> int:
         head = git(src, "rev-parse", "HEAD").strip()
         log = args.log or tree_dir(src) / "run-logs" / f"{head[:12]}.log"
         log = log.absolute()
-        progress = Progress()
+        progress = BisectProgress()
         with tree_lock(src):
             progress.step(1, None, head, git(src, "log", "-1", "--format=%s", head).strip())
             out = run_step(src, builder, check, log, build_timeout=args.build_timeout,

@@ -104,7 +104,7 @@ def bugs_json(bugs: list[Any], outcomes: list[Any], rc: int) -> dict[str, Any]:
 
     return document(
         "bugs", {"exit_status": rc, "bugs": len(bugs), "verdicts": len(outcomes),
-                 "errors": sum(o.verdict is bug_run.Verdict.ERROR for o in outcomes),
+                 "errors": sum(o.verdict is bug_run.BugVerdict.ERROR for o in outcomes),
                  "against_ledger": sum(o.agrees is False for o in outcomes)},
         bugs=[{"name": b.name, "key": b.key, "title": b.title, "severity": b.severity.value,
                "affected": versions_text(b.key), "c_test": bool(b.c_test),
@@ -233,10 +233,10 @@ def _on_builds(bugs: list[Any], args: argparse.Namespace) -> tuple[int, list[Any
         from harness.bugs import seen
 
         seen.record({(o.bug.name, o.version): o.verdict.value for o in outcomes.values()
-                     if o.verdict is not run.Verdict.ERROR and o.bug.reproduce is not None},
+                     if o.verdict is not run.BugVerdict.ERROR and o.bug.reproduce is not None},
                     datetime.date.today().isoformat())
         print(f"\nrecorded in {seen.SEEN_FILE}")
-    errors = [o for o in outcomes.values() if o.verdict is run.Verdict.ERROR]
+    errors = [o for o in outcomes.values() if o.verdict is run.BugVerdict.ERROR]
     for o in errors:
         print(f"error: {o.bug.name} on {o.build}: {o.detail}")
     return (1 if errors else 0), list(outcomes.values())

@@ -124,8 +124,8 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
         ops, ctx = drivers_convert.convert(phases, raw.image_after, recipe,
                                            record_init.PATTERNS, per_kind, b.base)
     else:
-        ctx = drivers_convert.Context(b.base, raw.image_after.read_bytes(), recipe,
-                                      dict(record_init.PATTERNS))
+        ctx = drivers_convert.ConvertContext(b.base, raw.image_after.read_bytes(), recipe,
+                                             dict(record_init.PATTERNS))
         special = drivers_idma.special if b.host == "sunxi" else None
         ops = drivers_pio.convert(phases, ctx, per_kind, host, special)
     rec = recording(raw, ops, ctx, args.name, per_kind, board)

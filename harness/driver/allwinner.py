@@ -31,7 +31,7 @@ from harness.hwdefs import sd as S
 from harness.hwdefs.fields import Register
 from harness.target import Target, board_of
 
-__all__ = ["Response", "SunxiHost", "SunxiError"]
+__all__ = ["SunxiResponse", "SunxiHost", "SunxiError"]
 
 _C, _I, _G = A.SD_CMDR.field, A.SD_RISR.field, A.SD_GCTL.field
 LOAD, RESP, LONG, CRC = (_C(n).mask for n in ("CMD_LOAD", "RESP_RCV", "LONG_RESP",
@@ -66,7 +66,7 @@ class SunxiError(DriverError):
 
 
 @dataclass
-class Response:
+class SunxiResponse:
     """What a command left: SD_RISR after it, SD_RESP0..3."""
 
     index: int
@@ -174,7 +174,7 @@ class SunxiHost:
         return v
 
     def command(self, index: int, arg: int = 0, rsp: str = "r1", *, data: str = "",
-                autostop: bool = False, imask: int | None = None) -> Response:
+                autostop: bool = False, imask: int | None = None) -> SunxiResponse:
         """Issue CMD``index``; SD_RISR and the response registers after it.
         SD_RISR is cleared (0xffff, as ``sunxi_mmc_finalize_request``) after."""
         if imask is None:
@@ -184,7 +184,7 @@ class SunxiHost:
         self.wr(A.SD_CMDR, self.flags(index, rsp, data, autostop))
         return self._finish(index, rsp)
 
-    def _finish(self, index: int, rsp: str) -> Response:
+    def _finish(self, index: int, rsp: str) -> SunxiResponse:
         risr = self.rd(A.SD_RISR)
         for _ in range(POLLS):
             if risr & (CC | ERRORS):
@@ -192,13 +192,13 @@ class SunxiHost:
             risr = self.rd(A.SD_RISR)
         regs = (A.SD_RESP0, A.SD_RESP1, A.SD_RESP2, A.SD_RESP3) if rsp == "r2" else (A.SD_RESP0,)
         resp = tuple(self.rd(r) for r in regs) + (0,) * (4 - len(regs))
-        return Response(index, risr, (resp[0], resp[1], resp[2], resp[3]))
+        return SunxiResponse(index, risr, (resp[0], resp[1], resp[2], resp[3]))
 
     def clear(self, bits: int = 0xFFFF) -> None:
         self.wr(A.SD_RISR, bits)
 
     def app(self, index: int, arg: int = 0, rsp: str = "r1", rca: int = 0, **kw: object
-            ) -> Response:
+            ) -> SunxiResponse:
         """CMD55 with ``rca``, then ACMD``index``."""
         self.command(S.index("APP_CMD"), rca << 16)
         self.clear()
@@ -236,7 +236,7 @@ class SunxiHost:
     # -- data by PIO (U-Boot) ---------------------------------------------------------------
 
     def pio_read(self, index: int, arg: int, nbytes: int, *, blksz: int = 512,
-                 autostop: bool = False, imask: int | None = None) -> Response:
+                 autostop: bool = False, imask: int | None = None) -> SunxiResponse:
         """A read command whose data comes through SD_FIFO, word by word as
         SD_STAR leaves FIFO_EMPTY; then the end (DTC, ACD) is awaited."""
         self.wr(A.SD_GCTL, self.rd(A.SD_GCTL) | AHB)
@@ -257,7 +257,7 @@ class SunxiHost:
         return bytes(out)
 
     def pio_write(self, index: int, arg: int, data: bytes, *, blksz: int = 512,
-                  autostop: bool = False) -> Response:
+                  autostop: bool = False) -> SunxiResponse:
         """A write command whose data goes through SD_FIFO as SD_STAR leaves FIFO_FULL."""
         self.wr(A.SD_GCTL, self.rd(A.SD_GCTL) | AHB)
         self.wr(A.SD_BKSR, blksz)
@@ -327,7 +327,7 @@ class SunxiHost:
         self.clear()
 
     def dma_transfer(self, index: int, arg: int, sizes: list[int], *, write: bool,
-                     autostop: bool = False, blksz: int = 512) -> Response:
+                     autostop: bool = False, blksz: int = 512) -> SunxiResponse:
         """A data command through the IDMAC over buffers of ``sizes`` bytes."""
         nbytes = sum(sizes)
         self.descriptors(sizes)
@@ -340,7 +340,7 @@ class SunxiHost:
         self.finalize_dma()
         return r
 
-    def manual_stop(self) -> Response:
+    def manual_stop(self) -> SunxiResponse:
         """``sunxi_mmc_send_manual_stop``: CMD12 with STOP_ABT_CMD, polled."""
         self.wr(A.SD_CAGR, 0)
         self.wr(A.SD_CMDR, LOAD | RESP | STOP_ABT | CRC | 12)

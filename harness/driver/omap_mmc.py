@@ -37,7 +37,7 @@ from harness.hwdefs import sd as S
 from harness.hwdefs.fields import Register
 from harness.target import Target
 
-__all__ = ["Command", "OmapHost", "OmapMmcError", "Transfer", "cmd_word"]
+__all__ = ["OmapHost", "OmapMmcCommand", "OmapMmcError", "OmapMmcTransfer", "cmd_word"]
 
 _ST = O.MMC_STAT
 EOC, BRS, CTO, AF, AE, CERR = (_ST.mask(n) for n in ("EOC", "BRS", "CTO", "AF", "AE", "CERR"))
@@ -78,7 +78,7 @@ def cmd_word(index: int, rsp: str = "r1", *, ctype: int | None = None, busy: boo
 
 
 @dataclass
-class Command:
+class OmapMmcCommand:
     """A command as sent and what came back: every MMC_STAT value seen (ORed)
     and the response as Linux's ``cmd->resp[]`` (0 when not read)."""
 
@@ -101,12 +101,12 @@ class Command:
 
 
 @dataclass
-class Transfer:
+class OmapMmcTransfer:
     """A data command: its command, the bytes moved, and ``stop`` (CMD12)."""
 
-    command: Command
+    command: OmapMmcCommand
     data: bytes = b""
-    stop: Command | None = None
+    stop: OmapMmcCommand | None = None
 
 
 @dataclass
@@ -198,16 +198,16 @@ class OmapHost:
         self.wr(O.MMC_CMD, word)
 
     def request(self, index: int, arg: int = 0, *, rsp: str | None = None,
-                data: _Data | None = None, blksz: int = 512) -> Command:
+                data: _Data | None = None, blksz: int = 512) -> OmapMmcCommand:
         """One request: prepare, start, then the interrupt handler's loop."""
         kind = rsp if rsp is not None else RSP.get(index, "r1")
         self._prepare(data, blksz)
         self.start(index, arg, kind, data)
-        cmd = Command(index, arg)
+        cmd = OmapMmcCommand(index, arg)
         self._service(cmd, kind, data)
         return cmd
 
-    def _service(self, cmd: Command, kind: str, data: _Data | None) -> None:
+    def _service(self, cmd: OmapMmcCommand, kind: str, data: _Data | None) -> None:
         """``mmc_omap_irq``'s loop, polled: until command and data ended."""
         cmd_done, data_done, idle = False, data is None, 0
         for _ in range(ROUNDS_MAX):
@@ -255,15 +255,15 @@ class OmapHost:
 
     # -- commands and the identification of PLS 4.2 ---------------------------------------
 
-    def command(self, index: int, arg: int = 0, rsp: str | None = None) -> Command:
+    def command(self, index: int, arg: int = 0, rsp: str | None = None) -> OmapMmcCommand:
         return self.request(index, arg, rsp=rsp)
 
-    def app_command(self, index: int, arg: int = 0) -> Command:
+    def app_command(self, index: int, arg: int = 0) -> OmapMmcCommand:
         """CMD55 with the card's RCA, then ACMD``index``."""
         self.command(S.index("APP_CMD"), self.rca << 16)
         return self.request(index, arg, rsp=APP_RSP.get(index, "r1"))
 
-    def init(self, *, tries: int = 20) -> dict[str, Command]:
+    def init(self, *, tries: int = 20) -> dict[str, OmapMmcCommand]:
         """Power-on (init stream), CMD0, CMD8, ACMD41 until ready, CMD2, CMD3,
         push-pull, CMD9, CMD7, CMD16 512."""
         self.set_ios()
@@ -284,7 +284,7 @@ class OmapHost:
         out["cmd16"] = self.command(S.index("SET_BLOCKLEN"), 512)
         return out
 
-    def bus_width(self, width: int) -> Command:
+    def bus_width(self, width: int) -> OmapMmcCommand:
         """ACMD6 and MMC_CON.DW (``mmc_omap_calc_divisor``)."""
         rsp = self.app_command(S.index("SET_BUS_WIDTH", app=True), S.ACMD6_BUS_WIDTH[width])
         self.wide = width == 4
@@ -294,20 +294,20 @@ class OmapHost:
     # -- data --------------------------------------------------------------------------------
 
     def read(self, index: int, arg: int, blksz: int = 512, blocks: int = 1, *,
-             stop: bool = False, rsp: str | None = None) -> Transfer:
+             stop: bool = False, rsp: str | None = None) -> OmapMmcTransfer:
         """A read command with its data by PIO; CMD12 after it when ``stop``."""
         data = _Data(True, blksz * blocks)
-        x = Transfer(self.request(index, arg, rsp=rsp, data=data, blksz=blksz))
+        x = OmapMmcTransfer(self.request(index, arg, rsp=rsp, data=data, blksz=blksz))
         x.data = bytes(data.out)
         if stop:
             x.stop = self.command(S.index("STOP_TRANSMISSION"))
         return x
 
     def write(self, index: int, arg: int, payload: bytes, blksz: int = 512, *,
-              stop: bool = False) -> Transfer:
+              stop: bool = False) -> OmapMmcTransfer:
         """A write command, then its data by PIO as AE asks for it."""
         data = _Data(False, len(payload), payload=payload)
-        x = Transfer(self.request(index, arg, data=data, blksz=blksz))
+        x = OmapMmcTransfer(self.request(index, arg, data=data, blksz=blksz))
         x.data = payload[:data.pos]
         if stop:
             x.stop = self.command(S.index("STOP_TRANSMISSION"))

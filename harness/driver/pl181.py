@@ -35,7 +35,7 @@ from harness.hwdefs import sd as S
 from harness.hwdefs.fields import Register
 from harness.target import Target
 
-__all__ = ["Command", "MmciError", "MmciHost", "Transfer"]
+__all__ = ["MmciCommand", "MmciError", "MmciHost", "MmciTransfer"]
 
 _ST = P.MCISTATUS
 #: Linux ``MCI_IRQENABLE`` (mmci.h) and the start bit error of the ARM variant.
@@ -59,7 +59,7 @@ class MmciError(DriverError):
 
 
 @dataclass
-class Command:
+class MmciCommand:
     """A command as sent and what came back: the status bits it ended with,
     the four response words (as read: 0 when not read)."""
 
@@ -82,15 +82,15 @@ class Command:
 
 
 @dataclass
-class Transfer:
+class MmciTransfer:
     """A data transfer: its command, the bytes moved, the status seen at its
     end, and the MCIFifoCnt/MCIDataCnt pairs read along the way."""
 
-    command: Command
+    command: MmciCommand
     data: bytes = b""
     status: int = 0
     counts: list[tuple[int, int]] = field(default_factory=list)
-    stop: Command | None = None
+    stop: MmciCommand | None = None
 
 
 @HOSTS.controller("pl181")
@@ -164,12 +164,12 @@ class MmciHost:
         return handled
 
     def command(self, index: int, arg: int = 0, *, rsp: bool = True, long: bool = False,
-                extra: int = 0) -> Command:
+                extra: int = 0) -> MmciCommand:
         """A command and its end (``mmci_cmd_irq``)."""
         self.start_command(index, arg, rsp=rsp, long=long, extra=extra)
-        return self.finish(Command(index, arg))
+        return self.finish(MmciCommand(index, arg))
 
-    def finish(self, cmd: Command) -> Command:
+    def finish(self, cmd: MmciCommand) -> MmciCommand:
         status = self.wait(_CMD_DONE)
         self.ack(status)
         cmd.status = status
@@ -177,14 +177,14 @@ class MmciHost:
             cmd.response = [self.rd(r) for r in P.MCIRESPONSE]
         return cmd
 
-    def app_command(self, index: int, arg: int = 0, **kw: bool) -> Command:
+    def app_command(self, index: int, arg: int = 0, **kw: bool) -> MmciCommand:
         """CMD55 with the card's RCA, then ACMD``index``."""
         self.command(S.index("APP_CMD"), self.rca << 16)
         return self.command(index, arg, **kw)
 
     # -- the identification of PLS 4.2 ------------------------------------------------
 
-    def init(self, *, tries: int = 20) -> dict[str, Command]:
+    def init(self, *, tries: int = 20) -> dict[str, MmciCommand]:
         """Probe, CMD0, CMD8, ACMD41 until ready, CMD2, CMD3 (the RCA), push-pull,
         CMD9, CMD7, CMD16 512."""
         self.probe()
@@ -205,7 +205,7 @@ class MmciHost:
         out["cmd16"] = self.command(S.index("SET_BLOCKLEN"), 512)
         return out
 
-    def bus_width(self, width: int) -> Command:
+    def bus_width(self, width: int) -> MmciCommand:
         """ACMD6 and MCIClock.WideBus (``mmci_set_clkreg``)."""
         rsp = self.app_command(S.index("SET_BUS_WIDTH", app=True), S.ACMD6_BUS_WIDTH[width])
         self.wide = width == 4
@@ -231,16 +231,16 @@ class MmciHost:
         self.wr(P.MCIMASK1, mask1)
 
     def read(self, index: int, arg: int, blksz: int = 512, blocks: int = 1, *,
-             stop: bool = False) -> Transfer:
+             stop: bool = False) -> MmciTransfer:
         """A read command with its data by PIO; CMD12 after it when ``stop``."""
         size = blksz * blocks
         self.start_data(size, blksz, read=True)
-        xfer = Transfer(self.command(index, arg))
+        xfer = MmciTransfer(self.command(index, arg))
         if xfer.command.ok:
             xfer.data = self._pio_read(size, xfer)
         return self._end_data(xfer, stop)
 
-    def _pio_read(self, size: int, xfer: Transfer) -> bytes:
+    def _pio_read(self, size: int, xfer: MmciTransfer) -> bytes:
         out = bytearray()
         stalls = 0
         for _ in range(ROUNDS_MAX):
@@ -260,15 +260,15 @@ class MmciHost:
         return bytes(out[:size])
 
     def write(self, index: int, arg: int, data: bytes, blksz: int = 512, *,
-              stop: bool = False) -> Transfer:
+              stop: bool = False) -> MmciTransfer:
         """A write command, then its data by PIO (``mmci_cmd_irq`` starts it)."""
-        xfer = Transfer(self.command(index, arg))
+        xfer = MmciTransfer(self.command(index, arg))
         if xfer.command.ok:
             self.start_data(len(data), blksz, read=False)
             self._pio_write(data, xfer)
         return self._end_data(xfer, stop)
 
-    def _pio_write(self, data: bytes, xfer: Transfer) -> None:
+    def _pio_write(self, data: bytes, xfer: MmciTransfer) -> None:
         pos = 0
         for _ in range(ROUNDS_MAX):
             status = self.rd(P.MCISTATUS)
@@ -287,7 +287,7 @@ class MmciHost:
         self.wr(P.MCIMASK1, 0)
         self.wr(P.MCIMASK0, self.rd(P.MCIMASK0) | _DATAEND)
 
-    def _end_data(self, xfer: Transfer, stop: bool) -> Transfer:
+    def _end_data(self, xfer: MmciTransfer, stop: bool) -> MmciTransfer:
         """``mmci_data_irq``: wait for DataEnd (or an error), clear, DataCtrl 0,
         CMD12 for an open-ended transfer."""
         if xfer.command.ok:

@@ -38,7 +38,7 @@ from harness.hwdefs import sd as S
 from harness.hwdefs.fields import Register
 from harness.target import Target
 
-__all__ = ["Result", "SdhostError", "SdhostHost"]
+__all__ = ["SdhostResult", "SdhostError", "SdhostHost"]
 
 _NEW, _FAIL = B.SDCMD.mask("NEW_FLAG"), B.SDCMD.mask("FAIL_FLAG")
 _READ, _WRITE = B.SDCMD.mask("READ_CMD"), B.SDCMD.mask("WRITE_CMD")
@@ -67,7 +67,7 @@ class SdhostError(DriverError):
 
 
 @dataclass
-class Result:
+class SdhostResult:
     """One command: SDCMD and SDHSTS as the driver read them, the response words."""
 
     index: int
@@ -168,9 +168,9 @@ class SdhostHost:
         self.wr(B.SDARG, arg)
         self.wr(B.SDCMD, (index & 0x3F) | _RSP_FLAGS[rsp] | flags | _NEW)
 
-    def finish(self, index: int, rsp: str = "r1") -> Result:
+    def finish(self, index: int, rsp: str = "r1") -> SdhostResult:
         """``bcm2835_finish_command``: SDCMD, the errors or the response."""
-        res = Result(index, self._wait_cmd())
+        res = SdhostResult(index, self._wait_cmd())
         if res.failed:
             res.hsts = self.rd(B.SDHSTS)
             self.wr(B.SDHSTS, B.SDHSTS_ERROR_MASK)
@@ -184,14 +184,14 @@ class SdhostHost:
             res.rsp = [self.rd(B.SDRSP[0])]
         return res
 
-    def command(self, index: int, arg: int = 0, rsp: str = "r1") -> Result:
+    def command(self, index: int, arg: int = 0, rsp: str = "r1") -> SdhostResult:
         """A command without data; an R1b one waits for the busy interrupt."""
         self.send(index, arg, rsp)
         if rsp == "r1b" and not self.rd(B.SDCMD) & _FAIL:
             self.irq()
         return self.finish(index, rsp)
 
-    def app_command(self, index: int, arg: int = 0, rsp: str = "r1") -> Result:
+    def app_command(self, index: int, arg: int = 0, rsp: str = "r1") -> SdhostResult:
         """CMD55 with the card's RCA, then ACMD``index``."""
         self.command(S.index("APP_CMD"), self.rca << 16)
         return self.command(index, arg, rsp)
@@ -230,7 +230,7 @@ class SdhostHost:
         return bytes(out[:nbytes])
 
     def read(self, index: int, arg: int, blksz: int = 512, blocks: int = 1,
-             rsp: str = "r1") -> Result:
+             rsp: str = "r1") -> SdhostResult:
         """A read command and its data by PIO (each block on a data interrupt)."""
         self.send(index, arg, rsp, _READ, (blksz, blocks))
         res = self.finish(index, rsp)
@@ -246,7 +246,7 @@ class SdhostHost:
         self._end(blocks)
         return res
 
-    def write(self, index: int, arg: int, data: bytes, blksz: int = 512) -> Result:
+    def write(self, index: int, arg: int, data: bytes, blksz: int = 512) -> SdhostResult:
         """A write command and its blocks by PIO (the first on the data
         interrupt, the next ones on block interrupts)."""
         blocks = max(1, len(data) // blksz)
@@ -282,7 +282,7 @@ class SdhostHost:
 
     # -- the card ------------------------------------------------------------------------
 
-    def init(self, *, wide: bool = True) -> dict[str, Result]:
+    def init(self, *, wide: bool = True) -> dict[str, SdhostResult]:
         """Route, reset, then PLS 4.2: CMD0, CMD8, ACMD41 until ready, CMD2, CMD3,
         CMD9, CMD7 (R1b), ACMD6 (4-bit if ``wide``), the data clock."""
         self.route()
@@ -307,6 +307,6 @@ class SdhostHost:
         self.set_ios(CDIV_DATA, wide)
         return out
 
-    def status(self) -> Result:
+    def status(self) -> SdhostResult:
         """CMD13 (SEND_STATUS) with the card's RCA."""
         return self.command(S.index("SEND_STATUS"), self.rca << 16)

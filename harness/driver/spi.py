@@ -61,7 +61,7 @@ class Block:
 
 
 @dataclass
-class Response:
+class SpiResponse:
     """A command's response bytes (R1 first; empty: no R1 within N_CR)."""
 
     index: int
@@ -146,11 +146,11 @@ class SpiHost:
     # -- commands ------------------------------------------------------------------
 
     def command(self, index: int, arg: int = 0, *, rlen: int = 1, busy: bool = False,
-                crc: int | None = None, end: bool = True) -> Response:
+                crc: int | None = None, end: bool = True) -> SpiResponse:
         """CMD``index``; ``rlen`` response bytes (R1 1, R2 2, R3/R7 5); ``busy``
         waits out an R1b; ``end`` clocks the N_EC fillers (not before data)."""
         self.xfer_all(T.command_frame(index, arg, crc))
-        rsp = Response(index)
+        rsp = SpiResponse(index)
         for _ in range(NCR_MAX):
             b = self.xfer(T.FILL)
             if not b & 0x80:
@@ -162,7 +162,7 @@ class SpiHost:
             self.fill(1)
         return rsp
 
-    def app_command(self, index: int, arg: int = 0, **kw: object) -> Response:
+    def app_command(self, index: int, arg: int = 0, **kw: object) -> SpiResponse:
         """CMD55, then ACMD``index``."""
         self.command(S.index("APP_CMD"))
         return self.command(index, arg, **kw)  # type: ignore[arg-type]
@@ -212,7 +212,7 @@ class SpiHost:
 
     # -- the initialisation of PLS 7.2.1 ------------------------------------------------
 
-    def init(self, *, hcs: bool = True, tries: int = 20) -> dict[str, Response]:
+    def init(self, *, hcs: bool = True, tries: int = 20) -> dict[str, SpiResponse]:
         """Setup, select, 10 fillers, CMD0, CMD8, ACMD41 until R1 is not idle, CMD58."""
         self.setup()
         self.fill(10)  # >= 74 clocks with the card deselected (PLS 6.4.1.1)
@@ -227,7 +227,7 @@ class SpiHost:
         out["cmd58"] = self.command(T.index("READ_OCR"), rlen=T.R3_LEN)
         return out
 
-    def read_register(self, index: int) -> tuple[Response, Block | None]:
+    def read_register(self, index: int) -> tuple[SpiResponse, Block | None]:
         """CMD9 (CSD) or CMD10 (CID): R1, then the 16-byte block if a start
         token comes (QEMU's R1 may carry the illegal-command flag of the
         command before: ledger spi.r1-illegal-of-previous)."""

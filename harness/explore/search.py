@@ -116,7 +116,7 @@ def model_digest() -> str:
 
 
 @dataclass
-class Run:
+class ModelRun:
     """One input on the model: the operations as run (probes included)."""
 
     ops: list[Op]
@@ -180,7 +180,7 @@ class ModelRunner:
         if len(self._snaps) > self.snapshots:
             self._snaps.popitem(last=False)
 
-    def run(self, ops: Sequence[Op], *, probes: bool = True, keep: bool = False) -> Run:
+    def run(self, ops: Sequence[Op], *, probes: bool = True, keep: bool = False) -> ModelRun:
         """Run ``ops`` (without probes; one is added after each operation
         when ``probes``); ``keep``: snapshot after every operation."""
         todo = [op for op in ops if op["op"] != "probe"]
@@ -233,7 +233,7 @@ class ModelRunner:
         if self.trace:
             packed = getattr(tracer, "keys", None)
             feats.update(packed if packed is not None else (("arc", *a) for a in tracer.arcs))
-        return Run(ran, feats, ok, why)
+        return ModelRun(ran, feats, ok, why)
 
     @staticmethod
     def _status_ok(model: ModelTarget) -> bool:
@@ -322,7 +322,7 @@ class Entry:
 
 
 @dataclass
-class Stats:
+class SearchStats:
     inputs: int = 0
     model_runs: int = 0
     kept: int = 0
@@ -445,7 +445,7 @@ def _table_plan(with_tables: bool) -> list[tuple[str, list[Op]]]:
 def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
            profile: BuildProfile = NEWEST, max_ops: int = MAX_OPS, with_tables: bool = True,
            say: Callable[[str], None] | None = None, runner: ModelRunner | None = None,
-           variants: bool = True) -> tuple[list[Entry], set[Feature], Stats]:
+           variants: bool = True) -> tuple[list[Entry], set[Feature], SearchStats]:
     """The covering corpus for ``seed``: kept entries, every feature they
     reach, and the run's statistics (see the module doc).  The inputs of
     :mod:`.tables` come first (``with_tables``; on the default machine,
@@ -455,7 +455,7 @@ def search(seed: int = 1, count: int = 20000, plateau: int = 3000, *,
     runners: dict[str, ModelRunner] = {"default": runner or ModelRunner(profile)}
     names = list(_VARIANT_WEIGHTS) if variants and runner is None else ["default"]
     weights = [_VARIANT_WEIGHTS[n] for n in names]
-    s = _Search(seen=set(), kept=[], stats=Stats(), say=say)
+    s = _Search(seen=set(), kept=[], stats=SearchStats(), say=say)
     t0 = time.monotonic()
     quiet = 0
     table = _table_plan(with_tables) if len(names) > 1 else [
@@ -528,7 +528,7 @@ def reuse_safe(machine: Machine, ops: Sequence[Op]) -> bool:
 class _Search:
     seen: set[Feature]
     kept: list[Entry]
-    stats: Stats
+    stats: SearchStats
     say: Callable[[str], None] | None
 
     def consider(self, i: int, variant: str, runner: ModelRunner, ops: list[Op]) -> bool:

@@ -262,9 +262,9 @@ def _builtin(kroot: Path, version: str) -> set[str]:
 
 def initramfs_entries(programs: dict[str, Path], libs: dict[str, Path], interp: str,
                       modules: Sequence[Path], kernel_version: str,
-                      kroot: Path) -> list[cpio.Entry]:
+                      kroot: Path) -> list[cpio.CpioEntry]:
     """Every member of the initramfs: directories, programs, libraries, modules, /init."""
-    files: dict[str, cpio.Entry] = {}
+    files: dict[str, cpio.CpioEntry] = {}
     for rel, path in programs.items():
         dest = PLACE.get(rel.split("/", 1)[1], rel.split("/", 1)[1])
         files[dest] = cpio.file(dest, path.resolve().read_bytes(), executable=True)

@@ -53,7 +53,7 @@ def pattern(start_lba: int, nblocks: int, seed: int) -> bytes:
 
 
 @dataclass(frozen=True)
-class Layout:
+class CardLayout:
     """Where everything is on the card, in bytes."""
 
     card_bytes: int
@@ -66,7 +66,7 @@ class Layout:
     erase_bytes: int
 
     @staticmethod
-    def make(erase_mib: int, fio_mib: int = 1024, pattern_kib: int = 1024) -> Layout:
+    def make(erase_mib: int, fio_mib: int = 1024, pattern_kib: int = 1024) -> CardLayout:
         if pattern_kib <= 0 or pattern_kib * KIB % UNIT:
             raise CardError(f"pattern size {pattern_kib} KiB: a multiple of 64 KiB")
         if erase_mib <= 0 or fio_mib <= 0:
@@ -81,8 +81,8 @@ class Layout:
             card *= 2
         if card > 32 << 30:
             raise CardError(f"a {erase_mib} MiB erase needs a card over 32 GiB (SDHC)")
-        return Layout(card, fio_mib * MIB, pattern_at, pattern_kib * KIB, read_at,
-                      pattern_kib * KIB, erase_at, erase_mib * MIB)
+        return CardLayout(card, fio_mib * MIB, pattern_at, pattern_kib * KIB, read_at,
+                          pattern_kib * KIB, erase_at, erase_mib * MIB)
 
     def erase_samples(self) -> list[int]:
         """Offsets of the 1 MiB pieces prefilled inside the erase region."""
@@ -114,7 +114,7 @@ def _write_at(f: BinaryIO, offset: int, data: bytes) -> None:
     f.write(data)
 
 
-def make_raw(path: Path, lay: Layout) -> None:
+def make_raw(path: Path, lay: CardLayout) -> None:
     """A sparse raw card image with the guards, the read region and the erase samples."""
     with open(path, "wb") as f:
         f.truncate(lay.card_bytes)
@@ -125,7 +125,7 @@ def make_raw(path: Path, lay: Layout) -> None:
             _write_at(f, s, pattern(s // BLOCK, MIB // BLOCK, GUARD_SEED))
 
 
-def make_image(directory: Path, lay: Layout, fmt: str) -> Path:
+def make_image(directory: Path, lay: CardLayout, fmt: str) -> Path:
     """The card image in ``fmt`` (``raw`` or ``qcow2``, via ``qemu-img``)."""
     raw = directory / "guest-card.img"
     make_raw(raw, lay)
@@ -227,7 +227,7 @@ def sha256(data: bytes) -> str:
 
 
 @dataclass
-class Verdict:
+class CardVerdict:
     """Host-side checks of the card after a guest run: each check and what it found."""
 
     checks: dict[str, bool]
@@ -238,7 +238,7 @@ class Verdict:
         return all(self.checks.values())
 
 
-def check_integrity(view: RawView, lay: Layout, wrote_pattern: bool) -> Verdict:
+def check_integrity(view: RawView, lay: CardLayout, wrote_pattern: bool) -> CardVerdict:
     """The guest's pattern is where it wrote it, the guards are intact, and the
     image holds data nowhere outside the regions of the layout."""
     checks: dict[str, bool] = {}
@@ -260,7 +260,7 @@ def check_integrity(view: RawView, lay: Layout, wrote_pattern: bool) -> Verdict:
     checks["nothing written outside the regions"] = not outside
     if outside:
         details.append(f"data outside the regions at bytes {outside[0][0]}..{outside[0][1]}")
-    return Verdict(checks, details)
+    return CardVerdict(checks, details)
 
 
 def uncovered(start: int, end: int, regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -272,7 +272,7 @@ def uncovered(start: int, end: int, regions: list[tuple[int, int]]) -> list[tupl
     return parts
 
 
-def check_erase(view: RawView, lay: Layout) -> tuple[str, Verdict]:
+def check_erase(view: RawView, lay: CardLayout) -> tuple[str, CardVerdict]:
     """What the erase region reads as (``0xff``, ``0x00``, or ``not erased``), with
     the guards either side checked intact."""
     checks: dict[str, bool] = {}
@@ -291,4 +291,4 @@ def check_erase(view: RawView, lay: Layout) -> tuple[str, Verdict]:
     checks["erase guards intact"] = all(
         view.read(g, GUARD) == pattern(g // BLOCK, GUARD // BLOCK, GUARD_SEED)
         for g in lay.guards()[2:])
-    return erased, Verdict(checks, details)
+    return erased, CardVerdict(checks, details)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Entry:
+class CpioEntry:
     """One archive member: a directory, a regular file or a symlink (``target``)."""
 
     path: str  #: without a leading slash: ``bin/busybox``
@@ -17,23 +17,23 @@ class Entry:
     data: bytes = b""
 
 
-def directory(path: str) -> Entry:
-    return Entry(path, stat.S_IFDIR | 0o755)
+def directory(path: str) -> CpioEntry:
+    return CpioEntry(path, stat.S_IFDIR | 0o755)
 
 
-def file(path: str, data: bytes, executable: bool = False) -> Entry:
-    return Entry(path, stat.S_IFREG | (0o755 if executable else 0o644), data)
+def file(path: str, data: bytes, executable: bool = False) -> CpioEntry:
+    return CpioEntry(path, stat.S_IFREG | (0o755 if executable else 0o644), data)
 
 
-def symlink(path: str, target: str) -> Entry:
-    return Entry(path, stat.S_IFLNK | 0o777, target.encode())
+def symlink(path: str, target: str) -> CpioEntry:
+    return CpioEntry(path, stat.S_IFLNK | 0o777, target.encode())
 
 
 def _pad(n: int) -> bytes:
     return b"\0" * (-n % 4)
 
 
-def _member(ino: int, e: Entry) -> bytes:
+def _member(ino: int, e: CpioEntry) -> bytes:
     name = e.path.lstrip("/").encode() + b"\0"
     nlink = 2 if stat.S_ISDIR(e.mode) else 1
     fields = (ino, e.mode, 0, 0, nlink, 0, len(e.data), 0, 0, 0, 0, len(name), 0)
@@ -41,23 +41,23 @@ def _member(ino: int, e: Entry) -> bytes:
     return head + name + _pad(len(head) + len(name)) + e.data + _pad(len(e.data))
 
 
-def archive(entries: Iterable[Entry]) -> bytes:
+def archive(entries: Iterable[CpioEntry]) -> bytes:
     """The uncompressed newc archive, with its ``TRAILER!!!``."""
     parts = [_member(i + 1, e) for i, e in enumerate(entries)]
-    parts.append(_member(0, Entry("TRAILER!!!", 0)))
+    parts.append(_member(0, CpioEntry("TRAILER!!!", 0)))
     return b"".join(parts)
 
 
-def gz_archive(entries: Iterable[Entry]) -> bytes:
+def gz_archive(entries: Iterable[CpioEntry]) -> bytes:
     """The archive gzip-compressed (Debian kernels unpack gzip initramfs)."""
     return gzip.compress(archive(entries), compresslevel=6, mtime=0)
 
 
-def read_archive(data: bytes) -> list[Entry]:
+def read_archive(data: bytes) -> list[CpioEntry]:
     """Members of an (uncompressed or gzip) newc archive, for tests and checks."""
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    out: list[Entry] = []
+    out: list[CpioEntry] = []
     pos = 0
     while pos < len(data):
         if data[pos:pos + 6] != b"070701":
@@ -74,5 +74,5 @@ def read_archive(data: bytes) -> list[Entry]:
         pos += size
         pos += -pos % 4
         if name != "TRAILER!!!":
-            out.append(Entry(name, mode, body))
+            out.append(CpioEntry(name, mode, body))
     return out

@@ -204,7 +204,7 @@ CMD1_HOST_OCR = OCR_SECTOR_MODE | 0x00FF8000
 CMD5_SLEEP = 1 << 15
 
 
-class CardState(IntEnum):
+class EmmcState(IntEnum):
     """eMMC device states in R1 CURRENT_STATE (JESD84-B51 6.13)."""
 
     IDLE = 0

@@ -360,7 +360,7 @@ class EmmcCard(SDCard):
         last_state = self.state
         #: R1 reports the state the command found: Sleep (JESD84-B51 6.13) for
         #: the CMD5 that wakes the device (strict: QEMU never answers it)
-        found = E.CardState.SLP if self.sleeping else int(last_state)
+        found = E.EmmcState.SLP if self.sleeping else int(last_state)
         if self.expecting_acmd:
             self.expecting_acmd = False
             rtype = self._app_command(cmd, arg)

@@ -4,7 +4,7 @@ Functions on a :class:`DataCard` (what the data path uses of
 :class:`~harness.model.sdcard.SDCard`, declared here so that the
 dependency points one way: sdcard imports this module, never the reverse).
 The block buffer and transfer position are the data path's own
-:class:`Transfer`.  "PLS" is the SD Physical
+:class:`DataBuffer`.  "PLS" is the SD Physical
 Layer Simplified Specification.
 """
 
@@ -36,7 +36,7 @@ _PROGRAM_CID = E.index("PROGRAM_CID")
 
 
 @dataclass
-class Transfer:
+class DataBuffer:
     """The data path's own state: the block buffer and where the current
     transfer stands in it (QEMU keeps these across card resets)."""
 
@@ -50,7 +50,7 @@ class DataCard(Protocol):
     """What the data path uses of the card (implemented by
     :class:`harness.model.sdcard.SDCard`)."""
 
-    xfer: Transfer
+    xfer: DataBuffer
     state: CardState
     card_status: int
     current_cmd: int

@@ -158,7 +158,7 @@ class SDCard:
         #: The ledger's QEMU bug behind :attr:`fatal`, where one is.
         self.fatal_key: str | None = None
         # Internal transfer state QEMU keeps across resets.
-        self.xfer = sd_data.Transfer()
+        self.xfer = sd_data.DataBuffer()
         self.current_cmd = 0
         #: Response type of the last command (R1 vs R1b is not visible in the bytes).
         self.last_rsp = Rsp.R0

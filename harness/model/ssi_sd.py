@@ -34,7 +34,7 @@ from harness.hwdefs import sd_spi as T
 from harness.hwdefs.sd import CardState
 from harness.model.sdcard_spi import SpiCard
 
-__all__ = ["Mode", "SsiSd", "legacy_response"]
+__all__ = ["SsiSd", "SsiSdMode", "legacy_response"]
 
 BLOCK = 512
 #: Commands whose R1 is followed by one busy filler (R1b) in ``ssi-sd``.
@@ -46,7 +46,7 @@ _SEND_STATUS, _READ_SINGLE = S.index("SEND_STATUS"), S.index("READ_SINGLE_BLOCK"
 _CMD12_BYTE = T.CMD_START | 12
 
 
-class Mode(IntEnum):
+class SsiSdMode(IntEnum):
     """Where ``ssi-sd`` is in the byte stream."""
 
     CMD = 0
@@ -108,7 +108,7 @@ class SsiSd:
 
     def reset(self) -> None:
         """Device reset (QEMU ``ssi_sd_reset``)."""
-        self.mode = Mode.CMD
+        self.mode = SsiSdMode.CMD
         self.cmd = 0
         self.cmdarg = bytearray(4)
         self.response: list[int] = [0] * 5
@@ -135,8 +135,8 @@ class SsiSd:
         card = self.card
         if not card.inserted:
             return T.FILL
-        if Mode.PREP_DATA <= self.mode <= Mode.DATA_CRC16 and val == _CMD12_BYTE:
-            self.mode = Mode.CMD
+        if SsiSdMode.PREP_DATA <= self.mode <= SsiSdMode.DATA_CRC16 and val == _CMD12_BYTE:
+            self.mode = SsiSdMode.CMD
             self.stopping = True
         handler = _HANDLERS[self.mode]
         return handler(self, val)
@@ -145,7 +145,7 @@ class SsiSd:
         if val == T.FILL:
             return T.FILL
         if val in (T.TOKEN_SINGLE, T.TOKEN_MULTI_WRITE):
-            self.mode = Mode.DATA_WRITE
+            self.mode = SsiSdMode.DATA_WRITE
             return T.FILL
         if val == T.TOKEN_STOP_TRAN:
             payload = (self.card.do_spi(12, 0) if self.card.frames_spi
@@ -154,7 +154,7 @@ class SsiSd:
             self.response[0] = 0 if not payload else T.FILL
             return T.FILL
         self.cmd = val & 0x3F
-        self.mode = Mode.CMDARG
+        self.mode = SsiSdMode.CMDARG
         self.arglen = 0
         return T.FILL
 
@@ -168,12 +168,12 @@ class SsiSd:
         self.response = (resp + [0] * 5)[:max(5, len(resp))]
         if busy:
             self.stopping = True
-        self.mode = Mode.PREP_RESP
+        self.mode = SsiSdMode.PREP_RESP
         self.response_pos = 0
         return T.FILL
 
     def _in_prep_resp(self, val: int) -> int:
-        self.mode = Mode.RESPONSE
+        self.mode = SsiSdMode.RESPONSE
         return T.FILL
 
     def _in_response(self, val: int) -> int:
@@ -183,17 +183,17 @@ class SsiSd:
             return out
         if self.stopping:
             self.stopping = False
-            self.mode = Mode.CMD
+            self.mode = SsiSdMode.CMD
             return T.FILL
-        self.mode = Mode.DATA_START if self.card.data_ready() else Mode.CMD
+        self.mode = SsiSdMode.DATA_START if self.card.data_ready() else SsiSdMode.CMD
         return T.FILL
 
     def _in_prep_data(self, val: int) -> int:
-        self.mode = Mode.DATA_START
+        self.mode = SsiSdMode.DATA_START
         return T.FILL
 
     def _in_data_start(self, val: int) -> int:
-        self.mode = Mode.DATA_READ
+        self.mode = SsiSdMode.DATA_READ
         self.response_pos = 0
         return T.TOKEN_SINGLE
 
@@ -202,7 +202,7 @@ class SsiSd:
         self.read_bytes += 1
         self.crc = T.crc16(bytes([byte]), self.crc)
         if not self.card.data_ready() or self.read_bytes == BLOCK:
-            self.mode = Mode.DATA_CRC16
+            self.mode = SsiSdMode.DATA_CRC16
         return byte
 
     def _in_data_crc16(self, val: int) -> int:
@@ -211,7 +211,7 @@ class SsiSd:
         self.response_pos += 1
         if self.response_pos == 2:
             more = self.read_bytes == BLOCK and self.cmd != _READ_SINGLE
-            self.mode = Mode.PREP_DATA if more else Mode.CMD
+            self.mode = SsiSdMode.PREP_DATA if more else SsiSdMode.CMD
             self.read_bytes = 0
             self.response_pos = 0
         return out
@@ -220,14 +220,14 @@ class SsiSd:
         self.card.write_byte(val)
         self.write_bytes += 1
         if not self.card.receive_ready() or self.write_bytes == BLOCK:
-            self.mode = Mode.SKIP_CRC16
+            self.mode = SsiSdMode.SKIP_CRC16
             self.response_pos = 0
         return val
 
     def _in_skip_crc16(self, val: int) -> int:
         self.response_pos += 1
         if self.response_pos == 2:
-            self.mode = Mode.RESPONSE
+            self.mode = SsiSdMode.RESPONSE
             self.write_bytes = 0
             self.arglen = 1
             self.response[0] = T.DATA_ACCEPTED
@@ -236,9 +236,9 @@ class SsiSd:
 
 
 _HANDLERS = {
-    Mode.CMD: SsiSd._in_cmd, Mode.CMDARG: SsiSd._in_cmdarg,
-    Mode.PREP_RESP: SsiSd._in_prep_resp, Mode.RESPONSE: SsiSd._in_response,
-    Mode.PREP_DATA: SsiSd._in_prep_data, Mode.DATA_START: SsiSd._in_data_start,
-    Mode.DATA_READ: SsiSd._in_data_read, Mode.DATA_CRC16: SsiSd._in_data_crc16,
-    Mode.DATA_WRITE: SsiSd._in_data_write, Mode.SKIP_CRC16: SsiSd._in_skip_crc16,
+    SsiSdMode.CMD: SsiSd._in_cmd, SsiSdMode.CMDARG: SsiSd._in_cmdarg,
+    SsiSdMode.PREP_RESP: SsiSd._in_prep_resp, SsiSdMode.RESPONSE: SsiSd._in_response,
+    SsiSdMode.PREP_DATA: SsiSd._in_prep_data, SsiSdMode.DATA_START: SsiSd._in_data_start,
+    SsiSdMode.DATA_READ: SsiSd._in_data_read, SsiSdMode.DATA_CRC16: SsiSd._in_data_crc16,
+    SsiSdMode.DATA_WRITE: SsiSd._in_data_write, SsiSdMode.SKIP_CRC16: SsiSd._in_skip_crc16,
 }

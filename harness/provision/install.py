@@ -38,7 +38,7 @@ from harness.paths import cache_dir, folder_lock, qemu_dir
 
 __all__ = [
     "BUILDS",
-    "Build",
+    "DebianBuild",
     "InstallError",
     "InstalledBuild",
     "ensure_root",
@@ -89,7 +89,7 @@ class InstallError(SdqtestError, RuntimeError):
 
 
 @dataclass(frozen=True)
-class Build:
+class DebianBuild:
     """One Debian QEMU build and how to obtain it."""
 
     name: str
@@ -121,10 +121,10 @@ class Build:
 
 _EXTRACT = "mmdebstrap --variant=extract --include=qemu-system-x86 {suite} (+ patchelf)"
 
-BUILDS: dict[str, Build] = {
+BUILDS: dict[str, DebianBuild] = {
     b.name: b
     for b in (
-        Build(
+        DebianBuild(
             name="7.2",
             suite="bookworm",
             package_version="1:7.2+dfsg-7+deb12u18+b3",
@@ -133,7 +133,7 @@ BUILDS: dict[str, Build] = {
             meson="1.0.1",
             module_file="accel-qtest-x86_64.so",
         ),
-        Build(
+        DebianBuild(
             name="10.0",
             suite="trixie",
             package_version="1:10.0.13+ds-0+deb13u1",
@@ -142,7 +142,7 @@ BUILDS: dict[str, Build] = {
             meson="1.7.0",
             module_file="accel-qtest-x86_64.so",
         ),
-        Build(
+        DebianBuild(
             name="11.1",
             suite="sid",
             package_version="1:11.1.3+ds-1",
@@ -512,7 +512,7 @@ def verify_argv(argv: Sequence[str]) -> str | None:
 
 
 def _mmdebstrap(
-    build: Build, root: Path, mirror: str, logfile: Path, package: str = "qemu-system-x86"
+    build: DebianBuild, root: Path, mirror: str, logfile: Path, package: str = "qemu-system-x86"
 ) -> None:
     _run(
         [
@@ -532,7 +532,7 @@ def _mmdebstrap(
     )
 
 
-def _patch_binary(build: Build, folder: Path, logfile: Path, name: str = BINARY) -> Path:
+def _patch_binary(build: DebianBuild, folder: Path, logfile: Path, name: str = BINARY) -> Path:
     """Copy the root's binary ``name`` to ``bin/``, point it at the root's libraries and
     files."""
     root = folder / "root"
@@ -599,7 +599,7 @@ def _source_version(pkgversion: str) -> str:
     return re.sub(r"\+b\d+$", "", pkgversion.removeprefix("Debian "))
 
 
-def _module_configure(build: Build, pkgversion: str, src: Path, python: Path,
+def _module_configure(build: DebianBuild, pkgversion: str, src: Path, python: Path,
                       targets: Sequence[str]) -> list[str | Path]:
     """configure's arguments for the qtest modules of ``targets``: Debian's
     pkgversion and paths, so the module's stamp matches the packaged binary
@@ -624,7 +624,7 @@ def _module_configure(build: Build, pkgversion: str, src: Path, python: Path,
 
 
 def _build_module(
-    build: Build,
+    build: DebianBuild,
     pkgversion: str,
     folder: Path,
     log: Log,
@@ -672,7 +672,7 @@ def _build_module(
     return built
 
 
-def _module_source(build: Build, pkgversion: str, work: Path, log: Log, logs: Path) -> Path:
+def _module_source(build: DebianBuild, pkgversion: str, work: Path, log: Log, logs: Path) -> Path:
     """Debian's QEMU source of ``pkgversion`` (``apt-get source``, kept in the
     cache), unpacked with Debian's patches into a fresh ``work/src``."""
     srcver = _source_version(pkgversion)
@@ -702,7 +702,7 @@ def _module_source(build: Build, pkgversion: str, work: Path, log: Log, logs: Pa
     return src
 
 
-def _install_one(build: Build, mirror: str, log: Log) -> InstalledBuild:
+def _install_one(build: DebianBuild, mirror: str, log: Log) -> InstalledBuild:
     folder = build_dir(build.name)
     shutil.rmtree(folder, ignore_errors=True)
     logs = folder / "logs"

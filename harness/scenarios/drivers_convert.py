@@ -35,7 +35,13 @@ from typing import Any
 from harness import images
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
-from harness.scenarios.drivers_trace import Access, Command, Descriptor, Event, TraceError
+from harness.scenarios.drivers_trace import (
+    Event,
+    TraceAccess,
+    TraceCommand,
+    TraceDescriptor,
+    TraceError,
+)
 
 #: Commands whose argument carries the RCA in its upper half (PLS 4.7.4).
 RCA_COMMANDS = S.commands(arg=S.Arg.RCA)
@@ -60,7 +66,7 @@ def reg_name(offset: int, size: int) -> str:
     return "+".join(r.name for r in regs) or "?"
 
 
-def command_of(a: Access) -> int | None:
+def command_of(a: TraceAccess) -> int | None:
     """The command index an access issues (a CMDREG write, or a 4-byte write of
     TRNMOD and CMDREG together), else None."""
     if a.kind != "w":
@@ -80,7 +86,7 @@ class Request:
 
     @property
     def commands(self) -> list[int]:
-        return [e.index for e in self.events if isinstance(e, Command)]
+        return [e.index for e in self.events if isinstance(e, TraceCommand)]
 
     @property
     def kind(self) -> str:
@@ -98,9 +104,9 @@ def requests(events: Sequence[Event]) -> list[Request]:
     open_multi = False
     for ev in events:
         out[-1].events.append(ev)
-        if isinstance(ev, Command):
+        if isinstance(ev, TraceCommand):
             open_multi = ev.index in MULTI or (open_multi and ev.index != STOP)
-        elif (isinstance(ev, Access) and ev.kind == "r" and ev.offset == _NORINT
+        elif (isinstance(ev, TraceAccess) and ev.kind == "r" and ev.offset == _NORINT
               and ev.value == 0 and not open_multi):
             out.append(Request())
     return [r for r in out if r.events]
@@ -122,7 +128,7 @@ def trim(reqs: list[Request], per_kind: int) -> tuple[list[Request], dict[str, i
 
 
 @dataclass
-class Context:
+class ConvertContext:
     """What conversion learns while it walks a recording, across phases."""
 
     base: int                 #: the controller's MMIO base in the recording (BAR 0)
@@ -142,17 +148,17 @@ class Context:
 def _rebase(ev: Event, base: int) -> Event | None:
     """``ev`` with its offset in the controller's window; None for an access to
     another controller of the same kind (a board has several)."""
-    if isinstance(ev, Access):
+    if isinstance(ev, TraceAccess):
         off = ev.offset - base
         if not 0 <= off < H.REGISTER_WINDOW:
             return None
-        return Access(ev.kind, off, ev.size, ev.value, ev.us)
+        return TraceAccess(ev.kind, off, ev.size, ev.value, ev.us)
     return ev
 
 
 def mmio_base(events: Sequence[Event]) -> int:
     """BAR 0 of the controller: the lowest access, 256-byte aligned (the window)."""
-    offs = [e.offset for e in events if isinstance(e, Access)]
+    offs = [e.offset for e in events if isinstance(e, TraceAccess)]
     if not offs:
         raise TraceError("no controller access in the trace")
     return min(offs) & ~(H.REGISTER_WINDOW - 1)
@@ -161,24 +167,24 @@ def mmio_base(events: Sequence[Event]) -> int:
 def _accesses_until_command(events: Sequence[Event], i: int) -> int | None:
     """The command the next issuing write from ``i`` sends."""
     for ev in events[i:]:
-        if isinstance(ev, Access):
+        if isinstance(ev, TraceAccess):
             c = command_of(ev)
             if c is not None:
                 return c
     return None
 
 
-def _descriptors_after(events: Sequence[Event], i: int) -> tuple[list[Descriptor], int]:
+def _descriptors_after(events: Sequence[Event], i: int) -> tuple[list[TraceDescriptor], int]:
     """The descriptors fetched for the command issued after ``i`` (an ADMA System
     Address write): those until the next such write; and that command's index."""
-    descs: list[Descriptor] = []
+    descs: list[TraceDescriptor] = []
     cmd = -1
     for ev in events[i + 1:]:
-        if isinstance(ev, Access) and ev.kind == "w" and ev.offset == _ADMA_LO:
+        if isinstance(ev, TraceAccess) and ev.kind == "w" and ev.offset == _ADMA_LO:
             break
-        if isinstance(ev, Access) and cmd < 0 and command_of(ev) is not None:
+        if isinstance(ev, TraceAccess) and cmd < 0 and command_of(ev) is not None:
             cmd = command_of(ev) or 0
-        elif isinstance(ev, Descriptor) and cmd >= 0:
+        elif isinstance(ev, TraceDescriptor) and cmd >= 0:
             descs.append(ev)
     return descs, cmd
 
@@ -187,7 +193,7 @@ def _arg_before(events: Sequence[Event], i: int) -> int:
     """The last ARGUMENT written before the command issued after ``i``."""
     arg = 0
     for ev in events[i:]:
-        if isinstance(ev, Access) and ev.kind == "w":
+        if isinstance(ev, TraceAccess) and ev.kind == "w":
             if ev.offset == H.ARGUMENT.offset and ev.size == 4:
                 arg = ev.value
             if command_of(ev) is not None:
@@ -239,7 +245,7 @@ def _classify(blk: bytes, block: int, recipe: images.Recipe,
     return ["s", spans]
 
 
-def place(descs: list[Descriptor]) -> list[list[int]]:
+def place(descs: list[TraceDescriptor]) -> list[list[int]]:
     """``[arena offset, length, attribute]`` of each descriptor: transfer buffers
     packed page by page from the data area's start, each at its in-page offset."""
     out: list[list[int]] = []
@@ -256,7 +262,7 @@ def place(descs: list[Descriptor]) -> list[list[int]]:
     return out
 
 
-def adma_op(events: Sequence[Event], i: int, ctx: Context) -> dict[str, Any]:
+def adma_op(events: Sequence[Event], i: int, ctx: ConvertContext) -> dict[str, Any]:
     """The ``adma`` object for the ADMA System Address write at ``i``."""
     descs, cmd = _descriptors_after(events, i)
     op: dict[str, Any] = {"adma": place(descs), "cmd": cmd}
@@ -276,7 +282,7 @@ def adma_op(events: Sequence[Event], i: int, ctx: Context) -> dict[str, Any]:
 
 
 def _same_register(a: Event, b: Event) -> bool:
-    return (isinstance(a, Access) and isinstance(b, Access) and a.kind == b.kind == "r"
+    return (isinstance(a, TraceAccess) and isinstance(b, TraceAccess) and a.kind == b.kind == "r"
             and (a.offset, a.size) == (b.offset, b.size) and a.offset != H.BDATA.offset)
 
 
@@ -293,7 +299,7 @@ def _read_runs(events: Sequence[Event]) -> Iterator[tuple[int, int]]:
         i = j
 
 
-def _read_op(run: Sequence[Access]) -> str:
+def _read_op(run: Sequence[TraceAccess]) -> str:
     first, last = run[0], run[-1]
     name = reg_name(first.offset, first.size)
     if len(run) > 1 and first.value != last.value:
@@ -304,7 +310,7 @@ def _read_op(run: Sequence[Access]) -> str:
     return f"r{first.size} {first.offset:#04x}{times}  # {name} ={first.value:#x}"
 
 
-def _write_op(events: Sequence[Event], i: int, a: Access, ctx: Context) -> list[Any]:
+def _write_op(events: Sequence[Event], i: int, a: TraceAccess, ctx: ConvertContext) -> list[Any]:
     name = reg_name(a.offset, a.size)
     if a.offset == _ADMA_LO and a.size == 4:
         return [adma_op(events, i, ctx), f"w4 {a.offset:#04x} @table  # {name}"]
@@ -332,16 +338,16 @@ def with_delay(op: str, us: int) -> str:
     return f"{body} +{us}{sep}{comment}"
 
 
-def convert_phase(events: Sequence[Event], ctx: Context) -> list[Any]:
+def convert_phase(events: Sequence[Event], ctx: ConvertContext) -> list[Any]:
     """The operations of one phase (controller offsets already rebased), each
     access with the time the guest let pass since the one before."""
     ops: list[Any] = []
     for start, end in _read_runs(events):
         ev = events[start]
-        if not isinstance(ev, Access):
+        if not isinstance(ev, TraceAccess):
             continue
         delay = ev.us - ctx.last_us if ctx.last_us and ev.us else 0
-        run = [e for e in events[start:end] if isinstance(e, Access)]
+        run = [e for e in events[start:end] if isinstance(e, TraceAccess)]
         ctx.last_us = run[-1].us
         if ev.kind == "r":
             ops.append(with_delay(_read_op(run), delay))
@@ -359,16 +365,16 @@ def convert_phase(events: Sequence[Event], ctx: Context) -> list[Any]:
 
 def convert(phases: dict[str, list[Event]], image: Path, recipe: images.Recipe,
             fills: dict[str, bytes], per_kind: int, base: int | None = None
-            ) -> tuple[list[dict[str, Any]], Context]:
+            ) -> tuple[list[dict[str, Any]], ConvertContext]:
     """Every phase's trimmed operations, in the recording's order, and what was learnt;
     the controller at ``base`` (default: the only one the trace shows)."""
     every = [e for evs in phases.values() for e in evs]
     base = mmio_base(every) if base is None else base
-    ctx = Context(base, image.read_bytes(), recipe, fills)
+    ctx = ConvertContext(base, image.read_bytes(), recipe, fills)
     out: list[dict[str, Any]] = []
     for name, evs in phases.items():
         mine = [r for r in (_rebase(e, base) for e in evs) if r is not None]
-        if not any(isinstance(e, Access) for e in mine):
+        if not any(isinstance(e, TraceAccess) for e in mine):
             continue  # a phase that did nothing with the card (no fio in the guest)
         reqs = requests(mine)
         kept, dropped = trim(reqs, per_kind if name != "probe" else len(reqs))
@@ -377,8 +383,8 @@ def convert(phases: dict[str, list[Event]], image: Path, recipe: images.Recipe,
         out.append({
             "name": name,
             "recorded": {"requests": len(reqs), "accesses":
-                         sum(isinstance(e, Access) for e in evs),
-                         "commands": sum(isinstance(e, Command) for e in evs)},
+                         sum(isinstance(e, TraceAccess) for e in evs),
+                         "commands": sum(isinstance(e, TraceCommand) for e in evs)},
             "kept": {"requests": len(kept), "commands": [r.kind for r in kept]},
             "dropped": dropped, "ops": ops})
     return out, ctx

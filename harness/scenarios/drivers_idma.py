@@ -28,10 +28,10 @@ from typing import Any
 
 from harness import images
 from harness.hwdefs import allwinner as A
-from harness.scenarios.drivers_convert import PAGE, Context, encode_data
+from harness.scenarios.drivers_convert import PAGE, ConvertContext, encode_data
 from harness.scenarios.drivers_hosts import SUNXI
 from harness.scenarios.drivers_pio import write_op
-from harness.scenarios.drivers_trace import Access, Command, Event, IdmaDescriptor
+from harness.scenarios.drivers_trace import Event, IdmaDescriptor, TraceAccess, TraceCommand
 
 _DES = A.DES0.field
 OWN, CH, DIC, FD, LD, ER = (_DES(n).mask for n in ("OWN", "CH", "DIC", "FD", "LD", "ER"))
@@ -56,17 +56,17 @@ def _descriptors(events: Sequence[Event], i: int) -> list[IdmaDescriptor]:
     """The descriptors processed for the command issued at ``i``: until the next issue."""
     out: list[IdmaDescriptor] = []
     for ev in events[i + 2:]:
-        if isinstance(ev, Command):
+        if isinstance(ev, TraceCommand):
             break
         if isinstance(ev, IdmaDescriptor):
             out.append(ev)
     return out
 
 
-def idma_op(events: Sequence[Event], i: int, ctx: Context) -> dict[str, Any]:
+def idma_op(events: Sequence[Event], i: int, ctx: ConvertContext) -> dict[str, Any]:
     """The ``idma`` object of the data command issued at ``i``."""
     issue = events[i]
-    assert isinstance(issue, Access)
+    assert isinstance(issue, TraceAccess)
     cmd = issue.value & 0x3F
     descs = _descriptors(events, i)
     placed: list[list[int]] = []
@@ -77,7 +77,7 @@ def idma_op(events: Sequence[Event], i: int, ctx: Context) -> dict[str, Any]:
     op: dict[str, Any] = {"idma": placed, "cmd": cmd}
     if issue.value & A.SD_CMDR.mask("TRANS_DIR"):
         nxt = events[i + 1]
-        arg = nxt.arg if isinstance(nxt, Command) else 0
+        arg = nxt.arg if isinstance(nxt, TraceCommand) else 0
         first = arg // images.BLOCK if ctx.byte_addressed else arg
         total = sum(d.size for d in descs)
         data = ctx.image[first * images.BLOCK:first * images.BLOCK + total]
@@ -88,7 +88,8 @@ def idma_op(events: Sequence[Event], i: int, ctx: Context) -> dict[str, Any]:
     return op
 
 
-def special(events: Sequence[Event], i: int, a: Access, ctx: Context) -> list[Any] | None:
+def special(events: Sequence[Event], i: int, a: TraceAccess,
+            ctx: ConvertContext) -> list[Any] | None:
     """The Allwinner's writes that are no plain write (see the module docstring)."""
     if a.offset == A.SD_DLBA.offset:
         return [f"w4 {a.offset:#06x} @table  # SD_DLBA"]

@@ -35,13 +35,13 @@ from harness.scenarios.drivers_convert import (
     MULTI,
     RCA_COMMANDS,
     STOP,
-    Context,
+    ConvertContext,
     Request,
     trim,
     with_delay,
 )
 from harness.scenarios.drivers_hosts import HostTrace
-from harness.scenarios.drivers_trace import Access, Command, Event, TraceError
+from harness.scenarios.drivers_trace import Event, TraceAccess, TraceCommand, TraceError
 
 #: ERASE_WR_BLK_START, ERASE_WR_BLK_END, ERASE (PLS 4.3.5): kept or dropped together.
 ERASE_START = frozenset({32, 35})
@@ -49,28 +49,28 @@ ERASE = 38
 
 #: Makes the operations of a write the host treats specially (the Allwinner's DMA
 #: descriptor list address, a command that moves data by DMA), else None.
-Special = Callable[[Sequence[Event], int, Access, Context], "list[Any] | None"]
+Special = Callable[[Sequence[Event], int, TraceAccess, ConvertContext], "list[Any] | None"]
 
 
 def rebase(events: Sequence[Event], base: int, host: HostTrace) -> list[Event]:
     """The host's accesses at their window offsets (others dropped), each command
-    issue followed by a :class:`Command` with the argument written before it."""
+    issue followed by a :class:`TraceCommand` with the argument written before it."""
     out: list[Event] = []
     arg = 0
     for ev in events:
-        if not isinstance(ev, Access):
+        if not isinstance(ev, TraceAccess):
             out.append(ev)
             continue
         off = ev.offset - base
         if not host.keep(ev.region, off):
             continue
-        a = Access(ev.kind, off, ev.size, ev.value, ev.us, ev.region)
+        a = TraceAccess(ev.kind, off, ev.size, ev.value, ev.us, ev.region)
         out.append(a)
         if a.kind == "w" and off == host.arg_reg:
             arg = a.value
         cmd = host.command(off, a.size, a.value) if a.kind == "w" else None
         if cmd is not None:
-            out.append(Command(cmd, arg))
+            out.append(TraceCommand(cmd, arg))
     return out
 
 
@@ -84,16 +84,16 @@ def requests(events: Sequence[Event], host: HostTrace) -> list[Request]:
     armed = True
     for i, ev in enumerate(events):
         nxt = events[i + 1] if i + 1 < len(events) else None
-        issue = isinstance(ev, Access) and isinstance(nxt, Command)
-        start = isinstance(ev, Access) and host.starts_request(ev.kind, ev.offset, ev.value)
+        issue = isinstance(ev, TraceAccess) and isinstance(nxt, TraceCommand)
+        start = isinstance(ev, TraceAccess) and host.starts_request(ev.kind, ev.offset, ev.value)
         if armed and (start or issue):
             if out[-1].events:
                 out.append(Request())
             armed = False
         out[-1].events.append(ev)
-        if isinstance(ev, Command):
+        if isinstance(ev, TraceCommand):
             before = events[i - 1]
-            auto = isinstance(before, Access) and before.value & host.autostop
+            auto = isinstance(before, TraceAccess) and before.value & host.autostop
             if ev.index in MULTI:
                 open_multi = not auto
             elif ev.index in ERASE_START:
@@ -112,10 +112,10 @@ def _runs(events: Sequence[Event], host: HostTrace) -> Iterator[tuple[int, int]]
     while i < len(events):
         j = i + 1
         a = events[i]
-        if isinstance(a, Access) and (a.kind == "r" or a.offset in host.data_ports):
+        if isinstance(a, TraceAccess) and (a.kind == "r" or a.offset in host.data_ports):
             while j < len(events):
                 b = events[j]
-                if not (isinstance(b, Access) and (b.kind, b.offset, b.size)
+                if not (isinstance(b, TraceAccess) and (b.kind, b.offset, b.size)
                         == (a.kind, a.offset, a.size)):
                     break
                 j += 1
@@ -136,7 +136,7 @@ def words(values: Sequence[int]) -> str:
     return " ".join(out)
 
 
-def _read_op(run: Sequence[Access], host: HostTrace) -> str:
+def _read_op(run: Sequence[TraceAccess], host: HostTrace) -> str:
     first, last = run[0], run[-1]
     name = host.reg_name(first.offset, first.size)
     if first.offset in host.data_ports:
@@ -149,7 +149,7 @@ def _read_op(run: Sequence[Access], host: HostTrace) -> str:
     return f"r{first.size} {first.offset:#06x}{times}  # {name} ={first.value:#x}"
 
 
-def write_op(events: Sequence[Event], i: int, run: Sequence[Access], ctx: Context,
+def write_op(events: Sequence[Event], i: int, run: Sequence[TraceAccess], ctx: ConvertContext,
              host: HostTrace) -> list[Any]:
     """The operations of a write (or a run of writes to a data port) at ``i``."""
     a = run[0]
@@ -158,7 +158,7 @@ def write_op(events: Sequence[Event], i: int, run: Sequence[Access], ctx: Contex
         return [f"d{a.size} {a.offset:#06x} {words([x.value for x in run])}  # {name}: "
                 f"{len(run)} words"]
     if a.offset == host.arg_reg and ctx.rca and a.value >> 16 == ctx.rca:
-        cmd = next((e.index for e in events[i + 1:] if isinstance(e, Command)), None)
+        cmd = next((e.index for e in events[i + 1:] if isinstance(e, TraceCommand)), None)
         if cmd in RCA_COMMANDS:
             return [f"a {a.value & 0xFFFF:#x}  # {name}: RCA << 16 | {a.value & 0xFFFF:#x} "
                     f"for CMD{cmd}"]
@@ -169,17 +169,17 @@ def write_op(events: Sequence[Event], i: int, run: Sequence[Access], ctx: Contex
     return [f"w{a.size} {a.offset:#06x} {a.value:#x}  # {name}{note}"]
 
 
-def convert_phase(events: Sequence[Event], ctx: Context, host: HostTrace,
+def convert_phase(events: Sequence[Event], ctx: ConvertContext, host: HostTrace,
                   special: Special | None = None) -> list[Any]:
     """The operations of one phase (window offsets), each access with the time the
     guest let pass since the one before."""
     ops: list[Any] = []
     for start, end in _runs(events, host):
         ev = events[start]
-        if not isinstance(ev, Access):
+        if not isinstance(ev, TraceAccess):
             continue
         delay = ev.us - ctx.last_us if ctx.last_us and ev.us else 0
-        run = [e for e in events[start:end] if isinstance(e, Access)]
+        run = [e for e in events[start:end] if isinstance(e, TraceAccess)]
         ctx.last_us = run[-1].us
         if ev.kind == "r":
             ops.append(with_delay(_read_op(run, host), delay))
@@ -242,13 +242,13 @@ def fold(ops: list[Any]) -> list[Any]:
     return out
 
 
-def convert(phases: dict[str, list[Event]], ctx: Context, per_kind: int, host: HostTrace,
+def convert(phases: dict[str, list[Event]], ctx: ConvertContext, per_kind: int, host: HostTrace,
             special: Special | None = None) -> list[dict[str, Any]]:
     """Every phase's trimmed operations, in the recording's order."""
     out: list[dict[str, Any]] = []
     for name, evs in phases.items():
         mine = rebase(evs, ctx.base, host)
-        if not any(isinstance(e, Access) for e in mine):
+        if not any(isinstance(e, TraceAccess) for e in mine):
             continue  # a phase that did nothing with the card
         reqs = requests(mine, host)
         kept, dropped = trim(reqs, per_kind if name != "probe" else len(reqs))
@@ -256,8 +256,8 @@ def convert(phases: dict[str, list[Event]], ctx: Context, per_kind: int, host: H
         out.append({
             "name": name,
             "recorded": {"requests": len(reqs),
-                         "accesses": sum(isinstance(e, Access) for e in mine),
-                         "commands": sum(isinstance(e, Command) for e in mine)},
+                         "accesses": sum(isinstance(e, TraceAccess) for e in mine),
+                         "commands": sum(isinstance(e, TraceCommand) for e in mine)},
             "kept": {"requests": len(kept), "commands": [r.kind for r in kept]},
             "dropped": dropped, "ops": fold(convert_phase(flat, ctx, host, special))})
     if not out:

@@ -46,7 +46,7 @@ class TraceError(SdqtestError):
 
 
 @dataclass(frozen=True)
-class Access:
+class TraceAccess:
     """A CPU access to the controller: ``r`` or ``w``, offset, size in bytes, value,
     and when (µs of host time, 0 when the trace has no times)."""
 
@@ -78,7 +78,7 @@ def _days(y: int, m: int, d: int) -> int:
 
 
 @dataclass(frozen=True)
-class Descriptor:
+class TraceDescriptor:
     """An ADMA descriptor the controller fetched: buffer address, length (0 is
     65536 for a transfer), attribute (SDHC 1.13.4)."""
 
@@ -88,7 +88,7 @@ class Descriptor:
 
 
 @dataclass(frozen=True)
-class Command:
+class TraceCommand:
     """A command the controller sent to the card (``sdhci_send_command``)."""
 
     index: int
@@ -113,7 +113,7 @@ class IdmaDescriptor:
     size: int
 
 
-Event = Access | Descriptor | Command | Mark | IdmaDescriptor
+Event = TraceAccess | TraceDescriptor | TraceCommand | Mark | IdmaDescriptor
 
 
 def parse_line(line: str, regions: tuple[str, ...] = (REGION,),
@@ -129,15 +129,15 @@ def parse_line(line: str, regions: tuple[str, ...] = (REGION,),
                                 name in MARK_REGIONS):
             return Mark(int(value, 16) & 0xFF)
         if name in regions:
-            return Access(kind[0], at, int(size), int(value, 16), line_time(line),
-                          sys.intern(name))
+            return TraceAccess(kind[0], at, int(size), int(value, 16), line_time(line),
+                               sys.intern(name))
         return None
     m = _ADMA.search(line)
     if m is not None:
-        return Descriptor(int(m.group(1), 16), int(m.group(2)), int(m.group(3), 16))
+        return TraceDescriptor(int(m.group(1), 16), int(m.group(2)), int(m.group(3), 16))
     m = _CMD.search(line)
     if m is not None:
-        return Command(int(m.group(1)), int(m.group(2), 16))
+        return TraceCommand(int(m.group(1)), int(m.group(2), 16))
     m = _IDMA.search(line)
     if m is not None:
         return IdmaDescriptor(int(m.group(1), 16), int(m.group(2)))

@@ -12,7 +12,7 @@ the TRM the model says how (ledger ``pl181.*``).
 from __future__ import annotations
 
 from harness.driver.ops import set_medium
-from harness.driver.pl181 import IRQENABLE, MmciHost, Transfer
+from harness.driver.pl181 import IRQENABLE, MmciHost, MmciTransfer
 from harness.hwdefs import pl181 as P
 from harness.hwdefs import sd as S
 from harness.images import BLOCK
@@ -35,7 +35,7 @@ def _pattern(seed: int, n: int = BLOCK) -> bytes:
     return bytes((seed * 31 + i * 13) & 0xFF for i in range(n))
 
 
-def _expect_data(ctx: Context, t: Target, what: str, x: Transfer, lba: int) -> None:
+def _expect_data(ctx: Context, t: Target, what: str, x: MmciTransfer, lba: int) -> None:
     ctx.expect(x.command.ok, f"{what}: the command did not end with CmdRespEnd")
     ctx.expect(x.data == t.image_read(lba * BLOCK, len(x.data)),
                f"{what}: the data differs from the card image")

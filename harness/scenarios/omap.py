@@ -11,7 +11,7 @@ from the hardware the model says how (ledger ``omap.*``).
 
 from __future__ import annotations
 
-from harness.driver.omap_mmc import IRQ_MASK, OmapHost, Transfer, cmd_word
+from harness.driver.omap_mmc import IRQ_MASK, OmapHost, OmapMmcTransfer, cmd_word
 from harness.driver.ops import set_medium
 from harness.hwdefs import omap_mmc as O
 from harness.hwdefs import sd as S
@@ -45,7 +45,7 @@ def _pattern(seed: int, n: int = BLOCK) -> bytes:
     return bytes((seed * 29 + i * 7) & 0xFF for i in range(n))
 
 
-def _expect_data(ctx: Context, t: Target, what: str, x: Transfer, lba: int) -> None:
+def _expect_data(ctx: Context, t: Target, what: str, x: OmapMmcTransfer, lba: int) -> None:
     ctx.expect(x.command.ok, f"{what}: the command did not end with EOC")
     ctx.expect(x.data == t.image_read(lba * BLOCK, len(x.data)),
                f"{what}: the data differs from the card image")

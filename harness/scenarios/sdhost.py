@@ -13,7 +13,7 @@ the model, its departures from what Linux's driver expects in the ledger
 from __future__ import annotations
 
 from harness.driver.ops import set_medium
-from harness.driver.sdhost import Result, SdhostHost
+from harness.driver.sdhost import SdhostHost, SdhostResult
 from harness.hwdefs import bcm2835_sdhost as B
 from harness.hwdefs import sd as S
 from harness.images import BLOCK
@@ -299,8 +299,8 @@ def errors(t: Target, ctx: Context) -> None:
     response for a long one accepted (CMD9 without LONG_RESPONSE); a read the
     card refuses (beyond its capacity) moves no data; the errors cleared."""
     h = _ready(t, ctx)
-    res: list[Result] = [h.command(60), h.command(S.index("SEND_STATUS"), h.rca << 16, "r2"),
-                         h.command(S.index("SEND_CSD"), h.rca << 16, "r2")]
+    res: list[SdhostResult] = [h.command(60), h.command(S.index("SEND_STATUS"), h.rca << 16, "r2"),
+                               h.command(S.index("SEND_CSD"), h.rca << 16, "r2")]
     for r in res:
         ctx.expect(r.failed and bool(r.hsts & _TIMEOUT), f"CMD{r.index}: {r} did not fail")
     h.command(S.index("SELECT_DESELECT_CARD"), 0, "r1b")

@@ -15,7 +15,7 @@ import pytest
 
 from harness.bench import data, erase, output, plots
 from harness.bench.output import Figure, Run
-from harness.bench.progress import Progress
+from harness.bench.progress import BenchProgress
 from harness.pytest_plugin import selected_builds
 from harness.qemu.builds import QemuBuild
 
@@ -237,12 +237,12 @@ def test_table_prints_every_figure() -> None:
 
 def test_progress_live_on_a_tty_plain_elsewhere() -> None:
     plain = io.StringIO()
-    with Progress("bench data", 2, stream=plain) as p:
+    with BenchProgress("bench data", 2, stream=plain) as p:
         p.step("11.1", "read")
     assert plain.getvalue() == "sdqtest: bench data 11.1 [1/2] read\n"
     assert p.last == "bench data 11.1 [1/2] read"
     loud = io.StringIO()
-    with Progress("bench data", 2, stream=loud, force=True) as p:
+    with BenchProgress("bench data", 2, stream=loud, force=True) as p:
         p.step("11.1", "read")
         p.step("11.1", "write")
     assert "\r\x1b[K" in loud.getvalue() and "[2/2] write" in loud.getvalue()

@@ -29,7 +29,7 @@ from harness.bisect.checks import (
     divergence_lines,
 )
 from harness.bisect.driver import BisectError, _parse, bisect
-from harness.bisect.progress import Progress
+from harness.bisect.progress import BisectProgress
 from harness.bisect.synthetic import Commit, make_repo
 from harness.check import runner
 from harness.check.lockstep import Divergence
@@ -103,7 +103,7 @@ def test_finds_first_bad_within_log2_steps(tmp_path: Path, n: int, first_bad: in
     repo = tmp_path / "repo"
     check = MarkerCheck()
     res = bisect(repo, shas[0], shas[-1], make_builder(repo, build_cmd=None, binary=None),
-                 check, progress=Progress(live=False))
+                 check, progress=BisectProgress(live=False))
     assert res.code == 0, res.report()
     assert res.first_bad == shas[first_bad]
     assert res.subject == f"commit {first_bad}"
@@ -124,7 +124,7 @@ def test_build_failure_is_skipped(tmp_path: Path) -> None:
     shas = _repo(tmp_path, 8, 6, broken=(3, 4))
     repo = tmp_path / "repo"
     res = bisect(repo, shas[0], shas[-1], make_builder(repo, build_cmd=None, binary=None),
-                 MarkerCheck(), progress=Progress(live=False))
+                 MarkerCheck(), progress=BisectProgress(live=False))
     assert res.first_bad == shas[6]
     skipped = [s for s in res.steps if s.code == SKIP]
     for s in skipped:
@@ -136,7 +136,7 @@ def test_only_skipped_left_names_candidates(tmp_path: Path) -> None:
     shas = _repo(tmp_path, 4, 2, broken=(2,))
     repo = tmp_path / "repo"
     res = bisect(repo, shas[0], shas[-1], make_builder(repo, build_cmd=None, binary=None),
-                 MarkerCheck(), progress=Progress(live=False))
+                 MarkerCheck(), progress=BisectProgress(live=False))
     assert res.code == 1 and res.first_bad is None
     assert shas[2] in res.candidates and shas[3] in res.candidates
     assert not _bisect_state(repo)
@@ -146,7 +146,7 @@ def test_bad_endpoint_that_tests_good(tmp_path: Path) -> None:
     shas = _repo(tmp_path, 4, 99)
     repo = tmp_path / "repo"
     res = bisect(repo, shas[0], shas[-1], make_builder(repo, build_cmd=None, binary=None),
-                 MarkerCheck(), progress=Progress(live=False))
+                 MarkerCheck(), progress=BisectProgress(live=False))
     assert res.code == 1
     assert f"--bad commit {shas[-1][:12]} itself tests good" in res.report()[0]
 
@@ -157,7 +157,7 @@ def test_dirty_tree_refused(tmp_path: Path) -> None:
     (repo / "config.sh").write_text("# local edit\n")
     with pytest.raises(BisectError, match="uncommitted changes.*config.sh.*stash"):
         bisect(repo, shas[0], shas[-1], make_builder(repo, build_cmd=None, binary=None),
-               MarkerCheck(), progress=Progress(live=False))
+               MarkerCheck(), progress=BisectProgress(live=False))
     assert (repo / "config.sh").read_text() == "# local edit\n"
     assert _head(repo) == "refs/heads/main" and not _bisect_state(repo)
 
@@ -187,7 +187,7 @@ def test_build_that_writes_into_tree_aborts(tmp_path: Path) -> None:
     builder = RecipeBuilder("./sdqtest-build && echo x >> config.sh && "
                             "echo $SDQTEST_BUILD_DIR/qemu-system-x86_64", tmp_path / "b")
     res = bisect(repo, shas[0], shas[-1], builder, MarkerCheck(),
-                 progress=Progress(live=False))
+                 progress=BisectProgress(live=False))
     assert res.code == 3 and "changed tracked files" in res.message
     subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "."], timeout=30)
 
@@ -203,7 +203,7 @@ def test_build_cmd_and_tree_recipe_are_both_first_class(tmp_path: Path) -> None:
     builder = make_builder(repo, build_cmd=str(tmp_path / "mybuild"), binary=None,
                            build_dir=tmp_path / "bd")
     check = MarkerCheck()
-    res = bisect(repo, shas[0], shas[-1], builder, check, progress=Progress(live=False))
+    res = bisect(repo, shas[0], shas[-1], builder, check, progress=BisectProgress(live=False))
     assert res.first_bad == shas[3]
     assert (tmp_path / "bd" / "custom").is_file()
     assert all(s.commit in text for s, text in zip(res.steps, check.runs, strict=True))
@@ -468,17 +468,17 @@ def test_verify_good(tmp_path: Path) -> None:
     shas = _repo(tmp_path, 8, 0)  # even the --good commit is bad
     repo = tmp_path / "repo"
     res = bisect(repo, shas[0], shas[-1], make_builder(repo, build_cmd=None, binary=None),
-                 MarkerCheck(), progress=Progress(live=False), verify_good=True)
+                 MarkerCheck(), progress=BisectProgress(live=False), verify_good=True)
     assert res.code == 1 and len(res.steps) == 1
     assert "--good commit" in res.message and "does not test good" in res.message
     assert _head(repo) == "refs/heads/main" and not _bisect_state(repo)
     res = bisect(repo, shas[0], shas[-1], make_builder(repo, build_cmd=None, binary=None),
-                 MarkerCheck(), progress=Progress(live=False))
+                 MarkerCheck(), progress=BisectProgress(live=False))
     assert res.first_bad == shas[1] and "--verify-good" in "\n".join(res.report())
     shas2 = _repo(tmp_path / "two", 8, 5)
     repo2 = tmp_path / "two" / "repo"
     res = bisect(repo2, shas2[0], shas2[-1], make_builder(repo2, build_cmd=None, binary=None),
-                 MarkerCheck(), progress=Progress(live=False), verify_good=True)
+                 MarkerCheck(), progress=BisectProgress(live=False), verify_good=True)
     assert res.first_bad == shas2[5] and len(res.steps) <= 5
     assert res.steps[0].commit == shas2[0] and res.steps[0].code == GOOD
 
@@ -532,7 +532,7 @@ def test_progress_lines() -> None:
     import io
 
     out = io.StringIO()
-    p = Progress(out, live=True)
+    p = BisectProgress(out, live=True)
     p.step(2, 3, "a" * 40, "subject")
     with p.phase("build") as shown:
         shown.append("ok")
@@ -546,7 +546,7 @@ def test_one_commit_range(tmp_path: Path) -> None:
     shas = _repo(tmp_path, 1, 1)
     repo = tmp_path / "repo"
     res = bisect(repo, shas[0], shas[1], make_builder(repo, build_cmd=None, binary=None),
-                 MarkerCheck(), progress=Progress(live=False), verify_good=True)
+                 MarkerCheck(), progress=BisectProgress(live=False), verify_good=True)
     assert res.first_bad == shas[1] and [s.commit for s in res.steps] == shas
 
 

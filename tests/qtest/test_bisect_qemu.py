@@ -22,7 +22,7 @@ import pytest
 from harness.bisect import BAD, GOOD
 from harness.bisect.checks import BenchCheck, PytestCheck, ScenarioCheck
 from harness.bisect.driver import bisect
-from harness.bisect.progress import Progress
+from harness.bisect.progress import BisectProgress
 from harness.bisect.synthetic import Commit, make_repo
 from harness.cli import main as bisect_main
 from harness.provision.build import make_builder
@@ -123,7 +123,7 @@ def test_pytest_bisect_real_qemu(tmp_path: Path, real_qemu: builds.QemuBuild) ->
     repo = tmp_path / "repo"
     res = bisect(repo, shas[0], shas[-1], make_builder(repo, build_cmd=None, binary=None),
                  PytestCheck(str(node), extra_args=FAST_PYTEST.split()),
-                 progress=Progress(live=False))
+                 progress=BisectProgress(live=False))
     assert res.code == 0, res.report()
     assert res.first_bad == shas[first_bad]
     assert len(res.steps) <= _max_steps(n)
@@ -142,7 +142,7 @@ def test_bench_bisect_finds_slowdown(tmp_path: Path, real_qemu: builds.QemuBuild
     shas = _repo(tmp_path, real_qemu.binary, n, first_bad, delay=2.0)
     repo = tmp_path / "repo"
     res = bisect(repo, shas[0], shas[-1], make_builder(repo, build_cmd=None, binary=None),
-                 BenchCheck("launch-ms", threshold), progress=Progress(live=False))
+                 BenchCheck("launch-ms", threshold), progress=BisectProgress(live=False))
     assert res.code == 0, res.report()
     assert res.first_bad == shas[first_bad]
     assert len(res.steps) <= _max_steps(n)

@@ -139,7 +139,7 @@ def test_pattern_is_computable_per_block() -> None:
 
 
 def test_host_checks_see_the_pattern_and_stray_writes(tmp_path: Path) -> None:
-    lay = card.Layout.make(erase_mib=4, fio_mib=8, pattern_kib=128)
+    lay = card.CardLayout.make(erase_mib=4, fio_mib=8, pattern_kib=128)
     img = tmp_path / "c.img"
     card.make_raw(img, lay)
     view = card.RawView(img, "raw")
@@ -336,7 +336,7 @@ def test_real_guest_reads_the_cards_pattern(request: pytest.FixtureRequest,
     if not found:
         pytest.skip("no QEMU build installed: run 'sdqtest qemu install' or pass --sdq-qemu")
     build: QemuBuild = found[-1]
-    lay = card.Layout.make(erase_mib=4, fio_mib=8, pattern_kib=256)
+    lay = card.CardLayout.make(erase_mib=4, fio_mib=8, pattern_kib=256)
     img = card.make_image(tmp_path, lay, "raw")
     opts = guest_bench.Options(accel="tcg", boot_timeout=300)
     job = f"pread:{lay.read_at // 1024}:{lay.read_bytes // 1024}"

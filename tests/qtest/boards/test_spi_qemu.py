@@ -87,11 +87,11 @@ def test_a_broken_model_diverges(arm_build: QemuBuild, spi_pool: QemuPool,
         pytest.skip(f"QEMU {arm_build.name} has no machine type {BOARD.machine}")
 
     def no_filler(self: ssi_sd.SsiSd, val: int) -> int:
-        self.mode = ssi_sd.Mode.DATA_READ
+        self.mode = ssi_sd.SsiSdMode.DATA_READ
         self.response_pos = 0
         return T.TOKEN_SINGLE
 
-    monkeypatch.setitem(ssi_sd._HANDLERS, ssi_sd.Mode.PREP_DATA, no_filler)
+    monkeypatch.setitem(ssi_sd._HANDLERS, ssi_sd.SsiSdMode.PREP_DATA, no_filler)
     res = runner.run(arm_build, all_scenarios()["spi-read-multi"], BOARD.machine,
                      runner.RunOptions(pool=spi_pool))
     assert res.status == runner.DIVERGE, res.reason

@@ -17,7 +17,7 @@ import pytest
 
 from harness.bugs import run
 from harness.bugs.catalog import BUGS, Bug
-from harness.bugs.run import Verdict
+from harness.bugs.run import BugVerdict
 from harness.provision import source
 from harness.qemu.builds import QemuBuild
 from harness.qemu.selection import select_builds
@@ -51,15 +51,15 @@ def test_verdict_is_the_ledgers(qemu_build: QemuBuild, bug: Bug) -> None:
     before = _children()
     o = run.run(bug, qemu_build)
     assert _children() <= before, "a QEMU was left running"
-    assert o.verdict is not Verdict.ERROR, o.detail
-    if o.verdict is Verdict.UNUSABLE:
+    assert o.verdict is not BugVerdict.ERROR, o.detail
+    if o.verdict is BugVerdict.UNUSABLE:
         assert bug.reproduce is None or bug.unusable(qemu_build.profile), o.detail
         return
     present = bug.entry.versions.applies(qemu_build.version)
-    if o.verdict is Verdict.NOT_SHOWN:
+    if o.verdict is BugVerdict.NOT_SHOWN:
         assert not bug.shows_absence
         return
-    assert (o.verdict is Verdict.PRESENT) == present, (
+    assert (o.verdict is BugVerdict.PRESENT) == present, (
         f"{bug.key} on {qemu_build.version}: {o.verdict.value}, the ledger says "
         f"{bug.entry.versions.describe()}: {o.detail}")
 
@@ -76,11 +76,11 @@ def fixed_build() -> QemuBuild:
 def test_a_fixed_build_says_absent(fixed_build: QemuBuild, bug: Bug) -> None:
     """With its patch the bug is absent; without one it is there as on 11.1.1."""
     o = run.run(bug, fixed_build)
-    assert o.verdict is not Verdict.ERROR, o.detail
+    assert o.verdict is not BugVerdict.ERROR, o.detail
     if bug.patch is not None:
-        assert o.verdict is Verdict.ABSENT, o.detail
-    elif o.verdict in (Verdict.PRESENT, Verdict.ABSENT):
-        assert (o.verdict is Verdict.PRESENT) == bug.entry.versions.applies("11.1.1"), \
+        assert o.verdict is BugVerdict.ABSENT, o.detail
+    elif o.verdict in (BugVerdict.PRESENT, BugVerdict.ABSENT):
+        assert (o.verdict is BugVerdict.PRESENT) == bug.entry.versions.applies("11.1.1"), \
             o.detail
 
 
@@ -89,19 +89,19 @@ def test_a_hung_qemu_is_reported_and_reaped(qemu_build: QemuBuild) -> None:
     leaves no process (``StdioTarget`` waits with a deadline)."""
     import dataclasses
 
-    from harness.bugs.reproducers import Observation
+    from harness.bugs.reproducers import BugObservation
 
-    def hang(t: object) -> Observation:
+    def hang(t: object) -> BugObservation:
         from harness.bugs.stdio_target import StdioTarget
 
         assert isinstance(t, StdioTarget)
         t.command("clock_step 1")
         os.kill(t._ch.proc.pid, 19)  # SIGSTOP: alive, answering nothing
         t.command("readl 0x0")
-        return Observation(True, "unreachable")
+        return BugObservation(True, "unreachable")
 
     bug = dataclasses.replace(BUGS[0], reproduce=hang)
     before = _children()
     o = run.run(bug, qemu_build, timeout=1.0)
-    assert o.verdict is Verdict.ERROR and "hung" in o.detail
+    assert o.verdict is BugVerdict.ERROR and "hung" in o.detail
     assert _children() <= before

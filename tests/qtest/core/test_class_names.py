@@ -1,10 +1,9 @@
 """Every public class name is unique in the package: one ``Finding``, one
-``Divergence``, one ``Verdict``, one ``Outcome`` of each idea, so that a
+``Divergence``, one ``Verdict``, one outcome class of each idea, so that a
 name read in a traceback or a docstring says which class it is.
 
-Names still shared by modules of other areas are listed in
-:data:`LEFT`, each with the modules that define it; the test fails on a
-new clash and on a listed one that is gone (the list only shrinks).
+No name is shared: :data:`LEFT` is empty.  The test fails on a new clash
+and on a listed one that is gone (the list only shrinks).
 """
 
 from __future__ import annotations
@@ -16,31 +15,9 @@ import harness
 
 ROOT = Path(harness.__file__).resolve().parent
 
-#: Class name -> the modules (relative to ``harness/``) still defining it,
-#: outside the check, review, fuzz-run and mutants code where every name is
-#: unique: to be renamed by the owners of those areas.
-LEFT: dict[str, frozenset[str]] = {
-    "Access": frozenset({"hwdefs/fields.py", "scenarios/drivers_trace.py"}),
-    "Build": frozenset({"ledger/boundaries.py", "provision/install.py"}),
-    "CardState": frozenset({"hwdefs/emmc.py", "hwdefs/sd.py"}),
-    "Command": frozenset({"driver/omap_mmc.py", "driver/pl181.py",
-                          "scenarios/drivers_trace.py"}),
-    "Context": frozenset({"scenarios/drivers_convert.py", "scenarios/registry.py"}),
-    "Descriptor": frozenset({"model/allwinner.py", "scenarios/drivers_trace.py"}),
-    "Entry": frozenset({"explore/search.py", "guest/cpio.py"}),
-    "Layout": frozenset({"guest/card.py", "hwdefs/layouts.py"}),
-    "Mode": frozenset({"driver/results.py", "model/ssi_sd.py"}),
-    "Observation": frozenset({"bugs/reproducers.py", "driver/results.py"}),
-    "Outcome": frozenset({"bench/erase.py", "bugs/run.py"}),
-    "Progress": frozenset({"bench/progress.py", "bisect/progress.py"}),
-    "Response": frozenset({"driver/allwinner.py", "driver/spi.py"}),
-    "Result": frozenset({"check/runner.py", "driver/sdhost.py"}),
-    "Run": frozenset({"bench/output.py", "explore/search.py"}),
-    "Stats": frozenset({"explore/search.py", "fuzz/campaign.py"}),
-    "Transfer": frozenset({"driver/omap_mmc.py", "driver/pl181.py", "driver/results.py",
-                           "model/sd_data.py"}),
-    "Verdict": frozenset({"bugs/run.py", "check/verdict.py", "guest/card.py"}),
-}
+#: Class name -> the modules (relative to ``harness/``) defining it, for a
+#: name still shared: none, every public class name is defined in one module.
+LEFT: dict[str, frozenset[str]] = {}
 
 
 def public_classes() -> dict[str, set[str]]:

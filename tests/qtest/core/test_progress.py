@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from harness import progress
-from harness.bench.progress import Progress as BenchProgress
+from harness.bench.progress import BenchProgress
 from harness.progress import PLAIN_EVERY, StatusLine
 
 ROOT = Path(progress.__file__).resolve().parent

@@ -10,34 +10,34 @@ from harness import images
 from harness.hwdefs import sdhci as H
 from harness.scenarios import drivers
 from harness.scenarios import drivers_convert as C
-from harness.scenarios.drivers_trace import Access, Command, Descriptor, Event
+from harness.scenarios.drivers_trace import Event, TraceAccess, TraceCommand, TraceDescriptor
 
 BASE = 0xFEBFE000
 RECIPE = images.recipe("sdsc-16m")
 
 
-def r(off: int, value: int, size: int = 4, us: int = 0) -> Access:
-    return Access("r", BASE + off, size, value, us)
+def r(off: int, value: int, size: int = 4, us: int = 0) -> TraceAccess:
+    return TraceAccess("r", BASE + off, size, value, us)
 
 
-def w(off: int, value: int, size: int = 4, us: int = 0) -> Access:
-    return Access("w", BASE + off, size, value, us)
+def w(off: int, value: int, size: int = 4, us: int = 0) -> TraceAccess:
+    return TraceAccess("w", BASE + off, size, value, us)
 
 
-def cmd(index: int, flags: int = 0x1A) -> Access:
+def cmd(index: int, flags: int = 0x1A) -> TraceAccess:
     """CMDREG write issuing ``index`` (SDHC 2.2.7: index in bits 13:8)."""
     return w(H.CMDREG.offset, index << 8 | flags, 2)
 
 
-def ctx(image: bytes = b"") -> C.Context:
-    return C.Context(BASE, image or bytes(RECIPE.size), RECIPE, {"p": b"\x5a\xa5\xc3\x3c"})
+def ctx(image: bytes = b"") -> C.ConvertContext:
+    return C.ConvertContext(BASE, image or bytes(RECIPE.size), RECIPE, {"p": b"\x5a\xa5\xc3\x3c"})
 
 
 def rebased(events: list[Event]) -> list[Event]:
     return [r for r in (C._rebase(e, BASE) for e in events) if r is not None]
 
 
-def ops(events: list[Event], c: C.Context | None = None) -> list[object]:
+def ops(events: list[Event], c: C.ConvertContext | None = None) -> list[object]:
     c = c or ctx()
     return C.convert_phase(rebased(events), c)
 
@@ -70,8 +70,8 @@ def test_an_adma_write_carries_the_data_the_card_holds_after_the_boot() -> None:
     image[0x900000:0x900000 + 1024] = b"\x5a\xa5\xc3\x3c" * 256
     c = ctx(bytes(image))
     out = ops([w(0x58, 0x121C9200), w(0x08, 0x900000), cmd(25, 0x3A),
-               Command(25, 0x900000), Descriptor(0x2A000100, 512, 0x21),
-               Descriptor(0x2A005000, 512, 0x21)], c)
+               TraceCommand(25, 0x900000), TraceDescriptor(0x2A000100, 512, 0x21),
+               TraceDescriptor(0x2A005000, 512, 0x21)], c)
     adma = out[0]
     assert isinstance(adma, dict)
     # buffers packed page by page, each at its offset in its page
@@ -96,7 +96,7 @@ def test_data_runs_round_trip() -> None:
 def _request(kind: list[int]) -> list[Event]:
     out: list[Event] = []
     for c in kind:
-        out += [cmd(c), Command(c, 0), r(0x30, 1)]
+        out += [cmd(c), TraceCommand(c, 0), r(0x30, 1)]
     return [*out, r(0x30, 0)]  # the interrupt handler's last read: nothing pending
 
 
@@ -109,7 +109,7 @@ def test_requests_end_with_the_handler_and_long_phases_are_trimmed() -> None:
 
 
 def test_a_multi_block_transfer_is_one_request_until_its_stop() -> None:
-    evs: list[Event] = [cmd(25), Command(25, 0), r(0x30, 0), cmd(12), Command(12, 0),
+    evs: list[Event] = [cmd(25), TraceCommand(25, 0), r(0x30, 0), cmd(12), TraceCommand(12, 0),
                         r(0x30, 0)]
     assert [q.kind for q in C.requests(rebased(evs))] == ["25,12"]
 

@@ -17,25 +17,31 @@ from harness.model.board_targets import model_target_for
 from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
 from harness.scenarios import drivers, drivers_idma, drivers_pio
-from harness.scenarios.drivers_convert import Context
+from harness.scenarios.drivers_convert import ConvertContext
 from harness.scenarios.drivers_hosts import HOSTS, PL181, SUNXI
-from harness.scenarios.drivers_trace import Access, Command, IdmaDescriptor, Mark, parse_line
+from harness.scenarios.drivers_trace import (
+    IdmaDescriptor,
+    Mark,
+    TraceAccess,
+    TraceCommand,
+    parse_line,
+)
 
 LINE = ("2026-01-01T00:00:00.000010Z memory_region_ops_{k} cpu 0 mr 0x55 addr {a:#x} "
         "value {v:#x} size 4 name '{n}'")
 BASE = 0x1000_0000  # vexpress-a9's window
 
 
-def _ctx() -> Context:
-    return Context(BASE, bytes(1 << 20), images.recipe("sdsc-16m"), {})
+def _ctx() -> ConvertContext:
+    return ConvertContext(BASE, bytes(1 << 20), images.recipe("sdsc-16m"), {})
 
 
 def test_accesses_of_the_hosts_regions_and_marks_at_their_address() -> None:
     regions = tuple(n for n, _ in PL181.regions)
     mark = record_board.BOARDS["vexpress-a9"].mark
     a = parse_line(LINE.format(k="read", a=0x10005034, v=0x400, n="pl181"), regions, mark)
-    assert a == Access("r", 0x10005034, 4, 0x400, a.us if isinstance(a, Access) else 0,
-                       "pl181")
+    assert a == TraceAccess("r", 0x10005034, 4, 0x400, a.us if isinstance(a, TraceAccess) else 0,
+                            "pl181")
     assert parse_line(LINE.format(k="write", a=mark, v=3, n="pl031"), regions, mark) == Mark(3)
     # the same RTC's interrupt mask write is no mark, and the RTC is no region kept
     assert parse_line(LINE.format(k="write", a=0x1001700C, v=1, n="pl031"), regions,
@@ -46,23 +52,23 @@ def test_accesses_of_the_hosts_regions_and_marks_at_their_address() -> None:
 
 
 def test_only_the_windows_registers_are_kept_and_commands_follow_their_issue() -> None:
-    evs = [Access("r", BASE + 0x48, 4, 1, region="arm-sysctl"),   # SYS_MCI: kept
-           Access("r", BASE + 0x5C, 4, 7, region="arm-sysctl"),   # SYS_24MHZ: not
-           Access("w", BASE + 0x5008, 4, 0x1AA, region="pl181"),
-           Access("w", BASE + 0x500C, 4, 0x448, region="pl181"),  # Enable | CMD8
-           Access("w", BASE + 0x500C, 4, 0, region="pl181")]      # no command
+    evs = [TraceAccess("r", BASE + 0x48, 4, 1, region="arm-sysctl"),   # SYS_MCI: kept
+           TraceAccess("r", BASE + 0x5C, 4, 7, region="arm-sysctl"),   # SYS_24MHZ: not
+           TraceAccess("w", BASE + 0x5008, 4, 0x1AA, region="pl181"),
+           TraceAccess("w", BASE + 0x500C, 4, 0x448, region="pl181"),  # Enable | CMD8
+           TraceAccess("w", BASE + 0x500C, 4, 0, region="pl181")]      # no command
     out = drivers_pio.rebase(evs, BASE, PL181)
-    assert [e.offset for e in out if isinstance(e, Access)] == [0x48, 0x5008, 0x500C, 0x500C]
-    assert out[3] == Command(8, 0x1AA) and not isinstance(out[-1], Command)
+    assert [e.offset for e in out if isinstance(e, TraceAccess)] == [0x48, 0x5008, 0x500C, 0x500C]
+    assert out[3] == TraceCommand(8, 0x1AA) and not isinstance(out[-1], TraceCommand)
 
 
-def _request(cmd: int, arg: int = 0, data: bool = False) -> list[Access | Command]:
+def _request(cmd: int, arg: int = 0, data: bool = False) -> list[TraceAccess | TraceCommand]:
     """mmci.c's request: the data setup, the command register read, argument, issue."""
-    setup = [Access("w", PL.mmci(PL.MCIDATATIMER), 4, 0x1000)] if data else []
-    return [*setup, Access("r", PL.mmci(PL.MCICOMMAND), 4, 0),
-            Access("w", PL.mmci(PL.MCIARGUMENT), 4, arg),
-            Access("w", PL.mmci(PL.MCICOMMAND), 4, 0x440 | cmd), Command(cmd, arg),
-            Access("r", PL.mmci(PL.MCISTATUS), 4, 0x40)]
+    setup = [TraceAccess("w", PL.mmci(PL.MCIDATATIMER), 4, 0x1000)] if data else []
+    return [*setup, TraceAccess("r", PL.mmci(PL.MCICOMMAND), 4, 0),
+            TraceAccess("w", PL.mmci(PL.MCIARGUMENT), 4, arg),
+            TraceAccess("w", PL.mmci(PL.MCICOMMAND), 4, 0x440 | cmd), TraceCommand(cmd, arg),
+            TraceAccess("r", PL.mmci(PL.MCISTATUS), 4, 0x40)]
 
 
 def test_requests_start_where_the_driver_starts_one() -> None:
@@ -71,15 +77,15 @@ def test_requests_start_where_the_driver_starts_one() -> None:
     reqs = drivers_pio.requests(evs, PL181)
     assert [r.kind for r in reqs] == ["18,12", "13", "32,33,38"]
     # the data setup of a request is its own, not the tail of the one before
-    assert reqs[1].events[0] == Access("r", PL.mmci(PL.MCICOMMAND), 4, 0)
+    assert reqs[1].events[0] == TraceAccess("r", PL.mmci(PL.MCICOMMAND), 4, 0)
     assert reqs[0].events[0].offset == PL.mmci(PL.MCIDATATIMER)  # type: ignore[union-attr]
 
 
 def test_data_ports_runs_and_polls() -> None:
     fifo = PL.mmci(PL.MCIFIFO)
-    evs = [Access("r", fifo, 4, v) for v in (1, 2, 3)]
-    evs += [Access("w", fifo, 4, v) for v in (5, 5, 5, 6)]
-    evs += [Access("r", PL.mmci(PL.MCISTATUS), 4, v) for v in (0x400, 0x400, 0x500)]
+    evs = [TraceAccess("r", fifo, 4, v) for v in (1, 2, 3)]
+    evs += [TraceAccess("w", fifo, 4, v) for v in (5, 5, 5, 6)]
+    evs += [TraceAccess("r", PL.mmci(PL.MCISTATUS), 4, v) for v in (0x400, 0x400, 0x500)]
     ops = drivers_pio.convert_phase(evs, _ctx(), PL181)
     assert ops[0].startswith(f"r4 {fifo:#06x} *3  # MCIFIFO: 3 words")
     assert ops[1].startswith(f"d4 {fifo:#06x} 0x5*3 0x6  # MCIFIFO: 4 words")
@@ -105,14 +111,14 @@ def test_linux_sunxi_descriptors_as_sunxi_mmc_init_idma_des_writes_them() -> Non
 
 
 def test_a_data_command_gets_its_chain_and_a_pio_one_none() -> None:
-    issue = Access("w", AW.SD_CMDR.offset, 4, 0x80003352)  # CMD_LOAD, DATA_TRANS, CMD18
-    evs = [issue, Command(18, 0x880000), IdmaDescriptor(0x7F040000, 4096),
-           IdmaDescriptor(0x7F040010, 512), Access("r", AW.SD_RISR.offset, 4, 4)]
+    issue = TraceAccess("w", AW.SD_CMDR.offset, 4, 0x80003352)  # CMD_LOAD, DATA_TRANS, CMD18
+    evs = [issue, TraceCommand(18, 0x880000), IdmaDescriptor(0x7F040000, 4096),
+           IdmaDescriptor(0x7F040010, 512), TraceAccess("r", AW.SD_RISR.offset, 4, 4)]
     made = drivers_idma.special(evs, 0, issue, _ctx())
     assert made is not None and made[0] == {"idma": [[0, 4096], [4096, 512]], "cmd": 18}
     assert made[1].startswith("w4 0x0018 0x80003352")
-    assert drivers_idma.special([issue, Command(18, 0)], 0, issue, _ctx()) is None
-    dlba = Access("w", AW.SD_DLBA.offset, 4, 0x7F040000)
+    assert drivers_idma.special([issue, TraceCommand(18, 0)], 0, issue, _ctx()) is None
+    dlba = TraceAccess("w", AW.SD_DLBA.offset, 4, 0x7F040000)
     assert drivers_idma.special([dlba], 0, dlba, _ctx()) == ["w4 0x0084 @table  # SD_DLBA"]
 
 

@@ -13,15 +13,15 @@ ACCESS = ("memory_region_ops_read cpu 0 mr 0x55d0c2a4bef0 addr 0xfebfe024 value 
 
 
 def test_an_access_of_the_controller_with_the_log_backends_times() -> None:
-    assert T.parse_line(ACCESS) == T.Access("r", 0xFEBFE024, 4, 0x1FF0000, 0)
+    assert T.parse_line(ACCESS) == T.TraceAccess("r", 0xFEBFE024, 4, 0x1FF0000, 0)
     # QEMU 7.2's log backend: PID@SEC.USEC: ; later QEMUs: an ISO 8601 UTC time
     old = T.parse_line("4242@1765080053.000123:" + ACCESS)
     new = T.parse_line("2025-12-07T04:00:53.000123Z " + ACCESS)
-    assert isinstance(old, T.Access) and isinstance(new, T.Access)
+    assert isinstance(old, T.TraceAccess) and isinstance(new, T.TraceAccess)
     assert old.us == 1765080053_000123
     assert new.us == old.us  # 1765080053 s is 2025-12-07T04:00:53Z
     write = T.parse_line(ACCESS.replace("_read", "_write").replace("0x1ff0000", "0x3"))
-    assert write == T.Access("w", 0xFEBFE024, 4, 3, 0)
+    assert write == T.TraceAccess("w", 0xFEBFE024, 4, 3, 0)
 
 
 def test_other_regions_and_events_are_not_kept() -> None:
@@ -29,8 +29,8 @@ def test_other_regions_and_events_are_not_kept() -> None:
     assert T.parse_line("memory_region_ops_read cpu 0 mr 0x1 addr 0x80 value 0x2 size 1 "
                         "name 'ioport80'") is None  # a read of the POST port marks nothing
     assert T.parse_line("sdhci_adma_loop addr=0x121c9000, len=4096, attr=0x21") == \
-        T.Descriptor(0x121C9000, 4096, 0x21)
-    assert T.parse_line("sdhci_send_command CMD17 ARG[0x00800000]") == T.Command(17, 0x800000)
+        T.TraceDescriptor(0x121C9000, 4096, 0x21)
+    assert T.parse_line("sdhci_send_command CMD17 ARG[0x00800000]") == T.TraceCommand(17, 0x800000)
     assert T.parse_line("kvm_run_exit cpu_index 0, reason 2") is None
 
 
