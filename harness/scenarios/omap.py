@@ -57,8 +57,9 @@ def omap_registers(t: Target, ctx: Context) -> None:
 
     Every register's reset value (MMC_REV 1, MMC_BUF AFL 0x1F, MMC_SYSS
     RSTD), an all-ones write to each writable one (ledger
-    omap.register-fields: CLKD 8 bits, SDIO read back moved), read-only
-    registers written, MMC_CMD ignored while POW is clear, byte, word and
+    omap.register-fields: CLKD 8 bits, SDIO read back moved), the
+    unimplemented MMC_SPI and MMC_SYST written after MMC_SDIO without
+    changing it, read-only registers written, MMC_CMD ignored while POW is clear, byte, word and
     double-word accesses (omap.version.badwidth-logged), MMC_SYSC.SRTS."""
     for off in range(0, 0x70, 2):
         t.read(off, _W)
@@ -71,6 +72,8 @@ def omap_registers(t: Target, ctx: Context) -> None:
         _wr(t, reg, 0xFFFF)
         t.read(reg.offset, _W)
     _wr(t, O.MMC_SDIO, O.MMC_SDIO.mask("CD_ENABLE"))
+    for reg in (O.MMC_SPI, O.MMC_SYST):  # unimplemented: MMC_SDIO keeps its value
+        _wr(t, reg, 0xFFFF)
     _wr(t, O.MMC_BUF, 0x0A05)
     _wr(t, O.MMC_CON, 0xF7FF)  # everything but POW
     for reg in (O.MMC_SDIO, O.MMC_BUF, O.MMC_CON, O.MMC_STAT):

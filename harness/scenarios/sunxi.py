@@ -330,14 +330,17 @@ def sunxi_interrupts(t: Target, ctx: Context) -> None:
 
 @scenario("sunxi-card-absent", GROUP)
 def sunxi_card_absent(t: Target, ctx: Context) -> None:
-    """The medium ejected: CARD_REMOVE and SD_STAR.CARD_PRESENT 0; a command finds
+    """The medium ejected with a command's CC pending: CARD_REMOVE added to it
+    (the pending bit kept) and SD_STAR.CARD_PRESENT 0; a command finds
     no card (no response); the data port moves nothing; the medium back:
     CARD_INSERT, the card initialised again and read."""
     h = _ready(t)
+    h.command(S.index("SEND_STATUS"), h.rca << 16)  # its CC left pending
     h.wr(A.SD_IMKR, (1 << 30) | (1 << 31))
     set_medium(t, False)
     risr = h.rd(A.SD_RISR)
     ctx.expect(bool(risr & (1 << 31)), f"no CARD_REMOVE after the eject (RISR {risr:#x})")
+    ctx.expect(bool(risr & CC), f"the eject cleared a pending CC (RISR {risr:#x})")
     t.irq_level()
     h.rd(A.SD_STAR)
     r = h.command(S.index("SEND_STATUS"), h.rca << 16)
