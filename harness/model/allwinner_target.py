@@ -23,7 +23,7 @@ from harness.model.clock import VirtualClock
 from harness.model.deviations import Strictness
 from harness.model.memory import GuestMemory
 from harness.model.sdcard import SDCard
-from harness.model.target import card_medium, model_params, split_access
+from harness.model.target import ModelTarget, card_medium, model_params, split_access
 from harness.profile import NEWEST, BuildProfile
 from harness.target import check_access
 
@@ -123,7 +123,7 @@ class AwModelTarget(BoardModelTarget):
         """Nothing is taken from QEMU past a difference but guest memory and the image."""
         if kind == "irq" or step.op == "read":
             return []
-        return super().adopt(kind, step)
+        return ModelTarget.adopt(self, kind, step)
 
     def set_card_inserted(self, inserted: bool) -> None:
         """Insert or eject the medium (QMP); the controller sees the change."""

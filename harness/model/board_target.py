@@ -12,6 +12,7 @@ one: each reaches a FIFO or a data path QEMU runs at the access.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from harness.hwdefs.boards import Board, ByVariant
 from harness.model.target import ModelTarget
@@ -26,6 +27,17 @@ TARGETS: ByVariant[type[ModelTarget]] = ByVariant("model target")
 
 class BoardModelTarget(ModelTarget):
     """A board's own controller over the shared SD card (see the module docstring)."""
+
+    def adopt(self, kind: str, step: Any) -> list[str]:
+        """Nothing is taken from QEMU past a difference but the card image's
+        bytes: the controller's registers are computed from its FIFOs and the
+        card (a subclass may take more)."""
+        store = getattr(self.card, "store", None)
+        if kind != "irq" and step.op == "image_read" and isinstance(step.qemu, bytes) \
+                and store is not None:
+            store.write(int(step.args[0]), step.qemu)
+            return [f"card image {int(step.args[0]):#x}+{len(step.qemu):#x}"]
+        return []
 
     def mem_write(self, addr: int, data: bytes) -> None:
         check_memory(addr, len(data))

@@ -152,16 +152,6 @@ class OmapModelTarget(BoardModelTarget):
         offset, size = int(args[0]), int(args[1])
         return self._unknown_rsp(offset, size) is not None or self._cmd3_rca(offset, size)
 
-    def adopt(self, kind: str, step: Any) -> list[str]:
-        """Nothing is taken from QEMU past a difference but the card image's
-        bytes: the controller's registers are computed from its FIFO and card."""
-        store = getattr(self.card, "store", None)
-        if kind != "irq" and step.op == "image_read" and isinstance(step.qemu, bytes) \
-                and store is not None:
-            store.write(int(step.args[0]), step.qemu)
-            return [f"card image {int(step.args[0]):#x}+{len(step.qemu):#x}"]
-        return []
-
     def set_card_inserted(self, inserted: bool) -> None:
         """Eject or insert the medium (QEMU ``sd_cardchange``: the card resets on
         insertion; OMAP1 wires no card detect, ledger ``omap.no-card-detect``)."""

@@ -151,16 +151,6 @@ class Pl181ModelTarget(BoardModelTarget):
     def may_adopt(self, op: str, args: tuple[Any, ...]) -> bool:
         return op == "read" and self._cmd3_rca(int(args[0]), int(args[1]))
 
-    def adopt(self, kind: str, step: Any) -> list[str]:
-        """Nothing is taken from QEMU past a difference but the card image's
-        bytes: the MMCI's registers are computed from its FIFO and card."""
-        store = getattr(self.card, "store", None)
-        if kind != "irq" and step.op == "image_read" and isinstance(step.qemu, bytes) \
-                and store is not None:
-            store.write(int(step.args[0]), step.qemu)
-            return [f"card image {int(step.args[0]):#x}+{len(step.qemu):#x}"]
-        return []
-
     def set_card_inserted(self, inserted: bool) -> None:
         """Eject or insert the medium: the card changes, and SYS_MCI with it
         (QEMU ``sd_cardchange`` -> ``pl181_set_inserted`` -> ``arm_sysctl``)."""

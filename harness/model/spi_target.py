@@ -131,16 +131,5 @@ class SpiModelTarget(BoardModelTarget):
         """A read of SSPDR whose next frame the card left undefined."""
         return op == "read" and int(args[0]) == P.ssp(P.SSPDR) and self.ssp.head_undefined
 
-    def adopt(self, kind: str, step: Any) -> list[str]:
-        """Nothing is taken from QEMU past a difference but the card image's
-        bytes: the controller's registers are computed from its FIFOs, the
-        chip select and the card (never the SDHCI's, which this board lacks)."""
-        store = getattr(self.card, "store", None)
-        if kind != "irq" and step.op == "image_read" and isinstance(step.qemu, bytes) \
-                and store is not None:
-            store.write(int(step.args[0]), step.qemu)
-            return [f"card image {int(step.args[0]):#x}+{len(step.qemu):#x}"]
-        return []
-
     def set_card_inserted(self, inserted: bool) -> None:
         self.card.inserted = inserted
