@@ -27,6 +27,7 @@ from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
 from harness.scenarios import all_scenarios
+from tests.qtest.boards.qemu_targets import board_target
 
 pytestmark = pytest.mark.qemu
 
@@ -43,13 +44,7 @@ def omap_pool() -> Iterator[QemuPool]:
 
 
 def _target(build: QemuBuild, tmp_path: Path) -> QemuTarget:
-    if not build.offers(BOARD.machine):
-        pytest.skip(f"QEMU {build.name} has no machine type {BOARD.machine}")
-    img = tmp_path / "card.img"
-    with img.open("wb") as f:
-        f.truncate(16 << 20)
-    return QemuTarget(build.binary, Machine.for_board(BOARD.name, image=CardImage(img)),
-                      name=build.name)
+    return board_target(BOARD, build, tmp_path)
 
 
 def test_revision_and_the_interrupt_line(arm_build: QemuBuild, tmp_path: Path) -> None:

@@ -17,12 +17,12 @@ import pytest
 from harness.check import runner
 from harness.hwdefs import boards
 from harness.hwdefs import pl181 as P
-from harness.machine import CardImage, Machine
 from harness.model import pl181 as model_pl181
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
 from harness.scenarios import all_scenarios
+from tests.qtest.boards.qemu_targets import board_target
 
 pytestmark = pytest.mark.qemu
 
@@ -40,13 +40,7 @@ def mmci_pool() -> Iterator[QemuPool]:
 
 
 def _target(build: QemuBuild, tmp_path: Path) -> QemuTarget:
-    if not build.offers(BOARD.machine):
-        pytest.skip(f"QEMU {build.name} has no machine type {BOARD.machine}")
-    img = tmp_path / "card.img"
-    with img.open("wb") as f:
-        f.truncate(16 << 20)
-    return QemuTarget(build.binary, Machine.for_board(BOARD.name, image=CardImage(img)),
-                      name=build.name)
+    return board_target(BOARD, build, tmp_path)
 
 
 def test_ids_card_detect_and_both_lines(arm_build: QemuBuild, tmp_path: Path) -> None:

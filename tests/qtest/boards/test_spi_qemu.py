@@ -18,12 +18,12 @@ from harness.driver.spi import SpiHost
 from harness.hwdefs import boards
 from harness.hwdefs import pl022 as P
 from harness.hwdefs import sd_spi as T
-from harness.machine import CardImage, Machine
 from harness.model import ssi_sd
 from harness.qemu.builds import QemuBuild
 from harness.qemu.pool import QemuPool
 from harness.qemu.target import QemuTarget
 from harness.scenarios import all_scenarios
+from tests.qtest.boards.qemu_targets import board_target
 
 pytestmark = pytest.mark.qemu
 
@@ -39,13 +39,7 @@ def spi_pool() -> Iterator[QemuPool]:
 
 
 def _target(build: QemuBuild, tmp_path: Path) -> QemuTarget:
-    if not build.offers(BOARD.machine):
-        pytest.skip(f"QEMU {build.name} has no machine type {BOARD.machine}")
-    img = tmp_path / "card.img"
-    with img.open("wb") as f:
-        f.truncate(16 << 20)
-    return QemuTarget(build.binary, Machine.for_board(BOARD.name, image=CardImage(img)),
-                      name=build.name)
+    return board_target(BOARD, build, tmp_path)
 
 
 def test_cmd0_answers_r1_idle_once_selected(arm_build: QemuBuild, tmp_path: Path) -> None:
