@@ -78,6 +78,13 @@ class UbootGuest:
 UBOOT = {
     "orangepi-pc": UbootGuest("orangepi-pc", "u-boot-sunxi", "orangepi_plus",
                               "u-boot-sunxi-with-spl.bin", 8 << 10),
+    # QEMU's docs/system/arm/bananapi_m2u.rst: the R40's boot ROM loads it from 8 KiB
+    "bpim2u": UbootGuest("bpim2u", "u-boot-sunxi", "Bananapi_M2_Ultra",
+                         "u-boot-sunxi-with-spl.bin", 8 << 10),
+    # hw/arm/cubieboard.c (10.0 on): without -kernel, allwinner_a10_bootrom_setup
+    # copies 32 KiB from 8 KiB of the card into SRAM A, where the CPU starts
+    "cubieboard": UbootGuest("cubieboard", "u-boot-sunxi", "Cubieboard",
+                             "u-boot-sunxi-with-spl.bin", 8 << 10),
 }
 
 
