@@ -123,7 +123,9 @@ SUNXI = HostTrace(
 #: The A10's SMHC (QEMU's sun4i variant): the FIFO answers at 0x100 too, where
 #: U-Boot's sunxi_mmc of a sun4i build moves its data.
 SUNXI_A10 = replace(SUNXI, name="sunxi-a10",
-                    data_ports=frozenset({AW.SD_FIFO.offset, AW.SD_THLDC.offset}))
+                    data_ports=frozenset({AW.SD_FIFO.offset, AW.SD_THLDC.offset}),
+                    names=tuple((o, "SD_FIFO" if o == AW.SD_THLDC.offset else n)
+                                for o, n in SUNXI.names))
 #: SDHCI (the PC's sdhci-pci, the i.MX uSDHC): conversion keeps its own code
 #: (:mod:`harness.scenarios.drivers_convert`); the replay needs the registers below.
 SDHCI = HostTrace(
