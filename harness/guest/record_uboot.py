@@ -7,10 +7,14 @@ emulates the H3's boot ROM: it loads the SPL from the SD card at 8 KiB
 with ``u-boot-sunxi-with-spl.bin`` written there; the SPL loads U-Boot proper
 through the SD controller, before the first phase.  Debian 12 builds no
 ``orangepi_pc`` target; its ``orangepi_plus`` is the same H3 SoC with the card
-on mmc0 at 0x01c0f000, and QEMU's orangepi-pc runs it.  (Debian's
+on mmc0 at 0x01c0f000, and QEMU's orangepi-pc runs it.  bpim2u (the R40's boot
+ROM, ``docs/system/arm/bananapi_m2u.rst``) and cubieboard (from QEMU 10.0 the
+A10's, ``hw/arm/cubieboard.c``) load Debian's ``Bananapi_M2_Ultra`` and
+``Cubieboard`` builds from the same 8 KiB.  (Debian's
 ``u-boot-rpi`` ``rpi_2`` build starts on raspi2b with ``-bios``, but QEMU's
 BCM2836 boot stub holds the secondary CPUs in a loop reading their mailboxes,
-about 400 000 traced accesses a second, so it is not recorded.)
+about 400 000 traced accesses a second, and with the trace on its boot is not
+reliable (``docs/drivers.md``, "U-Boot"), so it is not recorded.)
 
 The console is driven with pexpect: autoboot stopped, then one *phase* at a time
 (:data:`PHASES`), each marked as the Linux guest's are, by a 32-bit write to a
