@@ -162,8 +162,33 @@ def test_each_u_boot_board_has_its_recording_naming_its_build(board: str) -> Non
     assert src["guest"]["modules"] == [u.target] and src["guest"]["uboot"] == u.image
     assert src["machine"] == record_board.BOARDS[board].machine
     assert src["phases"] == list(record_uboot.PHASES) == [p["name"] for p in rec["phases"]]
-    assert src["console_commands"] == {p: list(c) for p, (c, _d) in
-                                       record_uboot.PHASES.items()}
+    assert src["console_commands"] == {p: list(c) for p, c in
+                                       record_uboot.phase_commands(u).items()}
+
+
+def test_u_boot_commands_use_the_boards_buffer_and_its_probe_opens_with_its_own() -> None:
+    rpi = record_uboot.UBOOT["raspi2b"]
+    cmds = record_uboot.phase_commands(rpi)
+    assert cmds["probe"][:len(rpi.probe_first)] == rpi.probe_first
+    assert all(f"{record_uboot.BUFFER:#x}" not in c for cs in cmds.values() for c in cs)
+    assert "mmc read 0x1000000 0x4000 1" in cmds["read-512"]  # within raspi2b's DRAM
+    opi = record_uboot.phase_commands(record_uboot.UBOOT["orangepi-pc"])
+    assert opi == {p: c for p, (c, _d) in record_uboot.PHASES.items()}
+
+
+def test_the_trace_filter_drops_a_regions_lines_and_keeps_the_rest(tmp_path: Path) -> None:
+    """What QEMU writes to the FIFO (in any pieces, opened and closed again) reaches
+    the trace but the dropped region's lines, up to the end mark."""
+    trace = tmp_path / "trace.log"
+    f = record_uboot.TraceFilter(("bcm2836-control",), trace)
+    lines = [LINE.format(k="read", a=0x400000CC, v=0, n="bcm2836-control"),
+             LINE.format(k="write", a=0x3F202000, v=0x8400, n="bcm2835-sdhost")]
+    for _ in range(2):
+        with open(f.pipe, "w") as w:
+            w.write("\n".join(lines * 3) + "\n")
+    f.close()
+    assert trace.read_text().splitlines() == [lines[1]] * 6
+    assert not f.pipe.exists()
 
 
 def test_the_a10s_fifo_at_0x100_is_a_data_port_and_u_boot_uses_it() -> None:
