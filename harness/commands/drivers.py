@@ -34,7 +34,7 @@ def register(sub: Any) -> None:
                    "armhf kernel on the board's own controller, on an ARM build")
     r.add_argument("--uboot", action="store_true",
                    help="Debian's U-Boot for the board instead of Linux (orangepi-pc, bpim2u, "
-                   "cubieboard), "
+                   "cubieboard, raspi2b), "
                    "driven over its serial console")
     r.add_argument("--kernel-package", metavar="PKG",
                    help="another of Debian's amd64 kernels for the PC guest (e.g. "
@@ -220,7 +220,10 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
     uboot = "uboot_guest" in prov
     if uboot:
         from harness.guest import record_uboot
-        did = {p: d for p, (_c, d) in record_uboot.PHASES.items()}
+        ug = record_uboot.UBOOT[prov["uboot_guest"]]
+        did = {p: d.replace("sunxi_mmc", ug.driver)
+               for p, (_c, d) in record_uboot.PHASES.items()}
+        did["probe"] = ug.probe_first_did + did["probe"]
     mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     if board is not None and not uboot:
         did = {**did, "probe": f"insmod {mods} (mmc_core and mmc_block are built in): the "

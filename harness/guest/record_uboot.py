@@ -78,14 +78,17 @@ class UbootGuest:
     spl_offset: int | None
     #: regions whose accesses never reach the trace file (:class:`TraceFilter`)
     drop: tuple[str, ...] = ()
-    #: commands that open the probe phase (before :data:`PHASES`' own)
+    #: commands that open the probe phase (before :data:`PHASES`' own), and what they do
     probe_first: tuple[str, ...] = ()
+    probe_first_did: str = ""
     #: the memory core's events turned on from QEMU's monitor at U-Boot's prompt
     #: (the serial line and the monitor share stdio), not from the start
     trace_late: bool = False
     #: boots tried, each given ``boot_timeout`` seconds to reach the prompt
     boots: int = 1
     boot_timeout: float = TIMEOUT
+    #: U-Boot's SD host driver (``drivers/mmc/``), for the reader
+    driver: str = "sunxi_mmc"
     #: U-Boot's buffer (:data:`BUFFER` where the DRAM starts at 0x40000000)
     buffer: int = BUFFER
 
@@ -111,10 +114,13 @@ UBOOT = {
     "raspi2b": UbootGuest("raspi2b", "u-boot-rpi", "rpi_2", "u-boot.bin", None,
                           drop=("bcm2836-control",), buffer=0x0100_0000,
                           trace_late=True, boots=5, boot_timeout=60.0,
+                          driver="bcm2835_sdhost",
                           probe_first=("setexpr.l f4 *0x3f200010", "setexpr.l f5 *0x3f200014",
                                        "setexpr.l e *0x3f202034", "mw.l 0x3f200010 ${f4}",
                                        "mw.l 0x3f200014 ${f5}", "mw.l 0x3f202034 ${e}",
-                                       "mw.l 0x3f202020 0x1")),
+                                       "mw.l 0x3f202020 0x1"),
+                          probe_first_did="GPFSEL4/5 and SDEDM as U-Boot's boot set them "
+                          "written back, SDHSTS's data flag cleared (setexpr, mw.l); then "),
 }
 
 
