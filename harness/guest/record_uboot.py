@@ -7,10 +7,15 @@ emulates the H3's boot ROM: it loads the SPL from the SD card at 8 KiB
 with ``u-boot-sunxi-with-spl.bin`` written there; the SPL loads U-Boot proper
 through the SD controller, before the first phase.  Debian 12 builds no
 ``orangepi_pc`` target; its ``orangepi_plus`` is the same H3 SoC with the card
-on mmc0 at 0x01c0f000, and QEMU's orangepi-pc runs it.  (Debian's
-``u-boot-rpi`` ``rpi_2`` build starts on raspi2b with ``-bios``, but QEMU's
-BCM2836 boot stub holds the secondary CPUs in a loop reading their mailboxes,
-about 400 000 traced accesses a second, so it is not recorded.)
+on mmc0 at 0x01c0f000, and QEMU's orangepi-pc runs it.  bpim2u (the R40's boot
+ROM, ``docs/system/arm/bananapi_m2u.rst``) and cubieboard (from QEMU 10.0 the
+A10's, ``hw/arm/cubieboard.c``) load Debian's ``Bananapi_M2_Ultra`` and
+``Cubieboard`` builds from the same 8 KiB.  Debian's ``u-boot-rpi`` ``rpi_2``
+starts on raspi2b with ``-bios``; QEMU's BCM2836 boot stub holds the secondary
+CPUs in a loop reading their mailboxes, so there the memory core's events are
+turned on at U-Boot's prompt and the mailbox block's lines dropped
+(:class:`TraceFilter`), and a boot that stops early is tried again
+(``docs/drivers.md``, "U-Boot").
 
 The console is driven with pexpect: autoboot stopped, then one *phase* at a time
 (:data:`PHASES`), each marked as the Linux guest's are, by a 32-bit write to a
@@ -110,7 +115,7 @@ UBOOT = {
     # thresholds: the probe phase reads the three registers and writes them back,
     # so a replay from reset routes the card and sets SDEDM as U-Boot had, and
     # clears the data flag the boot's reads left in SDHSTS (write 1 to clear).
-    # One boot in a few stops after "DRAM:" with or without the trace: five tries.
+    # Many boots stop after "DRAM:", with or without the trace: five tries.
     "raspi2b": UbootGuest("raspi2b", "u-boot-rpi", "rpi_2", "u-boot.bin", None,
                           drop=("bcm2836-control",), buffer=0x0100_0000,
                           trace_late=True, boots=5, boot_timeout=60.0,
