@@ -33,7 +33,8 @@ def register(sub: Any) -> None:
     r.add_argument("--board", help="an ARM board instead of a PC (mcimx7d-sabre): Debian's "
                    "armhf kernel on the board's own controller, on an ARM build")
     r.add_argument("--uboot", action="store_true",
-                   help="Debian's U-Boot for the board instead of Linux (orangepi-pc), "
+                   help="Debian's U-Boot for the board instead of Linux (orangepi-pc, bpim2u, "
+                   "cubieboard, raspi2b), "
                    "driven over its serial console")
     r.add_argument("--kernel-package", metavar="PKG",
                    help="another of Debian's amd64 kernels for the PC guest (e.g. "
@@ -126,7 +127,7 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
     else:
         ctx = drivers_convert.ConvertContext(b.base, raw.image_after.read_bytes(), recipe,
                                              dict(record_init.PATTERNS))
-        special = drivers_idma.special if b.host == "sunxi" else None
+        special = drivers_idma.special if b.host.startswith("sunxi") else None
         ops = drivers_pio.convert(phases, ctx, per_kind, host, special)
     rec = recording(raw, ops, ctx, args.name, per_kind, board)
     if b.host != "sdhci":
@@ -219,7 +220,10 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
     uboot = "uboot_guest" in prov
     if uboot:
         from harness.guest import record_uboot
-        did = {p: d for p, (_c, d) in record_uboot.PHASES.items()}
+        ug = record_uboot.UBOOT[prov["uboot_guest"]]
+        did = {p: d.replace("sunxi_mmc", ug.driver)
+               for p, (_c, d) in record_uboot.PHASES.items()}
+        did["probe"] = ug.probe_first_did + did["probe"]
     mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     if board is not None and not uboot:
         did = {**did, "probe": f"insmod {mods} (mmc_core and mmc_block are built in): the "
@@ -235,7 +239,7 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
     if uboot:  # kver: "U-Boot 2023.01+dfsg-2+deb12u3"
         from harness.guest import record_board
         family = record_board.BOARDS[prov["uboot_guest"]].host
-        default = f"uboot-{kver.split()[-1].split('+')[0]}-{family}-{board}"
+        default = f"uboot-{kver.split()[-1].split('+')[0]}-{family.split('-')[0]}-{board}"
         driver = f"{kver} {prov['guest']['kernel_package'].split(':')[0]} ({host})"
     return {
         "format": drivers.FORMAT,

@@ -93,6 +93,23 @@ BOARDS = {
         "ttyS0,115200", ("sunxi-mmc",), 0, "/dev/mmcblk0", 0x01C0B000, "keymem",
         0x01C0F000, "mmc0 (allwinner-sdhost-sun5i)",
         events=("allwinner_sdhost_process_desc",), host="sunxi", append="maxcpus=1"),
+    # The R40's SMHC mmc0 at 0x01c0f000 (QEMU's sun50i-a64 variant).  The marks:
+    # keymem, a block QEMU's R40 leaves unimplemented (hw/arm/allwinner-r40.c).
+    # Recorded with U-Boot (harness.guest.record_uboot); its Linux guest never was.
+    "bpim2u": BoardGuest(
+        "bpim2u", "armhf", "linux-image-armmp", "sun8i-r40-bananapi-m2-ultra.dtb",
+        "ttyS0,115200", ("sunxi-mmc",), 0, "/dev/mmcblk0", 0x01C0A000, "keymem",
+        0x01C0F000, "mmc0 (allwinner-sdhost-sun50i-a64)",
+        events=("allwinner_sdhost_process_desc",), host="sunxi", append="maxcpus=1"),
+    # The A10's SMHC mmc0 at 0x01c0f000 (QEMU's sun4i variant: the FIFO at 0x100
+    # too).  The marks: offset 0x800 of a10-sram-ctrl, the one block QEMU's A10
+    # leaves unimplemented (hw/arm/allwinner-a10.c), far from the registers the
+    # firmware sets (SRAM mapping at 0x0 and 0x4).  Recorded with U-Boot only.
+    "cubieboard": BoardGuest(
+        "cubieboard", "armhf", "linux-image-armmp", "sun4i-a10-cubieboard.dtb",
+        "ttyS0,115200", ("sunxi-mmc",), 0, "/dev/mmcblk0", 0x01C00800, "a10-sram-ctrl",
+        0x01C0F000, "mmc0 (allwinner-sdhost-sun4i)",
+        events=("allwinner_sdhost_process_desc",), host="sunxi-a10"),
 }
 
 

@@ -24,7 +24,7 @@ as CPU accesses: the controller sees the same reads and writes of its FIFO.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.hwdefs import allwinner as AW
 from harness.hwdefs import bcm2835_sdhost as BS
@@ -120,10 +120,16 @@ SUNXI = HostTrace(
                       ("w", AW.SD_CAGR.offset)}),
     starts_nonzero=frozenset({AW.SD_IMKR.offset}),
     autostop=AW.SD_CMDR.mask("STOP_CMD_FLAG"))
+#: The A10's SMHC (QEMU's sun4i variant): the FIFO answers at 0x100 too, where
+#: U-Boot's sunxi_mmc of a sun4i build moves its data.
+SUNXI_A10 = replace(SUNXI, name="sunxi-a10",
+                    data_ports=frozenset({AW.SD_FIFO.offset, AW.SD_THLDC.offset}),
+                    names=tuple((o, "SD_FIFO" if o == AW.SD_THLDC.offset else n)
+                                for o, n in SUNXI.names))
 #: SDHCI (the PC's sdhci-pci, the i.MX uSDHC): conversion keeps its own code
 #: (:mod:`harness.scenarios.drivers_convert`); the replay needs the registers below.
 SDHCI = HostTrace(
     "sdhci", (("sdhci", None),), H.CMDREG.offset, 0, 0, H.ARGUMENT.offset, H.RSPREG0.offset,
     frozenset({H.BDATA.offset}), ())
 
-HOSTS = {h.name: h for h in (SDHCI, PL181, SDHOST, SUNXI)}
+HOSTS = {h.name: h for h in (SDHCI, PL181, SDHOST, SUNXI, SUNXI_A10)}

@@ -18,7 +18,7 @@ from harness.model.target import ModelTarget
 from harness.profile import BuildProfile
 from harness.scenarios import drivers, drivers_idma, drivers_pio
 from harness.scenarios.drivers_convert import ConvertContext
-from harness.scenarios.drivers_hosts import HOSTS, PL181, SUNXI
+from harness.scenarios.drivers_hosts import HOSTS, PL181, SUNXI, SUNXI_A10
 from harness.scenarios.drivers_trace import (
     IdmaDescriptor,
     Mark,
@@ -152,3 +152,68 @@ def test_every_recording_board_has_a_host_and_u_boot_its_commands() -> None:
     assert set(record_uboot.UBOOT) <= set(record_board.BOARDS)
     for commands, did in record_uboot.PHASES.values():
         assert commands and did
+
+
+@pytest.mark.parametrize("board", sorted(record_uboot.UBOOT))
+def test_each_u_boot_board_has_its_recording_naming_its_build(board: str) -> None:
+    """One recording per board Debian's U-Boot is recorded on, naming the package,
+    the U-Boot build (its directory under /usr/lib/u-boot) and the board."""
+    u = record_uboot.UBOOT[board]
+    recs = [r for r in drivers.recordings() if r["source"].get("uboot_guest") == board]
+    assert len(recs) == 1, board
+    rec = recs[0]
+    src = rec["source"]
+    assert rec["board"] == board and rec["host"] == record_board.BOARDS[board].host
+    assert src["guest"]["kernel_package"] == f"{u.package}:armhf"
+    assert src["guest"]["modules"] == [u.target] and src["guest"]["uboot"] == u.image
+    assert src["machine"] == record_board.BOARDS[board].machine
+    assert src["phases"] == list(record_uboot.PHASES) == [p["name"] for p in rec["phases"]]
+    assert src["console_commands"] == {p: list(c) for p, c in
+                                       record_uboot.phase_commands(u).items()}
+
+
+def test_u_boot_commands_use_the_boards_buffer_and_its_probe_opens_with_its_own() -> None:
+    rpi = record_uboot.UBOOT["raspi2b"]
+    cmds = record_uboot.phase_commands(rpi)
+    assert cmds["probe"][:len(rpi.probe_first)] == rpi.probe_first
+    assert all(f"{record_uboot.BUFFER:#x}" not in c for cs in cmds.values() for c in cs)
+    assert "mmc read 0x1000000 0x4000 1" in cmds["read-512"]  # within raspi2b's DRAM
+    opi = record_uboot.phase_commands(record_uboot.UBOOT["orangepi-pc"])
+    assert opi == {p: c for p, (c, _d) in record_uboot.PHASES.items()}
+
+
+def test_the_trace_filter_drops_a_regions_lines_and_keeps_the_rest(tmp_path: Path) -> None:
+    """What QEMU writes to the FIFO (in any pieces, opened and closed again) reaches
+    the trace but the dropped region's lines, up to the end mark."""
+    trace = tmp_path / "trace.log"
+    f = record_uboot.TraceFilter(("bcm2836-control",), trace)
+    lines = [LINE.format(k="read", a=0x400000CC, v=0, n="bcm2836-control"),
+             LINE.format(k="write", a=0x3F202000, v=0x8400, n="bcm2835-sdhost")]
+    for _ in range(2):
+        with open(f.pipe, "w") as w:
+            w.write("\n".join(lines * 3) + "\n")
+    f.close()
+    assert trace.read_text().splitlines() == [lines[1]] * 6
+    assert not f.pipe.exists()
+
+
+def test_the_a10s_fifo_at_0x100_is_a_data_port_and_u_boot_uses_it() -> None:
+    """QEMU's sun4i variant answers the FIFO at 0x100 (hw/sd/allwinner-sdhost.c,
+    REG_SD_THLDC), where a sun4i build of U-Boot's sunxi_mmc moves its data."""
+    off = AW.SD_THLDC.offset
+    assert off in SUNXI_A10.data_ports and off not in SUNXI.data_ports
+    assert SUNXI_A10.reg_name(off, 4) == "SD_FIFO"
+    rec = next(r for r in drivers.recordings() if r["source"].get("uboot_guest") ==
+               "cubieboard")
+    lines = [op for ph in rec["phases"] for one in ph["ops"]
+             for op in (one["ops"] if isinstance(one, dict) and "repeat" in one else [one])
+             if isinstance(op, str)]
+    assert any(op.startswith(f"r4 {off:#06x} *") for op in lines)
+    assert not any(" 0x0200 " in op for op in lines)
+
+
+def test_a_fifo_read_at_0x100_reaches_the_a10_models_fifo(tmp_path: Path) -> None:
+    t = _board_model("cubieboard", tmp_path)
+    replay = drivers.Replay(t, {"name": "t", "host": "sunxi-a10", "phases": []})
+    assert replay.host is SUNXI_A10
+    replay.op(f"r4 {AW.SD_THLDC.offset:#06x} *2  # SD_FIFO: 2 words")
