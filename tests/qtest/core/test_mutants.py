@@ -40,6 +40,37 @@ def _git(tree: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(tree), *args], check=True, capture_output=True)
 
 
+class _Stop(Exception):
+    """Raised by :func:`_builder_kwargs`'s builder: ``prove`` goes no further."""
+
+
+def _commit(tree: Path, *paths: str) -> None:
+    """``paths`` written in ``tree`` (made a git tree first if it is none) and committed."""
+    for p in paths:
+        (tree / p).parent.mkdir(parents=True, exist_ok=True)
+        (tree / p).write_text("a\n")
+    if not (tree / ".git").exists():
+        _git(tree, "init", "-q")
+    _git(tree, "add", "-A")
+    _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+
+
+def _builder_kwargs(tree: Path, build: Path, m: mutants.Mutant, tmp_path: Path,
+                    monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """What ``prove`` asks of the tree builder for mutant ``m`` in ``build``."""
+    made: list[dict[str, object]] = []
+
+    class FakeBuilder:
+        def __init__(self, **kw: object) -> None:
+            made.append(kw)
+            raise _Stop
+
+    monkeypatch.setattr(mutants, "QemuTreeBuilder", FakeBuilder)
+    with pytest.raises(_Stop), open(tmp_path / "log", "w") as log:
+        mutants.prove(tree, build, (m,), log, tmp_path / "r")
+    return made[0]
+
+
 def test_refuses_a_tree_that_is_not_git_or_has_local_changes(tmp_path: Path) -> None:
     tree = tmp_path / "qemu"
     (tree / "hw" / "sd").mkdir(parents=True)
@@ -149,9 +180,7 @@ def test_prove_builds_arm_and_gives_each_check_its_emulator(
               _mutant("hw/sd/omap_mmc.c", "--board", "sx1"))
     for m in chosen[:3]:  # this tree has no omap_mmc.c
         (tree / m.path).write_text("a\n")
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
-        _git(tree, *args)
+    _commit(tree)
     made: list[dict[str, object]] = []
     checked: list[tuple[str, tuple[str, ...]]] = []
 
@@ -192,35 +221,15 @@ def test_prove_builds_arm_and_gives_each_check_its_emulator(
 
 def test_an_x86_set_builds_no_arm_target(tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    made: list[dict[str, object]] = []
-
-    class Stop(Exception):
-        pass
-
-    class FakeBuilder:
-        def __init__(self, **kw: object) -> None:
-            made.append(kw)
-            raise Stop
-
     tree = tmp_path / "qemu"
-    (tree / "hw" / "sd").mkdir(parents=True)
-    (tree / "hw/sd/sd.c").write_text("a\n")
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
-        _git(tree, *args)
-    monkeypatch.setattr(mutants, "QemuTreeBuilder", FakeBuilder)
-    with pytest.raises(Stop), open(tmp_path / "log", "w") as log:
-        mutants.prove(tree, tmp_path / "b", (_mutant("hw/sd/sd.c", "--group", "data"),), log,
-                      tmp_path / "r")
-    assert made[0]["arm"] is False and made[0]["x86"] is True
-    made.clear()
-    (tree / "hw/sd/pl181.c").write_text("a\n")
-    _git(tree, "add", "-A")
-    _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "y")
-    with pytest.raises(Stop), open(tmp_path / "log", "w") as log:
-        mutants.prove(tree, tmp_path / "b", (_mutant("hw/sd/pl181.c", "--board", "x"),), log,
-                      tmp_path / "r")
-    assert made[0]["arm"] is True and made[0]["x86"] is False  # the boards alone: no x86
+    _commit(tree, "hw/sd/sd.c")
+    made = _builder_kwargs(tree, tmp_path / "b", _mutant("hw/sd/sd.c", "--group", "data"),
+                           tmp_path, monkeypatch)
+    assert made["arm"] is False and made["x86"] is True
+    _commit(tree, "hw/sd/pl181.c")
+    made = _builder_kwargs(tree, tmp_path / "b", _mutant("hw/sd/pl181.c", "--board", "x"),
+                           tmp_path, monkeypatch)
+    assert made["arm"] is True and made["x86"] is False  # the boards alone: no x86
 
 
 def test_a_build_dir_that_already_makes_more_emulators_keeps_them(
@@ -230,36 +239,19 @@ def test_a_build_dir_that_already_makes_more_emulators_keeps_them(
     a build that lacks an emulator the set needs is configured for the set."""
     import json
 
-    made: list[dict[str, object]] = []
-
-    class Stop(Exception):
-        pass
-
-    class FakeBuilder:
-        def __init__(self, **kw: object) -> None:
-            made.append(kw)
-            raise Stop
-
     tree = tmp_path / "qemu"
-    (tree / "hw" / "sd").mkdir(parents=True)
-    (tree / "hw/sd/pl181.c").write_text("a\n")
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
-        _git(tree, *args)
+    _commit(tree, "hw/sd/pl181.c")
     build = tmp_path / "b"
     build.mkdir()
     stamp = build / ".sdqtest-configure.json"
-    monkeypatch.setattr(mutants, "QemuTreeBuilder", FakeBuilder)
-    board = (_mutant("hw/sd/pl181.c", "--board", "x"),)
+    board = _mutant("hw/sd/pl181.c", "--board", "x")
     for targets, want in (
             ("x86_64-softmmu,aarch64-softmmu,riscv64-softmmu", (True, True, True)),
             ("x86_64-softmmu", (False, True, False))):
         stamp.write_text(json.dumps({"flags": [f"--target-list={targets}", "--enable-gcov"]}))
-        made.clear()
-        with pytest.raises(Stop), open(tmp_path / "log", "w") as log:
-            mutants.prove(tree, build, board, log, tmp_path / "r")
-        assert (made[0]["x86"], made[0]["arm"], made[0]["riscv"]) == want
-        assert made[0]["coverage"] is True
+        made = _builder_kwargs(tree, build, board, tmp_path, monkeypatch)
+        assert (made["x86"], made["arm"], made["riscv"]) == want
+        assert made["coverage"] is True
 
 
 def test_a_tree_builder_makes_the_emulators_asked_for() -> None:
