@@ -75,7 +75,14 @@ class Beside:
         ctx = multiprocessing.get_context("fork")
         self._recv, send = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(target=_beside, args=(send, fn, args), name="sdqtest-beside")
-        self._proc.start()
+        # SIGTERM blocked over the fork: a cancel() that comes before the child
+        # has set its own disposition waits for it, instead of running this
+        # process's handler (a check's, a test runner's) in the child.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            self._proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         send.close()
 
     def result(self) -> Any:
@@ -114,6 +121,7 @@ def _beside(send: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     # Stoppable by cancel() whatever the check's process had for SIGTERM
     # (ignored in some job runners, a handler of the test runner's).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked over the fork
     try:
         answer: tuple[Any, ...] = (True, fn(*args))
     except Exception as e:  # noqa: BLE001 - re-raised in the check

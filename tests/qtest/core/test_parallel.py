@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,31 @@ def test_beside_cancelled_even_where_sigterm_is_ignored() -> None:
     t0 = time.monotonic()
     side.cancel()
     assert time.monotonic() - t0 < 5 and not side._proc.is_alive()
+
+
+def test_a_cancel_at_once_never_runs_this_process_s_handler_in_the_child(
+        tmp_path: Path) -> None:
+    """SIGTERM is blocked over the fork: a cancel() right after the start
+    ends the child by SIGTERM's default action, never by the handler this
+    process had (a check's, a test runner's), which in the child would run
+    the parent's code as if it were the parent."""
+    import signal
+
+    ran = tmp_path / "handler-ran"
+
+    def handler(signum: int, frame: object) -> None:
+        with ran.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        os._exit(99)
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        codes = set()
+        for _ in range(150):
+            side = parallel.Beside(_pid_after, 30.0)
+            side.cancel()
+            codes.add(side._proc.exitcode)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert not ran.exists(), ran.read_text()
+    assert codes == {-signal.SIGTERM}
