@@ -30,8 +30,9 @@ def register(sub: Any) -> None:
     r = ds.add_parser("record", help="boot Debian's kernel under TCG with QEMU's trace on "
                       "and write the recording (a minute or more)")
     qemu_option(r)
-    r.add_argument("--board", help="an ARM board instead of a PC (mcimx7d-sabre): Debian's "
-                   "armhf kernel on the board's own controller, on an ARM build")
+    r.add_argument("--board", help="a board instead of a PC (mcimx7d-sabre, ast2600-evb, ...: "
+                   "record_board.BOARDS): Debian's kernel on the board's own controller, "
+                   "on an ARM or RISC-V build")
     r.add_argument("--uboot", action="store_true",
                    help="Debian's U-Boot for the board instead of Linux (orangepi-pc, bpim2u, "
                    "cubieboard, raspi2b), "
@@ -98,6 +99,8 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
     """The recording's data from the boot's trace and card image."""
     from harness import images
     from harness.guest import record_board, record_init
+    from harness.hwdefs.boards import board_for
+    from harness.hwdefs.layouts import layout_of
     from harness.scenarios import (
         drivers_convert,
         drivers_hosts,
@@ -119,11 +122,12 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
     host = drivers_hosts.HOSTS[b.host]
     if b.host != "sdhci" and "uboot_guest" not in raw.provenance:
         per_kind = args.per_kind or PER_KIND_PIO
-    phases = drivers_trace.read_trace(raw.trace, names, tuple(n for n, _ in host.regions),
-                                      b.mark)
+    regions = (*(n for n, _ in host.regions), *b.regions)
+    phases = drivers_trace.read_trace(raw.trace, names, regions, b.mark)
     if b.host == "sdhci":
         ops, ctx = drivers_convert.convert(phases, raw.image_after, recipe,
-                                           record_init.PATTERNS, per_kind, b.base)
+                                           record_init.PATTERNS, per_kind, b.base,
+                                           layout_of(board_for(b.machine)))
     else:
         ctx = drivers_convert.ConvertContext(b.base, raw.image_after.read_bytes(), recipe,
                                              dict(record_init.PATTERNS))

@@ -65,7 +65,7 @@ POLL_NS = 10_000
 #: The table end each driver's ADMA2 table carries after its last descriptor.
 TABLE_ENDS = {"nop-end": H.adma2_desc32(0, 0, H.ADMA_VALID | H.ADMA_END), "": b""}
 
-_OP = re.compile(r"(?P<kind>[rwud])(?P<size>[1248]) (?P<off>0x[0-9a-f]+)(?P<rest>[^#]*)")
+_OP = re.compile(r"(?P<kind>[rwud])(?P<size>[1248]) (?P<off>-?0x[0-9a-f]+)(?P<rest>[^#]*)")
 _ARG = re.compile(r"a (?P<low>0x[0-9a-f]+)")
 
 

@@ -35,6 +35,8 @@ from typing import Any
 from harness import images
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
+from harness.hwdefs.layouts import Layout
+from harness.hwdefs.layouts import layout as layout_named
 from harness.scenarios.drivers_trace import (
     Event,
     TraceAccess,
@@ -60,9 +62,11 @@ _NORINT = H.NORINTSTS.offset
 PAGE = 0x1000
 
 
-def reg_name(offset: int, size: int) -> str:
-    """``CLKCON``, ``NORINTSTS+ERRINTSTS``: the registers an access spans."""
-    regs = H.registers_in(offset, size)
+def reg_name(offset: int, size: int, layout: Layout | None = None) -> str:
+    """``CLKCON``, ``NORINTSTS+ERRINTSTS``: the registers an access spans (in the
+    board's ``layout``: a wrapper's registers below the SDHCI's, Aspeed's)."""
+    regs = (layout.registers_in(offset, size) if layout is not None
+            else H.registers_in(offset, size))
     return "+".join(r.name for r in regs) or "?"
 
 
@@ -99,13 +103,18 @@ class Request:
 
 
 def requests(events: Sequence[Event]) -> list[Request]:
-    """``events`` cut after each NORINTSTS read of 0 with no multi-block transfer open."""
+    """``events`` cut after each NORINTSTS read of 0 with no multi-block transfer open
+    (one is open from CMD18/CMD25 to CMD12, unless its Transfer Mode asked for Auto
+    CMD12, SDHC 2.2.5: then the controller stops it and no CMD12 is traced)."""
     out = [Request()]
-    open_multi = False
+    open_multi = auto_stop = False
     for ev in events:
         out[-1].events.append(ev)
         if isinstance(ev, TraceCommand):
-            open_multi = ev.index in MULTI or (open_multi and ev.index != STOP)
+            open_multi = ((ev.index in MULTI and not auto_stop)
+                          or (open_multi and ev.index != STOP))
+        elif isinstance(ev, TraceAccess) and ev.kind == "w" and ev.offset == _TRN_OFF:
+            auto_stop = (ev.value & H.TRNMOD.mask("ACMDEN")) >> 2 == 1
         elif (isinstance(ev, TraceAccess) and ev.kind == "r" and ev.offset == _NORINT
               and ev.value == 0 and not open_multi):
             out.append(Request())
@@ -143,14 +152,23 @@ class ConvertContext:
     #: with a descriptor of its own the controller did not fetch (Linux's nop-end).
     end_unseen: bool = False
     written: dict[int, int] = field(default_factory=dict)  #: block -> times written
+    #: the check board's register layout (its wrapper's registers below the SDHCI's)
+    layout: Layout = field(default_factory=lambda: layout_named("sdhci"))
 
 
-def _rebase(ev: Event, base: int) -> Event | None:
-    """``ev`` with its offset in the controller's window; None for an access to
-    another controller of the same kind (a board has several)."""
+def window_start(layout: Layout) -> int:
+    """The lowest offset of ``layout``'s Target window: 0, or below the SDHCI's
+    registers where a board's wrapper has its own (Aspeed's, Cadence's HRS)."""
+    return min(0, *(w.start for w in layout.windows))
+
+
+def _rebase(ev: Event, base: int, low: int = 0) -> Event | None:
+    """``ev`` with its offset in the controller's window (from ``low``, below 0 for
+    a wrapper's registers); None for an access to another controller of the same
+    kind (a board has several)."""
     if isinstance(ev, TraceAccess):
         off = ev.offset - base
-        if not 0 <= off < H.REGISTER_WINDOW:
+        if not low <= off < H.REGISTER_WINDOW:
             return None
         return TraceAccess(ev.kind, off, ev.size, ev.value, ev.us)
     return ev
@@ -299,9 +317,9 @@ def _read_runs(events: Sequence[Event]) -> Iterator[tuple[int, int]]:
         i = j
 
 
-def _read_op(run: Sequence[TraceAccess]) -> str:
+def _read_op(run: Sequence[TraceAccess], layout: Layout | None = None) -> str:
     first, last = run[0], run[-1]
-    name = reg_name(first.offset, first.size)
+    name = reg_name(first.offset, first.size, layout)
     if len(run) > 1 and first.value != last.value:
         mask = first.value ^ last.value
         return (f"u{first.size} {first.offset:#04x} {mask:#x} {last.value & mask:#x} "
@@ -311,7 +329,7 @@ def _read_op(run: Sequence[TraceAccess]) -> str:
 
 
 def _write_op(events: Sequence[Event], i: int, a: TraceAccess, ctx: ConvertContext) -> list[Any]:
-    name = reg_name(a.offset, a.size)
+    name = reg_name(a.offset, a.size, ctx.layout)
     if a.offset == _ADMA_LO and a.size == 4:
         return [adma_op(events, i, ctx), f"w4 {a.offset:#04x} @table  # {name}"]
     if a.offset == _ADMA_HI and a.size == 4:
@@ -350,7 +368,7 @@ def convert_phase(events: Sequence[Event], ctx: ConvertContext) -> list[Any]:
         run = [e for e in events[start:end] if isinstance(e, TraceAccess)]
         ctx.last_us = run[-1].us
         if ev.kind == "r":
-            ops.append(with_delay(_read_op(run), delay))
+            ops.append(with_delay(_read_op(run, ctx.layout), delay))
             if ev.offset == _RSP0 and ev.size == 4 and ctx.last_cmd == _SEND_RELATIVE_ADDR:
                 ctx.rca = ev.value >> 16
             if ev.offset == _RSP0 and ev.size == 4 and ctx.last_cmd == _SD_SEND_OP_COND:
@@ -364,16 +382,20 @@ def convert_phase(events: Sequence[Event], ctx: ConvertContext) -> list[Any]:
 
 
 def convert(phases: dict[str, list[Event]], image: Path, recipe: images.Recipe,
-            fills: dict[str, bytes], per_kind: int, base: int | None = None
-            ) -> tuple[list[dict[str, Any]], ConvertContext]:
+            fills: dict[str, bytes], per_kind: int, base: int | None = None,
+            layout: Layout | None = None) -> tuple[list[dict[str, Any]], ConvertContext]:
     """Every phase's trimmed operations, in the recording's order, and what was learnt;
-    the controller at ``base`` (default: the only one the trace shows)."""
+    the controller at ``base`` (default: the only one the trace shows), its Target
+    window the board's ``layout`` (default: the SDHCI's 256 bytes)."""
     every = [e for evs in phases.values() for e in evs]
     base = mmio_base(every) if base is None else base
     ctx = ConvertContext(base, image.read_bytes(), recipe, fills)
+    if layout is not None:
+        ctx.layout = layout
+    low = window_start(ctx.layout)
     out: list[dict[str, Any]] = []
     for name, evs in phases.items():
-        mine = [r for r in (_rebase(e, base) for e in evs) if r is not None]
+        mine = [r for r in (_rebase(e, base, low) for e in evs) if r is not None]
         if not any(isinstance(e, TraceAccess) for e in mine):
             continue  # a phase that did nothing with the card (no fio in the guest)
         reqs = requests(mine)

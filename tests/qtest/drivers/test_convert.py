@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness import images
 from harness.hwdefs import sdhci as H
+from harness.hwdefs.layouts import layout
 from harness.scenarios import drivers
 from harness.scenarios import drivers_convert as C
 from harness.scenarios.drivers_trace import Event, TraceAccess, TraceCommand, TraceDescriptor
@@ -112,6 +113,36 @@ def test_a_multi_block_transfer_is_one_request_until_its_stop() -> None:
     evs: list[Event] = [cmd(25), TraceCommand(25, 0), r(0x30, 0), cmd(12), TraceCommand(12, 0),
                         r(0x30, 0)]
     assert [q.kind for q in C.requests(rebased(evs))] == ["25,12"]
+
+
+def test_a_multi_block_transfer_with_auto_cmd12_ends_with_its_own_interrupt() -> None:
+    """Transfer Mode ACMDEN = 1 (SDHC 2.2.5): the controller sends CMD12 itself and
+    no CMD12 is traced; the request ends with the handler's read as a single block's
+    (the Aspeed slots, whose device tree sets ``sdhci,auto-cmd12``)."""
+    auto12 = H.TRNMOD.mask("MULTI") | H.TRNMOD.mask("BLKCNTEN") | 1 << 2
+    one = [w(H.TRNMOD.offset, auto12, 2), cmd(25), TraceCommand(25, 0), r(0x30, 0)]
+    assert [q.kind for q in C.requests(rebased(one + one))] == ["25", "25"]
+    plain = [w(H.TRNMOD.offset, auto12 & ~(1 << 2), 2), cmd(25), TraceCommand(25, 0),
+             r(0x30, 0), cmd(12), TraceCommand(12, 0), r(0x30, 0)]
+    assert [q.kind for q in C.requests(rebased(one + plain))] == ["25", "25,12"]
+
+
+def test_a_wrappers_registers_below_the_sdhci_are_kept_and_named() -> None:
+    """A board whose Target window starts below the SDHCI (the Aspeed wrapper's
+    0x100 bytes, hw/sd/aspeed_sdhci.c): its accesses are kept at negative offsets,
+    named by the board's layout, and read back by the replay's line parser."""
+    lay = layout("aspeed")
+    low = C.window_start(lay)
+    assert low == -0x100
+    evs = [TraceAccess("r", BASE - 0x100, 4, 0x30000), TraceAccess("w", BASE - 0x200, 4, 1)]
+    kept = [e for e in (C._rebase(ev, BASE, low) for ev in evs) if e is not None]
+    assert [e.offset for e in kept if isinstance(e, TraceAccess)] == [-0x100]
+    c = ctx()
+    c.layout = lay
+    line = C.convert_phase(kept, c)[0]
+    assert line == "r4 -0x100  # SDC_INFO =0x30000"
+    m = drivers._OP.match(line)
+    assert m is not None and int(m["off"], 16) == -0x100
 
 
 def test_dump_is_json_with_one_operation_per_line(tmp_path: Path) -> None:
