@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import images
+from harness.hwdefs import cadence as C
 from harness.hwdefs import sd as S
 from harness.hwdefs import sdhci as H
 from harness.scenarios.drivers_trace import (
@@ -58,10 +59,24 @@ _RSP0 = H.RSPREG0.offset
 _NORINT = H.NORINTSTS.offset
 #: Arena layout of rebuilt buffers: page-granular, each keeps its in-page offset.
 PAGE = 0x1000
+#: Regions beside the SDHCI that belong to its controller, and the offsets they
+#: span from the SDHCI's base: the Cadence SD4HC's Host Register Set, 0x200 below
+#: the SDHCI (hw/sd/cadence_sdhci.c; the board's Target has it there too).
+BELOW = {"cadence.sdhci": range(-C.SRS_BASE, -C.SRS_BASE + C.HRS_SIZE)}
+
+
+def _hrs_name(offset: int) -> str:
+    """``HRS06``: a Cadence Host Register by its offset from the SDHCI's base."""
+    at = offset + C.SRS_BASE
+    named = next((r.name for r in C.HRS_REGISTERS if r.offset == at), None)
+    return named or f"HRS{at // 4:02d}"
 
 
 def reg_name(offset: int, size: int) -> str:
-    """``CLKCON``, ``NORINTSTS+ERRINTSTS``: the registers an access spans."""
+    """``CLKCON``, ``NORINTSTS+ERRINTSTS``: the registers an access spans (``HRS06``
+    below the SDHCI: :data:`BELOW`)."""
+    if offset < 0:
+        return _hrs_name(offset)
     regs = H.registers_in(offset, size)
     return "+".join(r.name for r in regs) or "?"
 
@@ -146,11 +161,13 @@ class ConvertContext:
 
 
 def _rebase(ev: Event, base: int) -> Event | None:
-    """``ev`` with its offset in the controller's window; None for an access to
-    another controller of the same kind (a board has several)."""
+    """``ev`` with its offset in the controller's window (the registers
+    :data:`BELOW` it at negative offsets); None for an access to another
+    controller of the same kind (a board has several)."""
     if isinstance(ev, TraceAccess):
         off = ev.offset - base
-        if not 0 <= off < H.REGISTER_WINDOW:
+        if not (0 <= off < H.REGISTER_WINDOW if ev.region not in BELOW
+                else off in BELOW[ev.region]):
             return None
         return TraceAccess(ev.kind, off, ev.size, ev.value, ev.us)
     return ev
@@ -158,7 +175,7 @@ def _rebase(ev: Event, base: int) -> Event | None:
 
 def mmio_base(events: Sequence[Event]) -> int:
     """BAR 0 of the controller: the lowest access, 256-byte aligned (the window)."""
-    offs = [e.offset for e in events if isinstance(e, TraceAccess)]
+    offs = [e.offset for e in events if isinstance(e, TraceAccess) and e.region not in BELOW]
     if not offs:
         raise TraceError("no controller access in the trace")
     return min(offs) & ~(H.REGISTER_WINDOW - 1)
