@@ -1,4 +1,4 @@
-"""A recording boot on an ARM board: Debian's armhf kernel on the board's own SD controller.
+"""A recording boot on a board: Debian's armhf (or riscv64) kernel on the board's own SD controller.
 
 The guest is assembled from Debian's armhf packages only (``dpkg --add-architecture
 armhf`` once, as root; then ``apt-get download``): the kernel of ``linux-image-armmp``
@@ -14,6 +14,13 @@ uSDHCs, the device tree's usdhc1 (the SD slot) waits for a regulator and a card
 detect GPIO QEMU's board does not model and is never probed; usdhc3 (the eMMC slot,
 non-removable) is, and an SD card there initialises as in the slot.  Xilinx's Zynq
 has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
+
+``microchip-icicle-kit`` (the check's ``icicle``, a ``qemu-system-riscv64`` board):
+Debian's ``linux-image-riscv64`` kernel with ``mpfs-icicle-kit.dtb`` and its
+``sdhci-cadence`` (mmc_core and mmc_block are modules there), OpenSBI from the
+build (``-bios default``), and a copy of the tree with the board's edits
+(:data:`ICICLE_DTB_EDITS`) and the ``/chosen`` QEMU leaves unwritten on that
+machine from 10.2 on (:func:`chosen`).  See docs/drivers.md.
 """
 
 from __future__ import annotations
