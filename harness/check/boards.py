@@ -44,9 +44,10 @@ DRIVERS_GROUP = "drivers"
 #: (the PL181's mmci group), orangepi-pc (the sunxi group), raspi2b's SDHOST
 #: (the sdhost group, 10.0 and later) and sx1 (the omap group, a fresh launch
 #: each) cost a few seconds a build each; icicle (the Cadence SD4HC, RISC-V
-#: builds) and ast2600 (the Aspeed wrapper) run their registers group only
-#: (:data:`DEFAULT_GROUPS`); sifive_u (the spi group through SiFive's SPI
-#: controller) about a second a build.  ``check --profile`` prints each
+#: builds: its registers and drivers groups) and ast2600 (the Aspeed wrapper:
+#: its registers group) run some groups only (:data:`DEFAULT_GROUPS`);
+#: sifive_u (the spi group through SiFive's SPI controller) about a second a
+#: build.  ``check --profile`` prints each
 #: board's share of the check's wall time.
 DEFAULT_BOARDS: tuple[str, ...] = ("zynq", "raspi3b", "mcimx7d", "quanta-gbs", "lm3s6965evb",
                                    "vexpress-a9", "orangepi-pc", "raspi2b", "sx1", "icicle",
@@ -56,9 +57,10 @@ DEFAULT_BOARDS: tuple[str, ...] = ("zynq", "raspi3b", "mcimx7d", "quanta-gbs", "
 #: library run already covers; what is their own (icicle's Host Register Set
 #: and its reset, hw/sd/cadence_sdhci.c; ast2600's wrapper registers,
 #: hw/sd/aspeed_sdhci.c) is in the registers group, about a tenth of the
-#: library's runs, and in the drivers group, a real driver's traffic through the
-#: wrapper (a few seconds a build).
-DEFAULT_GROUPS: dict[str, frozenset[str]] = {"icicle": frozenset({"registers"}),
+#: library's runs; and in the drivers group, each board's real driver (Linux's
+#: sdhci-cadence with the HRS, sdhci-of-aspeed through the wrapper), about a
+#: second a build each.
+DEFAULT_GROUPS: dict[str, frozenset[str]] = {"icicle": frozenset({"registers", "drivers"}),
                                              "ast2600": frozenset({"registers", "drivers"})}
 #: Groups the default check leaves to ``--board``: the explore corpus is
 #: searched on sdhci-pci, and its inputs on every board build would take as

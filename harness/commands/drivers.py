@@ -30,9 +30,10 @@ def register(sub: Any) -> None:
     r = ds.add_parser("record", help="boot Debian's kernel under TCG with QEMU's trace on "
                       "and write the recording (a minute or more)")
     qemu_option(r)
-    r.add_argument("--board", help="a board instead of a PC (mcimx7d-sabre, ast2600-evb, ...: "
-                   "record_board.BOARDS): Debian's kernel on the board's own controller, "
-                   "on an ARM or RISC-V build")
+    r.add_argument("--board", help="a board instead of a PC (mcimx7d-sabre, ast2600-evb, "
+                   "...: record_board.BOARDS): Debian's armhf kernel on the board's own "
+                   "controller, on an ARM build; microchip-icicle-kit: Debian's riscv64 "
+                   "kernel, on a RISC-V build")
     r.add_argument("--uboot", action="store_true",
                    help="Debian's U-Boot for the board instead of Linux (orangepi-pc, bpim2u, "
                    "cubieboard, raspi2b), "
@@ -120,11 +121,12 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
         return recording(raw, ops, ctx, args.name, per_kind, None)
     b = record_board.BOARDS[board]
     host = drivers_hosts.HOSTS[b.host]
-    if b.host != "sdhci" and "uboot_guest" not in raw.provenance:
+    sdhci = b.host in drivers_hosts.SDHCI_FAMILY
+    if not sdhci and "uboot_guest" not in raw.provenance:
         per_kind = args.per_kind or PER_KIND_PIO
     regions = (*(n for n, _ in host.regions), *b.regions)
     phases = drivers_trace.read_trace(raw.trace, names, regions, b.mark)
-    if b.host == "sdhci":
+    if sdhci:
         ops, ctx = drivers_convert.convert(phases, raw.image_after, recipe,
                                            record_init.PATTERNS, per_kind, b.base,
                                            layout_of(board_for(b.machine)))
@@ -134,7 +136,7 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
         special = drivers_idma.special if b.host.startswith("sunxi") else None
         ops = drivers_pio.convert(phases, ctx, per_kind, host, special)
     rec = recording(raw, ops, ctx, args.name, per_kind, board)
-    if b.host != "sdhci":
+    if not sdhci:
         rec = {k: v for k, v in rec.items() if not k.startswith("adma_end")}
         rec["host"] = b.host
     return rec
@@ -167,7 +169,8 @@ def _kept(folder: Path) -> Any:
 
 
 def _record_build(args: argparse.Namespace) -> Any:
-    """The build to record on (11.1, or 11.1-arm with ``--board``)."""
+    """The build to record on (11.1, or 11.1-arm with ``--board``, 11.1-riscv for a
+    RISC-V board)."""
     from harness.errors import UsageError
     from harness.guest import record_board
     from harness.qemu.selection import select_board_builds, select_builds
@@ -185,7 +188,8 @@ def _record_build(args: argparse.Namespace) -> Any:
         if args.board not in record_uboot.UBOOT:
             raise UsageError(f"no U-Boot recording for board {args.board}; known: "
                              f"{', '.join(record_uboot.UBOOT)}")
-    return select_board_builds(args.qemu or ["11.1-arm"])[0]
+    default = "11.1-riscv" if record_board.BOARDS[args.board].arch == "riscv64" else "11.1-arm"
+    return select_board_builds(args.qemu or [default])[0]
 
 
 def _boot(args: argparse.Namespace, build: Any, work: Path) -> Any:
@@ -230,9 +234,9 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
         did["probe"] = ug.probe_first_did + did["probe"]
     mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     if board is not None and not uboot:
-        did = {**did, "probe": f"insmod {mods} (mmc_core and mmc_block are built in): the "
-               "driver probes the controller and initialises the card, mmc_block reads the "
-               "partition table"}
+        builtin = "" if "mmc_core" in mods else " (mmc_core and mmc_block are built in)"
+        did = {**did, "probe": f"insmod {mods}{builtin}: the driver probes the controller "
+               "and initialises the card, mmc_block reads the partition table"}
     for ph in phases:
         ph["did"] = did.get(ph["name"], "")
     rewritten = sum(1 for n in ctx.written.values() if n > 1)

@@ -1,4 +1,4 @@
-"""A recording boot on an ARM board: Debian's armhf kernel on the board's own SD controller.
+"""A recording boot on a board: Debian's armhf (or riscv64) kernel on the board's own SD controller.
 
 The guest is assembled from Debian's armhf packages only (``dpkg --add-architecture
 armhf`` once, as root; then ``apt-get download``): the kernel of ``linux-image-armmp``
@@ -14,6 +14,13 @@ uSDHCs, the device tree's usdhc1 (the SD slot) waits for a regulator and a card
 detect GPIO QEMU's board does not model and is never probed; usdhc3 (the eMMC slot,
 non-removable) is, and an SD card there initialises as in the slot.  Xilinx's Zynq
 has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
+
+``microchip-icicle-kit`` (the check's ``icicle``, a ``qemu-system-riscv64`` board):
+Debian's ``linux-image-riscv64`` kernel with ``mpfs-icicle-kit.dtb`` and its
+``sdhci-cadence`` (mmc_core and mmc_block are modules there), OpenSBI from the
+build (``-bios default``), and a copy of the tree with the board's edits
+(:data:`ICICLE_DTB_EDITS`) and the ``/chosen`` QEMU leaves unwritten on that
+machine from 10.2 on (:func:`chosen`).  See docs/drivers.md.
 """
 
 from __future__ import annotations
@@ -68,7 +75,36 @@ class BoardGuest:
     #: trace regions of the check board's window beside the host family's (a
     #: wrapper's own registers below the SDHCI's: Aspeed's ``aspeed.sdhci``)
     regions: tuple[str, ...] = ()
+    #: ``-bios`` (``default``: the build's own firmware, RISC-V's OpenSBI ``fw_dynamic``)
+    bios: str = ""
+    #: ``-smp`` (0: the machine's default)
+    smp: int = 0
+    #: the serial port on the console (``-serial null`` for each port before it)
+    serial_index: int = 0
+    #: the kernel file in the image package's ``/boot``, before ``-KVER``
+    kernel_file: str = "vmlinuz"
+    #: ``fdtput`` arguments applied, in order, to a copy of the device tree
+    dtb_edits: tuple[tuple[str, ...], ...] = ()
+    #: where QEMU puts the initrd when the machine writes no ``/chosen`` into the
+    #: ``-dtb`` (the recorder then writes ``bootargs`` and ``linux,initrd-*`` into
+    #: its copy); 0: QEMU writes them
+    initrd_at: int = 0
 
+
+#: The icicle kit's device tree as QEMU's machine needs it (see docs/drivers.md):
+#: QEMU maps DRAM above the first GiB at 0x1000000000 (hw/riscv/microchip_pfsoc.c),
+#: the tree's second bank is at 0x1040000000: off.
+ICICLE_DTB_EDITS: tuple[tuple[str, ...], ...] = (
+    ("-ts", "/memory@1040000000", "status", "disabled"),
+)
+
+#: Where QEMU loads -initrd on microchip-icicle-kit: 512 MiB above the kernel
+#: (riscv_load_initrd, hw/riscv/boot.c), which sits at the first 2 MiB boundary
+#: after OpenSBI at 0x80000000 (riscv_calc_kernel_start_addr).  The machine loads
+#: the -dtb after the kernel and initrd from QEMU 10.2 on (hw/riscv/microchip_pfsoc.c;
+#: 10.0 loaded it before), so -append and -initrd never reach /chosen: the
+#: recorder writes them into its copy of the tree.
+ICICLE_INITRD = 0x8020_0000 + 512 * 1024 * 1024
 
 BOARDS = {
     "mcimx7d-sabre": BoardGuest(
@@ -126,6 +162,19 @@ BOARDS = {
         "/dev/mmcblk0", 0x1E700000, "aspeed.video", 0x1E740100,
         "sd-controller slot 0 (aspeed.sdhci-ast2600)", nodefaults=False,
         append="maxcpus=1", regions=("aspeed.sdhci",)),
+    # PolarFire SoC: the Cadence SD4HC at 0x20008000 (the HRS; the SDHCI, the
+    # base the conversion and the check's board use, at 0x200 of it).  Debian's
+    # riscv64 kernel (an Image: QEMU's riscv loader takes it as is), OpenSBI
+    # from the build (-bios default), five harts (hart 0, the E51, is off in the
+    # tree), the console on MMUART1 (the tree's serial1).  The marks: fmeter,
+    # a block QEMU's PolarFire leaves unimplemented (hw/riscv/microchip_pfsoc.c).
+    "microchip-icicle-kit": BoardGuest(
+        "microchip-icicle-kit", "riscv64", "linux-image-riscv64",
+        "microchip/mpfs-icicle-kit.dtb", "ttyS1,115200", ("mmc_block", "sdhci-cadence"), 0,
+        "/dev/mmcblk0", 0x20006000, "microchip.pfsoc.fmeter", 0x20008200,
+        "mmc@20008000 (cadence.sdhci)", memory_mib=1537, bios="default", smp=5, host="cadence",
+        serial_index=1, kernel_file="vmlinux", dtb_edits=ICICLE_DTB_EDITS,
+        initrd_at=ICICLE_INITRD),
 }
 
 
@@ -175,7 +224,9 @@ def initramfs(root: Path, order: list[tuple[str, bytes]], files: dict[str, bytes
               out: Path) -> Path:
     """busybox, the modules (``/sdqtest/modules`` in load order), the recording ``/init``
     and ``files``, as one gzip newc archive."""
-    members = {"bin/busybox": ((root / "bin/busybox").read_bytes(), True),
+    busybox = next((p for p in (root / "bin/busybox", root / "usr/bin/busybox")
+                    if p.exists()), root / "bin/busybox")  # usr/bin from Debian 13 on
+    members = {"bin/busybox": (busybox.read_bytes(), True),
                "init": (INIT.encode(), True)}
     for name, data in order:
         members[f"lib/modules/{name}"] = (data, False)
@@ -191,12 +242,38 @@ def initramfs(root: Path, order: list[tuple[str, bytes]], files: dict[str, bytes
     return out
 
 
+def device_tree(dtb: Path, edits: tuple[tuple[str, ...], ...], workdir: Path) -> Path:
+    """``dtb`` itself, or a copy in ``workdir`` with ``edits`` applied: each is
+    ``fdtput``'s arguments, its one option word first (``-ts``), the file left out."""
+    if not edits:
+        return dtb
+    out = workdir / dtb.name
+    shutil.copyfile(dtb, out)
+    for e in edits:
+        opts = list(e[:1]) if e[0].startswith("-") else []
+        _run(["fdtput", *opts, str(out), *e[len(opts):]], what=f"fdtput {' '.join(e)}",
+             logfile=workdir / "fdtput.log", timeout=60, fix="install device-tree-compiler")
+    return out
+
+
+def chosen(b: BoardGuest, append: str, initrd_size: int) -> tuple[tuple[str, ...], ...]:
+    """The ``/chosen`` edits QEMU makes itself on other machines (the kernel command
+    line, the initrd's range), when ``b`` needs them in the tree (``initrd_at``)."""
+    if not b.initrd_at:
+        return ()
+    return (("-ts", "/chosen", "bootargs", append),
+            ("-tu", "/chosen", "linux,initrd-start", str(b.initrd_at)),
+            ("-tu", "/chosen", "linux,initrd-end", str(b.initrd_at + initrd_size)))
+
+
 def argv(build: QemuBuild, b: BoardGuest, kernel: Path, dtb: Path, initrd: Path,
          card: Path, append: str, trace: Path) -> list[str]:
     return [str(build.binary), "-M", b.machine,
             "-m", str(b.memory_mib), *(["-nodefaults"] if b.nodefaults else []),
             "-no-user-config", "-display", "none",
-            "-no-reboot", "-serial", "stdio", "-monitor", "none",
+            *(["-bios", b.bios] if b.bios else []), *(["-smp", str(b.smp)] if b.smp else []),
+            "-no-reboot", *["-serial", "null"] * b.serial_index, "-serial", "stdio",
+            "-monitor", "none",
             "-kernel", str(kernel), "-dtb", str(dtb), "-initrd", str(initrd),
             "-append", append,
             "-drive", f"if=sd,index={b.sd_index},file={card},format=raw",
@@ -218,8 +295,10 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     trace.unlink(missing_ok=True)
     append = (f"console={b.console} panic=-1 loglevel=4 iomem=relaxed sdqtest.mark={b.mark:#x} "
               f"sdqtest.dev={b.dev} {b.append + ' ' if b.append else ''}{kernel_args()}")
-    dtb = root / f"usr/lib/linux-image-{kver}" / b.dtb
-    cmd = argv(build, b, root / f"boot/vmlinuz-{kver}", dtb, initrd, card, append, trace)
+    edits = b.dtb_edits + chosen(b, append, initrd.stat().st_size)
+    dtb = device_tree(root / f"usr/lib/linux-image-{kver}" / b.dtb, edits, workdir)
+    cmd = argv(build, b, root / f"boot/{b.kernel_file}-{kver}", dtb, initrd, card, append,
+               trace)
     start = time.monotonic()
     log(f"record: booting {b.machine} on {build.name} (TCG, a minute or more)")
     res = runner.run(cmd, accel="tcg", console_log=workdir / "console.log",
@@ -230,6 +309,9 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
         "guest": {"kernel_package": f"{kpkg}:{b.arch}",
                   "kernel_package_version": versions[kpkg], "kernel": kver,
                   "modules": [n for n, _ in order], "dtb": b.dtb,
+                  **({"dtb_edits": [" ".join(("fdtput", *(
+                      "KERNEL_COMMAND_LINE" if w == append else w for w in e))) for e in edits]}
+                     if edits else {}),
                   "packages": {f"{k}:{b.arch}": v for k, v in versions.items()}},
         "qemu": {"build": build.name, "version": build.version,
                  "package": build.profile.package},

@@ -9,6 +9,7 @@ phase; each phase holds the controller accesses in the driver's order, one per
 line::
 
     w2 0x0e 0x183a        write 2 bytes at 0x0e (CMDREG)
+    w4 -0x1e8 0x0         a register below the window (the Cadence HRS06, at -0x200 + 0x18)
     r4 0x30 *2            read 4 bytes at 0x30, twice (each answer compared)
     r4 0x30 +12           read after the guest let 12 µs pass (the clock steps first)
     u4 0x2c 0x2 0x2 17    poll: read until (value & 0x2) == 0x2, at most 17 reads

@@ -132,4 +132,13 @@ SDHCI = HostTrace(
     "sdhci", (("sdhci", None),), H.CMDREG.offset, 0, 0, H.ARGUMENT.offset, H.RSPREG0.offset,
     frozenset({H.BDATA.offset}), ())
 
-HOSTS = {h.name: h for h in (SDHCI, PL181, SDHOST, SUNXI, SUNXI_A10)}
+#: The Cadence SD4HC (icicle): the SDHCI (region ``sdhci``) and the Host Register
+#: Set below it (region ``cadence.sdhci``, hw/sd/cadence_sdhci.c), converted as an
+#: SDHCI whose window starts at the SRS (the HRS at negative offsets, as the
+#: board's Target has it: :mod:`harness.model.sdhci_cadence`).
+CADENCE = replace(SDHCI, name="cadence", regions=(("sdhci", None), ("cadence.sdhci", None)))
+#: The families converted by the SDHCI converter (:mod:`harness.scenarios.drivers_convert`)
+#: and replayed as an SDHCI (their recordings name no ``host``).
+SDHCI_FAMILY = frozenset({SDHCI.name, CADENCE.name})
+
+HOSTS = {h.name: h for h in (SDHCI, PL181, SDHOST, SUNXI, SUNXI_A10, CADENCE)}

@@ -225,15 +225,19 @@ def test_the_default_check_runs_the_modelled_boards(
         assert picked.default == (not argv)  # and icicle, ast2600 their registers group only
 
 
-def test_icicle_runs_its_registers_group_only_by_default() -> None:
+def test_icicle_runs_its_registers_and_drivers_groups_only_by_default() -> None:
     """The default check runs the Cadence board's registers group (its HRS
-    scenarios and the SDHCI's register scenarios), not the library the
-    generic SDHCI already gets on zynq; ``--board icicle`` runs it all."""
+    scenarios and the SDHCI's register scenarios) and its real driver's
+    recording, not the library the generic SDHCI already gets on zynq;
+    ``--board icicle`` runs it all."""
     lib = check_boards.default_scenarios(list(all_scenarios().values()), chosen=False)
     icicle = boards.by_name("icicle").machine
-    kept = {sc.name for sc in lib if check_boards.in_default(sc, icicle)}
+    kept = {sc.name for sc in lib if check_boards.in_default(sc, icicle)
+            and check_boards.on_its_bus(sc, icicle)}
     assert {"cadence-host-registers", "cadence-software-reset"} <= kept
-    assert {sc.group for sc in lib if sc.name in kept} == {"registers"}
+    assert {sc.group for sc in lib if sc.name in kept} == {"registers", "drivers"}
+    assert {sc.params.get("board") for sc in lib if sc.name in kept
+            and sc.group == "drivers"} == {"icicle"}
     zynq = boards.by_name("zynq").machine
     assert all(check_boards.in_default(sc, zynq) for sc in lib)
 

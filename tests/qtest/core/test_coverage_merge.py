@@ -113,7 +113,7 @@ def test_gcovr_merges_the_trees_into_html_and_cobertura(
 
 def test_each_emulator_runs_its_part_of_the_default_check() -> None:
     """The default check's boards with the default check's groups (no
-    ``explore``, icicle its ``registers`` only: docs/boards.md), the 32-bit
+    ``explore``, icicle its ``registers`` and ``drivers`` only: docs/boards.md), the 32-bit
     ARM boards on qemu-system-aarch64 (a coverage build has no
     qemu-system-arm); named boards and ``all`` as ``check --board``."""
     from harness.check.boards import DEFAULT_BOARDS
@@ -146,8 +146,8 @@ def test_each_emulator_runs_its_part_of_the_default_check() -> None:
         ["check", "--board", "vexpress-a9", "--qemu", str(arm)]]
     riscv = Path("/b/qemu-system-riscv64")
     icicle, sifive = command.board_runs("riscv64", riscv, "default")
-    assert icicle == ["check", "--board", "icicle", "--group", "registers", "--allow-skips",
-                      "--qemu", str(riscv)]
+    assert icicle == ["check", "--board", "icicle", "--group", "drivers,registers",
+                      "--allow-skips", "--qemu", str(riscv)]  # and its real driver
     assert sifive[:3] == ["check", "--board", "sifive_u"] and "spi" in sifive[4].split(",")
     # a board of another emulator is not run on this one
     on_riscv = [b.name for b in BOARDS if b.binary == riscv.name]

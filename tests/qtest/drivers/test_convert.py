@@ -151,3 +151,24 @@ def test_dump_is_json_with_one_operation_per_line(tmp_path: Path) -> None:
     text = C.dump(rec)
     assert json.loads(text) == rec
     assert '   {"adma":[[0,512,33]],"cmd":17}' in text.splitlines()
+
+
+def test_the_cadence_host_registers_stay_below_the_sdhci() -> None:
+    """icicle's Cadence SD4HC: the HRS (region ``cadence.sdhci``) 0x200 below the
+    SDHCI is kept at negative offsets, named by the board's layout, and replayed
+    there; below the HRS is not the controller's."""
+    hrs = BASE - 0x200
+    events: list[Event] = [TraceAccess("r", hrs + 0x18, 4, 0, 0, "cadence.sdhci"),
+                           TraceAccess("w", hrs + 0x18, 4, 0x2, 0, "cadence.sdhci"),
+                           TraceAccess("r", hrs - 0x4, 4, 0, 0, "cadence.sdhci"),
+                           r(0x24, 0x1FF0000)]
+    c = ctx()
+    c.layout = layout("cadence")
+    low = C.window_start(c.layout)
+    assert low == -0x200
+    mine = [e for e in (C._rebase(ev, BASE, low) for ev in events) if e is not None]
+    out = C.convert_phase(mine, c)
+    assert out[:2] == ["r4 -0x1e8  # HRS06 =0x0", "w4 -0x1e8 0x2  # HRS06"]
+    assert str(out[2]).startswith("r4 0x24  # PRNSTS") and len(out) == 3
+    m = drivers._OP.match(str(out[1]))
+    assert m is not None and int(m["off"], 16) == -0x1E8

@@ -4,7 +4,9 @@ package, the board's initramfs and QEMU command line, the recording /init."""
 from __future__ import annotations
 
 import lzma
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,39 @@ def test_the_init_marks_each_phase_and_knows_every_region() -> None:
     for phase in record_init.PHASES:
         assert phase in record_init.DID and phase in record_init.DID_DD
     assert set(record_init.PATTERNS) <= set(record_init.REGIONS)
+
+
+def test_the_icicle_kits_tree_and_command_line(tmp_path: Path) -> None:
+    """microchip-icicle-kit: OpenSBI, five harts, the console on the second port,
+    and a copy of the tree with the board's edits and the /chosen QEMU leaves
+    unwritten (hw/riscv/microchip_pfsoc.c loads -dtb after -append and -initrd)."""
+    b = record_board.BOARDS["microchip-icicle-kit"]
+    edits = b.dtb_edits + record_board.chosen(b, "console=ttyS1 x=1", 100)
+    assert edits[-3:] == (("-ts", "/chosen", "bootargs", "console=ttyS1 x=1"),
+                          ("-tu", "/chosen", "linux,initrd-start", str(b.initrd_at)),
+                          ("-tu", "/chosen", "linux,initrd-end", str(b.initrd_at + 100)))
+    assert record_board.chosen(record_board.BOARDS["mcimx7d-sabre"], "x", 1) == ()
+    build = type("B", (), {"binary": Path("/q/qemu-system-riscv64")})()
+    argv = record_board.argv(build, b, Path("vmlinux"), Path("x.dtb"), Path("i.gz"),  # type: ignore[arg-type]
+                             Path("card.img"), "console=ttyS1", Path("trace.log"))
+    assert ["-bios", "default", "-smp", "5"] == argv[argv.index("-bios"):][:4]
+    assert ["-serial", "null", "-serial", "stdio"] == argv[argv.index("-serial"):][:4]
+    dtc = shutil.which("dtc")
+    if dtc is None or shutil.which("fdtput") is None:
+        pytest.skip("device-tree-compiler is not installed")
+    src = tmp_path / "t.dts"
+    src.write_text("/dts-v1/;\n/ { chosen { }; memory@1040000000 { status = \"okay\"; }; };\n")
+    dtb = tmp_path / "in" / "t.dtb"
+    dtb.parent.mkdir()
+    subprocess.run([dtc, "-I", "dts", "-O", "dtb", "-o", str(dtb), str(src)], check=True,
+                   timeout=60)
+    out = record_board.device_tree(dtb, edits, tmp_path)
+    assert out == tmp_path / "t.dtb" and record_board.device_tree(dtb, (), tmp_path) == dtb
+
+    def get(node: str, prop: str, kind: str = "s") -> str:
+        return subprocess.run(["fdtget", "-t", kind, str(out), node, prop], check=True,
+                              capture_output=True, text=True, timeout=60).stdout.strip()
+
+    assert get("/memory@1040000000", "status") == "disabled"
+    assert get("/chosen", "bootargs") == "console=ttyS1 x=1"
+    assert get("/chosen", "linux,initrd-end", "u") == str(b.initrd_at + 100)
