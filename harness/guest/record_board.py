@@ -18,6 +18,7 @@ has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -68,6 +69,9 @@ class BoardGuest:
     #: trace regions of the check board's window beside the host family's (a
     #: wrapper's own registers below the SDHCI's: Aspeed's ``aspeed.sdhci``)
     regions: tuple[str, ...] = ()
+    #: changes to a copy of the device tree, each ``fdtput``'s arguments after the file
+    #: (Debian's device-tree-compiler): the recording names them (``source.dtb_edits``)
+    dtb_edits: tuple[tuple[str, ...], ...] = ()
 
 
 BOARDS = {
@@ -89,6 +93,24 @@ BOARDS = {
         "raspi2b", "armhf", "linux-image-armmp", "bcm2836-rpi-2-b.dtb", "ttyAMA0,115200",
         ("bcm2835",), 0, "/dev/mmcblk0", 0x3FE00000, "bcm2835-sdramc", 0x3F200000,
         "sdhost (bcm2835-sdhost)", events=(), host="sdhost"),
+    # The Pi 3's Arasan SDHCI at 0x3F300000 (Debian's arm64 kernel, sdhci-iproc's
+    # brcm,bcm2835-sdhci).  The Pi 3 B device tree gives the SD slot to the SDHOST
+    # (pins 48-53 ALT0: QEMU's GPIO then moves the card there) and the SDHCI to the
+    # WiFi chip (pins 34-39, a power sequence through the firmware's GPIO expander,
+    # a wifi@1 child): the copy disables the SDHOST, drops the WiFi's power sequence
+    # and child, and muxes the SDHCI to pins 48-53 (ALT3: the card stays on the SDHCI,
+    # hw/gpio/bcm2835_gpio.c), emmc_gpio48 given a phandle the dtb does not use.
+    # The marks: bcm2835-sdramc, as on raspi2b.
+    "raspi3b": BoardGuest(
+        "raspi3b", "arm64", "linux-image-arm64", "broadcom/bcm2837-rpi-3-b.dtb",
+        "ttyAMA0,115200", ("sdhci-iproc",), 0, "/dev/mmcblk0", 0x3FE00000,
+        "bcm2835-sdramc", 0x3F300000, "sdhci (generic-sdhci, the Arasan eMMC)",
+        append="maxcpus=1", dtb_edits=(
+            ("-t", "s", "/soc/mmc@7e202000", "status", "disabled"),
+            ("-d", "/soc/mmc@7e300000", "mmc-pwrseq"),
+            ("-r", "/soc/mmc@7e300000/wifi@1"),
+            ("-t", "x", "/soc/gpio@7e200000/emmc_gpio48", "phandle", "0x1d"),
+            ("-t", "x", "/soc/mmc@7e300000", "pinctrl-0", "0x1d"))),
     # The SMHC mmc0 at 0x01c0f000.  The marks: keymem, a block QEMU leaves
     # unimplemented.
     "orangepi-pc": BoardGuest(
@@ -191,6 +213,31 @@ def initramfs(root: Path, order: list[tuple[str, bytes]], files: dict[str, bytes
     return out
 
 
+def board_dtb(dtb: Path, b: BoardGuest, workdir: Path) -> Path:
+    """``dtb`` itself, or a copy in ``workdir`` with the board's :attr:`BoardGuest.dtb_edits`
+    made by ``fdtput`` and checked by ``dtc`` (a duplicate phandle is an error there)."""
+    if not b.dtb_edits:
+        return dtb
+    for tool in ("fdtput", "dtc"):
+        if shutil.which(tool) is None:
+            raise InstallError(f"record: board {b.machine}'s device tree is edited with "
+                               f"{tool}: apt-get install device-tree-compiler")
+    out = workdir / Path(b.dtb).name
+    shutil.copyfile(dtb, out)
+    for edit in b.dtb_edits:
+        _run(["fdtput", str(out), *edit], what=f"fdtput {' '.join(edit)}",
+             logfile=workdir / "dtb.log", timeout=60, fix="the edit does not fit this dtb")
+    _run(["dtc", "-q", "-I", "dtb", "-O", "dtb", "-o", os.devnull, str(out)],
+         what=f"dtc of the edited {out.name}", logfile=workdir / "dtb.log", timeout=60,
+         fix="the edits left the device tree inconsistent (a phandle used twice?)")
+    return out
+
+
+def dtb_edit_text(b: BoardGuest) -> list[str]:
+    """The edits as the commands that make them (``fdtput FILE ...``), for provenance."""
+    return [" ".join(("fdtput", Path(b.dtb).name, *e)) for e in b.dtb_edits]
+
+
 def argv(build: QemuBuild, b: BoardGuest, kernel: Path, dtb: Path, initrd: Path,
          card: Path, append: str, trace: Path) -> list[str]:
     return [str(build.binary), "-M", b.machine,
@@ -218,7 +265,7 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     trace.unlink(missing_ok=True)
     append = (f"console={b.console} panic=-1 loglevel=4 iomem=relaxed sdqtest.mark={b.mark:#x} "
               f"sdqtest.dev={b.dev} {b.append + ' ' if b.append else ''}{kernel_args()}")
-    dtb = root / f"usr/lib/linux-image-{kver}" / b.dtb
+    dtb = board_dtb(root / f"usr/lib/linux-image-{kver}" / b.dtb, b, workdir)
     cmd = argv(build, b, root / f"boot/vmlinuz-{kver}", dtb, initrd, card, append, trace)
     start = time.monotonic()
     log(f"record: booting {b.machine} on {build.name} (TCG, a minute or more)")
@@ -230,6 +277,7 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
         "guest": {"kernel_package": f"{kpkg}:{b.arch}",
                   "kernel_package_version": versions[kpkg], "kernel": kver,
                   "modules": [n for n, _ in order], "dtb": b.dtb,
+                  **({"dtb_edits": dtb_edit_text(b)} if b.dtb_edits else {}),
                   "packages": {f"{k}:{b.arch}": v for k, v in versions.items()}},
         "qemu": {"build": build.name, "version": build.version,
                  "package": build.profile.package},
