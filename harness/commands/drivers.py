@@ -273,7 +273,7 @@ def _adma_end_why(ctx: Any) -> str:
     """Why the recording's ADMA2 tables end as they do (or why it has none)."""
     if ctx.pio:
         return ("no ADMA2 table: the driver moved every block by PIO through the Buffer "
-                "Data Port (the controller's capabilities offer no DMA)")
+                "Data Port (the capabilities it uses offer no DMA)")
     if ctx.end_unseen:
         return ("Linux drivers/mmc/host/sdhci.c sdhci_adma_table_pre ends every ADMA2 table "
                 "with a nop-end-valid descriptor; QEMU stops at the block count and never "

@@ -185,9 +185,10 @@ def test_the_last_table_is_rebuilt_with_the_drivers_own_end(
 @pytest.mark.parametrize("rec", [r for r in RECORDINGS if r.get("host", "sdhci") == "sdhci"
                                  and not _adma(r)], ids=lambda r: r["name"])
 def test_a_pio_sdhci_recording_moves_its_blocks_through_bdata(rec: dict[str, Any]) -> None:
-    """Without DMA (raspi3b's capabilities offer none) every block goes through the
-    Buffer Data Port in 4-byte words, a run per block: the SCR (8 bytes), the CMD6
-    status (64) or a 512-byte block; the recording says it has no table."""
+    """Without DMA (Linux's sdhci-iproc gives the BCM2835 capabilities without it)
+    every block goes through the Buffer Data Port in 4-byte words, a run per block:
+    the SCR (8 bytes), the CMD6 status (64) or a 512-byte block; the recording says
+    it has no table."""
     assert rec["adma_end"] == "" and "PIO" in rec["adma_end_why"]
     lines = [o for ph in rec["phases"] for op in ph["ops"]
              for o in (op["ops"] if isinstance(op, dict) else [op])]
