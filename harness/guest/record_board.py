@@ -1,8 +1,12 @@
-"""A recording boot on an ARM board: Debian's armhf kernel on the board's own SD controller.
+"""A recording boot on an ARM board: Debian's armhf (or arm64) kernel on the board's own
+SD controller.
 
 The guest is assembled from Debian's armhf packages only (``dpkg --add-architecture
 armhf`` once, as root; then ``apt-get download``): the kernel of ``linux-image-armmp``
-with the board's device tree and its SD host modules, and ``busybox-static``; no fio
+with the board's device tree and its SD host modules, and ``busybox-static``; raspi3b's
+is arm64's (``linux-image-arm64``, whose gzip'd ``Image`` QEMU's ``-kernel`` unpacks,
+and a copy of ``broadcom/bcm2837-rpi-3-b.dtb`` changed by ``fdtput``:
+:attr:`BoardGuest.dtb_edits`); no fio
 (its libraries are another architecture's), so the sized phases use busybox's ``dd``
 (:mod:`harness.guest.record_init`).  The phase marks are 32-bit writes (busybox
 ``devmem``) to a block QEMU's board leaves unimplemented, so they show in the trace
@@ -12,7 +16,9 @@ Boards (:data:`BOARDS`): ``mcimx7d-sabre`` (i.MX 7Dual SABRE, ``imx7d-sdb.dtb``,
 Linux's ``sdhci-esdhc-imx``).  The card sits on usdhc3: of the board's three
 uSDHCs, the device tree's usdhc1 (the SD slot) waits for a regulator and a card
 detect GPIO QEMU's board does not model and is never probed; usdhc3 (the eMMC slot,
-non-removable) is, and an SD card there initialises as in the slot.  Xilinx's Zynq
+non-removable) is, and an SD card there initialises as in the slot.  ``raspi3b``
+(Linux's ``sdhci-iproc`` on the Pi's Arasan SDHCI; PIO: the capabilities the driver
+brings for the BCM2835 offer no DMA).  Xilinx's Zynq
 has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
 """
 
