@@ -104,8 +104,9 @@ BOARDS = {
     # (pins 48-53 ALT0: QEMU's GPIO then moves the card there) and the SDHCI to the
     # WiFi chip (pins 34-39, a power sequence through the firmware's GPIO expander,
     # a wifi@1 child): the copy disables the SDHOST, drops the WiFi's power sequence
-    # and child, and muxes the SDHCI to pins 48-53 (ALT3: the card stays on the SDHCI,
-    # hw/gpio/bcm2835_gpio.c), emmc_gpio48 given a phandle the dtb does not use.
+    # and child, and muxes the SDHCI to pins 48-53 (ALT3, the chip's function there:
+    # QEMU's hw/gpio/bcm2835_gpio.c leaves the card on the SDHCI, where its reset put
+    # it), emmc_gpio48 given a phandle the dtb does not use.
     # The marks: bcm2835-sdramc, as on raspi2b.
     "raspi3b": BoardGuest(
         "raspi3b", "arm64", "linux-image-arm64", "broadcom/bcm2837-rpi-3-b.dtb",
