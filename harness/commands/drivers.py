@@ -127,9 +127,15 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
     regions = (*(n for n, _ in host.regions), *b.regions)
     phases = drivers_trace.read_trace(raw.trace, names, regions, b.mark)
     if sdhci:
+        pio = not any(isinstance(e, drivers_trace.TraceDescriptor)
+                      for evs in phases.values() for e in evs)
+        per_kind = args.per_kind or (PER_KIND_PIO if pio else PER_KIND)
         ops, ctx = drivers_convert.convert(phases, raw.image_after, recipe,
                                            record_init.PATTERNS, per_kind, b.base,
                                            layout_of(board_for(b.machine)))
+        if pio:  # a word per access through BDATA: the per-block loops folded
+            ops = [{**ph, "ops": drivers_pio.fold(ph["ops"])} for ph in ops]
+            ctx.pio = True
     else:
         ctx = drivers_convert.ConvertContext(b.base, raw.image_after.read_bytes(), recipe,
                                              dict(record_init.PATTERNS))
@@ -255,12 +261,7 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
         "driver": driver,
         "image": RECIPE, **extra,
         "adma_end": "nop-end" if ctx.end_unseen else "",
-        "adma_end_why": ("Linux drivers/mmc/host/sdhci.c sdhci_adma_table_pre ends every "
-                         "ADMA2 table with a nop-end-valid descriptor; QEMU stops at the "
-                         "block count and never fetches it, so the trace cannot show it"
-                         if ctx.end_unseen else "every table's last descriptor fetched "
-                         "carries End (Linux's SDHCI_QUIRK_NO_ENDATTR_IN_NOPDESC path: no "
-                         "descriptor after it)"),
+        "adma_end_why": _adma_end_why(ctx),
         "rca_recorded": f"{ctx.rca:#06x}",
         "byte_addressed": ctx.byte_addressed,
         "trimmed": f"long phases keep their first {per_kind} requests of each kind and "
@@ -270,6 +271,19 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
         "guest_results": {k: v for k, v in raw.transcript.results.items()},
         "phases": phases,
     }
+
+
+def _adma_end_why(ctx: Any) -> str:
+    """Why the recording's ADMA2 tables end as they do (or why it has none)."""
+    if ctx.pio:
+        return ("no ADMA2 table: the driver moved every block by PIO through the Buffer "
+                "Data Port (the capabilities it uses offer no DMA)")
+    if ctx.end_unseen:
+        return ("Linux drivers/mmc/host/sdhci.c sdhci_adma_table_pre ends every ADMA2 table "
+                "with a nop-end-valid descriptor; QEMU stops at the block count and never "
+                "fetches it, so the trace cannot show it")
+    return ("every table's last descriptor fetched carries End (Linux's "
+            "SDHCI_QUIRK_NO_ENDATTR_IN_NOPDESC path: no descriptor after it)")
 
 
 def _board_name(machine: str) -> str:

@@ -1,8 +1,12 @@
-"""A recording boot on a board: Debian's armhf (or riscv64) kernel on the board's own SD controller.
+"""A recording boot on a board: Debian's armhf, arm64 or riscv64 kernel on the board's
+own SD controller.
 
 The guest is assembled from Debian's armhf packages only (``dpkg --add-architecture
 armhf`` once, as root; then ``apt-get download``): the kernel of ``linux-image-armmp``
-with the board's device tree and its SD host modules, and ``busybox-static``; no fio
+with the board's device tree and its SD host modules, and ``busybox-static``; raspi3b's
+is arm64's (``linux-image-arm64``, whose gzip'd ``Image`` QEMU's ``-kernel`` unpacks,
+and a copy of ``broadcom/bcm2837-rpi-3-b.dtb`` changed by ``fdtput``:
+:attr:`BoardGuest.dtb_edits`); no fio
 (its libraries are another architecture's), so the sized phases use busybox's ``dd``
 (:mod:`harness.guest.record_init`).  The phase marks are 32-bit writes (busybox
 ``devmem``) to a block QEMU's board leaves unimplemented, so they show in the trace
@@ -12,7 +16,9 @@ Boards (:data:`BOARDS`): ``mcimx7d-sabre`` (i.MX 7Dual SABRE, ``imx7d-sdb.dtb``,
 Linux's ``sdhci-esdhc-imx``).  The card sits on usdhc3: of the board's three
 uSDHCs, the device tree's usdhc1 (the SD slot) waits for a regulator and a card
 detect GPIO QEMU's board does not model and is never probed; usdhc3 (the eMMC slot,
-non-removable) is, and an SD card there initialises as in the slot.  Xilinx's Zynq
+non-removable) is, and an SD card there initialises as in the slot.  ``raspi3b``
+(Linux's ``sdhci-iproc`` on the Pi's Arasan SDHCI; PIO: the capabilities the driver
+brings for the BCM2835 offer no DMA).  Xilinx's Zynq
 has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
 
 ``microchip-icicle-kit`` (the check's ``icicle``, a ``qemu-system-riscv64`` board):
@@ -25,6 +31,7 @@ machine from 10.2 on (:func:`chosen`).  See docs/drivers.md.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -83,7 +90,8 @@ class BoardGuest:
     serial_index: int = 0
     #: the kernel file in the image package's ``/boot``, before ``-KVER``
     kernel_file: str = "vmlinuz"
-    #: ``fdtput`` arguments applied, in order, to a copy of the device tree
+    #: changes to a copy of the device tree, in order, each ``fdtput``'s arguments
+    #: but the file (Debian's device-tree-compiler): the recording names them
     dtb_edits: tuple[tuple[str, ...], ...] = ()
     #: where QEMU puts the initrd when the machine writes no ``/chosen`` into the
     #: ``-dtb`` (the recorder then writes ``bootargs`` and ``linux,initrd-*`` into
@@ -125,6 +133,25 @@ BOARDS = {
         "raspi2b", "armhf", "linux-image-armmp", "bcm2836-rpi-2-b.dtb", "ttyAMA0,115200",
         ("bcm2835",), 0, "/dev/mmcblk0", 0x3FE00000, "bcm2835-sdramc", 0x3F200000,
         "sdhost (bcm2835-sdhost)", events=(), host="sdhost"),
+    # The Pi 3's Arasan SDHCI at 0x3F300000 (Debian's arm64 kernel, sdhci-iproc's
+    # brcm,bcm2835-sdhci).  The Pi 3 B device tree gives the SD slot to the SDHOST
+    # (pins 48-53 ALT0: QEMU's GPIO then moves the card there) and the SDHCI to the
+    # WiFi chip (pins 34-39, a power sequence through the firmware's GPIO expander,
+    # a wifi@1 child): the copy disables the SDHOST, drops the WiFi's power sequence
+    # and child, and muxes the SDHCI to pins 48-53 (ALT3, the chip's function there:
+    # QEMU's hw/gpio/bcm2835_gpio.c leaves the card on the SDHCI, where its reset put
+    # it), emmc_gpio48 given a phandle the dtb does not use.
+    # The marks: bcm2835-sdramc, as on raspi2b.
+    "raspi3b": BoardGuest(
+        "raspi3b", "arm64", "linux-image-arm64", "broadcom/bcm2837-rpi-3-b.dtb",
+        "ttyAMA0,115200", ("sdhci-iproc",), 0, "/dev/mmcblk0", 0x3FE00000,
+        "bcm2835-sdramc", 0x3F300000, "sdhci (generic-sdhci, the Arasan eMMC)",
+        append="maxcpus=1", dtb_edits=(
+            ("-t", "s", "/soc/mmc@7e202000", "status", "disabled"),
+            ("-d", "/soc/mmc@7e300000", "mmc-pwrseq"),
+            ("-r", "/soc/mmc@7e300000/wifi@1"),
+            ("-t", "x", "/soc/gpio@7e200000/emmc_gpio48", "phandle", "0x1d"),
+            ("-t", "x", "/soc/mmc@7e300000", "pinctrl-0", "0x1d"))),
     # The SMHC mmc0 at 0x01c0f000.  The marks: keymem, a block QEMU leaves
     # unimplemented.
     "orangepi-pc": BoardGuest(
@@ -242,18 +269,47 @@ def initramfs(root: Path, order: list[tuple[str, bytes]], files: dict[str, bytes
     return out
 
 
-def device_tree(dtb: Path, edits: tuple[tuple[str, ...], ...], workdir: Path) -> Path:
-    """``dtb`` itself, or a copy in ``workdir`` with ``edits`` applied: each is
-    ``fdtput``'s arguments, its one option word first (``-ts``), the file left out."""
+def _fdtput_argv(edit: tuple[str, ...], out: Path) -> list[str]:
+    """``fdtput``'s command line for one edit: its options (``-t s``, ``-ts``, ``-d``,
+    ``-r``) before the file, the node, property and values after it."""
+    opts: list[str] = []
+    i = 0
+    while i < len(edit) and edit[i].startswith("-"):
+        opts.append(edit[i])
+        if edit[i] == "-t":
+            opts.append(edit[i + 1])
+            i += 1
+        i += 1
+    return ["fdtput", *opts, str(out), *edit[i:]]
+
+
+def board_dtb(dtb: Path, edits: tuple[tuple[str, ...], ...], machine: str,
+              workdir: Path) -> Path:
+    """``dtb`` itself, or a copy in ``workdir`` with ``edits`` made by ``fdtput`` and
+    checked by ``dtc`` (a duplicate phandle is an error there)."""
     if not edits:
         return dtb
+    for tool in ("fdtput", "dtc"):
+        if shutil.which(tool) is None:
+            raise InstallError(f"record: board {machine}'s device tree is edited with "
+                               f"{tool}: apt-get install device-tree-compiler")
     out = workdir / dtb.name
     shutil.copyfile(dtb, out)
-    for e in edits:
-        opts = list(e[:1]) if e[0].startswith("-") else []
-        _run(["fdtput", *opts, str(out), *e[len(opts):]], what=f"fdtput {' '.join(e)}",
-             logfile=workdir / "fdtput.log", timeout=60, fix="install device-tree-compiler")
+    for edit in edits:
+        _run(_fdtput_argv(edit, out), what=f"fdtput {' '.join(edit)}",
+             logfile=workdir / "dtb.log", timeout=60, fix="the edit does not fit this dtb")
+    _run(["dtc", "-q", "-I", "dtb", "-O", "dtb", "-o", os.devnull, str(out)],
+         what=f"dtc of the edited {out.name}", logfile=workdir / "dtb.log", timeout=60,
+         fix="the edits left the device tree inconsistent (a phandle used twice?)")
     return out
+
+
+def dtb_edit_text(dtb: str, edits: tuple[tuple[str, ...], ...], append: str) -> list[str]:
+    """The edits as the commands that make them (``fdtput FILE ...``), for provenance;
+    the kernel command line, given in full beside them, as ``KERNEL_COMMAND_LINE``."""
+    return [" ".join(_fdtput_argv(tuple("KERNEL_COMMAND_LINE" if w == append else w
+                                        for w in e), Path(Path(dtb).name)))
+            for e in edits]
 
 
 def chosen(b: BoardGuest, append: str, initrd_size: int) -> tuple[tuple[str, ...], ...]:
@@ -296,7 +352,7 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     append = (f"console={b.console} panic=-1 loglevel=4 iomem=relaxed sdqtest.mark={b.mark:#x} "
               f"sdqtest.dev={b.dev} {b.append + ' ' if b.append else ''}{kernel_args()}")
     edits = b.dtb_edits + chosen(b, append, initrd.stat().st_size)
-    dtb = device_tree(root / f"usr/lib/linux-image-{kver}" / b.dtb, edits, workdir)
+    dtb = board_dtb(root / f"usr/lib/linux-image-{kver}" / b.dtb, edits, b.machine, workdir)
     cmd = argv(build, b, root / f"boot/{b.kernel_file}-{kver}", dtb, initrd, card, append,
                trace)
     start = time.monotonic()
@@ -309,9 +365,7 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
         "guest": {"kernel_package": f"{kpkg}:{b.arch}",
                   "kernel_package_version": versions[kpkg], "kernel": kver,
                   "modules": [n for n, _ in order], "dtb": b.dtb,
-                  **({"dtb_edits": [" ".join(("fdtput", *(
-                      "KERNEL_COMMAND_LINE" if w == append else w for w in e))) for e in edits]}
-                     if edits else {}),
+                  **({"dtb_edits": dtb_edit_text(b.dtb, edits, append)} if edits else {}),
                   "packages": {f"{k}:{b.arch}": v for k, v in versions.items()}},
         "qemu": {"build": build.name, "version": build.version,
                  "package": build.profile.package},

@@ -154,6 +154,7 @@ class ConvertContext:
     written: dict[int, int] = field(default_factory=dict)  #: block -> times written
     #: the check board's register layout (its wrapper's registers below the SDHCI's)
     layout: Layout = field(default_factory=lambda: layout_named("sdhci"))
+    pio: bool = False         #: no DMA: every block moved through the Buffer Data Port
 
 
 def window_start(layout: Layout) -> int:
@@ -299,27 +300,54 @@ def adma_op(events: Sequence[Event], i: int, ctx: ConvertContext) -> dict[str, A
     return op
 
 
-def _same_register(a: Event, b: Event) -> bool:
-    return (isinstance(a, TraceAccess) and isinstance(b, TraceAccess) and a.kind == b.kind == "r"
-            and (a.offset, a.size) == (b.offset, b.size) and a.offset != H.BDATA.offset)
+def _same_run(a: Event, b: Event) -> bool:
+    """Reads of one register, or PIO accesses of Buffer Data Port one way (each
+    moves a word: a data port run is never a poll), one size."""
+    return (isinstance(a, TraceAccess) and isinstance(b, TraceAccess) and a.kind == b.kind
+            and (a.offset, a.size) == (b.offset, b.size)
+            and (a.kind == "r" or a.offset == H.BDATA.offset))
 
 
 def _read_runs(events: Sequence[Event]) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each run of reads of one register with nothing between
-    (a data port read is never part of a run: each moves data); any other event
-    is a run of one."""
+    """``(start, end)`` of each run of reads of one register with nothing between,
+    or of PIO accesses of the Buffer Data Port (SDHC 2.2.9) one way; any other
+    event is a run of one."""
     i = 0
     while i < len(events):
         j = i + 1
-        while j < len(events) and _same_register(events[i], events[j]):
+        while j < len(events) and _same_run(events[i], events[j]):
             j += 1
         yield i, j
         i = j
 
 
+def words(values: Sequence[int]) -> str:
+    """``0x5d200512*16 0x1``: the values in order, a repeated one as ``V*n``."""
+    out: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j < len(values) and values[j] == values[i]:
+            j += 1
+        out.append(f"{values[i]:#x}" + (f"*{j - i}" if j - i > 1 else ""))
+        i = j
+    return " ".join(out)
+
+
+def _data_op(run: Sequence[TraceAccess]) -> str:
+    """A PIO run of the Buffer Data Port: ``r4 0x20 *128`` (the words read are not
+    kept: the lockstep compares them) or ``d4 0x20 V*n ...`` (the words written)."""
+    a = run[0]
+    if a.kind == "r":
+        return f"r{a.size} {a.offset:#04x} *{len(run)}  # BDATA: {len(run)} words"
+    return f"d{a.size} {a.offset:#04x} {words([x.value for x in run])}  # BDATA: {len(run)} words"
+
+
 def _read_op(run: Sequence[TraceAccess], layout: Layout | None = None) -> str:
     first, last = run[0], run[-1]
     name = reg_name(first.offset, first.size, layout)
+    if first.offset == H.BDATA.offset:
+        return _data_op(run)
     if len(run) > 1 and first.value != last.value:
         mask = first.value ^ last.value
         return (f"u{first.size} {first.offset:#04x} {mask:#x} {last.value & mask:#x} "
@@ -373,6 +401,8 @@ def convert_phase(events: Sequence[Event], ctx: ConvertContext) -> list[Any]:
                 ctx.rca = ev.value >> 16
             if ev.offset == _RSP0 and ev.size == 4 and ctx.last_cmd == _SD_SEND_OP_COND:
                 ctx.byte_addressed = not ev.value & (1 << 30)  # OCR CCS (PLS 5.1)
+        elif ev.offset == H.BDATA.offset:
+            ops.append(with_delay(_data_op(run), delay))
         else:
             made = _write_op(events, start, ev, ctx)
             at = next(i for i, o in enumerate(made) if isinstance(o, str))

@@ -39,6 +39,7 @@ from harness.scenarios.drivers_convert import (
     Request,
     trim,
     with_delay,
+    words,
 )
 from harness.scenarios.drivers_hosts import HostTrace
 from harness.scenarios.drivers_trace import Event, TraceAccess, TraceCommand, TraceError
@@ -121,19 +122,6 @@ def _runs(events: Sequence[Event], host: HostTrace) -> Iterator[tuple[int, int]]
                 j += 1
         yield i, j
         i = j
-
-
-def words(values: Sequence[int]) -> str:
-    """``0x5d200512*16 0x1``: the values in order, a repeated one as ``V*n``."""
-    out: list[str] = []
-    i = 0
-    while i < len(values):
-        j = i
-        while j < len(values) and values[j] == values[i]:
-            j += 1
-        out.append(f"{values[i]:#x}" + (f"*{j - i}" if j - i > 1 else ""))
-        i = j
-    return " ".join(out)
 
 
 def _read_op(run: Sequence[TraceAccess], host: HostTrace) -> str:

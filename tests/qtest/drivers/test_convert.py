@@ -172,3 +172,17 @@ def test_the_cadence_host_registers_stay_below_the_sdhci() -> None:
     assert str(out[2]).startswith("r4 0x24  # PRNSTS") and len(out) == 3
     m = drivers._OP.match(str(out[1]))
     assert m is not None and int(m["off"], 16) == -0x1E8
+
+
+def test_pio_through_bdata_is_one_line_per_block() -> None:
+    """Without DMA a driver moves a block as 128 longword accesses of the Buffer Data
+    Port (SDHC 2.2.9): a read run is ``r4 0x20 *N`` (the words compared, not kept), a
+    write run ``d4 0x20`` with the words written, a repeated word as ``V*n``; a data
+    port run is never a poll, however its values change."""
+    words = [0x5D200512] * 126 + [1, 2]
+    out = ops([r(0x24, 0x1FF0A06), *(r(0x20, v) for v in words),
+               r(0x24, 0x1FF0506), *(w(0x20, v) for v in words), r(0x30, 0x2)])
+    assert out == ["r4 0x24  # PRNSTS =0x1ff0a06", "r4 0x20 *128  # BDATA: 128 words",
+                   "r4 0x24  # PRNSTS =0x1ff0506",
+                   "d4 0x20 0x5d200512*126 0x1 0x2  # BDATA: 128 words",
+                   "r4 0x30  # NORINTSTS+ERRINTSTS =0x2"]

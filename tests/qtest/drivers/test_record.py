@@ -96,8 +96,8 @@ def test_the_icicle_kits_tree_and_command_line(tmp_path: Path) -> None:
     dtb.parent.mkdir()
     subprocess.run([dtc, "-I", "dts", "-O", "dtb", "-o", str(dtb), str(src)], check=True,
                    timeout=60)
-    out = record_board.device_tree(dtb, edits, tmp_path)
-    assert out == tmp_path / "t.dtb" and record_board.device_tree(dtb, (), tmp_path) == dtb
+    out = record_board.board_dtb(dtb, edits, b.machine, tmp_path)
+    assert out == tmp_path / "t.dtb" and record_board.board_dtb(dtb, (), b.machine, tmp_path) == dtb
 
     def get(node: str, prop: str, kind: str = "s") -> str:
         return subprocess.run(["fdtget", "-t", kind, str(out), node, prop], check=True,
@@ -106,3 +106,51 @@ def test_the_icicle_kits_tree_and_command_line(tmp_path: Path) -> None:
     assert get("/memory@1040000000", "status") == "disabled"
     assert get("/chosen", "bootargs") == "console=ttyS1 x=1"
     assert get("/chosen", "linux,initrd-end", "u") == str(b.initrd_at + 100)
+
+
+DTS = """/dts-v1/;
+/ { #address-cells = <1>; #size-cells = <1>;
+  soc { #address-cells = <1>; #size-cells = <1>;
+    gpio@7e200000 { reg = <0x7e200000 0xb4>;
+      emmc_gpio34 { brcm,pins = <34>; phandle = <0x13>; };
+      emmc_gpio48 { brcm,pins = <48 49 50 51 52 53>; brcm,function = <7>; }; };
+    mmc@7e202000 { reg = <0x7e202000 0x100>; status = "okay"; };
+    mmc@7e300000 { reg = <0x7e300000 0x100>; status = "okay"; pinctrl-0 = <0x13>;
+      mmc-pwrseq = <0x14>; #address-cells = <1>; #size-cells = <0>;
+      wifi@1 { reg = <1>; }; }; };
+  wifi-pwrseq { phandle = <0x14>; }; };
+"""
+
+
+@pytest.mark.skipif(shutil.which("fdtput") is None or shutil.which("dtc") is None,
+                    reason="needs Debian's device-tree-compiler (fdtput, dtc)")
+def test_raspi3bs_device_tree_gives_the_sdhci_the_card(tmp_path: Path) -> None:
+    """The Pi 3 B tree's SDHOST disabled, the SDHCI without the WiFi's power sequence
+    and child, muxed to pins 48-53 (ALT3) through a phandle the tree did not use."""
+    src = tmp_path / "in.dts"
+    src.write_text(DTS)
+    dtb = tmp_path / "bcm2837-rpi-3-b.dtb"
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(src)],
+                   check=True, timeout=60)
+    b = record_board.BOARDS["raspi3b"]
+    work = tmp_path / "work"
+    work.mkdir()
+    out = record_board.board_dtb(dtb, b.dtb_edits, b.machine, work)
+    assert out != dtb and dtb.read_bytes() != out.read_bytes()
+
+    def get(node: str, prop: str = "", *opts: str) -> str:
+        cmd = ["fdtget", *opts, str(out), node, *([prop] if prop else [])]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                               check=False).stdout.strip()
+
+    assert get("/soc/mmc@7e202000", "status") == "disabled"
+    assert "mmc-pwrseq" not in get("/soc/mmc@7e300000", "", "-p")
+    assert get("/soc/mmc@7e300000", "", "-l") == ""  # wifi@1 gone
+    assert get("/soc/mmc@7e300000", "pinctrl-0", "-tx") == \
+        get("/soc/gpio@7e200000/emmc_gpio48", "phandle", "-tx") == "1d"
+    assert record_board.dtb_edit_text(b.dtb, b.dtb_edits, "x")[0] == \
+        "fdtput -t s bcm2837-rpi-3-b.dtb /soc/mmc@7e202000 status disabled"
+    clash = b.dtb_edits[:3] + (("-t", "x", "/soc/gpio@7e200000/emmc_gpio48", "phandle",
+                                "0x13"),)
+    with pytest.raises(InstallError, match="dtc"):
+        record_board.board_dtb(dtb, clash, b.machine, work)

@@ -159,8 +159,13 @@ def test_the_model_answers_the_driver_as_the_recording_build_did(
     assert sorted(rca + timed + echo) == sorted(differ), differ
 
 
-@pytest.mark.parametrize("rec", [r for r in RECORDINGS if r.get("host", "sdhci") == "sdhci"],
-                         ids=lambda r: r["name"])
+def _adma(rec: dict[str, Any]) -> bool:
+    """An SDHCI recording whose driver moved data by ADMA2 (not PIO)."""
+    return rec.get("host", "sdhci") == "sdhci" and any(
+        isinstance(op, dict) and "adma" in op for ph in rec["phases"] for op in ph["ops"])
+
+
+@pytest.mark.parametrize("rec", [r for r in RECORDINGS if _adma(r)], ids=lambda r: r["name"])
 def test_the_last_table_is_rebuilt_with_the_drivers_own_end(
         rec: dict[str, Any], tmp_path: Path) -> None:
     """Linux's sdhci ends every ADMA2 table with a nop-end-valid descriptor (SDHC
@@ -180,6 +185,22 @@ def test_the_last_table_is_rebuilt_with_the_drivers_own_end(
         assert table[8 * n:] == H.adma2_desc32(0, 0, H.ADMA_VALID | H.ADMA_END)
     else:
         assert rec["adma_end"] == "" and last["adma"][-1][2] & H.ADMA_END
+
+
+@pytest.mark.parametrize("rec", [r for r in RECORDINGS if r.get("host", "sdhci") == "sdhci"
+                                 and not _adma(r)], ids=lambda r: r["name"])
+def test_a_pio_sdhci_recording_moves_its_blocks_through_bdata(rec: dict[str, Any]) -> None:
+    """Without DMA (Linux's sdhci-iproc gives the BCM2835 capabilities without it)
+    every block goes through the Buffer Data Port in 4-byte words, a run per block:
+    the SCR (8 bytes), the CMD6 status (64) or a 512-byte block; the recording says
+    it has no table."""
+    assert rec["adma_end"] == "" and "PIO" in rec["adma_end_why"]
+    lines = [o for ph in rec["phases"] for op in ph["ops"]
+             for o in (op["ops"] if isinstance(op, dict) else [op])]
+    data = [o for o in lines if o.startswith(("r4 0x20 ", "d4 0x20 "))]
+    sizes = {4 * int(o.rsplit("BDATA: ", 1)[1].split()[0]) for o in data}
+    assert data and sizes <= {8, 64, 512} and 512 in sizes
+    assert any(o.startswith("d4 0x20 ") for o in data)
 
 
 def test_an_unmet_wait_is_a_miss_a_real_driver_would_time_out_on(tmp_path: Path) -> None:
