@@ -4,7 +4,9 @@ package, the board's initramfs and QEMU command line, the recording /init."""
 from __future__ import annotations
 
 import lzma
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,29 @@ def test_the_init_marks_each_phase_and_knows_every_region() -> None:
     for phase in record_init.PHASES:
         assert phase in record_init.DID and phase in record_init.DID_DD
     assert set(record_init.PATTERNS) <= set(record_init.REGIONS)
+
+
+@pytest.mark.skipif(not (shutil.which("dtc") and shutil.which("fdtput")),
+                    reason="device-tree-compiler not installed")
+def test_a_boards_dtb_edits_are_made_on_a_copy(tmp_path: Path) -> None:
+    """smdkc210's edits: the SDHCI 0 node enabled, 4 bits wide, non-removable
+    (Linux's sdhci-s3c reads them: of_property_read_bool, bus-width)."""
+    src = tmp_path / "in.dts"
+    src.write_text('/dts-v1/;\n/ { soc { mmc@12510000 { status = "disabled"; }; }; };\n')
+    dtb = tmp_path / record_board.BOARDS["smdkc210"].dtb
+    subprocess.run(["dtc", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(src)], check=True,
+                   capture_output=True, timeout=60)
+    before = dtb.read_bytes()
+    work = tmp_path / "work"
+    work.mkdir()
+    out = record_board.edited_dtb(record_board.BOARDS["smdkc210"], dtb, work)
+    assert out.parent == work and dtb.read_bytes() == before
+
+    def fdtget(*args: str) -> str:
+        return subprocess.run(["fdtget", *args], capture_output=True, text=True,
+                              timeout=60).stdout.strip()
+
+    node = (str(out), "/soc/mmc@12510000")
+    assert fdtget(*node, "status") == "okay" and fdtget(*node, "bus-width") == "4"
+    assert "non-removable" in fdtget("-p", *node).split()
+    assert record_board.edited_dtb(record_board.BOARDS["vexpress-a9"], dtb, work) == dtb
