@@ -5,15 +5,19 @@ armhf`` once, as root; then ``apt-get download``): the kernel of ``linux-image-a
 with the board's device tree and its SD host modules, and ``busybox-static``; no fio
 (its libraries are another architecture's), so the sized phases use busybox's ``dd``
 (:mod:`harness.guest.record_init`).  The phase marks are 32-bit writes (busybox
-``devmem``) to a block QEMU's board leaves unimplemented, so they show in the trace
-as ``memory_region_ops_write`` of that region and change nothing.
+``devmem``) to a block QEMU's board leaves unimplemented (or whose writes it drops),
+so they show in the trace as ``memory_region_ops_write`` of that region and change
+nothing.
 
 Boards (:data:`BOARDS`): ``mcimx7d-sabre`` (i.MX 7Dual SABRE, ``imx7d-sdb.dtb``,
 Linux's ``sdhci-esdhc-imx``).  The card sits on usdhc3: of the board's three
 uSDHCs, the device tree's usdhc1 (the SD slot) waits for a regulator and a card
 detect GPIO QEMU's board does not model and is never probed; usdhc3 (the eMMC slot,
-non-removable) is, and an SD card there initialises as in the slot.  Xilinx's Zynq
-has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
+non-removable) is, and an SD card there initialises as in the slot.  ``smdkc210``
+(Exynos 4210, ``exynos4210-smdkv310.dtb``, Linux's ``sdhci-s3c``): the card on
+SDHCI 0, whose disabled node :attr:`BoardGuest.dtb_edits` enables on a copy of the
+dtb.  Xilinx's Zynq has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off
+in ``armmp``).
 """
 
 from __future__ import annotations
