@@ -138,8 +138,9 @@ BOARDS = {
     # hw/arm/exynos4210.c), whose node the dtb leaves disabled: enabled, 4 bits
     # wide, and non-removable (no card detect line QEMU models; broken-cd would
     # have the core poll the card every second).  The marks: the chip ID block
-    # (exynos4210.chipid), whose writes QEMU drops; the SoC has no unimplemented
-    # block (an access outside QEMU's regions is a bus error).
+    # (exynos4210.chipid), whose writes QEMU drops, a byte at a time (the phase
+    # number is the byte at 0x10000000); the SoC has no unimplemented block (an
+    # access outside QEMU's regions is a bus error).
     "smdkc210": BoardGuest(
         "smdkc210", "armhf", "linux-image-armmp", "exynos4210-smdkv310.dtb",
         "ttySAC0,115200", ("sdhci-s3c",), 0, "/dev/mmcblk0", 0x10000000,
