@@ -31,9 +31,9 @@ def register(sub: Any) -> None:
                       "and write the recording (a minute or more)")
     qemu_option(r)
     r.add_argument("--board", help="a board instead of a PC (mcimx7d-sabre, ast2600-evb, "
-                   "...: record_board.BOARDS): Debian's armhf kernel on the board's own "
-                   "controller, on an ARM build; microchip-icicle-kit: Debian's riscv64 "
-                   "kernel, on a RISC-V build")
+                   "smdkc210, ...: record_board.BOARDS): Debian's armhf kernel on the "
+                   "board's own controller, on an ARM build; microchip-icicle-kit: "
+                   "Debian's riscv64 kernel, on a RISC-V build")
     r.add_argument("--uboot", action="store_true",
                    help="Debian's U-Boot for the board instead of Linux (orangepi-pc, bpim2u, "
                    "cubieboard, raspi2b), "

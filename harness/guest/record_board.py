@@ -9,14 +9,18 @@ and a copy of ``broadcom/bcm2837-rpi-3-b.dtb`` changed by ``fdtput``:
 :attr:`BoardGuest.dtb_edits`); no fio
 (its libraries are another architecture's), so the sized phases use busybox's ``dd``
 (:mod:`harness.guest.record_init`).  The phase marks are 32-bit writes (busybox
-``devmem``) to a block QEMU's board leaves unimplemented, so they show in the trace
-as ``memory_region_ops_write`` of that region and change nothing.
+``devmem``) to a block QEMU's board leaves unimplemented (or whose writes it drops),
+so they show in the trace as ``memory_region_ops_write`` of that region and change
+nothing.
 
 Boards (:data:`BOARDS`): ``mcimx7d-sabre`` (i.MX 7Dual SABRE, ``imx7d-sdb.dtb``,
 Linux's ``sdhci-esdhc-imx``).  The card sits on usdhc3: of the board's three
 uSDHCs, the device tree's usdhc1 (the SD slot) waits for a regulator and a card
 detect GPIO QEMU's board does not model and is never probed; usdhc3 (the eMMC slot,
-non-removable) is, and an SD card there initialises as in the slot.  ``raspi3b``
+non-removable) is, and an SD card there initialises as in the slot.  ``smdkc210``
+(Exynos 4210, ``exynos4210-smdkv310.dtb``, Linux's ``sdhci-s3c``): the card on
+SDHCI 0, whose disabled node :attr:`BoardGuest.dtb_edits` enables on a copy of the
+dtb.  ``raspi3b``
 (Linux's ``sdhci-iproc`` on the Pi's Arasan SDHCI; PIO: the capabilities the driver
 brings for the BCM2835 offer no DMA).  Xilinx's Zynq
 has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
@@ -202,6 +206,21 @@ BOARDS = {
         "mmc@20008000 (cadence.sdhci)", memory_mib=1537, bios="default", smp=5, host="cadence",
         serial_index=1, kernel_file="vmlinux", dtb_edits=ICICLE_DTB_EDITS,
         initrd_at=ICICLE_INITRD),
+    # Exynos 4210 on QEMU's SMDKC210 with the SMDKV310's device tree (the same
+    # reference board).  The card sits on SDHCI 0 at 0x12510000 (if=sd index 0,
+    # hw/arm/exynos4210.c), whose node the dtb leaves disabled: enabled, 4 bits
+    # wide, and non-removable (no card detect line QEMU models; broken-cd would
+    # have the core poll the card every second).  The marks: the chip ID block
+    # (exynos4210.chipid), whose writes QEMU drops, a byte at a time (the phase
+    # number is the byte at 0x10000000); the SoC has no unimplemented block (an
+    # access outside QEMU's regions is a bus error).
+    "smdkc210": BoardGuest(
+        "smdkc210", "armhf", "linux-image-armmp", "exynos4210-smdkv310.dtb",
+        "ttySAC0,115200", ("sdhci-s3c",), 0, "/dev/mmcblk0", 0x10000000,
+        "exynos4210.chipid", 0x12510000, "sdhci 0 (s3c-sdhci)", append="maxcpus=1",
+        dtb_edits=(("-t", "s", "/soc/mmc@12510000", "status", "okay"),
+                   ("-t", "u", "/soc/mmc@12510000", "bus-width", "4"),
+                   ("/soc/mmc@12510000", "non-removable"))),
 }
 
 

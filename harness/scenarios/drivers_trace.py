@@ -6,9 +6,11 @@ core's view of every CPU access to an MMIO or I/O region: offset in the region,
 value, size, region name), ``sdhci_adma_loop`` (each ADMA descriptor the controller
 fetched), ``sdhci_send_command`` and ``allwinner_sdhost_process_desc`` (each
 descriptor the Allwinner's internal DMA processed).  Kept: the accesses to the controller's region
-(``sdhci``), the phase marks (writes to ``ioport80``, or to a board's unimplemented
-``csu``), the ADMA descriptors and the commands.  The format of these events is
-the same in QEMU 7.2 to 11.1; a line of any other event or region is skipped.
+(``sdhci``), the phase marks (writes to ``ioport80``, or to a board's mark address
+in a block QEMU leaves unimplemented or whose writes it drops: i.MX 7's ``csu``,
+Exynos 4210's ``exynos4210.chipid``), the ADMA descriptors and the commands.  The
+format of these events is the same in QEMU 7.2 to 11.1; a line of any other event or
+region is skipped.
 """
 
 from __future__ import annotations

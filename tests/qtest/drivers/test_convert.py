@@ -145,6 +145,17 @@ def test_a_wrappers_registers_below_the_sdhci_are_kept_and_named() -> None:
     assert m is not None and int(m["off"], 16) == -0x100
 
 
+def test_the_s3c_control_registers_are_named_in_its_layout() -> None:
+    """Exynos 4210 UM: CONTROL2/3/4 at 0x80, 0x84, 0x8c, in the standard map's
+    reserved space (harness.hwdefs.s3c), named by smdkc210's layout."""
+    assert C.reg_name(0x80, 4) == "?"
+    assert [C.reg_name(o, 4, layout("s3c")) for o in (0x80, 0x84, 0x8C)] == \
+        ["CONTROL2", "CONTROL3", "CONTROL4"]
+    c = ctx()
+    c.layout = layout("s3c")
+    assert C.convert_phase(rebased([r(0x80, 0)]), c) == ["r4 0x80  # CONTROL2 =0x0"]
+
+
 def test_dump_is_json_with_one_operation_per_line(tmp_path: Path) -> None:
     rec = {"format": 1, "name": "x", "phases": [
         {"name": "probe", "ops": ["w1 0x2f 0x1  # SWRST", {"adma": [[0, 512, 33]], "cmd": 17}]}]}

@@ -154,3 +154,30 @@ def test_raspi3bs_device_tree_gives_the_sdhci_the_card(tmp_path: Path) -> None:
                                 "0x13"),)
     with pytest.raises(InstallError, match="dtc"):
         record_board.board_dtb(dtb, clash, b.machine, work)
+
+
+@pytest.mark.skipif(not (shutil.which("dtc") and shutil.which("fdtput")),
+                    reason="device-tree-compiler not installed")
+def test_a_boards_dtb_edits_are_made_on_a_copy(tmp_path: Path) -> None:
+    """smdkc210's edits: the SDHCI 0 node enabled, 4 bits wide, non-removable
+    (Linux's sdhci-s3c reads them: of_property_read_bool, bus-width)."""
+    src = tmp_path / "in.dts"
+    src.write_text('/dts-v1/;\n/ { soc { mmc@12510000 { status = "disabled"; }; }; };\n')
+    dtb = tmp_path / record_board.BOARDS["smdkc210"].dtb
+    subprocess.run(["dtc", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(src)], check=True,
+                   capture_output=True, timeout=60)
+    before = dtb.read_bytes()
+    work = tmp_path / "work"
+    work.mkdir()
+    b = record_board.BOARDS["smdkc210"]
+    out = record_board.board_dtb(dtb, b.dtb_edits, b.machine, work)
+    assert out.parent == work and dtb.read_bytes() == before
+
+    def fdtget(*args: str) -> str:
+        return subprocess.run(["fdtget", *args], capture_output=True, text=True,
+                              timeout=60).stdout.strip()
+
+    node = (str(out), "/soc/mmc@12510000")
+    assert fdtget(*node, "status") == "okay" and fdtget(*node, "bus-width") == "4"
+    assert "non-removable" in fdtget("-p", *node).split()
+    assert record_board.board_dtb(dtb, (), "vexpress-a9", work) == dtb

@@ -52,3 +52,11 @@ def test_bad_marks_and_no_marks_are_one_line_errors(tmp_path: Path) -> None:
         T.phases(T.parse([ACCESS]), ["a"])
     with pytest.raises(T.TraceError, match="cannot read the trace"):
         T.read_trace(tmp_path / "missing.log", ["a"])
+
+
+def test_a_mark_word_split_into_bytes_is_one_mark() -> None:
+    """Exynos 4210's chip ID block takes bytes only (hw/arm/exynos4210.c): busybox
+    ``devmem 0x10000000 32 3`` shows as four byte writes, the number in the first."""
+    lines = [f"memory_region_ops_write cpu 0 mr 0x1 addr {0x10000000 + i:#x} value "
+             f"{3 if i == 0 else 0:#x} size 1 name 'exynos4210.chipid'" for i in range(4)]
+    assert list(T.parse(lines, mark_at=0x10000000)) == [T.Mark(3)]
