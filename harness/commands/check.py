@@ -145,8 +145,8 @@ def _run(args: argparse.Namespace, stdout: TextIO) -> int:
     clock = wall.start("selecting and probing builds")
     p = session.plan(request(args))
     if args.strict:
-        return _check_strict(p.builds or p.boards.builds, p.scenarios,
-                             (args.machine or ["q35"])[0], p.request.report_dir, p.jobs)
+        return _check_strict(_strict_groups(p, (args.machine or ["q35"])[0]),
+                             p.request.report_dir, p.jobs)
     out = session.run(p, show_progress)
     clock.mark("report and files")
     written = _check_files(args, out, stdout)  # first: a failure below loses no run
@@ -291,8 +291,21 @@ def _explore_summary(out: session.CheckOutcome, counters: bool = True) -> None:
                   f"(qtest, sh, C): {got.reproducer}")
 
 
-def _check_strict(builds: list[Any], selected: list[Any], machine: str,
-                  report_dir: Any, jobs: int = 1) -> int:
+def _strict_groups(p: Any, machine: str) -> list[tuple[Any, str, list[Any]]]:
+    """What strict mode runs: each build's scenarios on ``machine`` (a PC's), or with
+    ``--board`` each board's scenarios on the board's own machine type: those of its
+    bus, a recording on its own board (the others could only be skipped there)."""
+    from harness.check import boards
+
+    if not p.boards.builds:
+        return [(b, machine, list(p.scenarios)) for b in p.builds]
+    bd = p.boards
+    return [(b, m, [sc for sc in bd.scenarios if boards.on_its_bus(sc, m)])
+            for b in bd.builds for m in boards.machines_for(b, bd.names)]
+
+
+def _check_strict(groups: list[tuple[Any, str, list[Any]]], report_dir: Any,
+                  jobs: int = 1) -> int:
     """Findings: each deviation from the SD specifications a build shows."""
     from harness.check import runner, strict
 
@@ -300,12 +313,16 @@ def _check_strict(builds: list[Any], selected: list[Any], machine: str,
           "place where QEMU does not\n")
     total = 0
     internal: list[Any] = []
-    for b in builds:
+    for b, machine, selected in groups:
         rep = strict.findings_for(b, selected, machine, report_dir, progress=show_progress,
                                   jobs=jobs)
         show_progress("")
-        print(f"== QEMU {b.name} ({b.version}): {len(rep.findings)} spec deviations found "
-              f"by {len(rep.results)} scenarios")
+        skipped = [r for r in rep.results if r.status == runner.SKIP]
+        on = "" if machine in ("q35", "pc") else f" on {machine}"
+        print(f"== QEMU {b.name} ({b.version}){on}: {len(rep.findings)} spec deviations "
+              f"found by {len(rep.results) - len(skipped)} scenarios"
+              + (f" ({len(skipped)} skipped: {skipped[0].reason}"
+                 f"{' ...' if len(skipped) > 1 else ''})" if skipped else ""))
         for f in rep.findings:
             d = f.deviation
             bug = " (QEMU bug: sdqtest bugs)" if d.scope == "qemu-bug" else ""

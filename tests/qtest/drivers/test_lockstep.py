@@ -73,3 +73,27 @@ def test_a_recording_boot_gives_every_phase(request: pytest.FixtureRequest,
     out, ctx = drivers_convert.convert(phases, raw.image_after, images.recipe("sdsc-16m"),
                                        record_init.PATTERNS, 2)
     assert ctx.rca and ctx.byte_addressed and all(p["ops"] for p in out)
+
+
+@pytest.mark.qemu
+def test_strict_mode_runs_a_board_recording_on_its_own_board(tmp_path: Path) -> None:
+    """``check --strict --board mcimx7d``: the i.MX recording runs on mcimx7d-sabre
+    (not on a PC machine type an ARM build does not have, where every run would
+    only be skipped), and the card's deviations a real driver meets are found
+    there as on the PC (the OCR's reserved voltage bits, read by every probe)."""
+    from harness.check import strict
+    from harness.commands.check import _strict_groups
+    from harness.provision.install_arm import installed_arm_builds
+
+    if not installed_arm_builds():
+        pytest.skip("no ARM build installed (sdqtest qemu install)")
+    req = session.CheckRequest(boards=("mcimx7d",), groups=(drivers.GROUP,), strict=True,
+                               jobs=1, report_dir=tmp_path)
+    groups = _strict_groups(session.plan(req), "q35")
+    assert groups and {m for _, m, _ in groups} == {"mcimx7d-sabre"}
+    assert {sc.name for _, _, scs in groups for sc in scs} == {
+        "linux-6.1.0-sdhci-esdhc-imx-mcimx7d-sabre"}
+    build, machine, scs = groups[-1]
+    rep = strict.findings_for(build, scs, machine, tmp_path)
+    assert [r.status for r in rep.results] != [runner.SKIP]
+    assert "sd.ocr-reserved-voltage-bits" in {f.deviation.key for f in rep.findings}
