@@ -32,7 +32,7 @@ from harness.qemu.builds import QemuBuild
 from harness.scenarios import Scenario
 
 #: Every switch of the model (the ledger's ``toggle`` entries).
-SWITCHES: frozenset[str] = frozenset(d.key for d in toggles("sd", "sdhci", "emmc"))
+SWITCHES: frozenset[str] = frozenset(d.key for d in toggles("sd", "sdhci", "emmc", "s3c"))
 
 
 @dataclass

@@ -94,7 +94,7 @@ BOARDS: tuple[KnownDifference, ...] = (
         "without running a pending ADMA step first as other register accesses do.",
         _FROM_10, spec="Exynos 4210 User's Manual, SDMMC CONTROL2/3/4",
         builds="7.2 cannot be driven (its qtest cannot watch the named IRQ output)",
-        evidence=_EVIDENCE),
+        evidence=_EVIDENCE, toggle=True),
     KnownDifference(
         "npcm.prnsts-reset-no-card", Scope.SPEC, "npcm",
         "SDHC 3.00 2.2.9: Card Inserted, Card State Stable and Card Detect Pin Level "

@@ -107,6 +107,9 @@ class SdhciState:
     #: needed (:meth:`irq_level`).  While it is True the level is
     #: :attr:`irq`, which ``ModelTarget.irq_state`` reads directly.
     irq_follows_qemu: bool | None = None
+    #: The ledger devices whose switches this controller consults (a vendor
+    #: front end adds its own: ``s3c``).
+    DEVICES: tuple[str, ...] = ("sdhci",)
 
     def __init__(self, clock: VirtualClock, card: SDBusCard | None, memory: GuestMemory, *,
                  profile: BuildProfile = NEWEST, sd_spec_version: int | str | None = None,
@@ -127,7 +130,7 @@ class SdhciState:
         self.hcver = H.hcver(self.sd_spec_version)
         self.buf_maxsz = 512 << H.CAPAB.field("MAXBLKLEN").get(self.capareg)
         self.fifo = bytearray(self.buf_maxsz)
-        self.deviations = Deviations(("sdhci",), strict)
+        self.deviations = Deviations(self.DEVICES, strict)
         self.strict = strict
         #: Set when QEMU would hang (busy loop) or abort (assertion) here.
         self.hung: str | None = None

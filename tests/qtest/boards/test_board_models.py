@@ -17,6 +17,8 @@ from harness.driver.layout import UsdhcLayout
 from harness.driver.recording import RecordingTarget
 from harness.driver.results import Mode
 from harness.hwdefs import boards
+from harness.hwdefs import s3c as S3C
+from harness.hwdefs import sdhci as H
 from harness.hwdefs import usdhc as U
 from harness.machine import Machine
 from harness.model.sdhci_aspeed import AspeedSdhci
@@ -67,6 +69,21 @@ def test_fuji_plugs_an_emmc_into_its_emmc_slot() -> None:
 
 def test_s3c_control_registers() -> None:
     variant_facts.s3c_control_registers(_model("smdkc210"))
+
+
+def test_s3c_control_registers_strict_are_the_manuals() -> None:
+    """Strict (the Exynos 4210 manual): CONTROL2/3/4 keep what was written, a
+    byte write changes its byte only, and a Software Reset For All clears them."""
+    t = ModelTarget(Machine.for_board("smdkc210"), profile=_V111, size=16 << 20,
+                    strict=frozenset({"s3c.control-registers-ignored"}))
+    for i, reg in enumerate(S3C.VENDOR_REGISTERS.values()):
+        t.write(reg.offset, 4, 0x1234_5670 + i)
+        assert t.read(reg.offset, 4) == 0x1234_5670 + i, reg.name
+    c2 = S3C.VENDOR_REGISTERS[0x80].offset
+    t.write(c2, 1, 0xAB)
+    assert t.read(c2, 4) == 0x1234_56AB and t.read(c2, 2) == 0x56AB
+    t.write(H.SWRST.offset, 1, H.SWRST_ALL)
+    assert all(t.read(o, 4) == 0 for o in S3C.VENDOR_REGISTERS)
 
 
 @pytest.mark.parametrize("profile", [_V72, _V100, _V111], ids=_ids)
