@@ -128,7 +128,11 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
         ctx = drivers_convert.ConvertContext(b.base, raw.image_after.read_bytes(), recipe,
                                              dict(record_init.PATTERNS))
         special = drivers_idma.special if b.host.startswith("sunxi") else None
-        ops = drivers_pio.convert(phases, ctx, per_kind, host, special)
+        if b.host == "sifive-spi":
+            from harness.scenarios import drivers_spi
+            ops = drivers_spi.convert(phases, ctx, per_kind, host)
+        else:
+            ops = drivers_pio.convert(phases, ctx, per_kind, host, special)
     rec = recording(raw, ops, ctx, args.name, per_kind, board)
     if b.host != "sdhci":
         rec = {k: v for k, v in rec.items() if not k.startswith("adma_end")}
@@ -181,7 +185,8 @@ def _record_build(args: argparse.Namespace) -> Any:
         if args.board not in record_uboot.UBOOT:
             raise UsageError(f"no U-Boot recording for board {args.board}; known: "
                              f"{', '.join(record_uboot.UBOOT)}")
-    return select_board_builds(args.qemu or ["11.1-arm"])[0]
+    riscv = record_board.BOARDS[args.board].arch == "riscv64"
+    return select_board_builds(args.qemu or ["11.1-riscv" if riscv else "11.1-arm"])[0]
 
 
 def _boot(args: argparse.Namespace, build: Any, work: Path) -> Any:

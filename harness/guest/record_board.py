@@ -14,6 +14,16 @@ uSDHCs, the device tree's usdhc1 (the SD slot) waits for a regulator and a card
 detect GPIO QEMU's board does not model and is never probed; usdhc3 (the eMMC slot,
 non-removable) is, and an SD card there initialises as in the slot.  Xilinx's Zynq
 has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
+
+RISC-V: ``sifive_u`` boots Debian's riscv64 kernel (``linux-image-riscv64``: its
+``vmlinux`` is an Image QEMU loads with ``-kernel``) on the OpenSBI firmware of the
+QEMU build itself (``-bios default``: ``opensbi-riscv64-generic-fw_dynamic.bin`` in
+the build's data directory), with the device tree QEMU's board builds (no ``-dtb``:
+``hw/riscv/sifive_u.c`` ``create_fdt`` puts an ``mmc-spi-slot`` on SPI2 at
+0x10050000, the bus QEMU's ``ssi-sd`` sits on, and the CLINT OpenSBI needs, which
+Debian's ``hifive-unleashed-a00.dtb`` lacks: ``docs/system/riscv/sifive_u.rst``).
+The card is in SPI mode behind SiFive's SPI controller: Linux's ``spi-sifive`` and
+``mmc_spi`` (modules, as are ``mmc_core`` and ``mmc_block`` there).
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from harness.guest.record import RawRecording, trace_args
 from harness.guest.record_init import INIT, kernel_args
 from harness.guest.record_modules import module_closure, module_index
 from harness.paths import cache_dir, folder_lock
+from harness.provision import firmware
 from harness.provision.install import InstallError, _run
 from harness.qemu.builds import QemuBuild
 
@@ -65,6 +76,8 @@ class BoardGuest:
     host: str = "sdhci"
     #: more kernel command line (``maxcpus=1``: one CPU makes every access, in order)
     append: str = ""
+    #: ``-bios`` value (``default``: the build's own firmware, RISC-V's OpenSBI); empty: none
+    bios: str = ""
 
 
 BOARDS = {
@@ -110,6 +123,15 @@ BOARDS = {
         "ttyS0,115200", ("sunxi-mmc",), 0, "/dev/mmcblk0", 0x01C00800, "a10-sram-ctrl",
         0x01C0F000, "mmc0 (allwinner-sdhost-sun4i)",
         events=("allwinner_sdhost_process_desc",), host="sunxi-a10"),
+    # SPI2 at 0x10050000 (hw/riscv/sifive_u.c), an ssi-sd on its chip select 0; no
+    # dtb: QEMU's own (see the module docstring).  The marks: the DDR controller's
+    # block (riscv.sifive.u.dmc, 0x100b0000), which QEMU leaves unimplemented and
+    # its device tree does not describe.
+    "sifive_u": BoardGuest(
+        "sifive_u", "riscv64", "linux-image-riscv64", "", "ttySIF0,115200",
+        ("mmc_block", "spi-sifive", "mmc_spi"), 0, "/dev/mmcblk0", 0x100B0000,
+        "riscv.sifive.u.dmc", 0x10050000, "spi2 (sifive.spi) with ssi-sd",
+        memory_mib=1024, events=(), host="sifive-spi", bios="default"),
 }
 
 
@@ -159,7 +181,9 @@ def initramfs(root: Path, order: list[tuple[str, bytes]], files: dict[str, bytes
               out: Path) -> Path:
     """busybox, the modules (``/sdqtest/modules`` in load order), the recording ``/init``
     and ``files``, as one gzip newc archive."""
-    members = {"bin/busybox": ((root / "bin/busybox").read_bytes(), True),
+    bb = next((p for p in (root / "bin/busybox", root / "usr/bin/busybox") if p.exists()),
+              root / "bin/busybox")  # trixie's is in /usr/bin
+    members = {"bin/busybox": (bb.read_bytes(), True),
                "init": (INIT.encode(), True)}
     for name, data in order:
         members[f"lib/modules/{name}"] = (data, False)
@@ -175,13 +199,28 @@ def initramfs(root: Path, order: list[tuple[str, bytes]], files: dict[str, bytes
     return out
 
 
+#: The firmware ``-bios default`` loads on a riscv64 machine (QEMU's own OpenSBI).
+OPENSBI = "opensbi-riscv64-generic-fw_dynamic.bin"
+
+
+def _bios(build: QemuBuild, b: BoardGuest) -> list[str]:
+    """``-bios`` and, for the build's default firmware, ``-L`` where a build without
+    its blobs (a ``+ds`` source build) finds it."""
+    if not b.bios:
+        return []
+    more = firmware.search_args(build.binary, (OPENSBI,)) if b.bios == "default" else []
+    return [*more, "-bios", b.bios]
+
+
 def argv(build: QemuBuild, b: BoardGuest, kernel: Path, dtb: Path, initrd: Path,
          card: Path, append: str, trace: Path) -> list[str]:
     return [str(build.binary), "-M", b.machine,
             "-m", str(b.memory_mib), *(["-nodefaults"] if b.nodefaults else []),
             "-no-user-config", "-display", "none",
             "-no-reboot", "-serial", "stdio", "-monitor", "none",
-            "-kernel", str(kernel), "-dtb", str(dtb), "-initrd", str(initrd),
+            *_bios(build, b),
+            "-kernel", str(kernel), *(["-dtb", str(dtb)] if b.dtb else []),
+            "-initrd", str(initrd),
             "-append", append,
             "-drive", f"if=sd,index={b.sd_index},file={card},format=raw",
             *trace_args(trace, b.events)]
@@ -203,7 +242,10 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     append = (f"console={b.console} panic=-1 loglevel=4 iomem=relaxed sdqtest.mark={b.mark:#x} "
               f"sdqtest.dev={b.dev} {b.append + ' ' if b.append else ''}{kernel_args()}")
     dtb = root / f"usr/lib/linux-image-{kver}" / b.dtb
-    cmd = argv(build, b, root / f"boot/vmlinuz-{kver}", dtb, initrd, card, append, trace)
+    kernel = root / f"boot/vmlinuz-{kver}"
+    if not kernel.exists():  # riscv64: an uncompressed Image named vmlinux
+        kernel = root / f"boot/vmlinux-{kver}"
+    cmd = argv(build, b, kernel, dtb, initrd, card, append, trace)
     start = time.monotonic()
     log(f"record: booting {b.machine} on {build.name} (TCG, a minute or more)")
     res = runner.run(cmd, accel="tcg", console_log=workdir / "console.log",
@@ -213,7 +255,8 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     prov: dict[str, Any] = {
         "guest": {"kernel_package": f"{kpkg}:{b.arch}",
                   "kernel_package_version": versions[kpkg], "kernel": kver,
-                  "modules": [n for n, _ in order], "dtb": b.dtb,
+                  "modules": [n for n, _ in order],
+                  "dtb": b.dtb or f"none: {b.machine}'s own (QEMU builds it)",
                   "packages": {f"{k}:{b.arch}": v for k, v in versions.items()}},
         "qemu": {"build": build.name, "version": build.version,
                  "package": build.profile.package},
