@@ -231,9 +231,9 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
         did["probe"] = ug.probe_first_did + did["probe"]
     mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     if board is not None and not uboot:
-        did = {**did, "probe": f"insmod {mods} (mmc_core and mmc_block are built in): the "
-               "driver probes the controller and initialises the card, mmc_block reads the "
-               "partition table"}
+        core = "" if "mmc_block" in mods else " (mmc_core and mmc_block are built in)"
+        did = {**did, "probe": f"insmod {mods}{core}: the driver probes the controller and "
+               "initialises the card, mmc_block reads the partition table"}
     for ph in phases:
         ph["did"] = did.get(ph["name"], "")
     rewritten = sum(1 for n in ctx.written.values() if n > 1)
