@@ -30,8 +30,10 @@ def register(sub: Any) -> None:
     r = ds.add_parser("record", help="boot Debian's kernel under TCG with QEMU's trace on "
                       "and write the recording (a minute or more)")
     qemu_option(r)
-    r.add_argument("--board", help="an ARM board instead of a PC (mcimx7d-sabre): Debian's "
-                   "armhf kernel on the board's own controller, on an ARM build")
+    r.add_argument("--board", help="a board instead of a PC (mcimx7d-sabre, vexpress-a9, "
+                   "orangepi-pc, raspi2b; sifive_u: riscv64, the card in SPI mode): Debian's "
+                   "armhf or riscv64 kernel on the board's own controller, on an ARM or "
+                   "RISC-V build")
     r.add_argument("--uboot", action="store_true",
                    help="Debian's U-Boot for the board instead of Linux (orangepi-pc, bpim2u, "
                    "cubieboard, raspi2b), "

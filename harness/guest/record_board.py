@@ -1,4 +1,4 @@
-"""A recording boot on an ARM board: Debian's armhf kernel on the board's own SD controller.
+"""A recording boot on a board: Debian's armhf (or riscv64) kernel on the board's own SD controller.
 
 The guest is assembled from Debian's armhf packages only (``dpkg --add-architecture
 armhf`` once, as root; then ``apt-get download``): the kernel of ``linux-image-armmp``
