@@ -124,12 +124,14 @@ BOARDS = {
         0x01C0F000, "mmc0 (allwinner-sdhost-sun4i)",
         events=("allwinner_sdhost_process_desc",), host="sunxi-a10"),
     # SPI2 at 0x10050000 (hw/riscv/sifive_u.c), an ssi-sd on its chip select 0; no
-    # dtb: QEMU's own (see the module docstring).  The marks: the DDR controller's
-    # block (riscv.sifive.u.dmc, 0x100b0000), which QEMU leaves unimplemented and
-    # its device tree does not describe.
+    # dtb: QEMU's own (see the module docstring).  The marks: the last word of the
+    # DDR controller's block (riscv.sifive.u.dmc, 0x100b0000, 64 KiB), which QEMU
+    # leaves unimplemented and its device tree does not describe; U-Boot's SPL
+    # programs the controller (0x100b0000 to 0x100b8000: its first word's START
+    # bit would read as mark 1), never that word.
     "sifive_u": BoardGuest(
         "sifive_u", "riscv64", "linux-image-riscv64", "", "ttySIF0,115200",
-        ("mmc_block", "spi-sifive", "mmc_spi"), 0, "/dev/mmcblk0", 0x100B0000,
+        ("mmc_block", "spi-sifive", "mmc_spi"), 0, "/dev/mmcblk0", 0x100BFFFC,
         "riscv.sifive.u.dmc", 0x10050000, "spi2 (sifive.spi) with ssi-sd",
         memory_mib=1024, events=(), host="sifive-spi", bios="default"),
 }
