@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
                    "RISC-V build")
     r.add_argument("--uboot", action="store_true",
                    help="Debian's U-Boot for the board instead of Linux (orangepi-pc, bpim2u, "
-                   "cubieboard, raspi2b), "
+                   "cubieboard, raspi2b, sifive_u), "
                    "driven over its serial console")
     r.add_argument("--kernel-package", metavar="PKG",
                    help="another of Debian's amd64 kernels for the PC guest (e.g. "
@@ -230,7 +230,7 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
         ug = record_uboot.UBOOT[prov["uboot_guest"]]
         did = {p: d.replace("sunxi_mmc", ug.driver)
                for p, (_c, d) in record_uboot.PHASES.items()}
-        did["probe"] = ug.probe_first_did + did["probe"]
+        did["probe"] = ug.probe_first_did + (ug.probe_did or did["probe"])
     mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     if board is not None and not uboot:
         core = "" if "mmc_block" in mods else " (mmc_core and mmc_block are built in)"

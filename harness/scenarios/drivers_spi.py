@@ -273,6 +273,8 @@ def convert_phase(d: Decoded, ctx: ConvertContext, host: HostTrace) -> list[Any]
             i += 1
             continue
         end = max(_run_end(evs, i), i + 1)
+        while end < len(evs) and isinstance(evs[end], TraceCommand):
+            end += 1  # a frame that ends the run: its command goes with it
         run = [e for e in evs[i:end] if isinstance(e, TraceAccess)]
         cmds = [e for e in evs[i:end] if isinstance(e, TraceCommand)]
         note = "".join(f"; CMD{c.index} {c.arg:#x}" for c in cmds)

@@ -3,9 +3,11 @@ commands decoded from txdata, requests, lines, folded FIFO loads, long transfers
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from harness import images
+from harness.guest import record_board, record_uboot
 from harness.hwdefs import sd_spi as T
 from harness.hwdefs import sifive_spi as SP
 from harness.scenarios import drivers, drivers_spi
@@ -154,3 +156,32 @@ def test_the_replay_reads_then_writes_each_byte_of_a_t_line() -> None:
     r.line("t4 0x0048 0x40 0x0*2 +3  # txdata: 3 bytes, read =0x0")
     assert r.target.ops == [("clock", 3000), ("r", TX), ("w", TX, 0x40), ("r", TX),  # type: ignore[attr-defined]
                             ("w", TX, 0), ("r", TX), ("w", TX, 0)]
+
+
+def test_sifive_u_boots_opensbi_with_qemus_own_device_tree() -> None:
+    b = record_board.BOARDS["sifive_u"]
+    build = type("B", (), {"binary": Path("/q/qemu-system-riscv64")})()
+    argv = record_board.argv(build, b, Path("vmlinux"), Path("unused.dtb"),  # type: ignore[arg-type]
+                             Path("initrd"), Path("card.img"), "console=ttySIF0", Path("t.log"))
+    assert argv[argv.index("-bios") + 1] == "default" and "-dtb" not in argv
+    assert b.host == "sifive-spi" and b.arch == "riscv64"
+
+
+def test_sifive_u_u_boot_proper_sits_where_the_spl_reads_it(tmp_path: Path) -> None:
+    u = record_uboot.UBOOT["sifive_u"]
+    image = tmp_path / "recipe.img"
+    image.write_bytes(bytes(4 << 20))
+    itb = tmp_path / u.target / u.image
+    itb.parent.mkdir()
+    itb.write_bytes(b"FIT image")
+    loads = record_uboot._card(u, itb, image, tmp_path / "card.img")
+    assert loads == ["-bios", str(itb.parent / "u-boot-spl.bin")]
+    card = (tmp_path / "card.img").read_bytes()
+    assert card[0x822 * 512:0x822 * 512 + 9] == b"FIT image" and len(card) == 4 << 20
+
+
+def test_a_frame_that_ends_a_fifo_load_names_its_command() -> None:
+    """U-Boot's spi-sifive sends a command's six bytes as one load of their own."""
+    ops = drivers_spi.convert_phase(drivers_spi.decode(message(xfer(_frame(16, 0x200)))),
+                                    _ctx(), SIFIVE_SPI)
+    assert any(o.startswith("t4 0x0048 0x50") and o.endswith("; CMD16 0x200") for o in ops)
