@@ -20,8 +20,12 @@ PIO conversion (:mod:`harness.scenarios.drivers_pio`):
   in SPI mode (no CMD3), so nothing is learnt from a response;
 * **a FIFO load** ``txdata`` read-then-write pairs is one line ``t4 0x0048 V*n ...``
   (the replay reads, then writes, each byte), a run of ``rxdata`` reads is
-  ``r4 0x004c *n``; the lines of one FIFO load repeat over a block (0xFF sent
-  while reading, a pattern while writing) and are folded into ``repeat`` objects;
+  ``r4 0x004c *n``, the answers in its comment (``=0xff*7 0x1``: the card's
+  responses, for the fidelity test) but for a read data block's bytes; the
+  lines of one FIFO load repeat over a block (0xFF sent while reading, a
+  pattern while writing) and are folded into ``repeat`` objects (U-Boot's
+  ``spi-sifive`` makes the same kind of traffic: it reads ``fmt`` before each
+  transfer and sends a command's six bytes as one load);
 * **long transfers** are cut short: a multi-block request keeps its first
   :data:`BLOCKS_KEPT` data blocks, then its end (CMD12 or Stop Tran): SPI
   moves each byte by three register accesses, so a 64 KiB transfer is some
