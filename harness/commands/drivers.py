@@ -31,12 +31,13 @@ def register(sub: Any) -> None:
                       "and write the recording (a minute or more)")
     qemu_option(r)
     r.add_argument("--board", help="a board instead of a PC (mcimx7d-sabre, ast2600-evb, "
-                   "smdkc210, ...: record_board.BOARDS): Debian's armhf kernel on the "
-                   "board's own controller, on an ARM build; microchip-icicle-kit: "
-                   "Debian's riscv64 kernel, on a RISC-V build")
+                   "smdkc210, ...: record_board.BOARDS): Debian's armhf or arm64 kernel on "
+                   "the board's own controller, on an ARM build; microchip-icicle-kit and "
+                   "sifive_u (the card in SPI mode): Debian's riscv64 kernel, on a RISC-V "
+                   "build")
     r.add_argument("--uboot", action="store_true",
                    help="Debian's U-Boot for the board instead of Linux (orangepi-pc, bpim2u, "
-                   "cubieboard, raspi2b), "
+                   "cubieboard, raspi2b, sifive_u), "
                    "driven over its serial console")
     r.add_argument("--kernel-package", metavar="PKG",
                    help="another of Debian's amd64 kernels for the PC guest (e.g. "
@@ -140,7 +141,11 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
         ctx = drivers_convert.ConvertContext(b.base, raw.image_after.read_bytes(), recipe,
                                              dict(record_init.PATTERNS))
         special = drivers_idma.special if b.host.startswith("sunxi") else None
-        ops = drivers_pio.convert(phases, ctx, per_kind, host, special)
+        if b.host == "sifive-spi":
+            from harness.scenarios import drivers_spi
+            ops = drivers_spi.convert(phases, ctx, per_kind, host)
+        else:
+            ops = drivers_pio.convert(phases, ctx, per_kind, host, special)
     rec = recording(raw, ops, ctx, args.name, per_kind, board)
     if not sdhci:
         rec = {k: v for k, v in rec.items() if not k.startswith("adma_end")}
@@ -237,12 +242,12 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
         ug = record_uboot.UBOOT[prov["uboot_guest"]]
         did = {p: d.replace("sunxi_mmc", ug.driver)
                for p, (_c, d) in record_uboot.PHASES.items()}
-        did["probe"] = ug.probe_first_did + did["probe"]
+        did["probe"] = ug.probe_first_did + (ug.probe_did or did["probe"])
     mods = ", ".join(m.removesuffix(".ko") for m in prov["guest"]["modules"])
     if board is not None and not uboot:
-        builtin = "" if "mmc_core" in mods else " (mmc_core and mmc_block are built in)"
-        did = {**did, "probe": f"insmod {mods}{builtin}: the driver probes the controller "
-               "and initialises the card, mmc_block reads the partition table"}
+        core = "" if "mmc_block" in mods else " (mmc_core and mmc_block are built in)"
+        did = {**did, "probe": f"insmod {mods}{core}: the driver probes the controller and "
+               "initialises the card, mmc_block reads the partition table"}
     for ph in phases:
         ph["did"] = did.get(ph["name"], "")
     rewritten = sum(1 for n in ctx.written.values() if n > 1)

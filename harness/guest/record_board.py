@@ -31,6 +31,16 @@ Debian's ``linux-image-riscv64`` kernel with ``mpfs-icicle-kit.dtb`` and its
 build (``-bios default``), and a copy of the tree with the board's edits
 (:data:`ICICLE_DTB_EDITS`) and the ``/chosen`` QEMU leaves unwritten on that
 machine from 10.2 on (:func:`chosen`).  See docs/drivers.md.
+
+``sifive_u`` (RISC-V) boots Debian's riscv64 kernel (``linux-image-riscv64``: its
+``vmlinux`` is an Image QEMU loads with ``-kernel``) on the OpenSBI firmware of the
+QEMU build itself (``-bios default``: ``opensbi-riscv64-generic-fw_dynamic.bin`` in
+the build's data directory), with the device tree QEMU's board builds (no ``-dtb``:
+``hw/riscv/sifive_u.c`` ``create_fdt`` puts an ``mmc-spi-slot`` on SPI2 at
+0x10050000, the bus QEMU's ``ssi-sd`` sits on, and the CLINT OpenSBI needs, which
+Debian's ``hifive-unleashed-a00.dtb`` lacks: ``docs/system/riscv/sifive_u.rst``).
+The card is in SPI mode behind SiFive's SPI controller: Linux's ``spi-sifive`` and
+``mmc_spi`` (modules, as are ``mmc_core`` and ``mmc_block`` there).
 """
 
 from __future__ import annotations
@@ -50,6 +60,7 @@ from harness.guest.record import RawRecording, trace_args
 from harness.guest.record_init import INIT, kernel_args
 from harness.guest.record_modules import module_closure, module_index
 from harness.paths import cache_dir, folder_lock
+from harness.provision import firmware
 from harness.provision.install import InstallError, _run
 from harness.qemu.builds import QemuBuild
 
@@ -221,6 +232,17 @@ BOARDS = {
         dtb_edits=(("-t", "s", "/soc/mmc@12510000", "status", "okay"),
                    ("-t", "u", "/soc/mmc@12510000", "bus-width", "4"),
                    ("/soc/mmc@12510000", "non-removable"))),
+    # SPI2 at 0x10050000 (hw/riscv/sifive_u.c), an ssi-sd on its chip select 0; no
+    # dtb: QEMU's own (see the module docstring).  The marks: the last word of the
+    # DDR controller's block (riscv.sifive.u.dmc, 0x100b0000, 64 KiB), which QEMU
+    # leaves unimplemented and its device tree does not describe; U-Boot's SPL
+    # programs the controller (0x100b0000 to 0x100b8000: its first word's START
+    # bit would read as mark 1), never that word.
+    "sifive_u": BoardGuest(
+        "sifive_u", "riscv64", "linux-image-riscv64", "", "ttySIF0,115200",
+        ("mmc_block", "spi-sifive", "mmc_spi"), 0, "/dev/mmcblk0", 0x100BFFFC,
+        "riscv.sifive.u.dmc", 0x10050000, "spi2 (sifive.spi) with ssi-sd",
+        memory_mib=1024, events=(), host="sifive-spi", bios="default", kernel_file="vmlinux"),
 }
 
 
@@ -341,15 +363,29 @@ def chosen(b: BoardGuest, append: str, initrd_size: int) -> tuple[tuple[str, ...
             ("-tu", "/chosen", "linux,initrd-end", str(b.initrd_at + initrd_size)))
 
 
+#: The firmware ``-bios default`` loads on a riscv64 machine (QEMU's own OpenSBI).
+OPENSBI = "opensbi-riscv64-generic-fw_dynamic.bin"
+
+
+def _bios(build: QemuBuild, b: BoardGuest) -> list[str]:
+    """``-bios`` and, for the build's default firmware, ``-L`` where a build without
+    its blobs (a ``+ds`` source build) finds it."""
+    if not b.bios:
+        return []
+    more = firmware.search_args(build.binary, (OPENSBI,)) if b.bios == "default" else []
+    return [*more, "-bios", b.bios]
+
+
 def argv(build: QemuBuild, b: BoardGuest, kernel: Path, dtb: Path, initrd: Path,
          card: Path, append: str, trace: Path) -> list[str]:
     return [str(build.binary), "-M", b.machine,
             "-m", str(b.memory_mib), *(["-nodefaults"] if b.nodefaults else []),
             "-no-user-config", "-display", "none",
-            *(["-bios", b.bios] if b.bios else []), *(["-smp", str(b.smp)] if b.smp else []),
+            *_bios(build, b), *(["-smp", str(b.smp)] if b.smp else []),
             "-no-reboot", *["-serial", "null"] * b.serial_index, "-serial", "stdio",
             "-monitor", "none",
-            "-kernel", str(kernel), "-dtb", str(dtb), "-initrd", str(initrd),
+            "-kernel", str(kernel), *(["-dtb", str(dtb)] if b.dtb else []),
+            "-initrd", str(initrd),
             "-append", append,
             "-drive", f"if=sd,index={b.sd_index},file={card},format=raw",
             *trace_args(trace, b.events)]
@@ -371,7 +407,8 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     append = (f"console={b.console} panic=-1 loglevel=4 iomem=relaxed sdqtest.mark={b.mark:#x} "
               f"sdqtest.dev={b.dev} {b.append + ' ' if b.append else ''}{kernel_args()}")
     edits = b.dtb_edits + chosen(b, append, initrd.stat().st_size)
-    dtb = board_dtb(root / f"usr/lib/linux-image-{kver}" / b.dtb, edits, b.machine, workdir)
+    dtb = (board_dtb(root / f"usr/lib/linux-image-{kver}" / b.dtb, edits, b.machine, workdir)
+           if b.dtb else workdir / "none.dtb")  # none: the machine builds its own
     cmd = argv(build, b, root / f"boot/{b.kernel_file}-{kver}", dtb, initrd, card, append,
                trace)
     start = time.monotonic()
@@ -383,7 +420,8 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path, files: dict
     prov: dict[str, Any] = {
         "guest": {"kernel_package": f"{kpkg}:{b.arch}",
                   "kernel_package_version": versions[kpkg], "kernel": kver,
-                  "modules": [n for n, _ in order], "dtb": b.dtb,
+                  "modules": [n for n, _ in order],
+                  "dtb": b.dtb or f"none: {b.machine}'s own (QEMU builds it)",
                   **({"dtb_edits": dtb_edit_text(b.dtb, edits, append)} if edits else {}),
                   "packages": {f"{k}:{b.arch}": v for k, v in versions.items()}},
         "qemu": {"build": build.name, "version": build.version,

@@ -1,4 +1,4 @@
-"""A recording boot of U-Boot on an ARM board: Debian's build, driven over its serial console.
+"""A recording boot of U-Boot on a board: Debian's build, driven over its serial console.
 
 The bootloader comes from Debian's packages only (``apt-get download`` of
 ``u-boot-sunxi:armhf``, ``dpkg-deb -x`` into the cache).  On orangepi-pc QEMU
@@ -16,6 +16,11 @@ CPUs in a loop reading their mailboxes, so there the memory core's events are
 turned on at U-Boot's prompt and the mailbox block's lines dropped
 (:class:`TraceFilter`), and a boot that stops early is tried again
 (``docs/drivers.md``, "U-Boot").
+
+On sifive_u (RISC-V) Debian 13's ``u-boot-sifive:riscv64`` ``sifive_unleashed``
+starts as ``docs/system/riscv/sifive_u.rst`` says: ``msel=11``, the SPL by
+``-bios``, ``u-boot.itb`` on the card where the SPL's raw mode reads it, 5 harts
+and 8 GiB for U-Boot's own device tree.
 
 The console is driven with pexpect: autoboot stopped, then one *phase* at a time
 (:data:`PHASES`), each marked as the Linux guest's are, by a 32-bit write to a
@@ -96,6 +101,17 @@ class UbootGuest:
     driver: str = "sunxi_mmc"
     #: U-Boot's buffer (:data:`BUFFER` where the DRAM starts at 0x40000000)
     buffer: int = BUFFER
+    #: Debian architecture of the package
+    arch: str = "armhf"
+    #: a file of the target loaded with ``-bios`` besides ``image`` on the card (the SPL)
+    bios: str = ""
+    #: machine properties (``msel=11``), ``-smp`` (0: the board's default) and ``-m``
+    #: (0: the recording board's), as the firmware's own device tree wants them
+    machine_opts: str = ""
+    smp: int = 0
+    memory_mib: int = 0
+    #: what the probe phase does, where :data:`PHASES`' SD-mode words do not fit
+    probe_did: str = ""
 
 
 UBOOT = {
@@ -126,6 +142,25 @@ UBOOT = {
                                        "mw.l 0x3f202020 0x1"),
                           probe_first_did="GPFSEL4/5 and SDEDM as U-Boot's boot set them "
                           "written back, SDHSTS's data flag cleared (setexpr, mw.l); then "),
+    # docs/system/riscv/sifive_u.rst: msel=11, the SPL by -bios, U-Boot proper
+    # (u-boot.itb: OpenSBI and U-Boot) on the card where the SPL's raw mode reads it
+    # (CONFIG_SYS_MMCSD_RAW_MODE_U_BOOT_SECTOR 0x822: 1041 KiB); U-Boot's own device
+    # tree is the HiFive Unleashed's: 5 harts and 8 GiB, as the real board.  At boot
+    # U-Boot's spi-sifive set txmark (1: ip's txwm reads 1 while the FIFO is empty)
+    # and left fmt as its last transfer set it; the phases never write txmark, and
+    # the replay starts from reset: the probe reads both and writes them back.
+    "sifive_u": UbootGuest("sifive_u", "u-boot-sifive", "sifive_unleashed", "u-boot.itb",
+                           0x822 * 512, driver="mmc_spi", buffer=0x9000_0000,
+                           arch="riscv64", bios="u-boot-spl.bin", machine_opts="msel=11",
+                           smp=5, memory_mib=8192,
+                           probe_first=("setexpr.l t *0x10050050", "setexpr.l f *0x10050040",
+                                        "mw.l 0x10050050 ${t}", "mw.l 0x10050040 ${f}"),
+                           probe_first_did="txmark and fmt as U-Boot's boot left them written "
+                           "back (setexpr, mw.l); then ",
+                           probe_did="mmc dev 0: U-Boot's mmc_spi initialises the card in SPI "
+                           "mode (CMD0, 8, ACMD41, CMD58, CMD59, CMD10, 9, ACMD13) and reads "
+                           "the partition table (CMD16, 17, 18); mmc rescan initialises it "
+                           "again; mmc info"),
 }
 
 
@@ -140,17 +175,17 @@ def phase_commands(u: UbootGuest) -> dict[str, tuple[str, ...]]:
 def fetch(u: UbootGuest, log: Log) -> tuple[Path, str]:
     """The U-Boot image (``apt-get download`` and ``dpkg-deb -x``, cached) and the
     package's version."""
-    folder = cache_dir() / "uboot-armhf"
+    folder = cache_dir() / f"uboot-{u.arch}"
     with folder_lock(folder):
         debs = folder / "debs"
         debs.mkdir(parents=True, exist_ok=True)
-        if not sorted(debs.glob(f"{u.package}_*_armhf.deb")):
-            _run(["apt-get", "download", "-q", f"{u.package}:armhf"],
-                 what=f"apt-get download {u.package}:armhf", logfile=folder / "fetch.log",
-                 timeout=1800, cwd=debs, fix="as root: dpkg --add-architecture armhf && "
+        if not sorted(debs.glob(f"{u.package}_*_{u.arch}.deb")):
+            _run(["apt-get", "download", "-q", f"{u.package}:{u.arch}"],
+                 what=f"apt-get download {u.package}:{u.arch}", logfile=folder / "fetch.log",
+                 timeout=1800, cwd=debs, fix=f"as root: dpkg --add-architecture {u.arch} && "
                  "apt-get update, then rerun")
-            log(f"record: apt-get download {u.package}:armhf")
-        deb = sorted(debs.glob(f"{u.package}_*_armhf.deb"))[-1]
+            log(f"record: apt-get download {u.package}:{u.arch}")
+        deb = sorted(debs.glob(f"{u.package}_*_{u.arch}.deb"))[-1]
         stamp = folder / f".{u.package}"
         if not (stamp.exists() and stamp.read_text() == deb.name):
             _run(["dpkg-deb", "-x", deb, folder / "root"], what=f"dpkg-deb -x {deb.name}",
@@ -215,7 +250,7 @@ def _card(u: UbootGuest, uboot: Path, image: Path, card: Path) -> list[str]:
     with open(card, "r+b") as f:
         f.seek(u.spl_offset)
         f.write(uboot.read_bytes())
-    return []
+    return ["-bios", str(uboot.parent / u.bios)] if u.bios else []
 
 
 END = b"sdqtest: end of trace\n"
@@ -289,7 +324,9 @@ def _boot(build: QemuBuild, u: UbootGuest, uboot: Path, image: Path, workdir: Pa
     targs = trace_args(trace.with_suffix(".pipe") if filt else trace, b.events)
     if u.trace_late:  # the log file and the board's own events only, from the start
         targs = targs[:4] + [x for e in b.events for x in ("-trace", f"enable={e}")]
-    cmd = [str(build.binary), "-M", b.machine, "-m", str(b.memory_mib), "-nodefaults",
+    machine = f"{b.machine},{u.machine_opts}" if u.machine_opts else b.machine
+    cmd = [str(build.binary), "-M", machine, "-m", str(u.memory_mib or b.memory_mib),
+           *(["-smp", str(u.smp)] if u.smp else []), "-nodefaults",
            "-no-user-config", "-display", "none", "-no-reboot", *serial, *loads,
            "-drive", f"if=sd,index={b.sd_index},file={card},format=raw", *targs]
     results = Transcript()
@@ -317,14 +354,17 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path,
         if not any(job == "boot" for job, _e in results.errors):
             break
     prov: dict[str, Any] = {
-        "guest": {"kernel_package": f"{u.package}:armhf", "kernel_package_version": version,
+        "guest": {"kernel_package": f"{u.package}:{u.arch}",
+                  "kernel_package_version": version,
                   "kernel": f"U-Boot {uver}", "modules": [u.target], "uboot": u.image,
-                  "packages": {f"{u.package}:armhf": version}},
+                  "packages": {f"{u.package}:{u.arch}": version}},
         "qemu": {"build": build.name, "version": build.version,
                  "package": build.profile.package},
         "command": [Path(cmd[0]).name, *cmd[1:]], "kernel_command_line": "",
         "card": (f"the image recipe with {u.target}/{u.image} at {u.spl_offset} bytes "
-                 "(the boot ROM's); the replay's card is the recipe's alone"
+                 f"({'the SPL' if u.bios else 'the boot ROM'}'s"
+                 f"{f'; {u.target}/{u.bios} by -bios' if u.bios else ''}); the replay's "
+                 "card is the recipe's alone"
                  if u.spl_offset is not None else "the image recipe (U-Boot by -bios)"),
         "console_commands": {p: list(c) for p, c in phases.items()},
         "machine": b.machine, "controller": b.controller, "accel": "tcg",

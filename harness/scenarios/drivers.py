@@ -14,6 +14,7 @@ line::
     r4 0x30 +12           read after the guest let 12 µs pass (the clock steps first)
     u4 0x2c 0x2 0x2 17    poll: read until (value & 0x2) == 0x2, at most 17 reads
     d4 0x2040 0x1*3 0x2   write a data port: 0x1 three times, then 0x2 (PIO data)
+    t4 0x48 0xff*8        read, then write, a data port per value (SiFive SPI's txdata)
     a 0x0                 ARGUMENT = RCA << 16 | 0x0 (the RCA this card published)
     w4 0x58 @table        ADMA System Address = the rebuilt descriptor table
     {"adma": [[off, len, attr], ...], "cmd": 25, "block": b, "data": [...]}
@@ -66,7 +67,7 @@ POLL_NS = 10_000
 #: The table end each driver's ADMA2 table carries after its last descriptor.
 TABLE_ENDS = {"nop-end": H.adma2_desc32(0, 0, H.ADMA_VALID | H.ADMA_END), "": b""}
 
-_OP = re.compile(r"(?P<kind>[rwud])(?P<size>[1248]) (?P<off>-?0x[0-9a-f]+)(?P<rest>[^#]*)")
+_OP = re.compile(r"(?P<kind>[rwudt])(?P<size>[1248]) (?P<off>-?0x[0-9a-f]+)(?P<rest>[^#]*)")
 _ARG = re.compile(r"a (?P<low>0x[0-9a-f]+)")
 
 
@@ -184,10 +185,12 @@ class Replay:
         self.wait(m["rest"].split())
         if kind == "w":
             self.write(off, size, rest[0])
-        elif kind == "d":
+        elif kind in "dt":  # t: read the port (a FULL flag), then write the value
             for word in rest:
                 value, _, n = word.partition("*")
                 for _ in range(int(n or 1)):
+                    if kind == "t":
+                        self.read(off, size)
                     self.target.write(off, size, int(value, 16))
         elif kind == "r":
             times = int(rest[0][1:]) if rest and rest[0].startswith("*") else 1

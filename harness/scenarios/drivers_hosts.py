@@ -30,6 +30,7 @@ from harness.hwdefs import allwinner as AW
 from harness.hwdefs import bcm2835_sdhost as BS
 from harness.hwdefs import pl181 as PL
 from harness.hwdefs import sdhci as H
+from harness.hwdefs import sifive_spi as SP
 from harness.hwdefs.fields import Register
 
 
@@ -141,4 +142,15 @@ CADENCE = replace(SDHCI, name="cadence", regions=(("sdhci", None), ("cadence.sdh
 #: and replayed as an SDHCI (their recordings name no ``host``).
 SDHCI_FAMILY = frozenset({SDHCI.name, CADENCE.name})
 
-HOSTS = {h.name: h for h in (SDHCI, PL181, SDHOST, SUNXI, SUNXI_A10, CADENCE)}
+
+#: SiFive's SPI controller (sifive_u's SPI2) with the card in SPI mode behind it:
+#: no command, argument or response register (the card's commands are bytes of
+#: TXDATA, :mod:`harness.scenarios.drivers_spi` decodes them); no RCA (no CMD3 in
+#: SPI mode, PLS 7.3.1.3); the data ports are TXDATA and RXDATA.  Linux's
+#: ``spi-sifive`` starts each SPI message by writing csdef.
+SIFIVE_SPI = HostTrace(
+    "sifive-spi", (("sifive.spi", None),), -1, 0, 0, -1, -1,
+    frozenset({SP.TXDATA.offset, SP.RXDATA.offset}), _names(SP.REGISTERS),
+    starts=frozenset({("w", SP.CSDEF.offset)}))
+
+HOSTS = {h.name: h for h in (SDHCI, PL181, SDHOST, SUNXI, SUNXI_A10, CADENCE, SIFIVE_SPI)}

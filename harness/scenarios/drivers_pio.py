@@ -209,15 +209,15 @@ def _repeats(ops: Sequence[Any], i: int, k: int) -> int:
     return n
 
 
-def fold(ops: list[Any]) -> list[Any]:
-    """Runs of one block of 1 to 4 lines repeated (a PIO loop: U-Boot's sunxi_mmc reads
+def fold(ops: list[Any], widest: int = 4) -> list[Any]:
+    """Runs of one block of 1 to ``widest`` lines repeated (a PIO loop: U-Boot's sunxi_mmc reads
     SD_STAR before each FIFO word) as ``{"repeat": N, "ops": [...]}``, the lines
     without their delays (a few µs each: no QEMU controller's state depends on them)."""
     out: list[Any] = []
     i = 0
     while i < len(ops):
         best_k, best_n = 1, 1
-        for k in (1, 2, 3, 4):
+        for k in range(1, widest + 1):
             n = _repeats(ops, i, k)
             if n * k > best_n * best_k and n > 1:
                 best_k, best_n = k, n

@@ -164,7 +164,7 @@ def test_each_u_boot_board_has_its_recording_naming_its_build(board: str) -> Non
     rec = recs[0]
     src = rec["source"]
     assert rec["board"] == board and rec["host"] == record_board.BOARDS[board].host
-    assert src["guest"]["kernel_package"] == f"{u.package}:armhf"
+    assert src["guest"]["kernel_package"] == f"{u.package}:{u.arch}"
     assert src["guest"]["modules"] == [u.target] and src["guest"]["uboot"] == u.image
     assert src["machine"] == record_board.BOARDS[board].machine
     assert src["phases"] == list(record_uboot.PHASES) == [p["name"] for p in rec["phases"]]
