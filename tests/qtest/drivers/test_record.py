@@ -181,3 +181,25 @@ def test_a_boards_dtb_edits_are_made_on_a_copy(tmp_path: Path) -> None:
     assert fdtget(*node, "status") == "okay" and fdtget(*node, "bus-width") == "4"
     assert "non-removable" in fdtget("-p", *node).split()
     assert record_board.board_dtb(dtb, (), "vexpress-a9", work) == dtb
+
+
+def test_the_icicle_fix_for_qemu_applies_to_the_source_releases_it_is_for() -> None:
+    """docs/qemu-patches' microchip_pfsoc fix (the -dtb loaded before the kernel, so
+    -append and -initrd reach /chosen) applies to each 10.2-and-later source tree at
+    hand; and the tree it is against still loads the -dtb after the kernel."""
+    from harness.paths import cache_dir
+
+    patch = (Path(__file__).parents[3] / "docs" / "qemu-patches"
+             / "0001-hw-riscv-microchip_pfsoc-load-the-dtb-before-the-kernel.patch")
+    text = patch.read_text()
+    assert text.startswith("From: ") and "Subject: [PATCH] hw/riscv/microchip_pfsoc" in text
+    trees = [d for v in ("10.2.2", "11.1.1")
+             if (d := cache_dir() / "source" / v / "src" / "hw/riscv/microchip_pfsoc.c").exists()]
+    if not trees or shutil.which("patch") is None:
+        pytest.skip("no 10.2.2 or 11.1.1 source tree (sdqtest qemu build VERSION)")
+    for c in trees:
+        src = c.read_text()
+        assert src.index("riscv_load_kernel(machine") < src.index("load_device_tree(machine")
+        r = subprocess.run(["patch", "-p1", "--dry-run", "-s", "-i", str(patch)],
+                           cwd=c.parents[2], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
