@@ -22,7 +22,8 @@ non-removable) is, and an SD card there initialises as in the slot.  ``smdkc210`
 SDHCI 0, whose disabled node :attr:`BoardGuest.dtb_edits` enables on a copy of the
 dtb.  ``raspi3b``
 (Linux's ``sdhci-iproc`` on the Pi's Arasan SDHCI; PIO: the capabilities the driver
-brings for the BCM2835 offer no DMA).  Xilinx's Zynq
+brings for the BCM2835 offer no DMA); ``raspi3b-sdhost`` (the same machine with the
+card on its SDHOST, recorded with U-Boot only).  Xilinx's Zynq
 has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
 
 ``microchip-icicle-kit`` (the check's ``icicle``, a ``qemu-system-riscv64`` board):

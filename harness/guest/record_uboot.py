@@ -15,7 +15,10 @@ starts on raspi2b with ``-bios``; QEMU's BCM2836 boot stub holds the secondary
 CPUs in a loop reading their mailboxes, so there the memory core's events are
 turned on at U-Boot's prompt and the mailbox block's lines dropped
 (:class:`TraceFilter`), and a boot that stops early is tried again
-(``docs/drivers.md``, "U-Boot").
+(``docs/drivers.md``, "U-Boot").  Its arm64 ``rpi_3`` starts on raspi3b with
+``-kernel`` (console on the mini UART, the second serial port) and routes the card
+to the SDHOST as ``rpi_2`` does: the same recorder, on the check's
+``raspi3b-sdhost`` board.
 
 On sifive_u (RISC-V) Debian 13's ``u-boot-sifive:riscv64`` ``sifive_unleashed``
 starts as ``docs/system/riscv/sifive_u.rst`` says: ``msel=11``, the SPL by
