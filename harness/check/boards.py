@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from harness.hwdefs import sdhci as H
-from harness.hwdefs.boards import BOARDS, OWN_GROUPS, Board, board_for, by_name
+from harness.hwdefs.boards import BOARDS, OWN_GROUPS, Board, board_for, by_name, run_key
 from harness.model.target import CONTROLLERS
 from harness.profile import BuildProfile
 from harness.qemu.builds import QemuBuild
@@ -108,7 +108,7 @@ def applicable(selected: Sequence[Scenario], names: Sequence[str]) -> list[Scena
     """``check --board`` without ``--group``/``--scenario``: the library less
     the SDHCI groups when every board named has its card in SPI mode, less
     the ``spi`` group when none has (the rest is skipped run by run)."""
-    machines = [by_name(n).machine for n in names]
+    machines = [run_key(by_name(n)) for n in names]
     return [sc for sc in selected if any(on_its_bus(sc, m) for m in machines)]
 
 
@@ -123,9 +123,9 @@ def board_names(names: Sequence[str]) -> list[str]:
 
 
 def machines_for(build: QemuBuild, names: Sequence[str]) -> list[str]:
-    """The machine types of boards ``names`` that ``build`` offers and can run
-    (see :func:`not_run`)."""
-    return [by_name(n).machine for n in names if build.offers(by_name(n).machine)
+    """The machines (:func:`~harness.hwdefs.boards.run_key`) of boards ``names`` that
+    ``build`` offers and can run (see :func:`not_run`)."""
+    return [run_key(by_name(n)) for n in names if build.offers(by_name(n).machine)
             and board_only_reason(by_name(n), build.profile) is None]
 
 

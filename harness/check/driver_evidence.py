@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.check import session, strict
 from harness.check.runner import Result
-from harness.hwdefs.boards import by_name
+from harness.hwdefs.boards import by_name, run_key
 from harness.ledger import adopting
 from harness.qemu.builds import QemuBuild
 from harness.scenarios import drivers
@@ -100,7 +100,7 @@ def measure(builds: list[QemuBuild], arm_builds: list[QemuBuild], report_dir: Pa
             req = session.CheckRequest(qemu=(b.name,), groups=(drivers.GROUP,),
                                        boards=(name,), report_dir=report_dir, jobs=1)
             mine = [sc for sc in scs if sc.params.get("board") == name]
-            _measure(ev, b, req, mine, by_name(name).machine, report_dir, progress)
+            _measure(ev, b, req, mine, run_key(by_name(name)), report_dir, progress)
     return ev
 
 

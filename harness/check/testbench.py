@@ -23,7 +23,7 @@ from harness.check.optimistic import OptimisticLockstep
 from harness.check.quirks import QUIRKS, QuirkSet
 from harness.check.recording import Recording, RecordingSide, ReplayTarget
 from harness.check.scoreboard import Scoreboard
-from harness.hwdefs.boards import board_for
+from harness.hwdefs.boards import board_for, machine_type
 from harness.ledger import KnownDifference
 from harness.machine import CardImage, Machine
 from harness.model.board_targets import model_target_for
@@ -55,8 +55,8 @@ class RunSpec:
         why = self.scenario.skip_reason(boards.scenario_profile(self.machine, b.profile),
                                         b.profile.has_qtest_accel)
         why = why or boards.skip_reason(self.scenario, self.machine, b.profile)
-        if why is None and not b.offers(self.machine):
-            why = f"this build has no machine type {self.machine}"
+        if why is None and not b.offers(machine_type(self.machine)):
+            why = f"this build has no machine type {machine_type(self.machine)}"
         return why
 
 

@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
                    "build")
     r.add_argument("--uboot", action="store_true",
                    help="Debian's U-Boot for the board instead of Linux (orangepi-pc, bpim2u, "
-                   "cubieboard, raspi2b, sifive_u), "
+                   "cubieboard, raspi2b, raspi3b-sdhost, sifive_u), "
                    "driven over its serial console")
     r.add_argument("--kernel-package", metavar="PKG",
                    help="another of Debian's amd64 kernels for the PC guest (e.g. "
@@ -101,7 +101,6 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
     """The recording's data from the boot's trace and card image."""
     from harness import images
     from harness.guest import record_board, record_init
-    from harness.hwdefs.boards import board_for
     from harness.hwdefs.layouts import layout_of
     from harness.scenarios import (
         drivers_convert,
@@ -133,7 +132,7 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
         per_kind = args.per_kind or (PER_KIND_PIO if pio else PER_KIND)
         ops, ctx = drivers_convert.convert(phases, raw.image_after, recipe,
                                            record_init.PATTERNS, per_kind, b.base,
-                                           layout_of(board_for(b.machine)))
+                                           layout_of(_check_board(board)))
         if pio:  # a word per access through BDATA: the per-block loops folded
             ops = [{**ph, "ops": drivers_pio.fold(ph["ops"])} for ph in ops]
             ctx.pio = True
@@ -257,8 +256,9 @@ def recording(raw: Any, phases: list[dict[str, Any]], ctx: Any, name: str,
     driver = f"Linux {kver} {host} ({mods})"
     if uboot:  # kver: "U-Boot 2023.01+dfsg-2+deb12u3"
         from harness.guest import record_board
-        family = record_board.BOARDS[prov["uboot_guest"]].host
-        default = f"uboot-{kver.split()[-1].split('+')[0]}-{family.split('-')[0]}-{board}"
+        bg = record_board.BOARDS[prov["uboot_guest"]]
+        default = (f"uboot-{kver.split()[-1].split('+')[0]}-{bg.host.split('-')[0]}-"
+                   f"{bg.machine}")
         driver = f"{kver} {prov['guest']['kernel_package'].split(':')[0]} ({host})"
     return {
         "format": drivers.FORMAT,
@@ -291,12 +291,26 @@ def _adma_end_why(ctx: Any) -> str:
             "SDHCI_QUIRK_NO_ENDATTR_IN_NOPDESC path: no descriptor after it)")
 
 
-def _board_name(machine: str) -> str:
-    """The board's name in the check (``mcimx7d``) for its QEMU machine type."""
-    from harness.hwdefs.boards import board_for
+def _board_name(guest: str) -> str:
+    """The board's name in the check (``mcimx7d``) for recording guest ``guest``
+    (:data:`harness.guest.record_board.BOARDS`), or its machine type if no board has it."""
+    from harness.guest import record_board
 
-    b = board_for(machine)
-    return b.name if b is not None else machine
+    b = _check_board(guest)
+    return b.name if b is not None else record_board.BOARDS[guest].machine
+
+
+def _check_board(guest: str) -> Any:
+    """The check's board (:mod:`harness.hwdefs.boards`) recording guest ``guest`` ran
+    on: the board of its machine type; of boards sharing one (raspi3b's SDHCI and
+    SDHOST) the one whose controller variant is the guest's host family."""
+    from harness.guest import record_board
+    from harness.hwdefs.boards import boards_of
+
+    g = record_board.BOARDS[guest]
+    found = boards_of(g.machine)
+    mine = [b for b in found if b.variant == g.host]
+    return (mine or found)[0] if found else None
 
 
 def run_list(args: argparse.Namespace) -> int:

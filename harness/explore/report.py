@@ -29,7 +29,7 @@ from harness import images
 from harness.check import boards
 from harness.check.boards import DEFAULT_BOARDS
 from harness.explore.tracer import MODEL_DIR
-from harness.hwdefs.boards import BOARDS, by_name
+from harness.hwdefs.boards import BOARDS, by_name, run_key
 from harness.machine import CardImage, Machine
 from harness.model.board_targets import model_target_for
 from harness.model.target import CONTROLLERS, ModelTarget
@@ -93,9 +93,9 @@ def run_on_boards(scs: Iterable[Scenario], profiles: Iterable[BuildProfile],
 
     errors: dict[str, str] = {}
     for name in names:
-        machine = by_name(name).machine
+        machine = run_key(by_name(name))
         for profile in profiles:
-            if machine not in profile.machine_types and _has_boards(profile):
+            if by_name(name).machine not in profile.machine_types and _has_boards(profile):
                 continue  # a board build of another target (an ARM build, a RISC-V board)
             for sc in scs:
                 if (sc.skip_reason(boards.scenario_profile(machine, profile), True)

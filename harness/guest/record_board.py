@@ -22,7 +22,8 @@ non-removable) is, and an SD card there initialises as in the slot.  ``smdkc210`
 SDHCI 0, whose disabled node :attr:`BoardGuest.dtb_edits` enables on a copy of the
 dtb.  ``raspi3b``
 (Linux's ``sdhci-iproc`` on the Pi's Arasan SDHCI; PIO: the capabilities the driver
-brings for the BCM2835 offer no DMA).  Xilinx's Zynq
+brings for the BCM2835 offer no DMA); ``raspi3b-sdhost`` (the same machine with the
+card on its SDHOST, recorded with U-Boot only).  Xilinx's Zynq
 has no armhf Debian kernel support (``CONFIG_ARCH_ZYNQ`` is off in ``armmp``).
 
 ``microchip-icicle-kit`` (the check's ``icicle``, a ``qemu-system-riscv64`` board):
@@ -167,6 +168,14 @@ BOARDS = {
             ("-r", "/soc/mmc@7e300000/wifi@1"),
             ("-t", "x", "/soc/gpio@7e200000/emmc_gpio48", "phandle", "0x1d"),
             ("-t", "x", "/soc/mmc@7e300000", "pinctrl-0", "0x1d"))),
+    # raspi3b with the card on its SDHOST at 0x3F202000 (the check's raspi3b-sdhost):
+    # the window starts at the GPIO block, as raspi2b's; the marks: bcm2835-sdramc.
+    # Recorded with U-Boot only (harness.guest.record_uboot: Debian's arm64 rpi_3,
+    # its console on the mini UART, the second serial port).
+    "raspi3b-sdhost": BoardGuest(
+        "raspi3b", "arm64", "linux-image-arm64", "broadcom/bcm2837-rpi-3-b.dtb",
+        "ttyS1,115200", ("bcm2835",), 0, "/dev/mmcblk0", 0x3FE00000, "bcm2835-sdramc",
+        0x3F200000, "sdhost (bcm2835-sdhost)", events=(), host="sdhost", serial_index=1),
     # The SMHC mmc0 at 0x01c0f000.  The marks: keymem, a block QEMU leaves
     # unimplemented.
     "orangepi-pc": BoardGuest(

@@ -15,7 +15,10 @@ starts on raspi2b with ``-bios``; QEMU's BCM2836 boot stub holds the secondary
 CPUs in a loop reading their mailboxes, so there the memory core's events are
 turned on at U-Boot's prompt and the mailbox block's lines dropped
 (:class:`TraceFilter`), and a boot that stops early is tried again
-(``docs/drivers.md``, "U-Boot").
+(``docs/drivers.md``, "U-Boot").  Its arm64 ``rpi_3`` starts on raspi3b with
+``-kernel`` (console on the mini UART, the second serial port) and routes the card
+to the SDHOST as ``rpi_2`` does: the same recorder, on the check's
+``raspi3b-sdhost`` board.
 
 On sifive_u (RISC-V) Debian 13's ``u-boot-sifive:riscv64`` ``sifive_unleashed``
 starts as ``docs/system/riscv/sifive_u.rst`` says: ``msel=11``, the SPL by
@@ -112,6 +115,18 @@ class UbootGuest:
     memory_mib: int = 0
     #: what the probe phase does, where :data:`PHASES`' SD-mode words do not fit
     probe_did: str = ""
+    #: ``-kernel`` loads it (QEMU's boot code starts it), not ``-bios``
+    kernel: bool = False
+
+
+#: The BCM2835 SDHOST's probe opening on the raspi boards (peripherals at
+#: 0x3F000000): GPFSEL4/5 and SDEDM read and written back, SDHSTS's data flag
+#: cleared (write 1 to clear).
+SDHOST_RESTORE = ("setexpr.l f4 *0x3f200010", "setexpr.l f5 *0x3f200014",
+                  "setexpr.l e *0x3f202034", "mw.l 0x3f200010 ${f4}",
+                  "mw.l 0x3f200014 ${f5}", "mw.l 0x3f202034 ${e}", "mw.l 0x3f202020 0x1")
+SDHOST_RESTORE_DID = ("GPFSEL4/5 and SDEDM as U-Boot's boot set them written back, "
+                      "SDHSTS's data flag cleared (setexpr, mw.l); then ")
 
 
 UBOOT = {
@@ -136,12 +151,19 @@ UBOOT = {
                           drop=("bcm2836-control",), buffer=0x0100_0000,
                           trace_late=True, boots=5, boot_timeout=60.0,
                           driver="bcm2835_sdhost",
-                          probe_first=("setexpr.l f4 *0x3f200010", "setexpr.l f5 *0x3f200014",
-                                       "setexpr.l e *0x3f202034", "mw.l 0x3f200010 ${f4}",
-                                       "mw.l 0x3f200014 ${f5}", "mw.l 0x3f202034 ${e}",
-                                       "mw.l 0x3f202020 0x1"),
-                          probe_first_did="GPFSEL4/5 and SDEDM as U-Boot's boot set them "
-                          "written back, SDHSTS's data flag cleared (setexpr, mw.l); then "),
+                          probe_first=SDHOST_RESTORE,
+                          probe_first_did=SDHOST_RESTORE_DID),
+    # hw/arm/raspi.c: -kernel loads the raw image at 0x80000 and starts the first
+    # CPU there; write_smpboot64 holds the other three on spin tables in RAM.
+    # rpi_3's console is the mini UART (the second serial port).  U-Boot's pin
+    # control routes the card to the SDHOST (mmc 0) as on raspi2b: the same
+    # restoring probe, the same retried boots.
+    "raspi3b-sdhost": UbootGuest("raspi3b-sdhost", "u-boot-rpi", "rpi_3", "u-boot.bin", None,
+                                 drop=("bcm2836-control",), buffer=0x0100_0000,
+                                 trace_late=True, boots=5, boot_timeout=60.0,
+                                 driver="bcm2835_sdhost", arch="arm64", kernel=True,
+                                 probe_first=SDHOST_RESTORE,
+                                 probe_first_did=SDHOST_RESTORE_DID),
     # docs/system/riscv/sifive_u.rst: msel=11, the SPL by -bios, U-Boot proper
     # (u-boot.itb: OpenSBI and U-Boot) on the card where the SPL's raw mode reads it
     # (CONFIG_SYS_MMCSD_RAW_MODE_U_BOOT_SECTOR 0x822: 1041 KiB); U-Boot's own device
@@ -246,7 +268,7 @@ def _card(u: UbootGuest, uboot: Path, image: Path, card: Path) -> list[str]:
     that load U-Boot another way (``-bios``)."""
     shutil.copyfile(image, card)
     if u.spl_offset is None:
-        return ["-bios", str(uboot)]
+        return ["-kernel" if u.kernel else "-bios", str(uboot)]
     with open(card, "r+b") as f:
         f.seek(u.spl_offset)
         f.write(uboot.read_bytes())
@@ -319,8 +341,9 @@ def _boot(build: QemuBuild, u: UbootGuest, uboot: Path, image: Path, workdir: Pa
     trace = workdir / "trace.log"
     trace.unlink(missing_ok=True)
     filt = TraceFilter(u.drop, trace) if u.drop else None
-    serial = ["-serial", "mon:stdio"] if u.trace_late else ["-serial", "stdio", "-monitor",
-                                                              "none"]
+    serial = [*["-serial", "null"] * b.serial_index,
+              *(["-serial", "mon:stdio"] if u.trace_late else ["-serial", "stdio", "-monitor",
+                                                               "none"])]
     targs = trace_args(trace.with_suffix(".pipe") if filt else trace, b.events)
     if u.trace_late:  # the log file and the board's own events only, from the start
         targs = targs[:4] + [x for e in b.events for x in ("-trace", f"enable={e}")]
@@ -365,7 +388,8 @@ def record(build: QemuBuild, board: str, image: Path, workdir: Path,
                  f"({'the SPL' if u.bios else 'the boot ROM'}'s"
                  f"{f'; {u.target}/{u.bios} by -bios' if u.bios else ''}); the replay's "
                  "card is the recipe's alone"
-                 if u.spl_offset is not None else "the image recipe (U-Boot by -bios)"),
+                 if u.spl_offset is not None else
+                 f"the image recipe (U-Boot by {'-kernel' if u.kernel else '-bios'})"),
         "console_commands": {p: list(c) for p, c in phases.items()},
         "machine": b.machine, "controller": b.controller, "accel": "tcg",
         "board_guest": board, "uboot_guest": board, "phases": list(PHASES),

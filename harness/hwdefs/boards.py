@@ -25,7 +25,7 @@ from typing import Generic, TypeVar
 from harness.hwdefs import aspeed
 
 __all__ = ["BOARDS", "OWN_GROUPS", "SDHCI_BOARDS", "VARIANTS", "Board", "ByVariant", "IrqRoute",
-           "board_for", "by_name"]
+           "board_for", "boards_of", "by_name", "machine_type", "run_key"]
 
 _T = TypeVar("_T")
 
@@ -499,6 +499,35 @@ BOARDS: tuple[Board, ...] = (
                "raspi3b is the same SoC family's SDHCI board; raspi2b's SDHCI is not driven"),
     ),
     Board(
+        name="raspi3b-sdhost",
+        machine="raspi3b",
+        controller="bcm2835-sdhost",
+        # raspi2b's window on the BCM2837: the GPIO block, the SDHOST at +0x2000.
+        base=0x3F00_0000 + 0x20_0000,
+        irq=IrqRoute(kind="out", line=0, qom_path="/machine/soc/peripherals/sdhost",
+                     name="sysbus-irq", min_version=(10, 0)),
+        ram_base=0,
+        ram=1024 * _MIB,
+        sdhci=(),
+        source="hw/arm/bcm2836.c: BCM2837 peripherals at 0x3F000000 (bcm2837_class_init); "
+               "hw/arm/bcm2835_peripherals.c (7.2.22, 10.0.13, 11.1.1 alike): "
+               "TYPE_BCM2835_SDHOST 'sdhost' at MMCI0_OFFSET 0x202000, its IRQ on a *named* "
+               "input of bcm2835-ic (GPU IRQ INTERRUPT_SDIO 56), TYPE_BCM2835_GPIO at "
+               "GPIO_OFFSET 0x200000 linked to both controllers' sd-bus; hw/arm/raspi.c: "
+               "raspi3b (board rev 0xa02082) 1 GiB RAM only, the card from if=sd index 0 on "
+               "the GPIO's sd-bus; hw/gpio/bcm2835_gpio.c: the card on the SDHCI at reset, "
+               "on the SDHOST once pins 48-53 are all ALT0",
+        variant="sdhost",
+        reset_keeps="sdhost.reset-keeps-status",
+        group="sdhost",
+        notes=("raspi3b's BCM2835 SDHOST, the card routed to it by GPFSEL4/5 (as U-Boot's "
+               "rpi_3 does): raspi2b's controller and GPIO on the BCM2837; the board "
+               "raspi3b is the same machine's SDHCI",
+               "QEMU 7.2's qtest cannot intercept the line (a named GPIO): not driven there",
+               "not in the default check (raspi2b runs the sdhost group there): --board "
+               "raspi3b-sdhost"),
+    ),
+    Board(
         name="sx1",
         machine="sx1",
         controller="omap-mmc",
@@ -650,9 +679,29 @@ def by_name(name: str) -> Board:
     raise KeyError(f"unknown board {name!r}: one of {', '.join(b.name for b in BOARDS)}")
 
 
+def run_key(board: Board) -> str:
+    """What a check's runs call ``board``'s machine (reports, run specs): its QEMU
+    machine type, or its name where a board before it has that machine type
+    (``raspi3b-sdhost``: raspi3b's SDHOST, beside ``raspi3b``'s SDHCI)."""
+    first = next(b for b in BOARDS if b.machine == board.machine)
+    return board.machine if first is board else board.name
+
+
 def board_for(machine: str) -> Board | None:
-    """The board whose QEMU machine type is ``machine``, if one is described."""
+    """The board a check's run on ``machine`` drives (:func:`run_key`): the first
+    with that QEMU machine type, or the board of that name, if one is described."""
     for b in BOARDS:
-        if b.machine == machine:
+        if run_key(b) == machine:
             return b
     return None
+
+
+def boards_of(machine: str) -> list[Board]:
+    """Every board of QEMU machine type ``machine`` (raspi3b has two controllers)."""
+    return [b for b in BOARDS if b.machine == machine]
+
+
+def machine_type(key: str) -> str:
+    """The QEMU machine type of a run's machine ``key`` (:func:`run_key`)."""
+    b = board_for(key)
+    return key if b is None else b.machine

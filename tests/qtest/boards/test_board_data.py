@@ -32,12 +32,36 @@ def test_board_table_names_are_unique_and_found() -> None:
     assert len(set(names)) == len(names)
     for b in boards.BOARDS:
         assert boards.by_name(b.name) is b
-        assert boards.board_for(b.machine) is b
+        assert boards.board_for(boards.run_key(b)) is b
+        assert boards.machine_type(boards.run_key(b)) == b.machine
+        assert b in boards.boards_of(b.machine)
         assert b.source and b.notes
         assert b.irq.kind in ("in", "out")
     with pytest.raises(KeyError, match="unknown board 'nope'"):
         boards.by_name("nope")
     assert boards.board_for("q35") is None
+    assert boards.machine_type("q35") == "q35"
+
+
+def test_raspi3b_has_two_boards_named_apart_in_runs() -> None:
+    """raspi3b's SDHCI keeps the machine type as its runs' name; its SDHOST board's
+    runs are named by the board (hw/arm/bcm2835_peripherals.c builds both)."""
+    sdhci, sdhost = boards.boards_of("raspi3b")
+    assert (sdhci.name, sdhost.name) == ("raspi3b", "raspi3b-sdhost")
+    assert boards.run_key(sdhci) == "raspi3b" and boards.board_for("raspi3b") is sdhci
+    assert boards.run_key(sdhost) == "raspi3b-sdhost"
+    assert boards.board_for("raspi3b-sdhost") is sdhost
+    assert sdhost.variant == sdhost.group == boards.by_name("raspi2b").variant
+    from harness.qemu.builds import QemuBuild
+
+    arm = QemuBuild("11.1-arm", Path("/c/11.1-arm/bin/qemu-system-aarch64"),
+                    replace(ARM, machine_types=("raspi3b",)))
+    assert check_boards.machines_for(arm, ["raspi3b", "raspi3b-sdhost"]) == \
+        ["raspi3b", "raspi3b-sdhost"]
+    sc = next(s for s in all_scenarios().values() if s.group == "sdhost")
+    assert check_boards.on_its_bus(sc, "raspi3b-sdhost")
+    assert not check_boards.on_its_bus(sc, "raspi3b")
+    assert "raspi3b-sdhost" not in check_boards.DEFAULT_BOARDS
 
 
 def test_board_machine_round_trips_and_builds_its_command_line(tmp_path: Path) -> None:

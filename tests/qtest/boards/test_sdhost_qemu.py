@@ -1,4 +1,5 @@
-"""The BCM2835 SDHOST on raspi2b under qtest, then the sdhost group in lockstep.
+"""The BCM2835 SDHOST on raspi2b (and raspi3b's, board raspi3b-sdhost) under qtest,
+then the sdhost group in lockstep.
 
 QEMU held to the facts of ``sdhost_facts.py`` (the same the model is held
 to), then every ``sdhost`` scenario agreeing with the model on each ARM
@@ -29,6 +30,8 @@ from tests.qtest.boards import sdhost_facts
 pytestmark = pytest.mark.qemu
 
 BOARD = boards.by_name("raspi2b")
+#: Both boards with the SDHOST: raspi2b's BCM2836 and raspi3b's BCM2837.
+SDHOST_BOARDS = tuple(b for b in boards.BOARDS if b.variant == "sdhost")
 SCENARIOS = tuple(n for n, sc in all_scenarios().items() if sc.group == "sdhost")
 
 
@@ -38,35 +41,37 @@ def sdhost_pool() -> Iterator[QemuPool]:
         yield pool
 
 
-def _runs(build: QemuBuild) -> None:
-    if not build.offers(BOARD.machine):
-        pytest.skip(f"QEMU {build.name} has no machine type {BOARD.machine}")
-    why = check_boards.board_only_reason(BOARD, build.profile)
+def _runs(build: QemuBuild, board: boards.Board = BOARD) -> None:
+    if not build.offers(board.machine):
+        pytest.skip(f"QEMU {build.name} has no machine type {board.machine}")
+    why = check_boards.board_only_reason(board, build.profile)
     if why is not None:
         pytest.skip(why)
 
 
-def _target(build: QemuBuild, tmp_path: Path) -> QemuTarget:
-    _runs(build)
+def _target(build: QemuBuild, tmp_path: Path, board: boards.Board) -> QemuTarget:
+    _runs(build, board)
     img = tmp_path / "card.img"
     img.write_bytes(bytes(range(256)) * (16 << 12))
-    return QemuTarget(build.binary, Machine.for_board(BOARD.name, image=CardImage(img)),
+    return QemuTarget(build.binary, Machine.for_board(board.name, image=CardImage(img)),
                       name=build.name)
 
 
+@pytest.mark.parametrize("board", SDHOST_BOARDS, ids=lambda b: b.name)
 @pytest.mark.parametrize("fact", sdhost_facts.FACTS, ids=lambda f: f.__name__)
 def test_qemu_holds_the_facts(arm_build: QemuBuild, tmp_path: Path,
-                              fact: Callable[[Target], None]) -> None:
-    with _target(arm_build, tmp_path) as t:
-        assert t.irq_line == BOARD.irq.line
+                              fact: Callable[[Target], None], board: boards.Board) -> None:
+    with _target(arm_build, tmp_path, board) as t:
+        assert t.irq_line == board.irq.line
         fact(t)
 
 
+@pytest.mark.parametrize("board", SDHOST_BOARDS, ids=lambda b: b.name)
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_sdhost_scenarios_agree(arm_build: QemuBuild, name: str,
+def test_sdhost_scenarios_agree(arm_build: QemuBuild, name: str, board: boards.Board,
                                 sdhost_pool: QemuPool) -> None:
-    _runs(arm_build)
-    res = runner.run(arm_build, all_scenarios()[name], BOARD.machine,
+    _runs(arm_build, board)
+    res = runner.run(arm_build, all_scenarios()[name], boards.run_key(board),
                      runner.RunOptions(pool=sdhost_pool))
     assert res.status == runner.AGREE, res.reason
 

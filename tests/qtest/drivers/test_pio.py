@@ -182,6 +182,27 @@ def test_u_boot_commands_use_the_boards_buffer_and_its_probe_opens_with_its_own(
     assert opi == {p: c for p, (c, _d) in record_uboot.PHASES.items()}
 
 
+def test_raspi3b_sdhost_starts_by_kernel_on_the_mini_uart_and_maps_to_its_board(
+        tmp_path: Path) -> None:
+    """rpi_3 by -kernel (hw/arm/raspi.c), its console the second serial port; the
+    recording guests of raspi3b's two controllers map to their own check boards."""
+    from harness.commands.drivers import _board_name
+
+    u = record_uboot.UBOOT["raspi3b-sdhost"]
+    assert u.arch == "arm64" and u.kernel and u.probe_first == record_uboot.SDHOST_RESTORE
+    assert u.probe_first == record_uboot.UBOOT["raspi2b"].probe_first
+    image = tmp_path / "recipe.img"
+    image.write_bytes(bytes(1 << 20))
+    ub = tmp_path / "u-boot.bin"
+    ub.write_bytes(b"U-Boot")
+    assert record_uboot._card(u, ub, image, tmp_path / "card.img") == ["-kernel", str(ub)]
+    assert record_board.BOARDS["raspi3b-sdhost"].serial_index == 1
+    assert _board_name("raspi3b-sdhost") == "raspi3b-sdhost"
+    assert _board_name("raspi3b") == "raspi3b"
+    assert _board_name("mcimx7d-sabre") == "mcimx7d"
+    assert _board_name("raspi2b") == "raspi2b"
+
+
 def test_the_trace_filter_drops_a_regions_lines_and_keeps_the_rest(tmp_path: Path) -> None:
     """What QEMU writes to the FIFO (in any pieces, opened and closed again) reaches
     the trace but the dropped region's lines, up to the end mark."""
