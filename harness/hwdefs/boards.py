@@ -19,7 +19,7 @@ watched on 7.2.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
 from harness.hwdefs import aspeed
@@ -133,6 +133,37 @@ class Board:
         ``spi``; SiFive's SPI controller: ``sifive-spi``)."""
         return self.variant in ("spi", "sifive-spi")
 
+
+#: The BCM2835 SDHOST on raspi2b (raspi3b's is the same on the BCM2837).
+_RASPI2B = Board(
+    name="raspi2b",
+    machine="raspi2b",
+    controller="bcm2835-sdhost",
+    # The window starts at the GPIO block (function select: the card's
+    # routing), the SDHOST follows at +0x2000 (harness.hwdefs.bcm2835_sdhost).
+    base=0x3F00_0000 + 0x20_0000,
+    irq=IrqRoute(kind="out", line=0, qom_path="/machine/soc/peripherals/sdhost",
+                 name="sysbus-irq", min_version=(10, 0)),
+    ram_base=0,
+    ram=1024 * _MIB,
+    sdhci=(),
+    source="hw/arm/bcm2836.c: BCM2836 peripherals at 0x3F000000; "
+           "hw/arm/bcm2835_peripherals.c (7.2.22, 10.0.13, 11.1.1 alike): "
+           "TYPE_BCM2835_SDHOST 'sdhost' at MMCI0_OFFSET 0x202000, its IRQ on a *named* "
+           "input of bcm2835-ic (GPU IRQ INTERRUPT_SDIO 56), TYPE_BCM2835_GPIO at "
+           "GPIO_OFFSET 0x200000 linked to both controllers' sd-bus; hw/arm/raspi.c: "
+           "raspi2b (board rev 0xa21041) 1 GiB RAM only, the card from if=sd index 0 on "
+           "the GPIO's sd-bus; hw/gpio/bcm2835_gpio.c: the card on the SDHCI at reset, "
+           "on the SDHOST once pins 48-53 are all ALT0",
+    variant="sdhost",
+    reset_keeps="sdhost.reset-keeps-status",
+    group="sdhost",
+    notes=("the BCM2835 SDHOST (Linux drivers/mmc/host/bcm2835.c): its 16-word FIFO "
+           "through SDDATA, SDHSTS/SDHCFG interrupts, SDEDM; the card routed to it by "
+           "GPFSEL4/5 (harness.model.bcm2835_sdhost, bcm2835_gpio)",
+           "QEMU 7.2's qtest cannot intercept the line (a named GPIO): not driven there",
+           "raspi3b is the same SoC family's SDHCI board; raspi2b's SDHCI is not driven"),
+)
 
 BOARDS: tuple[Board, ...] = (
     Board(
@@ -469,57 +500,19 @@ BOARDS: tuple[Board, ...] = (
         notes=("the Allwinner R40's SD/MMC host: QEMU's sun50i-a64 variant, descriptors "
                "of up to 64 KiB, SD_SAMP_DL (0x144) present",),
     ),
-    Board(
-        name="raspi2b",
-        machine="raspi2b",
-        controller="bcm2835-sdhost",
-        # The window starts at the GPIO block (function select: the card's
-        # routing), the SDHOST follows at +0x2000 (harness.hwdefs.bcm2835_sdhost).
-        base=0x3F00_0000 + 0x20_0000,
-        irq=IrqRoute(kind="out", line=0, qom_path="/machine/soc/peripherals/sdhost",
-                     name="sysbus-irq", min_version=(10, 0)),
-        ram_base=0,
-        ram=1024 * _MIB,
-        sdhci=(),
-        source="hw/arm/bcm2836.c: BCM2836 peripherals at 0x3F000000; "
-               "hw/arm/bcm2835_peripherals.c (7.2.22, 10.0.13, 11.1.1 alike): "
-               "TYPE_BCM2835_SDHOST 'sdhost' at MMCI0_OFFSET 0x202000, its IRQ on a *named* "
-               "input of bcm2835-ic (GPU IRQ INTERRUPT_SDIO 56), TYPE_BCM2835_GPIO at "
-               "GPIO_OFFSET 0x200000 linked to both controllers' sd-bus; hw/arm/raspi.c: "
-               "raspi2b (board rev 0xa21041) 1 GiB RAM only, the card from if=sd index 0 on "
-               "the GPIO's sd-bus; hw/gpio/bcm2835_gpio.c: the card on the SDHCI at reset, "
-               "on the SDHOST once pins 48-53 are all ALT0",
-        variant="sdhost",
-        reset_keeps="sdhost.reset-keeps-status",
-        group="sdhost",
-        notes=("the BCM2835 SDHOST (Linux drivers/mmc/host/bcm2835.c): its 16-word FIFO "
-               "through SDDATA, SDHSTS/SDHCFG interrupts, SDEDM; the card routed to it by "
-               "GPFSEL4/5 (harness.model.bcm2835_sdhost, bcm2835_gpio)",
-               "QEMU 7.2's qtest cannot intercept the line (a named GPIO): not driven there",
-               "raspi3b is the same SoC family's SDHCI board; raspi2b's SDHCI is not driven"),
-    ),
-    Board(
+    _RASPI2B,
+    # raspi2b's controller and GPIO block on the BCM2837 (the same offsets).
+    replace(
+        _RASPI2B,
         name="raspi3b-sdhost",
         machine="raspi3b",
-        controller="bcm2835-sdhost",
-        # raspi2b's window on the BCM2837: the GPIO block, the SDHOST at +0x2000.
-        base=0x3F00_0000 + 0x20_0000,
-        irq=IrqRoute(kind="out", line=0, qom_path="/machine/soc/peripherals/sdhost",
-                     name="sysbus-irq", min_version=(10, 0)),
-        ram_base=0,
-        ram=1024 * _MIB,
-        sdhci=(),
-        source="hw/arm/bcm2836.c: BCM2837 peripherals at 0x3F000000 (bcm2837_class_init); "
-               "hw/arm/bcm2835_peripherals.c (7.2.22, 10.0.13, 11.1.1 alike): "
-               "TYPE_BCM2835_SDHOST 'sdhost' at MMCI0_OFFSET 0x202000, its IRQ on a *named* "
-               "input of bcm2835-ic (GPU IRQ INTERRUPT_SDIO 56), TYPE_BCM2835_GPIO at "
-               "GPIO_OFFSET 0x200000 linked to both controllers' sd-bus; hw/arm/raspi.c: "
-               "raspi3b (board rev 0xa02082) 1 GiB RAM only, the card from if=sd index 0 on "
-               "the GPIO's sd-bus; hw/gpio/bcm2835_gpio.c: the card on the SDHCI at reset, "
-               "on the SDHOST once pins 48-53 are all ALT0",
-        variant="sdhost",
-        reset_keeps="sdhost.reset-keeps-status",
-        group="sdhost",
+        source="hw/arm/bcm2836.c: BCM2837 peripherals at 0x3F000000 (bcm2837_class_init), "
+               "laid out as raspi2b's (hw/arm/bcm2835_peripherals.c, 7.2.22, 10.0.13, 11.1.1 "
+               "alike: the SDHOST at MMCI0_OFFSET 0x202000 on GPU IRQ INTERRUPT_SDIO 56, a "
+               "named input of bcm2835-ic; the GPIO at 0x200000 linked to both sd-buses); "
+               "hw/arm/raspi.c: raspi3b (board rev 0xa02082) 1 GiB RAM only, the card from "
+               "if=sd index 0 on the GPIO's sd-bus; hw/gpio/bcm2835_gpio.c: the card on the "
+               "SDHCI at reset, on the SDHOST once pins 48-53 are all ALT0",
         notes=("raspi3b's BCM2835 SDHOST, the card routed to it by GPFSEL4/5 (as U-Boot's "
                "rpi_3 does): raspi2b's controller and GPIO on the BCM2837; the board "
                "raspi3b is the same machine's SDHCI",
