@@ -265,7 +265,8 @@ def _versioned(meta: str, arch: str) -> str:
     m = re.search(r"Depends: (linux-image-[^\s:]+)", out)
     if m is None:
         raise InstallError(f"apt-cache knows no {meta}:{arch}: as root, dpkg "
-                           f"--add-architecture {arch} && apt-get update")
+                           f"--add-architecture {arch} && apt-get update, with a Debian "
+                           f"release that builds {arch} in apt's sources (riscv64: 13)")
     return m.group(1)
 
 
