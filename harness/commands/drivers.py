@@ -124,8 +124,8 @@ def _convert(args: argparse.Namespace, raw: Any) -> dict[str, Any]:
     sdhci = b.host in drivers_hosts.SDHCI_FAMILY
     if not sdhci and "uboot_guest" not in raw.provenance:
         per_kind = args.per_kind or PER_KIND_PIO
-    regions = (*(n for n, _ in host.regions), *b.regions)
-    phases = drivers_trace.read_trace(raw.trace, names, regions, b.mark)
+    phases = drivers_trace.read_trace(raw.trace, names, tuple(n for n, _ in host.regions),
+                                      b.mark)
     if sdhci:
         pio = not any(isinstance(e, drivers_trace.TraceDescriptor)
                       for evs in phases.values() for e in evs)

@@ -95,9 +95,6 @@ class BoardGuest:
     host: str = "sdhci"
     #: more kernel command line (``maxcpus=1``: one CPU makes every access, in order)
     append: str = ""
-    #: trace regions of the check board's window beside the host family's (a
-    #: wrapper's own registers below the SDHCI's: Aspeed's ``aspeed.sdhci``)
-    regions: tuple[str, ...] = ()
     #: ``-bios`` (``default``: the build's own firmware, RISC-V's OpenSBI ``fw_dynamic``)
     bios: str = ""
     #: ``-smp`` (0: the machine's default)
@@ -212,7 +209,7 @@ BOARDS = {
         "ttyS4,115200", ("gpio-aspeed", "gpio-regulator", "sdhci-of-aspeed"), 0,
         "/dev/mmcblk0", 0x1E700000, "aspeed.video", 0x1E740100,
         "sd-controller slot 0 (aspeed.sdhci-ast2600)", nodefaults=False,
-        append="maxcpus=1", regions=("aspeed.sdhci",)),
+        append="maxcpus=1", host="aspeed"),
     # PolarFire SoC: the Cadence SD4HC at 0x20008000 (the HRS; the SDHCI, the
     # base the conversion and the check's board use, at 0x200 of it).  Debian's
     # riscv64 kernel (an Image: QEMU's riscv loader takes it as is), OpenSBI

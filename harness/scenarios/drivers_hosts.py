@@ -138,9 +138,13 @@ SDHCI = HostTrace(
 #: SDHCI whose window starts at the SRS (the HRS at negative offsets, as the
 #: board's Target has it: :mod:`harness.model.sdhci_cadence`).
 CADENCE = replace(SDHCI, name="cadence", regions=(("sdhci", None), ("cadence.sdhci", None)))
+#: The Aspeed SD controller (ast2600): a slot's SDHCI (region ``sdhci``) and the
+#: wrapper's own registers 0x100 below it (region ``aspeed.sdhci``,
+#: hw/sd/aspeed_sdhci.c), likewise at negative offsets.
+ASPEED = replace(SDHCI, name="aspeed", regions=(("sdhci", None), ("aspeed.sdhci", None)))
 #: The families converted by the SDHCI converter (:mod:`harness.scenarios.drivers_convert`)
 #: and replayed as an SDHCI (their recordings name no ``host``).
-SDHCI_FAMILY = frozenset({SDHCI.name, CADENCE.name})
+SDHCI_FAMILY = frozenset({SDHCI.name, CADENCE.name, ASPEED.name})
 
 
 #: SiFive's SPI controller (sifive_u's SPI2) with the card in SPI mode behind it:
@@ -153,4 +157,5 @@ SIFIVE_SPI = HostTrace(
     frozenset({SP.TXDATA.offset, SP.RXDATA.offset}), _names(SP.REGISTERS),
     starts=frozenset({("w", SP.CSDEF.offset)}))
 
-HOSTS = {h.name: h for h in (SDHCI, PL181, SDHOST, SUNXI, SUNXI_A10, CADENCE, SIFIVE_SPI)}
+HOSTS = {h.name: h for h in (SDHCI, PL181, SDHOST, SUNXI, SUNXI_A10, CADENCE, ASPEED,
+                              SIFIVE_SPI)}
