@@ -334,20 +334,21 @@ def words(values: Sequence[int]) -> str:
     return " ".join(out)
 
 
-def _data_op(run: Sequence[TraceAccess]) -> str:
-    """A PIO run of the Buffer Data Port: ``r4 0x20 *128`` (the words read are not
-    kept: the lockstep compares them) or ``d4 0x20 V*n ...`` (the words written)."""
+def data_op(run: Sequence[TraceAccess], name: str, width: int = 4) -> str:
+    """A run of PIO accesses of a data port (``name``; its offset written ``width``
+    characters wide): ``r4 0x20 *128`` (the words read are not kept: the lockstep
+    compares them) or ``d4 0x20 V*n ...`` (the words written)."""
     a = run[0]
-    if a.kind == "r":
-        return f"r{a.size} {a.offset:#04x} *{len(run)}  # BDATA: {len(run)} words"
-    return f"d{a.size} {a.offset:#04x} {words([x.value for x in run])}  # BDATA: {len(run)} words"
+    body = f"*{len(run)}" if a.kind == "r" else words([x.value for x in run])
+    kind = "r" if a.kind == "r" else "d"
+    return f"{kind}{a.size} {a.offset:#0{width}x} {body}  # {name}: {len(run)} words"
 
 
 def _read_op(run: Sequence[TraceAccess], layout: Layout | None = None) -> str:
     first, last = run[0], run[-1]
-    name = reg_name(first.offset, first.size, layout)
     if first.offset == H.BDATA.offset:
-        return _data_op(run)
+        return data_op(run, H.BDATA.name)
+    name = reg_name(first.offset, first.size, layout)
     if len(run) > 1 and first.value != last.value:
         mask = first.value ^ last.value
         return (f"u{first.size} {first.offset:#04x} {mask:#x} {last.value & mask:#x} "
@@ -402,7 +403,7 @@ def convert_phase(events: Sequence[Event], ctx: ConvertContext) -> list[Any]:
             if ev.offset == _RSP0 and ev.size == 4 and ctx.last_cmd == _SD_SEND_OP_COND:
                 ctx.byte_addressed = not ev.value & (1 << 30)  # OCR CCS (PLS 5.1)
         elif ev.offset == H.BDATA.offset:
-            ops.append(with_delay(_data_op(run), delay))
+            ops.append(with_delay(data_op(run, H.BDATA.name), delay))
         else:
             made = _write_op(events, start, ev, ctx)
             at = next(i for i, o in enumerate(made) if isinstance(o, str))

@@ -37,9 +37,9 @@ from harness.scenarios.drivers_convert import (
     STOP,
     ConvertContext,
     Request,
+    data_op,
     trim,
     with_delay,
-    words,
 )
 from harness.scenarios.drivers_hosts import HostTrace
 from harness.scenarios.drivers_trace import Event, TraceAccess, TraceCommand, TraceError
@@ -128,7 +128,7 @@ def _read_op(run: Sequence[TraceAccess], host: HostTrace) -> str:
     first, last = run[0], run[-1]
     name = host.reg_name(first.offset, first.size)
     if first.offset in host.data_ports:
-        return f"r{first.size} {first.offset:#06x} *{len(run)}  # {name}: {len(run)} words"
+        return data_op(run, name, 6)
     if len(run) > 1 and first.value != last.value:
         mask = first.value ^ last.value
         return (f"u{first.size} {first.offset:#06x} {mask:#x} {last.value & mask:#x} "
@@ -143,8 +143,7 @@ def write_op(events: Sequence[Event], i: int, run: Sequence[TraceAccess], ctx: C
     a = run[0]
     name = host.reg_name(a.offset, a.size)
     if a.offset in host.data_ports:
-        return [f"d{a.size} {a.offset:#06x} {words([x.value for x in run])}  # {name}: "
-                f"{len(run)} words"]
+        return [data_op(run, name, 6)]
     if a.offset == host.arg_reg and ctx.rca and a.value >> 16 == ctx.rca:
         cmd = next((e.index for e in events[i + 1:] if isinstance(e, TraceCommand)), None)
         if cmd in RCA_COMMANDS:

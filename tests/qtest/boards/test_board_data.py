@@ -22,6 +22,7 @@ from harness.model.target import CONTROLLERS, ModelTarget
 from harness.profile import NEWEST, parse_version
 from harness.qemu.argv import qemu_argv
 from harness.scenarios import all_scenarios
+from harness.scenarios.registry import Scenario
 
 #: The newest build's profile with the boards' machine types (an ARM build's).
 ARM = replace(NEWEST, machine_types=tuple(sorted(b.machine for b in boards.BOARDS)))
@@ -249,15 +250,21 @@ def test_the_default_check_runs_the_modelled_boards(
         assert picked.default == (not argv)  # and icicle, ast2600 their registers group only
 
 
+def _in_the_default_check(name: str) -> tuple[list[Scenario], set[str]]:
+    """The default check's board scenarios, and the names of those board ``name``
+    runs there (of its bus, in its default groups)."""
+    lib = check_boards.default_scenarios(list(all_scenarios().values()), chosen=False)
+    machine = boards.by_name(name).machine
+    return lib, {sc.name for sc in lib if check_boards.in_default(sc, machine)
+                 and check_boards.on_its_bus(sc, machine)}
+
+
 def test_icicle_runs_its_registers_and_drivers_groups_only_by_default() -> None:
     """The default check runs the Cadence board's registers group (its HRS
     scenarios and the SDHCI's register scenarios) and its real driver's
     recording, not the library the generic SDHCI already gets on zynq;
     ``--board icicle`` runs it all."""
-    lib = check_boards.default_scenarios(list(all_scenarios().values()), chosen=False)
-    icicle = boards.by_name("icicle").machine
-    kept = {sc.name for sc in lib if check_boards.in_default(sc, icicle)
-            and check_boards.on_its_bus(sc, icicle)}
+    lib, kept = _in_the_default_check("icicle")
     assert {"cadence-host-registers", "cadence-software-reset"} <= kept
     assert {sc.group for sc in lib if sc.name in kept} == {"registers", "drivers"}
     assert {sc.params.get("board") for sc in lib if sc.name in kept
@@ -275,10 +282,7 @@ def test_every_controller_file_of_hw_sd_has_a_board_in_the_default_check() -> No
     variants = {boards.by_name(n).variant for n in check_boards.DEFAULT_BOARDS}
     assert {"pl181", "omap-mmc", "allwinner", "sdhost", "cadence", "aspeed", "npcm",
             "usdhc"} <= variants
-    lib = check_boards.default_scenarios(list(all_scenarios().values()), chosen=False)
-    ast = boards.by_name("ast2600").machine
-    kept = {sc.name for sc in lib if check_boards.in_default(sc, ast)
-            and check_boards.on_its_bus(sc, ast)}
+    lib, kept = _in_the_default_check("ast2600")
     assert {"aspeed-wrapper-registers", "linux-6.1.0-sdhci-of-aspeed-ast2600-evb"} <= kept
     assert {sc.group for sc in lib if sc.name in kept} == {"registers", "drivers"}
 
